@@ -1,0 +1,281 @@
+//! Conversion from the flat `kudo.dev/v1beta1` parameters to the `kudo.dev/v1beta2` schema, for
+//! packages ([`to_schema`]) and for an Instance's stored values ([`instance_values`]).
+//!
+//! KUDO kept every value as a string (`"3"`, `"false"`, `"[a, b]"`). Conversion types them by the
+//! parameter's declared `type`:
+//!
+//! | v1beta1 `type` | string value | v1beta2 value |
+//! |---|---|---|
+//! | integer | `"3"` | `3` |
+//! | number | `"0.5"` | `0.5` |
+//! | boolean | `"true"`, `"False"`, `"1"` | `true`, `false`, `true` (Go's `ParseBool`) |
+//! | array | `"[foo, bar]"` | `["foo", "bar"]` (parsed as YAML) |
+//! | map | `"{foo: bar}"` | `{"foo": "bar"}` (parsed as YAML) |
+//! | string (or none) | `8090` | `"8090"` (non-strings become their text) |
+//!
+//! Each parameter becomes a property with `type`, `default` (typed), `enum` (typed), `title`
+//! (from `displayName`), `description`, `trigger` and `immutable`. `required` lists the required
+//! parameters (KUDO's default) that have no default. Fields KUDO did not define are copied as they
+//! are, so nothing a parameter carries is lost.
+
+use serde_json::{Map, Value};
+
+use crate::diag::{Code, Diagnostic, Origin, Shown};
+use crate::document;
+use crate::params::{Draft, ParamSchema, V1beta1Params, V1beta1Type};
+use crate::pointer;
+
+/// The v1beta2 schema of a v1beta1 params file.
+///
+/// A default or enum value that cannot be typed (`"abc"` for an integer) is kept as written; the
+/// schema then fails `package verify` at that default, which names it, rather than losing it here.
+pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for p in &params.parameters {
+        let ty = p.value_type();
+        let mut prop = Map::new();
+        prop.insert("type".into(), Value::String(ty.json_schema_type().into()));
+        if let Some(t) = &p.display_name {
+            prop.insert("title".into(), Value::String(t.clone()));
+        }
+        if let Some(d) = &p.description {
+            prop.insert("description".into(), Value::String(d.clone()));
+        }
+        if let Some(d) = &p.default {
+            prop.insert(
+                "default".into(),
+                typed(d, ty).unwrap_or_else(|_| d.clone()),
+            );
+        }
+        if let Some(values) = &p.enum_values {
+            let typed_values = values
+                .iter()
+                .map(|v| typed(v, ty).unwrap_or_else(|_| v.clone()))
+                .collect();
+            prop.insert("enum".into(), Value::Array(typed_values));
+        }
+        if let Some(t) = &p.trigger {
+            prop.insert("trigger".into(), Value::String(t.clone()));
+        }
+        if let Some(i) = p.immutable {
+            prop.insert("immutable".into(), Value::Bool(i));
+        }
+        for (k, v) in &p.extra {
+            prop.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        if p.is_required() && p.default.is_none() {
+            required.push(Value::String(p.name.clone()));
+        }
+        properties.insert(p.name.clone(), Value::Object(prop));
+    }
+    let mut root = Map::new();
+    root.insert("$schema".into(), Value::String(Draft::Draft202012.uri().into()));
+    root.insert("type".into(), Value::String("object".into()));
+    if !required.is_empty() {
+        root.insert("required".into(), Value::Array(required));
+    }
+    root.insert("properties".into(), Value::Object(properties));
+    ParamSchema::new(Value::Object(root), Draft::Draft202012)
+}
+
+/// Types one v1beta1 value (usually a string) by its parameter type. The error says why, in
+/// words, without repeating the value (it may be a secret).
+pub fn typed(value: &Value, ty: V1beta1Type) -> Result<Value, String> {
+    match (ty, value) {
+        (V1beta1Type::String, Value::String(_)) => Ok(value.clone()),
+        (V1beta1Type::String, Value::Number(n)) => Ok(Value::String(n.to_string())),
+        (V1beta1Type::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
+        (V1beta1Type::String, _) => Err("a structured value cannot be a string parameter".into()),
+        (V1beta1Type::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(value.clone()),
+        (V1beta1Type::Integer, Value::String(s)) => parse_integer(s.trim())
+            .ok_or_else(|| "is not an integer".to_string()),
+        (V1beta1Type::Number, Value::Number(_)) => Ok(value.clone()),
+        (V1beta1Type::Number, Value::String(s)) => {
+            let t = s.trim();
+            parse_integer(t)
+                .or_else(|| {
+                    t.parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map(Value::Number)
+                })
+                .ok_or_else(|| "is not a number".to_string())
+        }
+        (V1beta1Type::Boolean, Value::Bool(_)) => Ok(value.clone()),
+        (V1beta1Type::Boolean, Value::String(s)) => match s.trim() {
+            "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(Value::Bool(true)),
+            "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(Value::Bool(false)),
+            _ => Err("is not a boolean (true or false)".into()),
+        },
+        (V1beta1Type::Array, Value::Array(_)) | (V1beta1Type::Map, Value::Object(_)) => {
+            Ok(value.clone())
+        }
+        (V1beta1Type::Array | V1beta1Type::Map, Value::String(s)) => {
+            let parsed = document::parse_value(s)
+                .map_err(|e| format!("is not a YAML {}: {e}", ty.as_str()))?;
+            match (ty, &parsed) {
+                (V1beta1Type::Array, Value::Array(_)) | (V1beta1Type::Map, Value::Object(_)) => {
+                    Ok(parsed)
+                }
+                // An empty string is an empty collection.
+                (V1beta1Type::Array, Value::Null) => Ok(Value::Array(Vec::new())),
+                (V1beta1Type::Map, Value::Null) => Ok(Value::Object(Map::new())),
+                _ => Err(format!("is not a YAML {}", ty.as_str())),
+            }
+        }
+        (_, other) => Err(format!(
+            "is a {}, not a {}",
+            crate::params::json_type(other),
+            ty.as_str()
+        )),
+    }
+}
+
+fn parse_integer(s: &str) -> Option<Value> {
+    s.parse::<i64>()
+        .map(Value::from)
+        .or_else(|_| s.parse::<u64>().map(Value::from))
+        .ok()
+}
+
+/// Types an Instance's v1beta1 values (`map[string]string`) by the package's parameters.
+/// Values of unknown parameters are kept as they are (validation reports them); a value that
+/// cannot be typed is kept as its string and reported, masked when the package marks the
+/// parameter secret in an `x-`/`writeOnly` extra field.
+pub fn instance_values(
+    params: &V1beta1Params,
+    values: &Map<String, Value>,
+) -> (Map<String, Value>, Vec<Diagnostic>) {
+    let mut out = Map::new();
+    let mut diags = Vec::new();
+    for (name, value) in values {
+        let converted = match params.get(name) {
+            None => value.clone(),
+            Some(p) => match typed(value, p.value_type()) {
+                Ok(v) => v,
+                Err(why) => {
+                    let secret = p.extra.get("writeOnly") == Some(&Value::Bool(true));
+                    diags.push(
+                        Diagnostic::error(
+                            Code::Conversion,
+                            pointer::push("", name),
+                            format!("cannot convert to {}: value {why}", p.value_type()),
+                        )
+                        .with_value(Shown::of(value, secret))
+                        .with_origin(Origin::Instance),
+                    );
+                    value.clone()
+                }
+            },
+        };
+        out.insert(name.clone(), converted);
+    }
+    (out, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Document;
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn values_are_typed_by_parameter_type() {
+        use V1beta1Type::*;
+        let cases: &[(Value, V1beta1Type, Result<Value, ()>)] = &[
+            (json!("3"), Integer, Ok(json!(3))),
+            (json!(" -1 "), Integer, Ok(json!(-1))),
+            (json!("18446744073709551615"), Integer, Ok(json!(18446744073709551615u64))),
+            (json!("3.5"), Integer, Err(())),
+            (json!("0.25"), Number, Ok(json!(0.25))),
+            (json!("4"), Number, Ok(json!(4))),
+            (json!("false"), Boolean, Ok(json!(false))),
+            (json!("True"), Boolean, Ok(json!(true))),
+            (json!("yes"), Boolean, Err(())),
+            (json!("[foo, bar]"), Array, Ok(json!(["foo", "bar"]))),
+            (json!("[foo,bar,bazz]"), Array, Ok(json!(["foo", "bar", "bazz"]))),
+            (json!("{foo: \"bar\"}"), Map, Ok(json!({"foo": "bar"}))),
+            (json!(""), Array, Ok(json!([]))),
+            (json!("a: b"), Array, Err(())),
+            (json!(8090), String, Ok(json!("8090"))),
+            (json!("NO"), String, Ok(json!("NO"))),
+        ];
+        for (input, ty, want) in cases {
+            let got = typed(input, *ty).map_err(|_| ());
+            assert_eq!(&got, want, "{input} as {ty}");
+        }
+    }
+
+    #[test]
+    fn kep_33_example_converts_as_in_the_kep() {
+        let doc = Document::parse(
+            Path::new("params.yaml"),
+            r#"apiVersion: kudo.dev/v1beta1
+parameters:
+  - name: NODE_COUNT
+    description: Number of replicas that should be run as part of the deployment
+    default: 3
+    type: integer
+    required: true
+  - name: BACKUP_ENABLED
+    type: boolean
+    default: false
+"#,
+        )
+        .unwrap();
+        let schema = to_schema(&V1beta1Params::parse(&doc).unwrap());
+        assert_eq!(
+            schema.as_value(),
+            &json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "properties": {
+                    "NODE_COUNT": {"type": "integer", "description":
+                        "Number of replicas that should be run as part of the deployment", "default": 3},
+                    "BACKUP_ENABLED": {"type": "boolean", "default": false}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn nothing_a_parameter_carries_is_lost() {
+        let doc = Document::parse(
+            Path::new("params.yaml"),
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: P\n    displayName: Port\n    trigger: t\n    immutable: true\n    enum: [\"1\", \"2\"]\n    default: \"1\"\n    type: integer\n    desription: typo\n    example: \"2\"\n  - name: S\n",
+        )
+        .unwrap();
+        let schema = to_schema(&V1beta1Params::parse(&doc).unwrap());
+        assert_eq!(
+            schema.as_value()["properties"]["P"],
+            json!({"type": "integer", "title": "Port", "default": 1, "enum": [1, 2],
+                   "trigger": "t", "immutable": true, "desription": "typo", "example": "2"})
+        );
+        assert_eq!(schema.as_value()["required"], json!(["S"]));
+    }
+
+    #[test]
+    fn instance_values_are_typed_and_bad_ones_reported() {
+        let doc = Document::parse(
+            Path::new("params.yaml"),
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: NODE_COUNT\n    type: integer\n  - name: ARRAY_PARAM\n    type: array\n  - name: MAP_PARAM\n    type: map\n  - name: BACKUP_ENABLED\n    type: boolean\n",
+        )
+        .unwrap();
+        let params = V1beta1Params::parse(&doc).unwrap();
+        let values = json!({"NODE_COUNT": "3", "BACKUP_ENABLED": "false",
+            "ARRAY_PARAM": "[foo,bar,bazz]", "MAP_PARAM": "{foo: \"bar\"}", "OTHER": "x"});
+        let (out, diags) = instance_values(&params, values.as_object().unwrap());
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            Value::Object(out),
+            json!({"NODE_COUNT": 3, "BACKUP_ENABLED": false, "ARRAY_PARAM": ["foo", "bar", "bazz"],
+                   "MAP_PARAM": {"foo": "bar"}, "OTHER": "x"})
+        );
+        let (_, diags) = instance_values(&params, json!({"NODE_COUNT": "many"}).as_object().unwrap());
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].code, Code::Conversion);
+        assert_eq!(diags[0].pointer, "/NODE_COUNT");
+    }
+}

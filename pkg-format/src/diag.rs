@@ -1,0 +1,305 @@
+//! The diagnostic model: what went wrong with which parameter, where the value came from, and
+//! what to do about it.
+//!
+//! A [`Diagnostic`] is data. The CLI renders it with source snippets, the admission webhook turns
+//! it into a denial message and the manager into a status condition; all three use the same
+//! [`Display`](std::fmt::Display) sentence.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// Stable identifier of a kind of problem. The string form ([`Code::as_str`]) is part of the
+/// public interface (`-o json`, webhook denials) and never changes meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(into = "&'static str")]
+#[non_exhaustive]
+pub enum Code {
+    /// A file is not well-formed YAML.
+    YamlSyntax,
+    /// A parameter that the schema does not define.
+    UnknownParameter,
+    /// A value of the wrong JSON type.
+    TypeMismatch,
+    /// A required parameter has no value.
+    Required,
+    /// A value is not one of the schema's `enum` values (or not its `const`).
+    NotInEnum,
+    /// A number outside `minimum`/`maximum`/`exclusiveMinimum`/`exclusiveMaximum`.
+    OutOfRange,
+    /// A number that is not a `multipleOf` the schema's value.
+    MultipleOf,
+    /// A string outside `minLength`/`maxLength`.
+    Length,
+    /// A string that does not match the schema's `pattern`.
+    Pattern,
+    /// A string that does not have the schema's `format`.
+    Format,
+    /// An array outside `minItems`/`maxItems`, or with repeated items under `uniqueItems`.
+    Items,
+    /// An object outside `minProperties`/`maxProperties`, or failing `propertyNames`.
+    Properties,
+    /// A combination of schemas (`anyOf`, `oneOf`, `not`, `if`/`then`, ...) is not satisfied.
+    Composition,
+    /// Any other schema keyword.
+    Constraint,
+    /// A `-p` argument without `=`, or with an empty key.
+    OverrideSyntax,
+    /// A JSON pointer with a bad escape (`~` not followed by `0` or `1`).
+    InvalidPointer,
+    /// A `-p` pointer walks into a string, number or boolean.
+    WalkThroughScalar,
+    /// A `-p` pointer names an array element that does not exist.
+    IndexOutOfRange,
+    /// A `-p` pointer uses `-` (append), which would make updates non-idempotent.
+    AppendRefused,
+    /// A `-p` pointer uses something other than a number as an array index.
+    InvalidIndex,
+    /// A `-p` pointer goes through an array that has no value yet.
+    MissingArray,
+    /// A value cannot be converted to its v1beta1 parameter type.
+    Conversion,
+    /// The parameter schema is not a valid JSON-schema, or cannot be compiled.
+    InvalidSchema,
+    /// A package default does not validate against its own schema.
+    InvalidDefault,
+    /// A template does not render or does not produce a Kubernetes object.
+    Template,
+    /// operator.yaml is malformed or inconsistent (plans, tasks).
+    Operator,
+}
+
+impl Code {
+    /// The stable, kebab-case name of this code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::YamlSyntax => "yaml-syntax",
+            Code::UnknownParameter => "unknown-parameter",
+            Code::TypeMismatch => "type-mismatch",
+            Code::Required => "required",
+            Code::NotInEnum => "not-in-enum",
+            Code::OutOfRange => "out-of-range",
+            Code::MultipleOf => "multiple-of",
+            Code::Length => "length",
+            Code::Pattern => "pattern",
+            Code::Format => "format",
+            Code::Items => "items",
+            Code::Properties => "properties",
+            Code::Composition => "composition",
+            Code::Constraint => "constraint",
+            Code::OverrideSyntax => "override-syntax",
+            Code::InvalidPointer => "invalid-pointer",
+            Code::WalkThroughScalar => "walk-through-scalar",
+            Code::IndexOutOfRange => "index-out-of-range",
+            Code::AppendRefused => "append-refused",
+            Code::InvalidIndex => "invalid-index",
+            Code::MissingArray => "missing-array",
+            Code::Conversion => "conversion",
+            Code::InvalidSchema => "invalid-schema",
+            Code::InvalidDefault => "invalid-default",
+            Code::Template => "template",
+            Code::Operator => "operator",
+        }
+    }
+}
+
+impl From<Code> for &'static str {
+    fn from(c: Code) -> Self {
+        c.as_str()
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How bad a diagnostic is. Only errors make a command fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The input is refused.
+    Error,
+    /// The input is accepted, but probably not what was meant.
+    Warning,
+}
+
+/// A place in a file, 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// The file as the user named it.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub col: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.path.display(), self.line, self.col)
+    }
+}
+
+/// Where a parameter value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Origin {
+    /// The package's schema default.
+    Default,
+    /// A values file (`-P`) or another YAML file, at this place.
+    File(Location),
+    /// The N-th `-p` argument (1-based), as written on the command line.
+    Flag {
+        /// 1-based position among the `-p` arguments.
+        index: usize,
+    },
+    /// The stored parameters of an Instance (a value that was already there).
+    Instance,
+    /// Not tied to a value (a missing required parameter, a package-level problem).
+    None,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => f.write_str("package default"),
+            Origin::File(loc) => write!(f, "{loc}"),
+            Origin::Flag { index } => write!(f, "-p argument {index}"),
+            Origin::Instance => f.write_str("instance parameters"),
+            Origin::None => Ok(()),
+        }
+    }
+}
+
+/// The offending value as it may be shown to a user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "text", rename_all = "lowercase")]
+pub enum Shown {
+    /// Compact JSON of the value, shortened when long.
+    Value(String),
+    /// The value belongs to a `writeOnly` parameter and is never printed.
+    Masked,
+}
+
+impl Shown {
+    /// Longest value text shown before it is shortened.
+    pub const MAX_LEN: usize = 80;
+
+    /// The value shown as compact JSON, or masked when `secret`.
+    pub fn of(value: &serde_json::Value, secret: bool) -> Shown {
+        if secret {
+            return Shown::Masked;
+        }
+        let text = value.to_string();
+        if text.chars().count() > Self::MAX_LEN {
+            let cut: String = text.chars().take(Self::MAX_LEN).collect();
+            Shown::Value(format!("{cut}..."))
+        } else {
+            Shown::Value(text)
+        }
+    }
+}
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shown::Value(v) => f.write_str(v),
+            Shown::Masked => f.write_str("<hidden: writeOnly>"),
+        }
+    }
+}
+
+/// One problem, with everything a user needs to find and fix it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnostic {
+    /// Stable code.
+    pub code: Code,
+    /// Error or warning.
+    pub severity: Severity,
+    /// JSON pointer of the parameter (`/topology/0/labels`); empty for the whole document.
+    pub pointer: String,
+    /// The rule that was broken, in words ("must be at least 1").
+    pub message: String,
+    /// The offending value, masked for `writeOnly` parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Shown>,
+    /// Where the value came from.
+    pub origin: Origin,
+    /// A hint: "did you mean /topology?".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error about `pointer`.
+    pub fn error(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            pointer: pointer.into(),
+            message: message.into(),
+            value: None,
+            origin: Origin::None,
+            help: None,
+        }
+    }
+
+    /// A warning about `pointer`.
+    pub fn warning(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, pointer, message)
+        }
+    }
+
+    /// Sets where the value came from.
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// Sets the value shown.
+    pub fn with_value(mut self, value: Shown) -> Self {
+        self.value = Some(value);
+        self
+    }
+
+    /// Sets a hint.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// True for errors, false for warnings.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// The one-line sentence: `/nodeCount: must be at least 1, got 0 (values.yaml:3:12)`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        write!(f, "{at}: {}", self.message)?;
+        if let Some(v) = &self.value {
+            write!(f, ", got {v}")?;
+        }
+        match &self.origin {
+            Origin::None => {}
+            o => write!(f, " (from {o})")?,
+        }
+        write!(f, " [{}]", self.code)?;
+        if let Some(h) = &self.help {
+            write!(f, "; {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// True when any diagnostic is an error.
+pub fn has_errors(diags: &[Diagnostic]) -> bool {
+    diags.iter().any(Diagnostic::is_error)
+}

@@ -1,0 +1,585 @@
+//! The effective parameters: schema defaults, then `-P` files, then `-p` overrides.
+//!
+//! # `-p` grammar
+//!
+//! ```text
+//! override  = pointer "=" value            split at the first "="
+//! pointer   = ["/"] token *("/" token)     RFC 6901, the leading "/" optional; ~0 is "~", ~1 is "/"
+//! value     = YAML text, typed by the schema at the pointer
+//! ```
+//!
+//! | `-p` | with the schema saying | gives |
+//! |---|---|---|
+//! | `clusterName=NewName` | string | `{"clusterName": "NewName"}` |
+//! | `clusterName=123` | string | `{"clusterName": "123"}` (stays a string) |
+//! | `nodeCount=3` | integer | `{"nodeCount": 3}` |
+//! | `topology/0/datacenterName=DC1` | array of objects | `{"topology": [{"datacenterName": "DC1", ...}]}` |
+//! | `topology/0/labels/0={key: Usage, value: v}` | object | replaces that label |
+//! | `topology/0/labels=[{key: a, value: b}]` | array | replaces the whole array |
+//! | `a~1b=x` | property `a/b` | `{"a/b": "x"}` |
+//! | `nodeCount=` | integer | removes the value: it falls back to its default |
+//!
+//! Refused, each with its own [`Code`]: a pointer the schema does not have (with a "did you
+//! mean"), an array index that does not exist (no padding), `-` (append would make `update`
+//! non-idempotent), a non-number index, and walking into a scalar. Objects missing along a valid
+//! path are created; arrays never are.
+//!
+//! # `-P` files
+//!
+//! RFC 7396 JSON merge patches, applied in order onto the current values: objects merge, arrays
+//! and scalars replace, `null` removes (the value then falls back to its default).
+//!
+//! # Defaults
+//!
+//! Schema defaults fill every missing value, nested ones too: inside objects, inside each array
+//! item, and objects with no `default` of their own are created when their properties have
+//! defaults (so `Params.resources.cpu` exists when only `cpu` has a default).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::diag::{Code, Diagnostic, Origin, Shown};
+use crate::document::{self, Document};
+use crate::params::{ParamSchema, v1beta2::Child};
+use crate::pointer;
+
+/// Most nesting levels followed when filling defaults (schemas may be recursive through `$ref`).
+pub const MAX_DEPTH: usize = 64;
+
+/// One parsed `-p KEY=VALUE` argument.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// 1-based position among the `-p` arguments (for "-p argument N").
+    pub index: usize,
+    /// The pointer, normalised with a leading `/`.
+    pub pointer: String,
+    /// Its decoded tokens.
+    pub tokens: Vec<String>,
+    /// The value text after the first `=`.
+    pub value: String,
+}
+
+impl Override {
+    /// Parses `KEY=VALUE`. `index` is 1-based.
+    pub fn parse(index: usize, arg: &str) -> Result<Override, Diagnostic> {
+        let origin = Origin::Flag { index };
+        let Some((key, value)) = arg.split_once('=') else {
+            return Err(Diagnostic::error(
+                Code::OverrideSyntax,
+                "",
+                format!("expected KEY=VALUE, found `{}`", first_chars(arg)),
+            )
+            .with_origin(origin));
+        };
+        let ptr = if key.starts_with('/') {
+            key.to_string()
+        } else {
+            format!("/{key}")
+        };
+        if key.is_empty() || key == "/" {
+            return Err(Diagnostic::error(
+                Code::OverrideSyntax,
+                "",
+                "the key is empty: name a parameter, e.g. nodeCount=3",
+            )
+            .with_origin(origin));
+        }
+        let tokens = pointer::tokens(&ptr).map_err(|e| {
+            Diagnostic::error(Code::InvalidPointer, ptr.clone(), format!("invalid JSON pointer: {e}"))
+                .with_origin(origin.clone())
+                .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
+        })?;
+        Ok(Override {
+            index,
+            pointer: ptr,
+            tokens,
+            value: value.to_string(),
+        })
+    }
+}
+
+fn first_chars(s: &str) -> String {
+    // The value may be a secret: show only the start of an argument that has no `=`.
+    let cut: String = s.chars().take(40).collect();
+    if cut.len() < s.len() { format!("{cut}...") } else { cut }
+}
+
+/// Parameter values together with where each came from.
+#[derive(Clone, PartialEq)]
+pub struct Values {
+    value: Value,
+    origins: BTreeMap<String, Origin>,
+}
+
+/// Values may hold secrets: `Debug` shows only which pointers are set.
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Values")
+            .field("pointers", &self.origins.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::new(Value::Object(Map::new()), Origin::Instance)
+    }
+}
+
+impl Values {
+    /// Starts from existing values (an Instance's parameters), all with the same origin.
+    pub fn new(value: Value, origin: Origin) -> Values {
+        let value = if value.is_null() {
+            Value::Object(Map::new())
+        } else {
+            value
+        };
+        let mut origins = BTreeMap::new();
+        origins.insert(String::new(), origin);
+        Values { value, origins }
+    }
+
+    /// The values as JSON.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Takes the JSON out.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// Where the value at `pointer` came from: its own record, else its nearest ancestor's.
+    pub fn origin(&self, pointer: &str) -> Origin {
+        let mut p = pointer;
+        loop {
+            if let Some(o) = self.origins.get(p) {
+                return o.clone();
+            }
+            if p.is_empty() {
+                return Origin::None;
+            }
+            p = pointer::parent(p);
+        }
+    }
+
+    fn forget_within(&mut self, at: &str) {
+        self.origins.retain(|p, _| !pointer::is_within(p, at));
+    }
+
+    /// Fills every missing value that has a schema default; returns the pointers filled.
+    pub fn apply_defaults(&mut self, schema: &ParamSchema) -> Vec<String> {
+        let mut filled = Vec::new();
+        let mut at = String::new();
+        fill_defaults(schema, schema.root(), &mut self.value, &mut at, 0, &mut filled);
+        for p in &filled {
+            self.origins.insert(p.clone(), Origin::Default);
+        }
+        filled
+    }
+
+    /// Applies a `-P` file as an RFC 7396 merge patch. A file that is not a mapping is refused.
+    pub fn merge_file(&mut self, doc: &Document) -> Result<(), Diagnostic> {
+        let patch = doc.value();
+        match patch {
+            Value::Null => return Ok(()),
+            Value::Object(_) => {}
+            other => {
+                let loc = doc.location("").map(Origin::File).unwrap_or(Origin::None);
+                return Err(Diagnostic::error(
+                    Code::TypeMismatch,
+                    "",
+                    format!(
+                        "a values file must be a mapping of parameters, found {}",
+                        crate::params::json_type(other)
+                    ),
+                )
+                .with_origin(loc));
+            }
+        }
+        json_patch::merge(&mut self.value, patch);
+        let mut at = String::new();
+        self.record_patch(doc, patch, &mut at);
+        Ok(())
+    }
+
+    fn record_patch(&mut self, doc: &Document, patch: &Value, at: &mut String) {
+        match patch {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&pointer::escape(k));
+                    if !v.is_object() {
+                        self.forget_within(at);
+                    }
+                    if !v.is_null() {
+                        if let Some(loc) = doc.location(at) {
+                            self.origins.insert(at.clone(), Origin::File(loc));
+                        }
+                        self.record_patch(doc, v, at);
+                    }
+                    at.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    if let Some(loc) = doc.location(at) {
+                        self.origins.insert(at.clone(), Origin::File(loc));
+                    }
+                    self.record_patch(doc, v, at);
+                    at.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Applies one `-p` override: checks the pointer against the schema, types the value by the
+    /// schema, and sets it.
+    pub fn set(&mut self, schema: &ParamSchema, ov: &Override) -> Result<(), Diagnostic> {
+        let origin = Origin::Flag { index: ov.index };
+        let err = |code: Code, at: &str, msg: String| {
+            Diagnostic::error(code, at.to_string(), msg).with_origin(origin.clone())
+        };
+
+        // 1. The schema must have this path.
+        let mut node = schema.root();
+        let mut nodes = Vec::with_capacity(ov.tokens.len());
+        for (i, tok) in ov.tokens.iter().enumerate() {
+            let at = pointer::from_tokens(&ov.tokens[..=i]);
+            if schema.is_array(node) && !schema.is_object(node) {
+                if tok == "-" {
+                    return Err(err(
+                        Code::AppendRefused,
+                        &at,
+                        "`-` (append) is not allowed: set the whole array instead, so that updates stay idempotent".into(),
+                    ));
+                }
+                if tok.parse::<usize>().is_err() || (tok.len() > 1 && tok.starts_with('0')) {
+                    return Err(err(
+                        Code::InvalidIndex,
+                        &at,
+                        format!("`{tok}` is not an array index: use 0, 1, 2, ..."),
+                    ));
+                }
+            }
+            match schema.child(node, tok) {
+                Child::Unknown => {
+                    let mut d = err(
+                        Code::UnknownParameter,
+                        &at,
+                        "is not a parameter of this package".into(),
+                    );
+                    if let Some(h) = suggest(schema, &ov.tokens[..i], tok) {
+                        d = d.with_help(h);
+                    }
+                    return Err(d);
+                }
+                c => {
+                    node = schema.resolve(c.schema().unwrap_or(node));
+                    nodes.push(node);
+                }
+            }
+        }
+
+        // 2. Type the value by the schema at the target.
+        let secret = schema.is_secret(&ov.tokens);
+        let new_value = type_override(schema, node, &ov.value).map_err(|why| {
+            err(Code::OverrideSyntax, &ov.pointer, why)
+                .with_value(Shown::of(&Value::String(ov.value.clone()), secret))
+        })?;
+
+        // 3. Walk the values, creating objects (never arrays) on the way.
+        if !self.value.is_object() {
+            self.value = Value::Object(Map::new());
+        }
+        let (last, parents) = ov
+            .tokens
+            .split_last()
+            .expect("Override::parse refuses an empty key");
+        let mut cur = &mut self.value;
+        for (i, tok) in parents.iter().enumerate() {
+            let at = pointer::from_tokens(&ov.tokens[..=i]);
+            let child_schema = nodes[i];
+            cur = match cur {
+                Value::Object(map) => {
+                    let slot = map.entry(tok.clone()).or_insert(Value::Null);
+                    if slot.is_null() {
+                        if schema.is_array(child_schema) && !schema.is_object(child_schema) {
+                            return Err(err(
+                                Code::MissingArray,
+                                &at,
+                                "this array has no value yet, so it has no items to set".into(),
+                            )
+                            .with_help(format!(
+                                "set the whole array, e.g. -p {}='[...]'",
+                                at.trim_start_matches('/')
+                            )));
+                        }
+                        *slot = Value::Object(Map::new());
+                    }
+                    slot
+                }
+                Value::Array(items) => {
+                    let n = items.len();
+                    let idx = tok.parse::<usize>().unwrap_or(usize::MAX);
+                    match items.get_mut(idx) {
+                        Some(v) => v,
+                        None => return Err(index_error(&err, &at, idx, n)),
+                    }
+                }
+                scalar => {
+                    return Err(walk_error(&err, &ov.tokens[..i], scalar));
+                }
+            };
+        }
+        let at = &ov.pointer;
+        match cur {
+            Value::Object(map) => {
+                if new_value.is_null() {
+                    map.remove(last);
+                } else {
+                    map.insert(last.clone(), new_value);
+                }
+            }
+            Value::Array(items) => {
+                let n = items.len();
+                let idx = last.parse::<usize>().unwrap_or(usize::MAX);
+                if new_value.is_null() {
+                    return Err(err(
+                        Code::OverrideSyntax,
+                        at,
+                        "an array item cannot be removed: set the whole array instead".into(),
+                    ));
+                }
+                match items.get_mut(idx) {
+                    Some(slot) => *slot = new_value,
+                    None => return Err(index_error(&err, at, idx, n)),
+                }
+            }
+            scalar => return Err(walk_error(&err, parents, scalar)),
+        }
+        self.forget_within(at);
+        self.origins.insert(at.clone(), origin);
+        Ok(())
+    }
+}
+
+fn index_error(
+    err: &dyn Fn(Code, &str, String) -> Diagnostic,
+    at: &str,
+    idx: usize,
+    len: usize,
+) -> Diagnostic {
+    let have = match len {
+        0 => "the array is empty".to_string(),
+        1 => "the array has 1 item (index 0)".to_string(),
+        n => format!("the array has {n} items (indexes 0 to {})", n - 1),
+    };
+    err(
+        Code::IndexOutOfRange,
+        at,
+        format!("index {idx} does not exist: {have}"),
+    )
+    .with_help("items are never added one by one: set the whole array to add one")
+}
+
+fn walk_error(
+    err: &dyn Fn(Code, &str, String) -> Diagnostic,
+    scalar_at: &[String],
+    scalar: &Value,
+) -> Diagnostic {
+    let at = pointer::from_tokens(scalar_at);
+    err(
+        Code::WalkThroughScalar,
+        &at,
+        format!(
+            "is a {}, so it has no parameters below it",
+            crate::params::json_type(scalar)
+        ),
+    )
+}
+
+/// Types the text of a `-p` value by the schema node it sets.
+fn type_override(schema: &ParamSchema, node: &Value, raw: &str) -> Result<Value, String> {
+    let types = schema.types(node);
+    let only_string = !types.is_empty() && types.iter().all(|t| *t == "string" || *t == "null");
+    let quoted = raw.len() >= 2
+        && ((raw.starts_with('"') && raw.ends_with('"'))
+            || (raw.starts_with('\'') && raw.ends_with('\'')));
+    if only_string && !quoted {
+        // A string parameter takes the text as written: `123`, `NO`, `a: b` stay strings.
+        return Ok(Value::String(raw.to_string()));
+    }
+    let v = document::parse_value(raw).map_err(|e| format!("the value is not valid YAML: {e}"))?;
+    let allows = |t: &str| types.contains(&t);
+    Ok(match v {
+        Value::String(s) if allows("integer") && s.trim().parse::<i64>().is_ok() => {
+            Value::from(s.trim().parse::<i64>().unwrap_or_default())
+        }
+        Value::String(s) if allows("integer") && s.trim().parse::<u64>().is_ok() => {
+            Value::from(s.trim().parse::<u64>().unwrap_or_default())
+        }
+        Value::String(s) if allows("number") && s.trim().parse::<f64>().is_ok() => {
+            serde_json::Number::from_f64(s.trim().parse::<f64>().unwrap_or_default())
+                .map(Value::Number)
+                .unwrap_or(Value::String(s))
+        }
+        Value::String(s) if allows("boolean") && (s == "true" || s == "false") => {
+            Value::Bool(s == "true")
+        }
+        Value::Number(n) if only_string => Value::String(n.to_string()),
+        Value::Bool(b) if only_string => Value::String(b.to_string()),
+        other => other,
+    })
+}
+
+/// "did you mean ...?" for an unknown token under the known prefix `parent`.
+fn suggest(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String> {
+    let node = schema.node_at(parent)?;
+    let bad_l = bad.to_lowercase();
+    let close = |name: &str| {
+        let d = strsim::damerau_levenshtein(&name.to_lowercase(), &bad_l);
+        (d <= (bad.chars().count() / 3).max(2)).then_some(d)
+    };
+    let siblings = schema.property_names(node);
+    if let Some((name, _)) = siblings
+        .iter()
+        .filter_map(|n| close(n).map(|d| (*n, d)))
+        .min_by_key(|(_, d)| *d)
+    {
+        let mut p = parent.to_vec();
+        p.push(name.to_string());
+        return Some(format!("did you mean {}?", pointer::from_tokens(&p)));
+    }
+    // The name exists deeper or elsewhere: `-p datacenterName=x` for `/topology/0/datacenterName`.
+    let prefix = pointer::from_tokens(parent);
+    let elsewhere: Vec<String> = schema
+        .parameter_pointers()
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .filter(|p| {
+            pointer::tokens(p)
+                .ok()
+                .and_then(|t| t.last().cloned())
+                .is_some_and(|last| close(&last) == Some(0) || last.eq_ignore_ascii_case(bad))
+        })
+        .take(3)
+        .collect();
+    if !elsewhere.is_empty() {
+        return Some(format!("did you mean {}?", elsewhere.join(" or ")));
+    }
+    if !siblings.is_empty() {
+        let at = if prefix.is_empty() { "the top level" } else { prefix.as_str() };
+        let mut names: Vec<&str> = siblings.into_iter().take(12).collect();
+        names.sort_unstable();
+        return Some(format!("parameters at {at}: {}", names.join(", ")));
+    }
+    None
+}
+
+fn fill_defaults(
+    schema: &ParamSchema,
+    node: &Value,
+    value: &mut Value,
+    at: &mut String,
+    depth: usize,
+    filled: &mut Vec<String>,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let node = schema.resolve(node);
+    match value {
+        Value::Object(map) => {
+            for name in schema.property_names(node) {
+                if map.contains_key(name) {
+                    continue;
+                }
+                let Some(child) = schema.child(node, name).schema() else {
+                    continue;
+                };
+                let child = schema.resolve(child);
+                let len = at.len();
+                at.push('/');
+                at.push_str(&pointer::escape(name));
+                if let Some(d) = child.get("default") {
+                    map.insert(name.to_string(), d.clone());
+                    filled.push(at.clone());
+                } else if schema.is_object(child) && !schema.property_names(child).is_empty() {
+                    let mut obj = Value::Object(Map::new());
+                    let before = filled.len();
+                    fill_defaults(schema, child, &mut obj, at, depth + 1, filled);
+                    if filled.len() > before {
+                        map.insert(name.to_string(), obj);
+                        filled.push(at.clone());
+                    }
+                }
+                at.truncate(len);
+            }
+            for (k, v) in map.iter_mut() {
+                if let Some(child) = schema.child(node, k).schema() {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&pointer::escape(k));
+                    fill_defaults(schema, child, v, at, depth + 1, filled);
+                    at.truncate(len);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                if let Some(child) = schema.child(node, &i.to_string()).schema() {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    fill_defaults(schema, child, v, at, depth + 1, filled);
+                    at.truncate(len);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The inputs of [`effective`]: what the user gave, in order.
+#[derive(Debug, Default)]
+pub struct Inputs<'a> {
+    /// Current values (an Instance's parameters); none for a fresh install.
+    pub current: Option<Value>,
+    /// `-P` files in order.
+    pub files: &'a [Document],
+    /// `-p` arguments in order, as written (`KEY=VALUE`).
+    pub overrides: &'a [String],
+}
+
+/// Builds the effective parameters: current values (or none), defaults, `-P` files in order,
+/// `-p` overrides in order, defaults again (for values a patch removed). Returns the values and
+/// every problem met on the way; validation is a separate step ([`crate::validate`]).
+pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diagnostic>) {
+    let mut values = match &inputs.current {
+        Some(v) => Values::new(v.clone(), Origin::Instance),
+        None => Values::new(Value::Object(Map::new()), Origin::None),
+    };
+    let mut diags = Vec::new();
+    values.apply_defaults(schema);
+    for file in inputs.files {
+        if let Err(d) = values.merge_file(file) {
+            diags.push(d);
+        }
+        values.apply_defaults(schema);
+    }
+    for (i, arg) in inputs.overrides.iter().enumerate() {
+        match Override::parse(i + 1, arg).and_then(|ov| values.set(schema, &ov)) {
+            Ok(()) => {}
+            Err(d) => diags.push(d),
+        }
+    }
+    values.apply_defaults(schema);
+    (values, diags)
+}
