@@ -58,6 +58,28 @@ impl Document {
         Ok(doc)
     }
 
+    /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
+    /// are `null`.
+    pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
+        let docs = MarkedYaml::load_from_str(text).map_err(|e| Error::Yaml {
+            path: path.to_path_buf(),
+            line: e.marker().line(),
+            col: e.marker().col() + 1,
+            message: e.info().to_string(),
+        })?;
+        let mut out = Vec::with_capacity(docs.len());
+        for d in &docs {
+            let mut doc = Document {
+                path: path.to_path_buf(),
+                value: Value::Null,
+                locations: HashMap::new(),
+            };
+            let mut ptr = String::new();
+            out.push(doc.convert(d, &mut ptr)?);
+        }
+        Ok(out)
+    }
+
     /// Reads and parses the file at `path`.
     pub fn read(path: &Path) -> Result<Document, Error> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {

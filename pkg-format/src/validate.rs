@@ -261,3 +261,20 @@ fn suggest_sibling(schema: &ParamSchema, parent: &[String], bad: &str) -> Option
             format!("did you mean {}?", pointer::from_tokens(&p))
         })
 }
+
+/// The whole pipeline of `kudo params`, `kudo template` and (later) `kudo update` and the
+/// webhook: effective values from `inputs`, then one validation pass. Every problem comes back
+/// at once; `Ok` carries the values and any warnings.
+pub fn resolve(
+    schema: &ParamSchema,
+    inputs: &crate::values::Inputs<'_>,
+) -> Result<(Values, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let validator = Validator::new(schema)?;
+    let (values, mut diags) = crate::values::effective(schema, inputs);
+    diags.extend(validator.validate(&values));
+    if crate::diag::has_errors(&diags) {
+        Err(diags)
+    } else {
+        Ok((values, diags))
+    }
+}

@@ -583,3 +583,71 @@ pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diag
     values.apply_defaults(schema);
     (values, diags)
 }
+
+/// Takes every `writeOnly` value out of `value`: returns the rest and the pointers removed, so
+/// that printed parameters never show a secret and, fed back as a `-P` file, leave it unchanged.
+pub fn redact(schema: &ParamSchema, value: &Value) -> (Value, Vec<String>) {
+    let mut out = value.clone();
+    let mut hidden = Vec::new();
+    let mut at = String::new();
+    redact_in(schema, schema.root(), &mut out, &mut at, 0, &mut hidden);
+    (out, hidden)
+}
+
+fn redact_in(
+    schema: &ParamSchema,
+    node: &Value,
+    value: &mut Value,
+    at: &mut String,
+    depth: usize,
+    hidden: &mut Vec<String>,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let node = schema.resolve(node);
+    let keys: Vec<String> = match value {
+        Value::Object(m) => m.keys().cloned().collect(),
+        Value::Array(a) => (0..a.len()).map(|i| i.to_string()).collect(),
+        _ => return,
+    };
+    let mut removed = Vec::new();
+    for k in keys {
+        let Some(child) = schema.child(node, &k).schema() else {
+            continue;
+        };
+        let child = schema.resolve(child);
+        let len = at.len();
+        at.push('/');
+        at.push_str(&pointer::escape(&k));
+        if child.get("writeOnly") == Some(&Value::Bool(true)) {
+            hidden.push(at.clone());
+            removed.push(k);
+        } else {
+            let v = match value {
+                Value::Object(m) => m.get_mut(&k),
+                Value::Array(a) => k.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
+                _ => None,
+            };
+            if let Some(v) = v {
+                redact_in(schema, child, v, at, depth + 1, hidden);
+            }
+        }
+        at.truncate(len);
+    }
+    match value {
+        Value::Object(m) => {
+            for k in removed {
+                m.remove(&k);
+            }
+        }
+        Value::Array(a) => {
+            for k in removed {
+                if let Some(slot) = k.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                    *slot = Value::Null;
+                }
+            }
+        }
+        _ => {}
+    }
+}

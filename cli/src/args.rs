@@ -1,0 +1,145 @@
+//! The command line, as clap sees it. These types stay in the CLI: commands turn them into
+//! `kudo-pkg` inputs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// kudo: operator packages with structured (JSON-schema) parameters.
+#[derive(Debug, Parser)]
+#[command(name = "kudo", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render the Kubernetes objects a plan applies, with the given parameters.
+    ///
+    /// Prints one multi-document YAML stream on stdout. Invalid parameters print nothing on
+    /// stdout, every problem on stderr, and exit with code 1.
+    Template(TemplateArgs),
+    /// Print the effective parameters: package defaults, then -P files, then -p overrides.
+    ///
+    /// The output is validated and can be fed back with -P. Values of writeOnly parameters are
+    /// left out (and listed on stderr) unless --show-secrets is given.
+    Params(ParamsArgs),
+    /// Work on an operator package (convert, verify).
+    #[command(subcommand)]
+    Package(PackageCommand),
+}
+
+/// Parameter inputs shared by the commands that compute parameters.
+#[derive(Debug, Args)]
+pub struct ValueArgs {
+    /// Set a parameter: a JSON pointer (leading / optional) = a YAML value typed by the schema,
+    /// e.g. `-p topology/0/datacenterName=DC1`, `-p nodeCount=5`, `-p 'labels=[a, b]'`.
+    /// Applied in order, after every -P file. Array items must exist; `-` (append) is refused.
+    #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// A values file applied as an RFC 7396 JSON merge patch (objects merge, arrays replace,
+    /// null removes a value so it falls back to its default). Applied in order, before -p.
+    #[arg(short = 'P', long = "parameter-file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `kudo template`.
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Instance name (`Name` in templates).
+    #[arg(long, default_value = "instance")]
+    pub instance: String,
+    /// Namespace (`Namespace` in templates).
+    #[arg(long, short = 'n', default_value = "default")]
+    pub namespace: String,
+    /// The plan whose Apply tasks (and enabled Toggle tasks) are rendered.
+    #[arg(long, default_value = "deploy")]
+    pub plan: String,
+}
+
+/// Output formats of data.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum DataFormat {
+    /// YAML.
+    Yaml,
+    /// JSON.
+    Json,
+}
+
+/// `kudo params`.
+#[derive(Debug, Args)]
+pub struct ParamsArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
+    pub output: DataFormat,
+    /// Print the values of writeOnly (secret) parameters too.
+    #[arg(long)]
+    pub show_secrets: bool,
+}
+
+/// `kudo package ...`.
+#[derive(Debug, Subcommand)]
+pub enum PackageCommand {
+    /// Convert a package's params.yaml from kudo.dev/v1beta1 to kudo.dev/v1beta2 (JSON-schema).
+    ///
+    /// Prints the new params.yaml on stdout unless --output or --in-place is given. Defaults
+    /// are typed ("3" becomes 3 for an integer); nothing a parameter carries is dropped.
+    Convert(ConvertArgs),
+    /// Check a package: it loads, its schema is valid, every default validates, every template
+    /// renders with the defaults. Exits with 1 when there is an error.
+    Verify(VerifyArgs),
+}
+
+/// `kudo package convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    /// Write the converted package (all files) into this new directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+    /// Replace the package's params.yaml (a directory package only).
+    #[arg(long)]
+    pub in_place: bool,
+}
+
+/// Output formats of reports.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Human-readable.
+    Text,
+    /// JSON.
+    Json,
+}
+
+/// `kudo package verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ReportFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

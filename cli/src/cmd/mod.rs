@@ -1,0 +1,80 @@
+//! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
+//! code; the logic they call lives in `kudo-pkg`.
+
+mod package;
+mod params;
+mod template;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use kudo_pkg::document::Document;
+use kudo_pkg::diag::Location;
+use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
+
+use crate::args::{Cli, Command, PackageCommand, ValueArgs};
+
+/// Runs the command. `Err` is an error that stopped it (printed by `main`).
+pub fn run(cli: Cli) -> Result<ExitCode, Error> {
+    match cli.command {
+        Command::Template(a) => template::run(a),
+        Command::Params(a) => params::run(a),
+        Command::Package(PackageCommand::Convert(a)) => package::convert(a),
+        Command::Package(PackageCommand::Verify(a)) => package::verify(a),
+    }
+}
+
+/// Loads the package named on the command line.
+fn load(path: &Path) -> Result<Package, Error> {
+    Package::load(path)
+}
+
+/// Reads the -P files; a file that cannot be read or parsed becomes a diagnostic.
+fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
+    let mut docs = Vec::new();
+    let mut diags = Vec::new();
+    for f in &args.files {
+        match Document::read(f) {
+            Ok(d) => docs.push(d),
+            Err(Error::Yaml { path, line, col, message }) => diags.push(
+                Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
+                    .with_origin(Origin::File(Location { path, line, col })),
+            ),
+            Err(e) => diags.push(Diagnostic::error(Code::YamlSyntax, "", format!("cannot read values file: {e}"))),
+        }
+    }
+    (docs, diags)
+}
+
+/// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.
+fn print(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Io { path: "<stdout>".into(), source }),
+    }
+}
+
+/// YAML text of a JSON value.
+fn to_yaml(value: &serde_json::Value) -> String {
+    serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot print as YAML: {e}\n"))
+}
+
+/// Computes and validates the parameters from the command line; prints problems.
+fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
+    let (docs, mut diags) = value_files(args);
+    let inputs = kudo_pkg::values::Inputs { current: None, files: &docs, overrides: &args.overrides };
+    match kudo_pkg::validate::resolve(&pkg.schema(), &inputs) {
+        Ok((values, warnings)) if diags.is_empty() => {
+            crate::report::diagnostics(&warnings);
+            Some(values)
+        }
+        Ok((_, more)) | Err(more) => {
+            diags.extend(more);
+            crate::report::diagnostics(&diags);
+            None
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! `kudo package convert` and `kudo package verify`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use kudo_pkg::{Error, Params};
+
+use crate::args::{ConvertArgs, ReportFormat, VerifyArgs};
+
+pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
+    let pkg = super::load(&a.package)?;
+    if matches!(pkg.params(), Params::V1beta2(_)) {
+        eprintln!("note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert", a.package.display());
+    }
+    let text = super::to_yaml(&pkg.schema().to_params_file());
+    if a.in_place {
+        if !a.package.is_dir() {
+            return Err(invalid(&a.package, "--in-place needs a package directory; use --output DIR for an archive"));
+        }
+        write_atomic(&a.package.join("params.yaml"), &text)?;
+        eprintln!("converted {}", a.package.join("params.yaml").display());
+    } else if let Some(dir) = &a.output {
+        write_package(&pkg, dir, &text)?;
+        eprintln!("wrote the converted package to {}", dir.display());
+    } else {
+        super::print(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn invalid(path: &Path, message: &str) -> Error {
+    Error::Invalid { path: path.to_path_buf(), location: None, message: message.to_string() }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+/// Writes a file through a temporary file in the same directory and a rename: readers see the
+/// old file or the new one, never half of it.
+fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
+    tmp.write_all(text.as_bytes()).map_err(io(path))?;
+    tmp.persist(path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e.error })?;
+    Ok(())
+}
+
+/// Writes the whole package into a new directory, built aside and renamed into place.
+fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<(), Error> {
+    if dir.exists() {
+        return Err(invalid(dir, "already exists; choose a new directory"));
+    }
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new().prefix(".kudo-convert-").tempdir_in(parent).map_err(io(parent))?;
+    let root = tmp.path();
+    let op_src = pkg.source().join("operator.yaml");
+    if pkg.source().is_dir() {
+        std::fs::copy(&op_src, root.join("operator.yaml")).map_err(io(&op_src))?;
+    } else {
+        return Err(invalid(pkg.source(), "--output from an archive is not supported yet; unpack it first"));
+    }
+    std::fs::write(root.join("params.yaml"), params).map_err(io(root))?;
+    for (name, text) in pkg.templates() {
+        let p = root.join("templates").join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).map_err(io(d))?;
+        }
+        std::fs::write(&p, text).map_err(io(&p))?;
+    }
+    let kept = tmp.keep();
+    std::fs::rename(&kept, dir).map_err(io(dir))?;
+    Ok(())
+}
+
+pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
+    let pkg = super::load(&a.package)?;
+    let diags = kudo_pkg::verify::verify(&pkg);
+    let failed = kudo_pkg::verify::failed(&diags);
+    match a.output {
+        ReportFormat::Json => {
+            let report = serde_json::json!({
+                "package": a.package.display().to_string(),
+                "ok": !failed,
+                "diagnostics": diags,
+            });
+            super::print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))?;
+        }
+        ReportFormat::Text => {
+            crate::report::diagnostics(&diags);
+            if !failed {
+                let warnings = diags.len();
+                super::print(&format!("{}: package verified ({warnings} warning(s))\n", a.package.display()))?;
+            }
+        }
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

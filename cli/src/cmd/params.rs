@@ -1,0 +1,37 @@
+//! `kudo params`.
+
+use std::process::ExitCode;
+
+use kudo_pkg::Error;
+use kudo_pkg::values;
+
+use crate::args::{DataFormat, ParamsArgs};
+
+pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
+    let pkg = super::load(&a.package)?;
+    let Some(v) = super::resolve(&pkg, &a.values) else {
+        return Ok(ExitCode::from(1));
+    };
+    let (shown, hidden) = if a.show_secrets {
+        (v.value().clone(), Vec::new())
+    } else {
+        values::redact(&pkg.schema(), v.value())
+    };
+    let mut out = match a.output {
+        DataFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&shown).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        DataFormat::Yaml => super::to_yaml(&shown),
+    };
+    if !hidden.is_empty() {
+        let list = hidden.join(", ");
+        if a.output == DataFormat::Yaml {
+            out.push_str(&format!("# left out (writeOnly): {list}; --show-secrets prints them\n"));
+        }
+        eprintln!("note: writeOnly values left out: {list} (use --show-secrets to print them)");
+    }
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}

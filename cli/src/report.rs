@@ -1,0 +1,145 @@
+//! Rendering for people: diagnostics on stderr with the source line they point at (miette),
+//! plain when stderr is not a terminal or `NO_COLOR` is set.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use kudo_pkg::{Diagnostic, Origin, Severity};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+
+/// One kudo diagnostic, as miette sees it.
+struct Report<'a> {
+    diag: &'a Diagnostic,
+    source: Option<(NamedSource<String>, SourceSpan)>,
+}
+
+impl fmt::Debug for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.diag;
+        let at = if d.pointer.is_empty() { "" } else { &d.pointer };
+        if at.is_empty() {
+            write!(f, "{}", d.message)?;
+        } else {
+            write!(f, "{at}: {}", d.message)?;
+        }
+        if let Some(v) = &d.value {
+            write!(f, ", got {v}")?;
+        }
+        match &d.origin {
+            Origin::None => Ok(()),
+            // the snippet below names the file and line
+            Origin::File(_) if self.source.is_some() => Ok(()),
+            o => write!(f, " (from {o})"),
+        }
+    }
+}
+
+impl std::error::Error for Report<'_> {}
+
+impl miette::Diagnostic for Report<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(self.diag.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diag.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.diag.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|(s, _)| s as &dyn miette::SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let (_, span) = self.source.as_ref()?;
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(None, *span))))
+    }
+}
+
+/// Reads the files diagnostics point into, once each.
+#[derive(Default)]
+pub struct Sources {
+    files: HashMap<PathBuf, Option<String>>,
+}
+
+impl Sources {
+    fn span(&mut self, origin: &Origin) -> Option<(NamedSource<String>, SourceSpan)> {
+        let Origin::File(loc) = origin else {
+            return None;
+        };
+        let text = self
+            .files
+            .entry(loc.path.clone())
+            .or_insert_with(|| std::fs::read_to_string(&loc.path).ok())
+            .clone()?;
+        let line_start: usize = text
+            .split_inclusive('\n')
+            .take(loc.line.saturating_sub(1))
+            .map(str::len)
+            .sum();
+        let line = text[line_start..].lines().next().unwrap_or("");
+        let col_bytes: usize = line.chars().take(loc.col.saturating_sub(1)).map(char::len_utf8).sum();
+        let rest = &line[col_bytes.min(line.len())..];
+        // The value (or key) itself: stop at a trailing comment and at a key's colon.
+        let token = rest.split(" #").next().unwrap_or(rest).trim_end();
+        let token = token.strip_suffix(':').unwrap_or(token);
+        let len = token.len().max(1);
+        let name = loc.path.display().to_string();
+        Some((NamedSource::new(name, text), SourceSpan::new((line_start + col_bytes).into(), len)))
+    }
+}
+
+fn handler() -> GraphicalReportHandler {
+    let plain = !std::io::stderr().is_terminal() || std::env::var_os("NO_COLOR").is_some();
+    let theme = if plain {
+        GraphicalTheme::unicode_nocolor()
+    } else {
+        GraphicalTheme::unicode()
+    };
+    GraphicalReportHandler::new_themed(theme).with_width(100)
+}
+
+/// Renders diagnostics to a string, errors and warnings, followed by a count.
+pub fn render(diags: &[Diagnostic]) -> String {
+    let h = handler();
+    let mut sources = Sources::default();
+    let mut out = String::new();
+    for d in diags {
+        let r = Report { diag: d, source: sources.span(&d.origin) };
+        if h.render_report(&mut out, &r).is_err() {
+            out.push_str(&d.to_string());
+            out.push('\n');
+        }
+    }
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    if errors > 0 {
+        out.push_str(&format!("{errors} error(s), {warnings} warning(s)\n"));
+    }
+    out
+}
+
+/// Prints diagnostics on stderr.
+pub fn diagnostics(diags: &[Diagnostic]) {
+    if !diags.is_empty() {
+        eprint!("{}", render(diags));
+    }
+}
+
+/// Prints a stopping error on stderr.
+pub fn error(e: &kudo_pkg::Error) {
+    match e {
+        kudo_pkg::Error::Diagnostics(d) => diagnostics(d),
+        other => eprintln!("error: {other}"),
+    }
+}

@@ -1,0 +1,371 @@
+//! An operator package on disk: `operator.yaml`, `params.yaml` and `templates/`, from a
+//! directory or a `.tgz`.
+//!
+//! `operator.yaml` is read in both of KUDO's shapes: tasks as a list of
+//! `{name, kind, spec: {resources, parameter}}` and the older map of `name: {resources: [...]}`;
+//! `operatorVersion` or the legacy `version`. A missing `params.yaml` means no parameters.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::document::Document;
+use crate::error::{Error, Result};
+use crate::params::{ParamSchema, Params};
+
+/// Largest package archive read, compressed or not (a package is text; this stops archive bombs).
+pub const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A task: what a plan step does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Task name, referenced by plan steps.
+    pub name: String,
+    /// `Apply`, `Delete`, `Toggle`, `Pipe`, `KudoOperator`, `Dummy`...
+    pub kind: String,
+    /// Template files (under `templates/`) the task applies, deletes or toggles.
+    pub resources: Vec<String>,
+    /// For `Toggle`: the boolean parameter (a name, or a pointer like `backup/enabled`).
+    pub parameter: Option<String>,
+    /// The task's whole `spec`, as written.
+    pub spec: Value,
+}
+
+/// A step of a phase.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Step {
+    /// Step name.
+    pub name: String,
+    /// Task names run by this step.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// Legacy: delete the step's resources instead of applying them.
+    #[serde(default)]
+    pub delete: bool,
+}
+
+/// A phase of a plan.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Phase {
+    /// Phase name.
+    pub name: String,
+    /// `serial` or `parallel`.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Steps.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// A plan: run when a parameter with its `trigger` changes (or by name).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Plan {
+    /// `serial` or `parallel`.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Phases.
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawOperator {
+    api_version: Option<String>,
+    name: String,
+    operator_version: Option<String>,
+    version: Option<String>,
+    app_version: Option<String>,
+    kudo_version: Option<String>,
+    kubernetes_version: Option<String>,
+    #[serde(default)]
+    tasks: RawTasks,
+    #[serde(default)]
+    plans: IndexMap<String, Plan>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum RawTasks {
+    #[default]
+    None,
+    List(Vec<RawTask>),
+    Map(IndexMap<String, LegacyTask>),
+}
+
+#[derive(Deserialize)]
+struct RawTask {
+    name: String,
+    kind: String,
+    #[serde(default)]
+    spec: Value,
+}
+
+#[derive(Deserialize)]
+struct LegacyTask {
+    #[serde(default)]
+    resources: Vec<String>,
+}
+
+/// `operator.yaml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operator {
+    /// `apiVersion`, when given.
+    pub api_version: Option<String>,
+    /// Operator name.
+    pub name: String,
+    /// `operatorVersion` (or the legacy `version`).
+    pub operator_version: Option<String>,
+    /// `appVersion`.
+    pub app_version: Option<String>,
+    /// `kudoVersion`.
+    pub kudo_version: Option<String>,
+    /// `kubernetesVersion`.
+    pub kubernetes_version: Option<String>,
+    /// Tasks in file order.
+    pub tasks: Vec<Task>,
+    /// Plans in file order.
+    pub plans: IndexMap<String, Plan>,
+}
+
+impl Operator {
+    /// Reads `operator.yaml` from a parsed document; a field of the wrong shape is reported at
+    /// its line.
+    pub fn parse(doc: &Document) -> Result<Operator> {
+        let raw: RawOperator = serde_path_to_error::deserialize(doc.value()).map_err(|e| {
+            let ptr = path_to_pointer(e.path());
+            Error::Invalid {
+                path: doc.path().to_path_buf(),
+                location: doc.location(&ptr).map(|l| (l.line, l.col)),
+                message: format!("{}: {}", if ptr.is_empty() { "/" } else { &ptr }, e.inner()),
+            }
+        })?;
+        let tasks = match raw.tasks {
+            RawTasks::None => Vec::new(),
+            RawTasks::List(list) => list
+                .into_iter()
+                .map(|t| Task {
+                    resources: t
+                        .spec
+                        .get("resources")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+                        .unwrap_or_default(),
+                    parameter: t.spec.get("parameter").and_then(Value::as_str).map(String::from),
+                    name: t.name,
+                    kind: t.kind,
+                    spec: t.spec,
+                })
+                .collect(),
+            RawTasks::Map(map) => map
+                .into_iter()
+                .map(|(name, t)| Task {
+                    name,
+                    kind: "Apply".into(),
+                    spec: serde_json::json!({ "resources": t.resources }),
+                    resources: t.resources,
+                    parameter: None,
+                })
+                .collect(),
+        };
+        Ok(Operator {
+            api_version: raw.api_version,
+            name: raw.name,
+            operator_version: raw.operator_version.or(raw.version),
+            app_version: raw.app_version,
+            kudo_version: raw.kudo_version,
+            kubernetes_version: raw.kubernetes_version,
+            tasks,
+            plans: raw.plans,
+        })
+    }
+
+    /// The task with this name.
+    pub fn task(&self, name: &str) -> Option<&Task> {
+        self.tasks.iter().find(|t| t.name == name)
+    }
+}
+
+fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("/{index}")),
+            Segment::Map { key } => out = crate::pointer::push(&out, key),
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// A loaded package.
+#[derive(Debug, Clone)]
+pub struct Package {
+    source: PathBuf,
+    operator: Operator,
+    params_doc: Document,
+    params: Params,
+    templates: BTreeMap<String, String>,
+}
+
+impl Package {
+    /// Loads a package from a directory or a `.tgz` / `.tar.gz` file.
+    pub fn load(path: &Path) -> Result<Package> {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let files = if meta.is_dir() {
+            read_dir(path)?
+        } else {
+            read_tgz(path)?
+        };
+        Package::from_files(path, files)
+    }
+
+    /// Builds a package from its files (paths relative to the package root, `/`-separated).
+    pub fn from_files(source: &Path, mut files: BTreeMap<String, Vec<u8>>) -> Result<Package> {
+        let text = |name: &str, bytes: Vec<u8>| {
+            String::from_utf8(bytes).map_err(|_| Error::Invalid {
+                path: source.join(name),
+                location: None,
+                message: "not UTF-8 text".into(),
+            })
+        };
+        let op_bytes = files.remove("operator.yaml").ok_or_else(|| Error::Invalid {
+            path: source.to_path_buf(),
+            location: None,
+            message: "not an operator package: operator.yaml is missing".into(),
+        })?;
+        let op_doc = Document::parse(&source.join("operator.yaml"), &text("operator.yaml", op_bytes)?)?;
+        let operator = Operator::parse(&op_doc)?;
+        let params_path = source.join("params.yaml");
+        let params_doc = match files.remove("params.yaml") {
+            Some(b) => Document::parse(&params_path, &text("params.yaml", b)?)?,
+            None => Document::parse(&params_path, "")?,
+        };
+        let params = Params::parse(&params_doc)?;
+        let mut templates = BTreeMap::new();
+        for (name, bytes) in files {
+            if let Some(t) = name.strip_prefix("templates/") {
+                if !t.is_empty() && !t.ends_with('/') {
+                    templates.insert(t.to_string(), text(&name, bytes)?);
+                }
+            }
+        }
+        Ok(Package {
+            source: source.to_path_buf(),
+            operator,
+            params_doc,
+            params,
+            templates,
+        })
+    }
+
+    /// Where the package was read from.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// `operator.yaml`.
+    pub fn operator(&self) -> &Operator {
+        &self.operator
+    }
+
+    /// `params.yaml` as parsed.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// `params.yaml` as a document (for locations).
+    pub fn params_document(&self) -> &Document {
+        &self.params_doc
+    }
+
+    /// The parameter schema (converted from v1beta1 when needed).
+    pub fn schema(&self) -> ParamSchema {
+        self.params.schema()
+    }
+
+    /// Template files by their path under `templates/`.
+    pub fn templates(&self) -> &BTreeMap<String, String> {
+        &self.templates
+    }
+}
+
+fn read_dir(root: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    for name in ["operator.yaml", "params.yaml"] {
+        let p = root.join(name);
+        if p.exists() {
+            files.insert(name.to_string(), std::fs::read(&p).map_err(io(&p))?);
+        }
+    }
+    let mut stack = vec![root.join("templates")];
+    while let Some(dir) = stack.pop() {
+        if !dir.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let entry = entry.map_err(io(&dir))?;
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap_or(&p)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                files.insert(rel, std::fs::read(&p).map_err(io(&p))?);
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let gz = flate2::read::GzDecoder::new(file.take(MAX_PACKAGE_BYTES));
+    let mut archive = tar::Archive::new(gz.take(MAX_PACKAGE_BYTES));
+    let mut files = BTreeMap::new();
+    for entry in archive.entries().map_err(io)? {
+        let mut entry = entry.map_err(io)?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry.path().map_err(io)?.to_string_lossy().into_owned();
+        let name = name.trim_start_matches("./").to_string();
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).map_err(io)?;
+        files.insert(name, bytes);
+    }
+    // Archives made with a top-level folder (`pkg/operator.yaml`) are read from that folder.
+    if !files.contains_key("operator.yaml")
+        && let Some(prefix) = files
+            .keys()
+            .find(|k| k.ends_with("/operator.yaml") && k.matches('/').count() == 1)
+            .map(|k| k.trim_end_matches("operator.yaml").to_string())
+    {
+        files = files
+            .into_iter()
+            .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|s| (s.to_string(), v)))
+            .collect();
+    }
+    Ok(files)
+}

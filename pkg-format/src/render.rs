@@ -1,0 +1,373 @@
+//! Rendering a plan's templates into Kubernetes objects.
+//!
+//! Templates are Handlebars, rendered in strict mode (a missing value in `{{ }}` is an error,
+//! not an empty string) without HTML escaping. The context is:
+//!
+//! | name | value |
+//! |---|---|
+//! | `Params` | the effective parameters, with their JSON types |
+//! | `Name`, `Namespace` | the instance |
+//! | `OperatorName`, `OperatorVersion`, `AppVersion` | from operator.yaml |
+//! | `PlanName`, `PhaseName`, `StepName` | where in the plan the template is applied |
+//!
+//! Helpers besides Handlebars' built-ins (`if`, `each`, `with`, `lookup`, `eq`, `ne`, `gt`,
+//! `gte`, `lt`, `lte`, `and`, `or`, `not`): `toYaml`, `toJson`, `default VALUE FALLBACK`
+//! (fallback when the value is missing, null or ""), `quote` (a double-quoted, escaped string),
+//! `indent N TEXT`, `b64enc`.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use handlebars::{
+    Context, Handlebars, Helper, HelperResult, JsonRender, Output, RenderContext, RenderError,
+    RenderErrorReason, ScopedJson,
+};
+use serde_json::{Value, json};
+
+use crate::diag::{Code, Diagnostic, Location, Origin};
+use crate::document::Document;
+use crate::package::{Operator, Package};
+
+/// Which instance and plan to render for.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Instance name (`Name`).
+    pub instance: String,
+    /// Namespace (`Namespace`).
+    pub namespace: String,
+    /// Plan whose Apply (and enabled Toggle) tasks are rendered.
+    pub plan: String,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            instance: "instance".into(),
+            namespace: "default".into(),
+            plan: "deploy".into(),
+        }
+    }
+}
+
+/// One rendered template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// The template's path under `templates/`.
+    pub template: String,
+    /// The phase, step and task that apply it.
+    pub phase: String,
+    /// The step.
+    pub step: String,
+    /// The task.
+    pub task: String,
+    /// The rendered text.
+    pub text: String,
+    /// The Kubernetes objects it holds.
+    pub objects: Vec<Value>,
+}
+
+/// A template to render, found by walking a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Use {
+    /// Phase name.
+    pub phase: String,
+    /// Step name.
+    pub step: String,
+    /// Task name.
+    pub task: String,
+    /// Template path under `templates/`.
+    pub template: String,
+}
+
+/// The templates a plan applies, in plan order, each once: the resources of its `Apply` tasks
+/// and of its `Toggle` tasks whose parameter is true in `params`.
+pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<Use>, Diagnostic> {
+    let p = op.plans.get(plan).ok_or_else(|| {
+        let known: Vec<&str> = op.plans.keys().map(String::as_str).collect();
+        Diagnostic::error(Code::Operator, "", format!("the operator has no plan `{plan}`"))
+            .with_help(format!("plans: {}", known.join(", ")))
+    })?;
+    let mut out: Vec<Use> = Vec::new();
+    for phase in &p.phases {
+        for step in &phase.steps {
+            if step.delete {
+                continue;
+            }
+            for task_name in &step.tasks {
+                let task = op.task(task_name).ok_or_else(|| {
+                    Diagnostic::error(
+                        Code::Operator,
+                        "",
+                        format!(
+                            "plan `{plan}` step `{}` uses task `{task_name}`, which is not defined",
+                            step.name
+                        ),
+                    )
+                })?;
+                let applies = match task.kind.as_str() {
+                    "Apply" => true,
+                    "Toggle" => task
+                        .parameter
+                        .as_deref()
+                        .is_some_and(|name| toggle_enabled(params, name)),
+                    _ => false,
+                };
+                if !applies {
+                    continue;
+                }
+                for r in &task.resources {
+                    if out.iter().any(|u| &u.template == r) {
+                        continue;
+                    }
+                    out.push(Use {
+                        phase: phase.name.clone(),
+                        step: step.name.clone(),
+                        task: task.name.clone(),
+                        template: r.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A Toggle's parameter: a top-level name (`ENABLED`) or a pointer (`backup/enabled`).
+fn toggle_enabled(params: &Value, name: &str) -> bool {
+    let v = if name.contains('/') {
+        let p = if name.starts_with('/') {
+            name.to_string()
+        } else {
+            format!("/{name}")
+        };
+        params.pointer(&p)
+    } else {
+        params.get(name)
+    };
+    matches!(v, Some(Value::Bool(true))) || matches!(v, Some(Value::String(s)) if s == "true")
+}
+
+/// The template engine, configured as described in the module docs.
+pub fn engine() -> Handlebars<'static> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    hb.register_helper("toYaml", Box::new(to_yaml));
+    hb.register_helper("toJson", Box::new(to_json));
+    hb.register_helper("default", Box::new(DefaultHelper));
+    hb.register_helper("quote", Box::new(quote));
+    hb.register_helper("indent", Box::new(indent));
+    hb.register_helper("b64enc", Box::new(b64enc));
+    hb
+}
+
+/// Renders the plan's templates with `params`. Every failing template is reported.
+pub fn render_plan(
+    pkg: &Package,
+    params: &Value,
+    opts: &RenderOptions,
+) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+    let uses = plan_templates(pkg.operator(), &opts.plan, params).map_err(|d| vec![d])?;
+    let mut hb = engine();
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    for u in uses {
+        let file = pkg.source().join("templates").join(&u.template);
+        let Some(text) = pkg.templates().get(&u.template) else {
+            diags.push(Diagnostic::error(
+                Code::Template,
+                "",
+                format!(
+                    "task `{}` uses templates/{}, which the package does not have",
+                    u.task, u.template
+                ),
+            ));
+            continue;
+        };
+        if !hb.has_template(&u.template)
+            && let Err(e) = hb.register_template_string(&u.template, text)
+        {
+            let (line, col) = e.pos().unwrap_or((1, 0));
+            diags.push(template_diag(&file, line, col, format!("does not parse: {}", e.reason())));
+            continue;
+        }
+        let ctx = context(pkg.operator(), params, opts, &u);
+        match hb.render(&u.template, &ctx) {
+            Ok(text) => match objects(&file, &text) {
+                Ok(objects) => out.push(Rendered {
+                    template: u.template,
+                    phase: u.phase,
+                    step: u.step,
+                    task: u.task,
+                    text,
+                    objects,
+                }),
+                Err(d) => diags.push(d),
+            },
+            Err(e) => diags.push(template_diag(
+                &file,
+                e.line_no.unwrap_or(1),
+                e.column_no.unwrap_or(0),
+                format!("does not render: {}", render_reason(&e)),
+            )),
+        }
+    }
+    if diags.is_empty() { Ok(out) } else { Err(diags) }
+}
+
+fn render_reason(e: &RenderError) -> String {
+    match e.reason() {
+        RenderErrorReason::MissingVariable(Some(path)) => {
+            format!("`{path}` has no value (templates are strict: guard optional values with {{{{#if}}}} or `default`)")
+        }
+        other => other.to_string(),
+    }
+}
+
+fn template_diag(file: &Path, line: usize, col: usize, message: String) -> Diagnostic {
+    Diagnostic::error(
+        Code::Template,
+        "",
+        format!("template {} {message}", file.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()),
+    )
+    .with_origin(Origin::File(Location {
+        path: file.to_path_buf(),
+        line,
+        col: col.max(1),
+    }))
+}
+
+fn context(op: &Operator, params: &Value, opts: &RenderOptions, u: &Use) -> Value {
+    json!({
+        "Params": params,
+        "Name": opts.instance,
+        "Namespace": opts.namespace,
+        "OperatorName": op.name,
+        "OperatorVersion": op.operator_version,
+        "AppVersion": op.app_version,
+        "PlanName": opts.plan,
+        "PhaseName": u.phase,
+        "StepName": u.step,
+    })
+}
+
+/// Parses rendered text and checks that each document is a Kubernetes object.
+fn objects(file: &Path, text: &str) -> Result<Vec<Value>, Diagnostic> {
+    let rendered: PathBuf = file.to_path_buf();
+    let docs = Document::parse_stream(&rendered, text).map_err(|e| {
+        let (line, col) = match &e {
+            crate::Error::Yaml { line, col, .. } => (*line, *col),
+            _ => (1, 1),
+        };
+        template_diag(file, line, col, format!("renders to invalid YAML (line {line} of the output): {e}"))
+    })?;
+    let mut out = Vec::new();
+    for d in docs {
+        if d.is_null() {
+            continue;
+        }
+        let ok = d.get("apiVersion").is_some_and(Value::is_string)
+            && d.get("kind").is_some_and(Value::is_string)
+            && d.get("metadata").is_some_and(|m| {
+                m.get("name").is_some_and(Value::is_string)
+                    || m.get("generateName").is_some_and(Value::is_string)
+            });
+        if !ok {
+            return Err(template_diag(
+                file,
+                1,
+                1,
+                "does not render to a Kubernetes object (apiVersion, kind and metadata.name are required)".into(),
+            ));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn param<'a>(h: &'a Helper<'_>, i: usize, name: &str) -> Result<&'a Value, RenderError> {
+    h.param(i)
+        .map(|p| p.value())
+        .ok_or_else(|| RenderErrorReason::ParamNotFoundForIndex(leak(name), i).into())
+}
+
+fn leak(name: &str) -> &'static str {
+    match name {
+        "toYaml" => "toYaml",
+        "toJson" => "toJson",
+        "default" => "default",
+        "quote" => "quote",
+        "indent" => "indent",
+        _ => "b64enc",
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.render(),
+    }
+}
+
+fn to_yaml(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+    let v = param(h, 0, "toYaml")?;
+    let text = serde_saphyr::to_string(v)
+        .map_err(|e| RenderErrorReason::Other(format!("toYaml: {e}")))?;
+    out.write(text.trim_end_matches('\n'))?;
+    Ok(())
+}
+
+fn to_json(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+    out.write(&param(h, 0, "toJson")?.to_string())?;
+    Ok(())
+}
+
+fn quote(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+    let s = text_of(param(h, 0, "quote")?);
+    out.write(&Value::String(s).to_string())?;
+    Ok(())
+}
+
+fn b64enc(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+    let s = text_of(param(h, 0, "b64enc")?);
+    out.write(&base64::engine::general_purpose::STANDARD.encode(s))?;
+    Ok(())
+}
+
+fn indent(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+    let n = param(h, 0, "indent")?
+        .as_u64()
+        .ok_or_else(|| RenderErrorReason::Other("indent: the first argument must be a number of spaces".into()))?;
+    let pad = " ".repeat(n.min(256) as usize);
+    let text = text_of(param(h, 1, "indent")?);
+    let lines: Vec<String> = text.lines().map(|l| format!("{pad}{l}")).collect();
+    out.write(&lines.join("\n"))?;
+    Ok(())
+}
+
+fn pick_default(h: &Helper<'_>) -> Result<Value, RenderError> {
+    let fallback = param(h, 1, "default")?;
+    let v = h.param(0).map(|p| p.value()).unwrap_or(&Value::Null);
+    Ok(match v {
+        Value::Null => fallback.clone(),
+        Value::String(s) if s.is_empty() => fallback.clone(),
+        other => other.clone(),
+    })
+}
+
+/// `default VALUE FALLBACK`: a value helper, so it keeps the type inside subexpressions
+/// (`{{quote (default x "a")}}`).
+pub struct DefaultHelper;
+
+impl handlebars::HelperDef for DefaultHelper {
+    fn call_inner<'reg: 'rc, 'rc>(
+        &self,
+        h: &Helper<'rc>,
+        _: &'reg Handlebars<'reg>,
+        _: &'rc Context,
+        _: &mut RenderContext<'reg, 'rc>,
+    ) -> Result<ScopedJson<'rc>, RenderError> {
+        Ok(ScopedJson::Derived(pick_default(h)?))
+    }
+}
