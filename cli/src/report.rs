@@ -106,7 +106,10 @@ fn handler() -> GraphicalReportHandler {
     } else {
         GraphicalTheme::unicode()
     };
-    GraphicalReportHandler::new_themed(theme).with_width(100)
+    // No context lines: a neighbouring line may hold a writeOnly value.
+    GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_context_lines(0)
 }
 
 /// Renders diagnostics to a string, errors and warnings, followed by a count.
@@ -115,7 +118,12 @@ pub fn render(diags: &[Diagnostic]) -> String {
     let mut sources = Sources::default();
     let mut out = String::new();
     for d in diags {
-        let r = Report { diag: d, source: sources.span(&d.origin) };
+        // A secret's line would show the secret: no snippet for masked values.
+        let source = match d.value {
+            Some(kudo_pkg::Shown::Masked) => None,
+            _ => sources.span(&d.origin),
+        };
+        let r = Report { diag: d, source };
         if h.render_report(&mut out, &r).is_err() {
             out.push_str(&d.to_string());
             out.push('\n');
