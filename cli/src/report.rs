@@ -1,7 +1,7 @@
 //! Rendering for people: diagnostics on stderr with the source line they point at (miette),
 //! plain when stderr is not a terminal or `NO_COLOR` is set.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -70,6 +70,16 @@ impl miette::Diagnostic for Report<'_> {
 #[derive(Default)]
 pub struct Sources {
     files: HashMap<PathBuf, Option<String>>,
+    /// Lines holding writeOnly values: no snippet may show them (a snippet shows one line of
+    /// context on each side).
+    secret_lines: HashSet<(PathBuf, usize)>,
+}
+
+impl Sources {
+    /// Marks a line that holds a secret.
+    pub fn hide_line(&mut self, path: PathBuf, line: usize) {
+        self.secret_lines.insert((path, line));
+    }
 }
 
 impl Sources {
@@ -77,6 +87,10 @@ impl Sources {
         let Origin::File(loc) = origin else {
             return None;
         };
+        let near = loc.line.saturating_sub(1)..=loc.line + 1;
+        if near.into_iter().any(|l| self.secret_lines.contains(&(loc.path.clone(), l))) {
+            return None;
+        }
         let text = self
             .files
             .entry(loc.path.clone())
@@ -106,16 +120,12 @@ fn handler() -> GraphicalReportHandler {
     } else {
         GraphicalTheme::unicode()
     };
-    // No context lines: a neighbouring line may hold a writeOnly value.
-    GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
-        .with_context_lines(0)
+    GraphicalReportHandler::new_themed(theme).with_width(100)
 }
 
 /// Renders diagnostics to a string, errors and warnings, followed by a count.
-pub fn render(diags: &[Diagnostic]) -> String {
+pub fn render(diags: &[Diagnostic], mut sources: Sources) -> String {
     let h = handler();
-    let mut sources = Sources::default();
     let mut out = String::new();
     for d in diags {
         // A secret's line would show the secret: no snippet for masked values.
@@ -139,8 +149,13 @@ pub fn render(diags: &[Diagnostic]) -> String {
 
 /// Prints diagnostics on stderr.
 pub fn diagnostics(diags: &[Diagnostic]) {
+    diagnostics_with(diags, Sources::default());
+}
+
+/// Prints diagnostics on stderr, keeping snippets away from the secret lines of `sources`.
+pub fn diagnostics_with(diags: &[Diagnostic], sources: Sources) {
     if !diags.is_empty() {
-        eprint!("{}", render(diags));
+        eprint!("{}", render(diags, sources));
     }
 }
 

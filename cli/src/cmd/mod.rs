@@ -65,15 +65,24 @@ fn to_yaml(value: &serde_json::Value) -> String {
 /// Computes and validates the parameters from the command line; prints problems.
 fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
     let (docs, mut diags) = value_files(args);
+    let schema = pkg.schema();
+    let mut sources = crate::report::Sources::default();
+    for d in &docs {
+        for p in kudo_pkg::values::redact(&schema, d.value()).1 {
+            if let Some(loc) = d.location(&p) {
+                sources.hide_line(loc.path, loc.line);
+            }
+        }
+    }
     let inputs = kudo_pkg::values::Inputs { current: None, files: &docs, overrides: &args.overrides };
-    match kudo_pkg::validate::resolve(&pkg.schema(), &inputs) {
+    match kudo_pkg::validate::resolve(&schema, &inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);
             Some(values)
         }
         Ok((_, more)) | Err(more) => {
             diags.extend(more);
-            crate::report::diagnostics(&diags);
+            crate::report::diagnostics_with(&diags, sources);
             None
         }
     }
