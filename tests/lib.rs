@@ -1,1 +1,36 @@
-//! tests
+//! Shared fixtures of kudo's integration tests: where the repository, its examples and the
+//! project's shared data (corpus, conformance cases, wire captures) are.
+
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// `examples/NAME` in the repository.
+pub fn example(name: &str) -> PathBuf {
+    repo().join("examples").join(name)
+}
+
+/// `tests/fixtures/NAME`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+}
+
+/// The project's shared data: `$KUDO_SHARED_DIR`, else `shared/` beside the repository (as CI
+/// lays it out). Tests that need it fail, never skip, when it is missing.
+pub fn shared() -> PathBuf {
+    let dir = std::env::var_os("KUDO_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("..").join("shared"));
+    assert!(
+        dir.join("corpus").is_dir(),
+        "the shared data directory {} is missing (set KUDO_SHARED_DIR)",
+        dir.display()
+    );
+    dir
+}

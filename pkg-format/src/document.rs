@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
+use saphyr::{MarkedYaml, Scalar, YamlData, YamlLoader};
 use serde_json::{Map, Number, Value};
 
 use crate::diag::Location;
@@ -22,13 +22,50 @@ pub struct Document {
     path: PathBuf,
     value: Value,
     locations: HashMap<String, (usize, usize)>,
+    duplicate_key: Option<(usize, usize, String)>,
+}
+
+/// Loads every YAML document of `text`; duplicate keys are an error unless `allow_duplicates`
+/// (then the last value wins).
+fn load(text: &str, allow_duplicates: bool) -> Result<Vec<MarkedYaml<'_>>, saphyr::ScanError> {
+    let mut parser = saphyr_parser::Parser::new_from_str(text);
+    let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
+    loader.allow_duplicate_keys(allow_duplicates);
+    parser.load(&mut loader, true)?;
+    if let Some(e) = loader.error() {
+        return Err(e.clone());
+    }
+    Ok(loader.into_documents())
 }
 
 impl Document {
+    /// Like [`Document::parse`], but a key given twice in a mapping is accepted, the last value
+    /// winning, as KUDO's own YAML reader did: some published `operator.yaml` files have one.
+    /// [`Document::duplicate_key`] tells where the first one was.
+    pub fn parse_lenient(path: &Path, text: &str) -> Result<Document, Error> {
+        match Document::parse(path, text) {
+            Err(Error::Yaml { line, col, message, .. }) if message.contains("duplicate") => {
+                let mut doc = Document::parse_with(path, text, true)?;
+                doc.duplicate_key = Some((line, col, message));
+                Ok(doc)
+            }
+            other => other,
+        }
+    }
+
+    /// Where a duplicated key was found by [`Document::parse_lenient`]: line, column, message.
+    pub fn duplicate_key(&self) -> Option<&(usize, usize, String)> {
+        self.duplicate_key.as_ref()
+    }
+
     /// Parses `text`, read from `path`. An empty file is `null`. More than one YAML document in
     /// the stream is an error: parameters and values are one document each.
     pub fn parse(path: &Path, text: &str) -> Result<Document, Error> {
-        let docs = MarkedYaml::load_from_str(text).map_err(|e| Error::Yaml {
+        Document::parse_with(path, text, false)
+    }
+
+    fn parse_with(path: &Path, text: &str, allow_duplicates: bool) -> Result<Document, Error> {
+        let docs = load(text, allow_duplicates).map_err(|e| Error::Yaml {
             path: path.to_path_buf(),
             line: e.marker().line(),
             col: e.marker().col() + 1,
@@ -38,6 +75,7 @@ impl Document {
             path: path.to_path_buf(),
             value: Value::Null,
             locations: HashMap::new(),
+            duplicate_key: None,
         };
         match docs.len() {
             0 => {}
@@ -61,7 +99,7 @@ impl Document {
     /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
     /// are `null`.
     pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
-        let docs = MarkedYaml::load_from_str(text).map_err(|e| Error::Yaml {
+        let docs = load(text, false).map_err(|e| Error::Yaml {
             path: path.to_path_buf(),
             line: e.marker().line(),
             col: e.marker().col() + 1,
@@ -73,6 +111,7 @@ impl Document {
                 path: path.to_path_buf(),
                 value: Value::Null,
                 locations: HashMap::new(),
+                duplicate_key: None,
             };
             let mut ptr = String::new();
             out.push(doc.convert(d, &mut ptr)?);
@@ -256,6 +295,13 @@ mod tests {
     fn duplicate_keys_are_refused() {
         let err = Document::parse(Path::new("d.yaml"), "a: 1\na: 2\n").unwrap_err();
         assert!(matches!(err, Error::Yaml { line: 2, .. }), "{err:?}");
+    }
+
+    #[test]
+    fn lenient_parsing_takes_the_last_duplicate_and_says_where() {
+        let doc = Document::parse_lenient(Path::new("op.yaml"), "a: 1\nb: 2\na: 3\n").unwrap();
+        assert_eq!(doc.value(), &serde_json::json!({"a": 3, "b": 2}));
+        assert_eq!(doc.duplicate_key().map(|d| d.0), Some(3));
     }
 
     #[test]

@@ -72,15 +72,32 @@ pub struct Plan {
     pub phases: Vec<Phase>,
 }
 
+/// A version field: KUDO read `appVersion: 5.7` (a YAML number) as the text "5.7".
+fn version_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(other) => {
+            return Err(serde::de::Error::custom(format!("expected a version string, found {other}")));
+        }
+    })
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawOperator {
     api_version: Option<String>,
     name: String,
+    #[serde(default, deserialize_with = "version_text")]
     operator_version: Option<String>,
+    #[serde(default, deserialize_with = "version_text")]
     version: Option<String>,
+    #[serde(default, deserialize_with = "version_text")]
     app_version: Option<String>,
+    #[serde(default, deserialize_with = "version_text")]
     kudo_version: Option<String>,
+    #[serde(default, deserialize_with = "version_text")]
     kubernetes_version: Option<String>,
     #[serde(default)]
     tasks: RawTasks,
@@ -108,7 +125,7 @@ struct RawTask {
 #[derive(Deserialize)]
 struct LegacyTask {
     #[serde(default)]
-    resources: Vec<String>,
+    resources: Option<Vec<String>>,
 }
 
 /// `operator.yaml`.
@@ -167,7 +184,7 @@ impl Operator {
                     name,
                     kind: "Apply".into(),
                     spec: serde_json::json!({ "resources": t.resources }),
-                    resources: t.resources,
+                    resources: t.resources.unwrap_or_default(),
                     parameter: None,
                 })
                 .collect(),
@@ -208,6 +225,7 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
 pub struct Package {
     source: PathBuf,
     operator: Operator,
+    operator_doc: Document,
     params_doc: Document,
     params: Params,
     templates: BTreeMap<String, String>,
@@ -242,7 +260,7 @@ impl Package {
             location: None,
             message: "not an operator package: operator.yaml is missing".into(),
         })?;
-        let op_doc = Document::parse(&source.join("operator.yaml"), &text("operator.yaml", op_bytes)?)?;
+        let op_doc = Document::parse_lenient(&source.join("operator.yaml"), &text("operator.yaml", op_bytes)?)?;
         let operator = Operator::parse(&op_doc)?;
         let params_path = source.join("params.yaml");
         let params_doc = match files.remove("params.yaml") {
@@ -261,6 +279,7 @@ impl Package {
         Ok(Package {
             source: source.to_path_buf(),
             operator,
+            operator_doc: op_doc,
             params_doc,
             params,
             templates,
@@ -275,6 +294,11 @@ impl Package {
     /// `operator.yaml`.
     pub fn operator(&self) -> &Operator {
         &self.operator
+    }
+
+    /// `operator.yaml` as a document (for locations).
+    pub fn operator_document(&self) -> &Document {
+        &self.operator_doc
     }
 
     /// `params.yaml` as parsed.

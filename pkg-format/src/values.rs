@@ -130,11 +130,6 @@ impl Default for Values {
 impl Values {
     /// Starts from existing values (an Instance's parameters), all with the same origin.
     pub fn new(value: Value, origin: Origin) -> Values {
-        let value = if value.is_null() {
-            Value::Object(Map::new())
-        } else {
-            value
-        };
         let mut origins = BTreeMap::new();
         origins.insert(String::new(), origin);
         Values { value, origins }
@@ -179,29 +174,30 @@ impl Values {
         filled
     }
 
-    /// Applies a `-P` file as an RFC 7396 merge patch. A file that is not a mapping is refused.
-    pub fn merge_file(&mut self, doc: &Document) -> Result<(), Diagnostic> {
-        let patch = doc.value();
-        match patch {
-            Value::Null => return Ok(()),
-            Value::Object(_) => {}
-            other => {
-                let loc = doc.location("").map(Origin::File).unwrap_or(Origin::None);
-                return Err(Diagnostic::error(
-                    Code::TypeMismatch,
-                    "",
-                    format!(
-                        "a values file must be a mapping of parameters, found {}",
-                        crate::params::json_type(other)
-                    ),
-                )
-                .with_origin(loc));
-            }
+    /// Applies a `-P` file as an RFC 7396 merge patch. An empty file changes nothing. A file whose
+    /// top level is not a mapping replaces the parameters whole (RFC 7396), which validation then
+    /// refuses (the parameters are an object).
+    pub fn merge_file(&mut self, doc: &Document) {
+        if !doc.value().is_null() {
+            self.merge(doc.value(), Some(doc));
         }
+    }
+
+    /// Applies an RFC 7396 merge patch; values it sets take their origin from `doc` when given.
+    pub fn merge(&mut self, patch: &Value, doc: Option<&Document>) {
         json_patch::merge(&mut self.value, patch);
-        let mut at = String::new();
-        self.record_patch(doc, patch, &mut at);
-        Ok(())
+        if !patch.is_object() {
+            self.origins.clear();
+        }
+        if let Some(doc) = doc {
+            if !patch.is_object() {
+                if let Some(loc) = doc.location("") {
+                    self.origins.insert(String::new(), Origin::File(loc));
+                }
+            }
+            let mut at = String::new();
+            self.record_patch(doc, patch, &mut at);
+        }
     }
 
     fn record_patch(&mut self, doc: &Document, patch: &Value, at: &mut String) {
@@ -563,15 +559,13 @@ pub struct Inputs<'a> {
 /// every problem met on the way; validation is a separate step ([`crate::validate`]).
 pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diagnostic>) {
     let mut values = match &inputs.current {
+        Some(Value::Null) | None => Values::new(Value::Object(Map::new()), Origin::None),
         Some(v) => Values::new(v.clone(), Origin::Instance),
-        None => Values::new(Value::Object(Map::new()), Origin::None),
     };
     let mut diags = Vec::new();
     values.apply_defaults(schema);
     for file in inputs.files {
-        if let Err(d) = values.merge_file(file) {
-            diags.push(d);
-        }
+        values.merge_file(file);
         values.apply_defaults(schema);
     }
     for (i, arg) in inputs.overrides.iter().enumerate() {

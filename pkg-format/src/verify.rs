@@ -21,6 +21,16 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
     let schema = pkg.schema();
     let op = pkg.operator();
 
+    if let Some((line, col, message)) = pkg.operator_document().duplicate_key() {
+        out.push(
+            Diagnostic::warning(Code::Operator, "", format!("operator.yaml: {message}; the last value is used"))
+                .with_origin(Origin::File(Location {
+                    path: pkg.operator_document().path().to_path_buf(),
+                    line: *line,
+                    col: *col,
+                })),
+        );
+    }
     if !op.plans.contains_key("deploy") {
         out.push(Diagnostic::error(Code::Operator, "", "the operator has no `deploy` plan"));
     }
