@@ -264,6 +264,14 @@ impl Values {
                     ));
                 }
             }
+            let types = schema.types(node);
+            if !types.is_empty() && !types.iter().any(|t| *t == "object" || *t == "array") {
+                return Err(err(
+                    Code::WalkThroughScalar,
+                    &pointer::from_tokens(&ov.tokens[..i]),
+                    format!("is a {}, so it has no parameters below it", types.join(" or ")),
+                ));
+            }
             match schema.child(node, tok) {
                 Child::Unknown => {
                     let mut d = err(

@@ -61,6 +61,7 @@ fn overrides_are_typed_by_the_schema() {
         ("/enabled=false", "/enabled", Ok(json!(false))), // leading slash optional
         ("tags=[x, y]", "/tags", Ok(json!(["x", "y"]))),
         ("tags/0=z", "/tags", Ok(json!(["z"]))),
+        ("tags/0=", "/tags", Ok(json!([""]))), // a string item set to ""
         ("a~1b=s", "/a~1b", Ok(json!("s"))), // ~1 is "/"
         ("m~0n=7", "/m~0n", Ok(json!(7))),   // ~0 is "~"
         ("primary/host=db", "/primary", Ok(json!({"host": "db"}))), // objects are created
@@ -85,13 +86,13 @@ fn refusals_have_their_own_codes() {
         ("tags/-=x", Code::AppendRefused),
         ("tags/first=x", Code::InvalidIndex),
         ("tags/01=x", Code::InvalidIndex),
-        ("name/inner=x", Code::UnknownParameter), // a string has no parameters below it
+        ("name/inner=x", Code::WalkThroughScalar), // the schema says: a string, nothing below it
         ("noDefault/0=x", Code::MissingArray),
         ("novalue", Code::OverrideSyntax),
         ("=x", Code::OverrideSyntax),
         ("a~2b=x", Code::InvalidPointer),
         ("tags=[unclosed", Code::OverrideSyntax),
-        ("tags/0=", Code::OverrideSyntax), // an array item cannot be removed
+        ("topology/0=", Code::OverrideSyntax), // an array item cannot be removed
     ];
     for (input, code) in cases {
         assert_eq!(apply(&[input]).map(|_| ()), Err(*code), "-p {input}");

@@ -195,6 +195,10 @@ impl ParamSchema {
                 Child::Additional(&ANY)
             };
         };
+        let types = self.types(node);
+        if !types.is_empty() && !types.iter().any(|t| *t == "object" || *t == "array") {
+            return Child::Unknown; // a scalar has nothing below it
+        }
         if self.is_array(node) {
             if let Ok(i) = token.parse::<usize>() {
                 let prefix = match (self.draft, n.get("prefixItems"), n.get("items")) {
