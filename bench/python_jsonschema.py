@@ -80,7 +80,6 @@ def main(argv):
     if a.once:
         return once(a.schema, a.values)
 
-    import jsonschema
     import yaml
     from importlib.metadata import version
     from jsonschema import Draft202012Validator
