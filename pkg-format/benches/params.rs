@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo bench -p kudo-pkg --bench params` (or `bash bench/run.sh`, which also compares
 //! with Python's `jsonschema`). The corpus lives in `shared/corpus/kudo-operators` next to the
-//! work tree; the package with the largest `params.yaml` (and an `operator.yaml`) is chosen.
+//! work tree (or in `$KUDO_SHARED_DIR`); the package with the largest `params.yaml` (and an `operator.yaml`) is chosen.
 //!
 //! - `load_convert_largest`: `Package::load` + `Package::schema` (v1beta1 -> v1beta2 conversion).
 //! - `params_10p_2P_validate`: `values::effective` with 10 `-p` overrides and 2 `-P` files
@@ -24,8 +24,12 @@ use kudo_pkg::document::Document;
 use kudo_pkg::values::{self, Inputs};
 use kudo_pkg::{Package, ParamSchema, Validator};
 
+/// `$KUDO_SHARED_DIR/corpus/kudo-operators`, else `shared/` beside the repository.
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/kudo-operators")
+    let shared = std::env::var_os("KUDO_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    shared.join("corpus/kudo-operators")
 }
 
 /// The package directory (holding an `operator.yaml`) whose `params.yaml` is the largest.
@@ -54,7 +58,8 @@ fn largest_package() -> PathBuf {
     let root = corpus_dir();
     let mut best = None;
     walk(&root, &mut best);
-    let (_, dir) = best.unwrap_or_else(|| panic!("no package with params.yaml under {}", root.display()));
+    let (_, dir) =
+        best.unwrap_or_else(|| panic!("no package with params.yaml under {}", root.display()));
     dir.canonicalize().unwrap_or(dir)
 }
 
@@ -83,7 +88,10 @@ fn override_text(node: &Value, preferred: Option<&str>, seed: usize) -> String {
         "integer" => (seed + 2).to_string(),
         "number" => format!("{}.5", seed + 1),
         "boolean" => if seed % 2 == 0 { "true" } else { "false" }.into(),
-        "array" | "object" => node.get("default").map(Value::to_string).unwrap_or_else(|| "null".into()),
+        "array" | "object" => node
+            .get("default")
+            .map(Value::to_string)
+            .unwrap_or_else(|| "null".into()),
         _ => format!("bench-{seed}"),
     }
 }
@@ -127,7 +135,10 @@ const PREFERRED: &[(&str, &str)] = &[
     ("BROKER_MEM", "4096Mi"),
     ("DISK_SIZE", "20Gi"),
     ("METRICS_ENABLED", "false"),
-    ("ZOOKEEPER_URI", "zk-zookeeper-0.zk-hs:2181,zk-zookeeper-1.zk-hs:2181,zk-zookeeper-2.zk-hs:2181"),
+    (
+        "ZOOKEEPER_URI",
+        "zk-zookeeper-0.zk-hs:2181,zk-zookeeper-1.zk-hs:2181,zk-zookeeper-2.zk-hs:2181",
+    ),
     ("NUM_PARTITIONS", "12"),
     ("LOG_RETENTION_HOURS", "72"),
     ("KERBEROS_ENABLED", "false"),
@@ -143,7 +154,11 @@ fn fixture() -> Fixture {
         .get("properties")
         .and_then(Value::as_object)
         .expect("the converted schema has properties");
-    assert!(props.len() >= 40, "expected a large package, got {} parameters", props.len());
+    assert!(
+        props.len() >= 40,
+        "expected a large package, got {} parameters",
+        props.len()
+    );
 
     // 10 `-p` overrides: the preferred names the package has, then the first other properties.
     let mut chosen: Vec<(String, Option<&str>)> = PREFERRED
@@ -167,10 +182,16 @@ fn fixture() -> Fixture {
 
     // Two `-P` files on other parameters: the first pins 24 values, the second changes 8 of them
     // and adds 8 more (so the merge patch overwrites as well as adds).
-    let rest: Vec<&String> = props.keys().filter(|k| !chosen.iter().any(|(n, _)| n == *k)).collect();
-    let entry = |i: usize, seed: usize| (rest[i].clone(), file_value(&props[rest[i].as_str()], seed));
+    let rest: Vec<&String> = props
+        .keys()
+        .filter(|k| !chosen.iter().any(|(n, _)| n == *k))
+        .collect();
+    let entry =
+        |i: usize, seed: usize| (rest[i].clone(), file_value(&props[rest[i].as_str()], seed));
     let f1: Vec<_> = (0..24.min(rest.len())).map(|i| entry(i, i)).collect();
-    let f2: Vec<_> = (16..32.min(rest.len())).map(|i| entry(i, i + 100)).collect();
+    let f2: Vec<_> = (16..32.min(rest.len()))
+        .map(|i| entry(i, i + 100))
+        .collect();
     let (p1, p2) = (yaml_text(&f1), yaml_text(&f2));
     let files = vec![
         Document::parse(Path::new("p1.yaml"), &p1).expect("p1.yaml parses"),
@@ -192,7 +213,11 @@ fn export(fx: &Fixture) {
     };
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).expect("create KUDO_BENCH_INPUTS");
-    std::fs::write(dir.join("package.txt"), format!("{}\n", fx.package.display())).unwrap();
+    std::fs::write(
+        dir.join("package.txt"),
+        format!("{}\n", fx.package.display()),
+    )
+    .unwrap();
     std::fs::write(dir.join("overrides.txt"), fx.overrides.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("p1.yaml"), &fx.p1).unwrap();
     std::fs::write(dir.join("p2.yaml"), &fx.p2).unwrap();
@@ -210,14 +235,23 @@ fn benches(c: &mut Criterion) {
 
     // Once, outside the timing: the inputs are valid, so the benchmarks measure the success path.
     let (vals, problems) = values::effective(&fx.schema, &inputs);
-    assert!(problems.is_empty(), "effective values had problems: {problems:?}");
+    assert!(
+        problems.is_empty(),
+        "effective values had problems: {problems:?}"
+    );
     let diags = validator.validate(&vals);
-    assert!(diags.is_empty(), "validation failed: {:?}", diags.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+    assert!(
+        diags.is_empty(),
+        "validation failed: {:?}",
+        diags.iter().map(|d| d.to_string()).collect::<Vec<_>>()
+    );
     kudo_pkg::validate::resolve(&fx.schema, &inputs).expect("resolve succeeds");
     eprintln!(
         "package {} ({} parameters, {} bytes of params.yaml); -p {}",
         fx.package.display(),
-        fx.schema.root()["properties"].as_object().map_or(0, |m| m.len()),
+        fx.schema.root()["properties"]
+            .as_object()
+            .map_or(0, |m| m.len()),
         std::fs::metadata(fx.package.join("params.yaml")).map_or(0, |m| m.len()),
         fx.overrides.join(" -p "),
     );
@@ -235,7 +269,9 @@ fn benches(c: &mut Criterion) {
             black_box((v, problems, diags))
         })
     });
-    c.bench_function("validate_only", |b| b.iter(|| black_box(validator.validate(black_box(&vals)))));
+    c.bench_function("validate_only", |b| {
+        b.iter(|| black_box(validator.validate(black_box(&vals))))
+    });
     c.bench_function("compile_schema", |b| {
         b.iter(|| black_box(Validator::new(black_box(&fx.schema)).unwrap()))
     });
