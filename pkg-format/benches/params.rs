@@ -2,7 +2,8 @@
 //!
 //! Run with `cargo bench -p kudo-pkg --bench params` (or `bash bench/run.sh`, which also compares
 //! with Python's `jsonschema`). The corpus lives in `shared/corpus/kudo-operators` next to the
-//! work tree (or in `$KUDO_SHARED_DIR`); the package with the largest `params.yaml` (and an `operator.yaml`) is chosen.
+//! work tree (or in `$KUDO_SHARED_DIR`); the package with the largest `params.yaml` (and an
+//! `operator.yaml`) is chosen.
 //!
 //! - `load_convert_largest`: `Package::load` + `Package::schema` (v1beta1 -> v1beta2 conversion).
 //! - `params_10p_2P_validate`: `values::effective` with 10 `-p` overrides and 2 `-P` files
@@ -87,7 +88,7 @@ fn override_text(node: &Value, preferred: Option<&str>, seed: usize) -> String {
     match ty {
         "integer" => (seed + 2).to_string(),
         "number" => format!("{}.5", seed + 1),
-        "boolean" => if seed % 2 == 0 { "true" } else { "false" }.into(),
+        "boolean" => if seed.is_multiple_of(2) { "true" } else { "false" }.into(),
         "array" | "object" => node
             .get("default")
             .map(Value::to_string)
@@ -101,7 +102,7 @@ fn file_value(node: &Value, seed: usize) -> Value {
     match prop_type(node) {
         "integer" => Value::from(seed as i64 + 2),
         "number" => Value::from(seed as f64 + 0.5),
-        "boolean" => Value::Bool(seed % 2 == 0),
+        "boolean" => Value::Bool(seed.is_multiple_of(2)),
         "string" => match node.get("default") {
             Some(Value::String(s)) if !s.is_empty() => Value::String(s.clone()),
             _ => Value::String(format!("file-value-{seed}")),
