@@ -18,7 +18,9 @@ pub fn example(name: &str) -> PathBuf {
 
 /// `tests/fixtures/NAME`.
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
 }
 
 /// The project's shared data: `$KUDO_SHARED_DIR`, else `shared/` beside the repository (as CI
@@ -33,4 +35,25 @@ pub fn shared() -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// The `kudo` binary, built from this workspace first (so `cargo test -p kudo-tests` alone, or a
+/// fresh clone, never runs a stale or missing binary).
+pub fn kudo_bin() -> PathBuf {
+    static BUILD: std::sync::Once = std::sync::Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "-p", "kudo-cli", "--bin", "kudo"])
+            .current_dir(repo())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the kudo binary failed");
+    });
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"));
+    target
+        .join("debug")
+        .join(format!("kudo{}", std::env::consts::EXE_SUFFIX))
 }

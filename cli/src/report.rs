@@ -55,14 +55,21 @@ impl miette::Diagnostic for Report<'_> {
         })
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.diag.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.diag
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|(s, _)| s as &dyn miette::SourceCode)
+        self.source
+            .as_ref()
+            .map(|(s, _)| s as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let (_, span) = self.source.as_ref()?;
-        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(None, *span))))
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
+            None, *span,
+        ))))
     }
 }
 
@@ -88,7 +95,10 @@ impl Sources {
             return None;
         };
         let near = loc.line.saturating_sub(1)..=loc.line + 1;
-        if near.into_iter().any(|l| self.secret_lines.contains(&(loc.path.clone(), l))) {
+        if near
+            .into_iter()
+            .any(|l| self.secret_lines.contains(&(loc.path.clone(), l)))
+        {
             return None;
         }
         let text = self
@@ -102,14 +112,21 @@ impl Sources {
             .map(str::len)
             .sum();
         let line = text[line_start..].lines().next().unwrap_or("");
-        let col_bytes: usize = line.chars().take(loc.col.saturating_sub(1)).map(char::len_utf8).sum();
+        let col_bytes: usize = line
+            .chars()
+            .take(loc.col.saturating_sub(1))
+            .map(char::len_utf8)
+            .sum();
         let rest = &line[col_bytes.min(line.len())..];
         // The value (or key) itself: stop at a trailing comment and at a key's colon.
         let token = rest.split(" #").next().unwrap_or(rest).trim_end();
         let token = token.strip_suffix(':').unwrap_or(token);
         let len = token.len().max(1);
         let name = loc.path.display().to_string();
-        Some((NamedSource::new(name, text), SourceSpan::new((line_start + col_bytes).into(), len)))
+        Some((
+            NamedSource::new(name, text),
+            SourceSpan::new((line_start + col_bytes).into(), len),
+        ))
     }
 }
 

@@ -88,7 +88,12 @@ fn override_text(node: &Value, preferred: Option<&str>, seed: usize) -> String {
     match ty {
         "integer" => (seed + 2).to_string(),
         "number" => format!("{}.5", seed + 1),
-        "boolean" => if seed.is_multiple_of(2) { "true" } else { "false" }.into(),
+        "boolean" => if seed.is_multiple_of(2) {
+            "true"
+        } else {
+            "false"
+        }
+        .into(),
         "array" | "object" => node
             .get("default")
             .map(Value::to_string)
@@ -181,8 +186,8 @@ fn fixture() -> Fixture {
         .map(|(i, (n, pref))| format!("{n}={}", override_text(&props[n.as_str()], *pref, i)))
         .collect();
 
-    // Two `-P` files on other parameters: the first pins 24 values, the second changes 8 of them
-    // and adds 8 more (so the merge patch overwrites as well as adds).
+    // Two `-P` files on other parameters: the first pins 24 values, the second sets 8 of them
+    // again and 8 more (so the second merge patch overwrites as well as adds).
     let rest: Vec<&String> = props
         .keys()
         .filter(|k| !chosen.iter().any(|(n, _)| n == *k))

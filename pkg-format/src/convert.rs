@@ -43,10 +43,7 @@ pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
             prop.insert("description".into(), Value::String(d.clone()));
         }
         if let Some(d) = &p.default {
-            prop.insert(
-                "default".into(),
-                typed(d, ty).unwrap_or_else(|_| d.clone()),
-            );
+            prop.insert("default".into(), typed(d, ty).unwrap_or_else(|_| d.clone()));
         }
         if let Some(values) = &p.enum_values {
             let typed_values = values
@@ -70,7 +67,10 @@ pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
         properties.insert(p.name.clone(), Value::Object(prop));
     }
     let mut root = Map::new();
-    root.insert("$schema".into(), Value::String(Draft::Draft202012.uri().into()));
+    root.insert(
+        "$schema".into(),
+        Value::String(Draft::Draft202012.uri().into()),
+    );
     root.insert("type".into(), Value::String("object".into()));
     if !required.is_empty() {
         root.insert("required".into(), Value::Array(required));
@@ -88,8 +88,9 @@ pub fn typed(value: &Value, ty: V1beta1Type) -> Result<Value, String> {
         (V1beta1Type::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
         (V1beta1Type::String, _) => Err("a structured value cannot be a string parameter".into()),
         (V1beta1Type::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(value.clone()),
-        (V1beta1Type::Integer, Value::String(s)) => parse_integer(s.trim())
-            .ok_or_else(|| "is not an integer".to_string()),
+        (V1beta1Type::Integer, Value::String(s)) => {
+            parse_integer(s.trim()).ok_or_else(|| "is not an integer".to_string())
+        }
         (V1beta1Type::Number, Value::Number(_)) => Ok(value.clone()),
         (V1beta1Type::Number, Value::String(s)) => {
             let t = s.trim();
@@ -187,7 +188,11 @@ mod tests {
         let cases: &[(Value, V1beta1Type, Result<Value, ()>)] = &[
             (json!("3"), Integer, Ok(json!(3))),
             (json!(" -1 "), Integer, Ok(json!(-1))),
-            (json!("18446744073709551615"), Integer, Ok(json!(18446744073709551615u64))),
+            (
+                json!("18446744073709551615"),
+                Integer,
+                Ok(json!(18446744073709551615u64)),
+            ),
             (json!("3.5"), Integer, Err(())),
             (json!("0.25"), Number, Ok(json!(0.25))),
             (json!("4"), Number, Ok(json!(4))),
@@ -195,7 +200,11 @@ mod tests {
             (json!("True"), Boolean, Ok(json!(true))),
             (json!("yes"), Boolean, Err(())),
             (json!("[foo, bar]"), Array, Ok(json!(["foo", "bar"]))),
-            (json!("[foo,bar,bazz]"), Array, Ok(json!(["foo", "bar", "bazz"]))),
+            (
+                json!("[foo,bar,bazz]"),
+                Array,
+                Ok(json!(["foo", "bar", "bazz"])),
+            ),
             (json!("{foo: \"bar\"}"), Map, Ok(json!({"foo": "bar"}))),
             (json!(""), Array, Ok(json!([]))),
             (json!("a: b"), Array, Err(())),
@@ -273,7 +282,8 @@ parameters:
             json!({"NODE_COUNT": 3, "BACKUP_ENABLED": false, "ARRAY_PARAM": ["foo", "bar", "bazz"],
                    "MAP_PARAM": {"foo": "bar"}, "OTHER": "x"})
         );
-        let (_, diags) = instance_values(&params, json!({"NODE_COUNT": "many"}).as_object().unwrap());
+        let (_, diags) =
+            instance_values(&params, json!({"NODE_COUNT": "many"}).as_object().unwrap());
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].code, Code::Conversion);
         assert_eq!(diags[0].pointer, "/NODE_COUNT");

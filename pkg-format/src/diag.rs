@@ -282,7 +282,11 @@ impl Diagnostic {
 /// The one-line sentence: `/nodeCount: must be at least 1, got 0 (values.yaml:3:12)`.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
         write!(f, "{at}: {}", self.message)?;
         if let Some(v) = &self.value {
             write!(f, ", got {v}")?;

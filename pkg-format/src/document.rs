@@ -44,7 +44,9 @@ impl Document {
     /// [`Document::duplicate_key`] tells where the first one was.
     pub fn parse_lenient(path: &Path, text: &str) -> Result<Document, Error> {
         match Document::parse(path, text) {
-            Err(Error::Yaml { line, col, message, .. }) if message.contains("duplicate") => {
+            Err(Error::Yaml {
+                line, col, message, ..
+            }) if message.contains("duplicate") => {
                 let mut doc = Document::parse_with(path, text, true)?;
                 doc.duplicate_key = Some((line, col, message));
                 Ok(doc)

@@ -73,13 +73,17 @@ pub struct Plan {
 }
 
 /// A version field: KUDO read `appVersion: 5.7` (a YAML number) as the text "5.7".
-fn version_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+fn version_text<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
     Ok(match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s),
         Some(Value::Number(n)) => Some(n.to_string()),
         Some(other) => {
-            return Err(serde::de::Error::custom(format!("expected a version string, found {other}")));
+            return Err(serde::de::Error::custom(format!(
+                "expected a version string, found {other}"
+            )));
         }
     })
 }
@@ -170,9 +174,17 @@ impl Operator {
                         .spec
                         .get("resources")
                         .and_then(Value::as_array)
-                        .map(|r| r.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+                        .map(|r| {
+                            r.iter()
+                                .filter_map(|s| s.as_str().map(String::from))
+                                .collect()
+                        })
                         .unwrap_or_default(),
-                    parameter: t.spec.get("parameter").and_then(Value::as_str).map(String::from),
+                    parameter: t
+                        .spec
+                        .get("parameter")
+                        .and_then(Value::as_str)
+                        .map(String::from),
                     name: t.name,
                     kind: t.kind,
                     spec: t.spec,
@@ -255,12 +267,17 @@ impl Package {
                 message: "not UTF-8 text".into(),
             })
         };
-        let op_bytes = files.remove("operator.yaml").ok_or_else(|| Error::Invalid {
-            path: source.to_path_buf(),
-            location: None,
-            message: "not an operator package: operator.yaml is missing".into(),
-        })?;
-        let op_doc = Document::parse_lenient(&source.join("operator.yaml"), &text("operator.yaml", op_bytes)?)?;
+        let op_bytes = files
+            .remove("operator.yaml")
+            .ok_or_else(|| Error::Invalid {
+                path: source.to_path_buf(),
+                location: None,
+                message: "not an operator package: operator.yaml is missing".into(),
+            })?;
+        let op_doc = Document::parse_lenient(
+            &source.join("operator.yaml"),
+            &text("operator.yaml", op_bytes)?,
+        )?;
         let operator = Operator::parse(&op_doc)?;
         let params_path = source.join("params.yaml");
         let params_doc = match files.remove("params.yaml") {
@@ -270,10 +287,11 @@ impl Package {
         let params = Params::parse(&params_doc)?;
         let mut templates = BTreeMap::new();
         for (name, bytes) in files {
-            if let Some(t) = name.strip_prefix("templates/") {
-                if !t.is_empty() && !t.ends_with('/') {
-                    templates.insert(t.to_string(), text(&name, bytes)?);
-                }
+            if let Some(t) = name.strip_prefix("templates/")
+                && !t.is_empty()
+                && !t.ends_with('/')
+            {
+                templates.insert(t.to_string(), text(&name, bytes)?);
             }
         }
         Ok(Package {

@@ -84,8 +84,12 @@ pub struct Use {
 pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<Use>, Diagnostic> {
     let p = op.plans.get(plan).ok_or_else(|| {
         let known: Vec<&str> = op.plans.keys().map(String::as_str).collect();
-        Diagnostic::error(Code::Operator, "", format!("the operator has no plan `{plan}`"))
-            .with_help(format!("plans: {}", known.join(", ")))
+        Diagnostic::error(
+            Code::Operator,
+            "",
+            format!("the operator has no plan `{plan}`"),
+        )
+        .with_help(format!("plans: {}", known.join(", ")))
     })?;
     let mut out: Vec<Use> = Vec::new();
     for phase in &p.phases {
@@ -188,7 +192,12 @@ pub fn render_plan(
             && let Err(e) = hb.register_template_string(&u.template, text)
         {
             let (line, col) = e.pos().unwrap_or((1, 0));
-            diags.push(template_diag(&file, line, col, format!("does not parse: {}", e.reason())));
+            diags.push(template_diag(
+                &file,
+                line,
+                col,
+                format!("does not parse: {}", e.reason()),
+            ));
             continue;
         }
         let ctx = context(pkg.operator(), params, opts, &u);
@@ -212,13 +221,19 @@ pub fn render_plan(
             )),
         }
     }
-    if diags.is_empty() { Ok(out) } else { Err(diags) }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
 }
 
 fn render_reason(e: &RenderError) -> String {
     match e.reason() {
         RenderErrorReason::MissingVariable(Some(path)) => {
-            format!("`{path}` has no value (templates are strict: guard optional values with {{{{#if}}}} or `default`)")
+            format!(
+                "`{path}` has no value (templates are strict: guard optional values with {{{{#if}}}} or `default`)"
+            )
         }
         other => other.to_string(),
     }
@@ -228,7 +243,12 @@ fn template_diag(file: &Path, line: usize, col: usize, message: String) -> Diagn
     Diagnostic::error(
         Code::Template,
         "",
-        format!("template {} {message}", file.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()),
+        format!(
+            "template {} {message}",
+            file.file_name()
+                .map(|f| f.to_string_lossy())
+                .unwrap_or_default()
+        ),
     )
     .with_origin(Origin::File(Location {
         path: file.to_path_buf(),
@@ -259,7 +279,12 @@ fn objects(file: &Path, text: &str) -> Result<Vec<Value>, Diagnostic> {
             crate::Error::Yaml { line, col, .. } => (*line, *col),
             _ => (1, 1),
         };
-        template_diag(file, line, col, format!("renders to invalid YAML (line {line} of the output): {e}"))
+        template_diag(
+            file,
+            line,
+            col,
+            format!("renders to invalid YAML (line {line} of the output): {e}"),
+        )
     })?;
     let mut out = Vec::new();
     for d in docs {
@@ -310,35 +335,65 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn to_yaml(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+fn to_yaml(
+    h: &Helper<'_>,
+    _: &Handlebars<'_>,
+    _: &Context,
+    _: &mut RenderContext<'_, '_>,
+    out: &mut dyn Output,
+) -> HelperResult {
     let v = param(h, 0, "toYaml")?;
-    let text = serde_saphyr::to_string(v)
-        .map_err(|e| RenderErrorReason::Other(format!("toYaml: {e}")))?;
+    let text =
+        serde_saphyr::to_string(v).map_err(|e| RenderErrorReason::Other(format!("toYaml: {e}")))?;
     out.write(text.trim_end_matches('\n'))?;
     Ok(())
 }
 
-fn to_json(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+fn to_json(
+    h: &Helper<'_>,
+    _: &Handlebars<'_>,
+    _: &Context,
+    _: &mut RenderContext<'_, '_>,
+    out: &mut dyn Output,
+) -> HelperResult {
     out.write(&param(h, 0, "toJson")?.to_string())?;
     Ok(())
 }
 
-fn quote(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+fn quote(
+    h: &Helper<'_>,
+    _: &Handlebars<'_>,
+    _: &Context,
+    _: &mut RenderContext<'_, '_>,
+    out: &mut dyn Output,
+) -> HelperResult {
     let s = text_of(param(h, 0, "quote")?);
     out.write(&Value::String(s).to_string())?;
     Ok(())
 }
 
-fn b64enc(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
+fn b64enc(
+    h: &Helper<'_>,
+    _: &Handlebars<'_>,
+    _: &Context,
+    _: &mut RenderContext<'_, '_>,
+    out: &mut dyn Output,
+) -> HelperResult {
     let s = text_of(param(h, 0, "b64enc")?);
     out.write(&base64::engine::general_purpose::STANDARD.encode(s))?;
     Ok(())
 }
 
-fn indent(h: &Helper<'_>, _: &Handlebars<'_>, _: &Context, _: &mut RenderContext<'_, '_>, out: &mut dyn Output) -> HelperResult {
-    let n = param(h, 0, "indent")?
-        .as_u64()
-        .ok_or_else(|| RenderErrorReason::Other("indent: the first argument must be a number of spaces".into()))?;
+fn indent(
+    h: &Helper<'_>,
+    _: &Handlebars<'_>,
+    _: &Context,
+    _: &mut RenderContext<'_, '_>,
+    out: &mut dyn Output,
+) -> HelperResult {
+    let n = param(h, 0, "indent")?.as_u64().ok_or_else(|| {
+        RenderErrorReason::Other("indent: the first argument must be a number of spaces".into())
+    })?;
     let pad = " ".repeat(n.min(256) as usize);
     let text = text_of(param(h, 1, "indent")?);
     let lines: Vec<String> = text.lines().map(|l| format!("{pad}{l}")).collect();

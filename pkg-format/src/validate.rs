@@ -53,7 +53,11 @@ impl Validator {
                 Diagnostic::error(
                     Code::InvalidSchema,
                     e.instance_path().as_str().to_string(),
-                    format!("not a valid JSON-schema ({}): {}", draft_name(schema.draft()), e),
+                    format!(
+                        "not a valid JSON-schema ({}): {}",
+                        draft_name(schema.draft()),
+                        e
+                    ),
                 )
             })
             .collect();
@@ -88,7 +92,11 @@ impl Validator {
     }
 
     /// Like [`Validator::validate`] for plain JSON, with origins from `origin_of`.
-    pub fn validate_value(&self, value: &Value, origin_of: &dyn Fn(&str) -> Origin) -> Vec<Diagnostic> {
+    pub fn validate_value(
+        &self,
+        value: &Value,
+        origin_of: &dyn Fn(&str) -> Origin,
+    ) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let mut at = String::new();
         self.unknown(self.schema.root(), value, &mut at, 0, origin_of, &mut out);
@@ -97,7 +105,11 @@ impl Validator {
                 out.push(d);
             }
         }
-        out.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.code.as_str().cmp(b.code.as_str())));
+        out.sort_by(|a, b| {
+            a.pointer
+                .cmp(&b.pointer)
+                .then(a.code.as_str().cmp(b.code.as_str()))
+        });
         out.dedup();
         out
     }
@@ -120,7 +132,11 @@ impl Validator {
         };
         let entries: Vec<(String, &Value)> = match value {
             Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v)).collect(),
-            Value::Array(a) => a.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string(), v))
+                .collect(),
             _ => return,
         };
         let node = s.resolve(node);
@@ -167,7 +183,11 @@ impl Validator {
         let secret = self.schema.is_secret(&tokens);
         let keyword_value = self.schema.as_value().pointer(e.schema_path().as_str());
         let list = |v: &Value| match v {
-            Value::Array(items) => items.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
+            Value::Array(items) => items
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             other => other.to_string(),
         };
         let (code, message) = match e.kind() {
@@ -178,56 +198,124 @@ impl Validator {
                 let p = pointer::push(&at, name);
                 return Some(
                     Diagnostic::error(Code::Required, p.clone(), "is required but has no value")
-                        .with_help(format!("set it with -p {}=VALUE or in a -P file", p.trim_start_matches('/'))),
+                        .with_help(format!(
+                            "set it with -p {}=VALUE or in a -P file",
+                            p.trim_start_matches('/')
+                        )),
                 );
             }
             Kind::Type { kind } => {
                 let want = match kind {
                     TypeKind::Single(t) => t.to_string(),
-                    TypeKind::Multiple(_) => keyword_value.map(list).unwrap_or_else(|| "the declared types".into()),
+                    TypeKind::Multiple(_) => keyword_value
+                        .map(list)
+                        .unwrap_or_else(|| "the declared types".into()),
                 };
-                let found = value.pointer(&at).map(crate::params::json_type).unwrap_or("nothing");
-                (Code::TypeMismatch, format!("must be of type {want}, not {found}"))
+                let found = value
+                    .pointer(&at)
+                    .map(crate::params::json_type)
+                    .unwrap_or("nothing");
+                (
+                    Code::TypeMismatch,
+                    format!("must be of type {want}, not {found}"),
+                )
             }
-            Kind::Enum { options } => (Code::NotInEnum, format!("must be one of: {}", list(options))),
-            Kind::Constant { expected_value } => (Code::NotInEnum, format!("must be {expected_value}")),
+            Kind::Enum { options } => (
+                Code::NotInEnum,
+                format!("must be one of: {}", list(options)),
+            ),
+            Kind::Constant { expected_value } => {
+                (Code::NotInEnum, format!("must be {expected_value}"))
+            }
             Kind::Minimum { limit } => (Code::OutOfRange, format!("must be at least {limit}")),
             Kind::Maximum { limit } => (Code::OutOfRange, format!("must be at most {limit}")),
-            Kind::ExclusiveMinimum { limit } => (Code::OutOfRange, format!("must be greater than {limit}")),
-            Kind::ExclusiveMaximum { limit } => (Code::OutOfRange, format!("must be less than {limit}")),
-            Kind::MultipleOf { multiple_of } => (Code::MultipleOf, format!("must be a multiple of {multiple_of}")),
-            Kind::MinLength { limit } => (Code::Length, format!("must be at least {limit} characters long")),
-            Kind::MaxLength { limit } => (Code::Length, format!("must be at most {limit} characters long")),
-            Kind::Pattern { pattern } => (Code::Pattern, format!("must match the pattern `{pattern}`")),
+            Kind::ExclusiveMinimum { limit } => {
+                (Code::OutOfRange, format!("must be greater than {limit}"))
+            }
+            Kind::ExclusiveMaximum { limit } => {
+                (Code::OutOfRange, format!("must be less than {limit}"))
+            }
+            Kind::MultipleOf { multiple_of } => (
+                Code::MultipleOf,
+                format!("must be a multiple of {multiple_of}"),
+            ),
+            Kind::MinLength { limit } => (
+                Code::Length,
+                format!("must be at least {limit} characters long"),
+            ),
+            Kind::MaxLength { limit } => (
+                Code::Length,
+                format!("must be at most {limit} characters long"),
+            ),
+            Kind::Pattern { pattern } => {
+                (Code::Pattern, format!("must match the pattern `{pattern}`"))
+            }
             Kind::BacktrackLimitExceeded { .. } | Kind::RegexEngineFailure { .. } => (
                 Code::Pattern,
                 "could not be checked against its pattern (the pattern is too expensive)".into(),
             ),
             Kind::Format { format } => (Code::Format, format!("must be a valid {format}")),
-            Kind::MinItems { limit } => (Code::Items, format!("must have at least {limit} item(s)")),
+            Kind::MinItems { limit } => {
+                (Code::Items, format!("must have at least {limit} item(s)"))
+            }
             Kind::MaxItems { limit } => (Code::Items, format!("must have at most {limit} item(s)")),
             Kind::UniqueItems => (Code::Items, "must not contain the same item twice".into()),
-            Kind::AdditionalItems { limit } => (Code::Items, format!("must have at most {limit} item(s)")),
-            Kind::Contains => (Code::Items, "must contain at least one item matching `contains`".into()),
-            Kind::UnevaluatedItems { unexpected } => {
-                (Code::Items, format!("has items that are not allowed: {}", unexpected.join(", ")))
+            Kind::AdditionalItems { limit } => {
+                (Code::Items, format!("must have at most {limit} item(s)"))
             }
-            Kind::MinProperties { limit } => (Code::Properties, format!("must have at least {limit} entries")),
-            Kind::MaxProperties { limit } => (Code::Properties, format!("must have at most {limit} entries")),
-            Kind::PropertyNames { .. } => (Code::Properties, "has a key that `propertyNames` does not allow".into()),
+            Kind::Contains => (
+                Code::Items,
+                "must contain at least one item matching `contains`".into(),
+            ),
+            Kind::UnevaluatedItems { unexpected } => (
+                Code::Items,
+                format!("has items that are not allowed: {}", unexpected.join(", ")),
+            ),
+            Kind::MinProperties { limit } => (
+                Code::Properties,
+                format!("must have at least {limit} entries"),
+            ),
+            Kind::MaxProperties { limit } => (
+                Code::Properties,
+                format!("must have at most {limit} entries"),
+            ),
+            Kind::PropertyNames { .. } => (
+                Code::Properties,
+                "has a key that `propertyNames` does not allow".into(),
+            ),
             Kind::UnevaluatedProperties { unexpected } => (
                 Code::UnknownParameter,
-                format!("has parameters that are not allowed: {}", unexpected.join(", ")),
+                format!(
+                    "has parameters that are not allowed: {}",
+                    unexpected.join(", ")
+                ),
             ),
-            Kind::AnyOf { .. } => (Code::Composition, "must match at least one of the `anyOf` schemas".into()),
-            Kind::OneOfNotValid { .. } => (Code::Composition, "must match one of the `oneOf` schemas".into()),
-            Kind::OneOfMultipleValid { .. } => {
-                (Code::Composition, "must match exactly one of the `oneOf` schemas, but matches several".into())
-            }
+            Kind::AnyOf { .. } => (
+                Code::Composition,
+                "must match at least one of the `anyOf` schemas".into(),
+            ),
+            Kind::OneOfNotValid { .. } => (
+                Code::Composition,
+                "must match one of the `oneOf` schemas".into(),
+            ),
+            Kind::OneOfMultipleValid { .. } => (
+                Code::Composition,
+                "must match exactly one of the `oneOf` schemas, but matches several".into(),
+            ),
             Kind::Not { .. } => (Code::Composition, "must not match the `not` schema".into()),
             Kind::FalseSchema => (Code::Constraint, "is not allowed here".into()),
             Kind::Custom { message, .. } => (Code::Constraint, message.clone()),
-            _ => (Code::Constraint, format!("does not satisfy `{}`", e.schema_path().as_str().rsplit('/').next().unwrap_or_default())),
+            _ => (
+                Code::Constraint,
+                format!(
+                    "does not satisfy `{}`",
+                    e.schema_path()
+                        .as_str()
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or_default()
+                ),
+            ),
         };
         let shown = value.pointer(&at).map(|v| Shown::of(v, secret));
         let mut d = Diagnostic::error(code, at.clone(), message).with_origin(origin_of(&at));

@@ -86,9 +86,13 @@ impl Override {
             .with_origin(origin));
         }
         let tokens = pointer::tokens(&ptr).map_err(|e| {
-            Diagnostic::error(Code::InvalidPointer, ptr.clone(), format!("invalid JSON pointer: {e}"))
-                .with_origin(origin.clone())
-                .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
+            Diagnostic::error(
+                Code::InvalidPointer,
+                ptr.clone(),
+                format!("invalid JSON pointer: {e}"),
+            )
+            .with_origin(origin.clone())
+            .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
         })?;
         Ok(Override {
             index,
@@ -102,7 +106,11 @@ impl Override {
 fn first_chars(s: &str) -> String {
     // The value may be a secret: show only the start of an argument that has no `=`.
     let cut: String = s.chars().take(40).collect();
-    if cut.len() < s.len() { format!("{cut}...") } else { cut }
+    if cut.len() < s.len() {
+        format!("{cut}...")
+    } else {
+        cut
+    }
 }
 
 /// Parameter values together with where each came from.
@@ -167,7 +175,14 @@ impl Values {
     pub fn apply_defaults(&mut self, schema: &ParamSchema) -> Vec<String> {
         let mut filled = Vec::new();
         let mut at = String::new();
-        fill_defaults(schema, schema.root(), &mut self.value, &mut at, 0, &mut filled);
+        fill_defaults(
+            schema,
+            schema.root(),
+            &mut self.value,
+            &mut at,
+            0,
+            &mut filled,
+        );
         for p in &filled {
             self.origins.insert(p.clone(), Origin::Default);
         }
@@ -190,10 +205,10 @@ impl Values {
             self.origins.clear();
         }
         if let Some(doc) = doc {
-            if !patch.is_object() {
-                if let Some(loc) = doc.location("") {
-                    self.origins.insert(String::new(), Origin::File(loc));
-                }
+            if !patch.is_object()
+                && let Some(loc) = doc.location("")
+            {
+                self.origins.insert(String::new(), Origin::File(loc));
             }
             let mut at = String::new();
             self.record_patch(doc, patch, &mut at);
@@ -269,7 +284,10 @@ impl Values {
                 return Err(err(
                     Code::WalkThroughScalar,
                     &pointer::from_tokens(&ov.tokens[..i]),
-                    format!("is a {}, so it has no parameters below it", types.join(" or ")),
+                    format!(
+                        "is a {}, so it has no parameters below it",
+                        types.join(" or ")
+                    ),
                 ));
             }
             match schema.child(node, tok) {
@@ -479,7 +497,11 @@ fn suggest(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String>
         return Some(format!("did you mean {}?", elsewhere.join(" or ")));
     }
     if !siblings.is_empty() {
-        let at = if prefix.is_empty() { "the top level" } else { prefix.as_str() };
+        let at = if prefix.is_empty() {
+            "the top level"
+        } else {
+            prefix.as_str()
+        };
         let mut names: Vec<&str> = siblings.into_iter().take(12).collect();
         names.sort_unstable();
         return Some(format!("parameters at {at}: {}", names.join(", ")));

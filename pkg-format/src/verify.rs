@@ -23,16 +23,24 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
 
     if let Some((line, col, message)) = pkg.operator_document().duplicate_key() {
         out.push(
-            Diagnostic::warning(Code::Operator, "", format!("operator.yaml: {message}; the last value is used"))
-                .with_origin(Origin::File(Location {
-                    path: pkg.operator_document().path().to_path_buf(),
-                    line: *line,
-                    col: *col,
-                })),
+            Diagnostic::warning(
+                Code::Operator,
+                "",
+                format!("operator.yaml: {message}; the last value is used"),
+            )
+            .with_origin(Origin::File(Location {
+                path: pkg.operator_document().path().to_path_buf(),
+                line: *line,
+                col: *col,
+            })),
         );
     }
     if !op.plans.contains_key("deploy") {
-        out.push(Diagnostic::error(Code::Operator, "", "the operator has no `deploy` plan"));
+        out.push(Diagnostic::error(
+            Code::Operator,
+            "",
+            "the operator has no `deploy` plan",
+        ));
     }
     for (plan_name, plan) in &op.plans {
         for phase in &plan.phases {
@@ -55,7 +63,10 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
                 out.push(Diagnostic::error(
                     Code::Template,
                     "",
-                    format!("task `{}` uses templates/{r}, which the package does not have", task.name),
+                    format!(
+                        "task `{}` uses templates/{r}, which the package does not have",
+                        task.name
+                    ),
                 ));
             }
         }
@@ -65,7 +76,9 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
         Ok(v) => v,
         Err(diags) => {
             out.extend(diags.into_iter().map(|d| {
-                let origin = schema_location(pkg, &d.pointer).map(Origin::File).unwrap_or(Origin::None);
+                let origin = schema_location(pkg, &d.pointer)
+                    .map(Origin::File)
+                    .unwrap_or(Origin::None);
                 d.with_origin(origin)
             }));
             return out;
@@ -78,7 +91,9 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
         if d.code == Code::Required {
             continue; // a package may require the user to give a value
         }
-        let origin = default_location(pkg, &d.pointer).map(Origin::File).unwrap_or(Origin::Default);
+        let origin = default_location(pkg, &d.pointer)
+            .map(Origin::File)
+            .unwrap_or(Origin::Default);
         out.push(Diagnostic {
             code: Code::InvalidDefault,
             message: format!("the default {}", d.message),
@@ -94,15 +109,26 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
         if let Err(e) = hb.register_template_string(name, text) {
             let (line, col) = e.pos().unwrap_or((1, 1));
             out.push(
-                Diagnostic::error(Code::Template, "", format!("template {name} does not parse: {}", e.reason()))
-                    .with_origin(Origin::File(Location { path: file, line, col: col.max(1) })),
+                Diagnostic::error(
+                    Code::Template,
+                    "",
+                    format!("template {name} does not parse: {}", e.reason()),
+                )
+                .with_origin(Origin::File(Location {
+                    path: file,
+                    line,
+                    col: col.max(1),
+                })),
             );
         }
     }
     if !out.iter().any(|d| d.code == Code::Template) {
         let opts = RenderOptions::default();
         for plan in op.plans.keys() {
-            let opts = RenderOptions { plan: plan.clone(), ..opts.clone() };
+            let opts = RenderOptions {
+                plan: plan.clone(),
+                ..opts.clone()
+            };
             if let Err(diags) = render::render_plan(pkg, defaults.value(), &opts) {
                 for d in diags {
                     if !out.contains(&d) {

@@ -4,7 +4,7 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn kudo() -> Command {
-    let mut c = Command::cargo_bin("kudo").unwrap();
+    let mut c = Command::new(kudo_tests::kudo_bin());
     c.current_dir(kudo_tests::repo()).env("NO_COLOR", "1");
     c
 }
@@ -12,8 +12,20 @@ fn kudo() -> Command {
 #[test]
 fn template_prints_one_yaml_stream_of_kubernetes_objects() {
     let out = kudo()
-        .args(["template", "examples/cassandra-v1beta2", "-P", "examples/values/cassandra-v1beta2.yaml"])
-        .args(["-p", "topology/0/datacenterName=DC9", "--instance", "db", "--namespace", "prod"])
+        .args([
+            "template",
+            "examples/cassandra-v1beta2",
+            "-P",
+            "examples/values/cassandra-v1beta2.yaml",
+        ])
+        .args([
+            "-p",
+            "topology/0/datacenterName=DC9",
+            "--instance",
+            "db",
+            "--namespace",
+            "prod",
+        ])
         .assert()
         .success()
         .stderr("")
@@ -21,10 +33,14 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let docs = kudo_pkg::document::Document::parse_stream(std::path::Path::new("-"), &text).unwrap();
+    let docs =
+        kudo_pkg::document::Document::parse_stream(std::path::Path::new("-"), &text).unwrap();
     assert!(docs.len() >= 4, "{} documents", docs.len());
     for d in &docs {
-        assert!(d["kind"].is_string() && d["metadata"]["name"].is_string(), "{d}");
+        assert!(
+            d["kind"].is_string() && d["metadata"]["name"].is_string(),
+            "{d}"
+        );
         assert_eq!(d["metadata"]["namespace"], "prod");
     }
     assert!(text.contains("DC9"));
@@ -33,7 +49,12 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
 #[test]
 fn template_renders_the_v1beta1_example_with_typed_values() {
     kudo()
-        .args(["template", "examples/zookeeper-v1beta1", "-p", "NODE_COUNT=5"])
+        .args([
+            "template",
+            "examples/zookeeper-v1beta1",
+            "-p",
+            "NODE_COUNT=5",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("replicas: 5"));
@@ -42,11 +63,18 @@ fn template_renders_the_v1beta1_example_with_typed_values() {
 #[test]
 fn invalid_parameters_print_nothing_on_stdout_and_exit_1() {
     kudo()
-        .args(["template", "examples/cassandra-v1beta2", "-P", "examples/values/cassandra-invalid.yaml"])
+        .args([
+            "template",
+            "examples/cassandra-v1beta2",
+            "-P",
+            "examples/values/cassandra-invalid.yaml",
+        ])
         .assert()
         .code(1)
         .stdout("")
-        .stderr(predicate::str::contains("/nodeCount: must be at least 1, got 0"))
+        .stderr(predicate::str::contains(
+            "/nodeCount: must be at least 1, got 0",
+        ))
         .stderr(predicate::str::contains("did you mean /topology?"))
         .stderr(predicate::str::contains("5 error(s)"))
         // the secret value 12345 never appears, neither as a value nor in a source line
@@ -57,11 +85,20 @@ fn invalid_parameters_print_nothing_on_stdout_and_exit_1() {
 #[test]
 fn override_errors_name_their_argument() {
     kudo()
-        .args(["params", "examples/cassandra-v1beta2", "-p", "nodeCount=3", "-p", "nodeCont=4"])
+        .args([
+            "params",
+            "examples/cassandra-v1beta2",
+            "-p",
+            "nodeCount=3",
+            "-p",
+            "nodeCont=4",
+        ])
         .assert()
         .code(1)
         .stdout("")
-        .stderr(predicate::str::contains("/nodeCont: is not a parameter of this package (from -p argument 2)"))
+        .stderr(predicate::str::contains(
+            "/nodeCont: is not a parameter of this package (from -p argument 2)",
+        ))
         .stderr(predicate::str::contains("did you mean /nodeCount?"));
 }
 
@@ -85,10 +122,19 @@ fn a_missing_package_is_an_error_not_a_crash() {
 fn params_output_feeds_back_as_a_values_file_and_hides_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let out = kudo()
-        .args(["params", "examples/cassandra-v1beta2", "-p", "backup/credentials/password=s3cret", "-p", "nodeCount=9"])
+        .args([
+            "params",
+            "examples/cassandra-v1beta2",
+            "-p",
+            "backup/credentials/password=s3cret",
+            "-p",
+            "nodeCount=9",
+        ])
         .assert()
         .success()
-        .stderr(predicate::str::contains("writeOnly values left out: /backup/credentials/password"))
+        .stderr(predicate::str::contains(
+            "writeOnly values left out: /backup/credentials/password",
+        ))
         .get_output()
         .stdout
         .clone();
@@ -105,10 +151,26 @@ fn params_output_feeds_back_as_a_values_file_and_hides_secrets() {
         .stdout
         .clone();
     // The same values come back; only the note about the left-out secret is gone.
-    let without_note: String = text.lines().filter(|l| !l.starts_with("# left out")).map(|l| format!("{l}\n")).collect();
-    assert_eq!(String::from_utf8(again).unwrap(), without_note, "params output is a fixed point");
+    let without_note: String = text
+        .lines()
+        .filter(|l| !l.starts_with("# left out"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        String::from_utf8(again).unwrap(),
+        without_note,
+        "params output is a fixed point"
+    );
     kudo()
-        .args(["params", "examples/cassandra-v1beta2", "-p", "backup/credentials/password=s3cret", "--show-secrets", "-o", "json"])
+        .args([
+            "params",
+            "examples/cassandra-v1beta2",
+            "-p",
+            "backup/credentials/password=s3cret",
+            "--show-secrets",
+            "-o",
+            "json",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("\"password\": \"s3cret\""));
@@ -124,12 +186,16 @@ fn convert_prints_a_v1beta2_schema_that_loads_and_validates_the_defaults() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let doc = kudo_pkg::document::Document::parse(std::path::Path::new("params.yaml"), &text).unwrap();
+    let doc =
+        kudo_pkg::document::Document::parse(std::path::Path::new("params.yaml"), &text).unwrap();
     let kudo_pkg::Params::V1beta2(schema) = kudo_pkg::Params::parse(&doc).unwrap() else {
         panic!("not v1beta2: {text}")
     };
     assert_eq!(schema.node_at(&["NODE_COUNT"]).unwrap()["default"], 3);
-    assert_eq!(schema.node_at(&["ENABLE_METRICS"]).unwrap()["trigger"], "update-metrics");
+    assert_eq!(
+        schema.node_at(&["ENABLE_METRICS"]).unwrap()["trigger"],
+        "update-metrics"
+    );
 }
 
 #[test]
@@ -138,14 +204,38 @@ fn convert_in_place_and_to_a_new_directory() {
     let pkg = dir.path().join("zk");
     copy_dir(&kudo_tests::example("zookeeper-v1beta1"), &pkg);
     let out = dir.path().join("zk2");
-    kudo().args(["package", "convert"]).arg(&pkg).arg("--output").arg(&out).assert().success();
-    kudo().args(["package", "verify"]).arg(&out).assert().success();
+    kudo()
+        .args(["package", "convert"])
+        .arg(&pkg)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    kudo()
+        .args(["package", "verify"])
+        .arg(&out)
+        .assert()
+        .success();
     // --output refuses an existing directory and writes nothing
-    kudo().args(["package", "convert"]).arg(&pkg).arg("--output").arg(&out).assert().code(1);
-    kudo().args(["package", "convert", "--in-place"]).arg(&pkg).assert().success();
+    kudo()
+        .args(["package", "convert"])
+        .arg(&pkg)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(1);
+    kudo()
+        .args(["package", "convert", "--in-place"])
+        .arg(&pkg)
+        .assert()
+        .success();
     let text = std::fs::read_to_string(pkg.join("params.yaml")).unwrap();
     assert!(text.starts_with("apiVersion: kudo.dev/v1beta2"), "{text}");
-    kudo().args(["package", "verify"]).arg(&pkg).assert().success();
+    kudo()
+        .args(["package", "verify"])
+        .arg(&pkg)
+        .assert()
+        .success();
 }
 
 #[test]
@@ -153,19 +243,35 @@ fn verify_reports_json_and_fails_on_a_bad_default() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("c");
     copy_dir(&kudo_tests::example("cassandra-v1beta2"), &pkg);
-    kudo().args(["package", "verify", "-o", "json"]).arg(&pkg).assert().success()
+    kudo()
+        .args(["package", "verify", "-o", "json"])
+        .arg(&pkg)
+        .assert()
+        .success()
         .stdout(predicate::str::contains("\"ok\": true"));
     let params = std::fs::read_to_string(pkg.join("params.yaml")).unwrap();
     let broken = params.replacen("default: INFO", "default: LOUD", 1);
     assert_ne!(broken, params);
     std::fs::write(pkg.join("params.yaml"), broken).unwrap();
-    let out = kudo().args(["package", "verify", "-o", "json"]).arg(&pkg).assert().code(1).get_output().stdout.clone();
+    let out = kudo()
+        .args(["package", "verify", "-o", "json"])
+        .arg(&pkg)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
     let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(report["ok"], false);
     let d = &report["diagnostics"][0];
     assert_eq!(d["code"], "invalid-default");
     assert_eq!(d["pointer"], "/logLevel");
-    assert!(d["origin"]["path"].as_str().unwrap().ends_with("params.yaml"));
+    assert!(
+        d["origin"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("params.yaml")
+    );
 }
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

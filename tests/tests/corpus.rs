@@ -33,7 +33,8 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
     let root = kudo_tests::shared().join("corpus/kudo-operators");
     let dirs = package_dirs(&root);
     let mut failures = Vec::new();
-    let (mut full, mut params_only, mut v1beta2, mut legacy_map, mut defaults_checked) = (0, 0, 0, 0, 0);
+    let (mut full, mut params_only, mut v1beta2, mut legacy_map, mut defaults_checked) =
+        (0, 0, 0, 0, 0);
     for dir in &dirs {
         let name = dir.strip_prefix(&root).unwrap().display().to_string();
         // The few `unversioned*` folders are early layouts with params.yaml alone.
@@ -60,7 +61,9 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
         };
         match &params {
             Params::V1beta2(_) => v1beta2 += 1,
-            Params::V1beta1(p) if p.shape == kudo_pkg::params::v1beta1::V1beta1Shape::Map => legacy_map += 1,
+            Params::V1beta1(p) if p.shape == kudo_pkg::params::v1beta1::V1beta1Shape::Map => {
+                legacy_map += 1
+            }
             _ => {}
         }
         let schema = params.schema();
@@ -81,9 +84,15 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
         }
         // The conversion keeps every parameter.
         if let Params::V1beta1(p) = &params {
-            let props = schema.as_value()["properties"].as_object().map(|m| m.len()).unwrap_or(0);
+            let props = schema.as_value()["properties"]
+                .as_object()
+                .map(|m| m.len())
+                .unwrap_or(0);
             if props != p.parameters.len() {
-                failures.push(format!("{name}: {} parameters became {props} properties", p.parameters.len()));
+                failures.push(format!(
+                    "{name}: {} parameters became {props} properties",
+                    p.parameters.len()
+                ));
             }
         }
     }
@@ -91,27 +100,43 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
         "corpus: {} packages ({full} with operator.yaml, {params_only} params-only; {legacy_map} legacy map format, {v1beta2} v1beta2), {defaults_checked} defaults validated",
         dirs.len()
     );
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     // 96 published package versions plus the one KEP-33 draft.
     assert_eq!(dirs.len(), 97, "the corpus has 97 params.yaml folders");
 }
 
 #[test]
 fn the_corpus_legacy_task_map_and_version_field_are_read() {
-    let pkg = Package::load(&kudo_tests::shared().join("corpus/kudo-operators/zookeeper/0.1.0")).unwrap();
+    let pkg =
+        Package::load(&kudo_tests::shared().join("corpus/kudo-operators/zookeeper/0.1.0")).unwrap();
     let op = pkg.operator();
     assert_eq!(op.operator_version.as_deref(), Some("0.1.0"));
-    assert_eq!(op.task("infra").unwrap().resources, vec!["services.yaml", "pdb.yaml"]);
+    assert_eq!(
+        op.task("infra").unwrap().resources,
+        vec!["services.yaml", "pdb.yaml"]
+    );
     assert_eq!(op.task("infra").unwrap().kind, "Apply");
     assert!(op.plans.contains_key("deploy"));
 }
 
 #[test]
 fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
-    let pkg = Package::load(&kudo_tests::shared().join("corpus/kudo-operators/_drafts/kafka-params-v1beta2")).unwrap();
-    let Params::V1beta2(schema) = pkg.params() else { panic!("expected v1beta2") };
+    let pkg = Package::load(
+        &kudo_tests::shared().join("corpus/kudo-operators/_drafts/kafka-params-v1beta2"),
+    )
+    .unwrap();
+    let Params::V1beta2(schema) = pkg.params() else {
+        panic!("expected v1beta2")
+    };
     assert_eq!(
-        schema.node_at(&["Authorization", "AUTHORIZATION_ENABLED"]).and_then(|n| n.get("trigger")),
+        schema
+            .node_at(&["Authorization", "AUTHORIZATION_ENABLED"])
+            .and_then(|n| n.get("trigger")),
         Some(&Value::String("update-instance".into()))
     );
 }

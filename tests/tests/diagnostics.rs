@@ -7,10 +7,20 @@ use kudo_pkg::{Package, validate};
 
 fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_pkg::Diagnostic> {
     let pkg = Package::load(std::path::Path::new("examples/cassandra-v1beta2")).unwrap();
-    let docs: Vec<Document> = files.iter().map(|f| Document::read(std::path::Path::new(f)).unwrap()).collect();
+    let docs: Vec<Document> = files
+        .iter()
+        .map(|f| Document::read(std::path::Path::new(f)).unwrap())
+        .collect();
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    validate::resolve(&pkg.schema(), &Inputs { current: None, files: &docs, overrides: &overrides })
-        .expect_err("these inputs are invalid")
+    validate::resolve(
+        &pkg.schema(),
+        &Inputs {
+            current: None,
+            files: &docs,
+            overrides: &overrides,
+        },
+    )
+    .expect_err("these inputs are invalid")
 }
 
 fn in_repo() {
@@ -30,7 +40,12 @@ fn overrides_and_a_masked_secret_one_line_each() {
     in_repo();
     let diags = diagnostics(
         &[],
-        &["backup/credentials={name: admin, password: 424242}", "topology/3/nodes=2", "jvm/extraOptions/-=x", "metrics/port=http"],
+        &[
+            "backup/credentials={name: admin, password: 424242}",
+            "topology/3/nodes=2",
+            "jvm/extraOptions/-=x",
+            "metrics/port=http",
+        ],
     );
     let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
     assert!(!text.join("\n").contains("424242"));
@@ -47,11 +62,17 @@ fn invalid_values_file_as_json() {
 
 #[test]
 fn invalid_values_file_as_the_cli_prints_it() {
-    let out = assert_cmd::Command::cargo_bin("kudo")
-        .unwrap()
+    let out = std::process::Command::new(kudo_tests::kudo_bin())
         .current_dir(kudo_tests::repo())
         .env("NO_COLOR", "1")
-        .args(["params", "examples/cassandra-v1beta2", "-P", "examples/values/cassandra-invalid.yaml", "-p", "nodeCont=1"])
+        .args([
+            "params",
+            "examples/cassandra-v1beta2",
+            "-P",
+            "examples/values/cassandra-invalid.yaml",
+            "-p",
+            "nodeCont=1",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

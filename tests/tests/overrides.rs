@@ -31,7 +31,13 @@ fn schema() -> ParamSchema {
 /// Applies the overrides; returns the values, or the code of the first problem.
 fn apply(overrides: &[&str]) -> Result<Value, Code> {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let (values, diags) = values::effective(&schema(), &Inputs { overrides: &overrides, ..Default::default() });
+    let (values, diags) = values::effective(
+        &schema(),
+        &Inputs {
+            overrides: &overrides,
+            ..Default::default()
+        },
+    );
     match diags.first() {
         Some(d) => Err(d.code),
         None => Ok(values.into_value()),
@@ -39,7 +45,8 @@ fn apply(overrides: &[&str]) -> Result<Value, Code> {
 }
 
 fn at(v: &Result<Value, Code>, p: &str) -> Result<Value, Code> {
-    v.clone().map(|v| v.pointer(p).cloned().unwrap_or(Value::Null))
+    v.clone()
+        .map(|v| v.pointer(p).cloned().unwrap_or(Value::Null))
 }
 
 #[test]
@@ -53,7 +60,11 @@ fn overrides_are_typed_by_the_schema() {
         ("name=", "/name", Ok(json!(""))),           // empty string
         ("replicas=5", "/replicas", Ok(json!(5))),
         ("replicas='5'", "/replicas", Ok(json!(5))),
-        ("replicas=9007199254740993", "/replicas", Ok(json!(9007199254740993u64))), // exact
+        (
+            "replicas=9007199254740993",
+            "/replicas",
+            Ok(json!(9007199254740993u64)),
+        ), // exact
         ("replicas=", "/replicas", Ok(json!(3))), // empty removes: back to the default
         ("ratio=0.5", "/ratio", Ok(json!(0.5))),
         ("ratio=2", "/ratio", Ok(json!(2))),
@@ -62,13 +73,29 @@ fn overrides_are_typed_by_the_schema() {
         ("tags=[x, y]", "/tags", Ok(json!(["x", "y"]))),
         ("tags/0=z", "/tags", Ok(json!(["z"]))),
         ("tags/0=", "/tags", Ok(json!([""]))), // a string item set to ""
-        ("a~1b=s", "/a~1b", Ok(json!("s"))), // ~1 is "/"
-        ("m~0n=7", "/m~0n", Ok(json!(7))),   // ~0 is "~"
+        ("a~1b=s", "/a~1b", Ok(json!("s"))),   // ~1 is "/"
+        ("m~0n=7", "/m~0n", Ok(json!(7))),     // ~0 is "~"
         ("primary/host=db", "/primary", Ok(json!({"host": "db"}))), // objects are created
-        ("free/any/thing=1", "/free", Ok(json!({"any": {"thing": 1}}))),
-        ("topology/0/datacenterName=DC1", "/topology/0/datacenterName", Ok(json!("DC1"))),
-        ("topology/0/labels/0={key: Usage, value: v}", "/topology/0/labels/0", Ok(json!({"key": "Usage", "value": "v"}))),
-        ("topology/0/labels=[{key: a, value: b}, {key: c, value: d}]", "/topology/0/labels/1/key", Ok(json!("c"))),
+        (
+            "free/any/thing=1",
+            "/free",
+            Ok(json!({"any": {"thing": 1}})),
+        ),
+        (
+            "topology/0/datacenterName=DC1",
+            "/topology/0/datacenterName",
+            Ok(json!("DC1")),
+        ),
+        (
+            "topology/0/labels/0={key: Usage, value: v}",
+            "/topology/0/labels/0",
+            Ok(json!({"key": "Usage", "value": "v"})),
+        ),
+        (
+            "topology/0/labels=[{key: a, value: b}, {key: c, value: d}]",
+            "/topology/0/labels/1/key",
+            Ok(json!("c")),
+        ),
     ];
     for (input, pointer, want) in cases {
         let got = at(&apply(&[input]), pointer);
@@ -102,14 +129,26 @@ fn refusals_have_their_own_codes() {
 #[test]
 fn walking_through_a_scalar_value_is_refused() {
     // The schema allows anything below `free`, but the value there is a number.
-    assert_eq!(apply(&["free/x=1", "free/x/y=2"]).map(|_| ()), Err(Code::WalkThroughScalar));
+    assert_eq!(
+        apply(&["free/x=1", "free/x/y=2"]).map(|_| ()),
+        Err(Code::WalkThroughScalar)
+    );
 }
 
 #[test]
 fn later_overrides_win_and_each_reports_its_position() {
-    assert_eq!(at(&apply(&["replicas=1", "replicas=2"]), "/replicas"), Ok(json!(2)));
+    assert_eq!(
+        at(&apply(&["replicas=1", "replicas=2"]), "/replicas"),
+        Ok(json!(2))
+    );
     let overrides = vec!["replicas=1".to_string(), "bogus=2".to_string()];
-    let (_, diags) = values::effective(&schema(), &Inputs { overrides: &overrides, ..Default::default() });
+    let (_, diags) = values::effective(
+        &schema(),
+        &Inputs {
+            overrides: &overrides,
+            ..Default::default()
+        },
+    );
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].origin, kudo_pkg::Origin::Flag { index: 2 });
 }
@@ -120,11 +159,20 @@ fn unknown_paths_suggest_the_nearest_parameter() {
         ("nmae=a", "did you mean /name?"),
         ("primary/hots=a", "did you mean /primary/host?"),
         ("topolgy/0/datacenterName=x", "did you mean /topology?"),
-        ("datacenterName=x", "did you mean /topology/0/datacenterName?"),
+        (
+            "datacenterName=x",
+            "did you mean /topology/0/datacenterName?",
+        ),
     ];
     for (input, help) in cases {
         let overrides = vec![input.to_string()];
-        let (_, diags) = values::effective(&schema(), &Inputs { overrides: &overrides, ..Default::default() });
+        let (_, diags) = values::effective(
+            &schema(),
+            &Inputs {
+                overrides: &overrides,
+                ..Default::default()
+            },
+        );
         assert_eq!(diags[0].help.as_deref(), Some(*help), "-p {input}");
     }
 }

@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::document::Document;
 use kudo_pkg::diag::Location;
+use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
 use crate::args::{Cli, Command, PackageCommand, ValueArgs};
@@ -37,11 +37,20 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     for f in &args.files {
         match Document::read(f) {
             Ok(d) => docs.push(d),
-            Err(Error::Yaml { path, line, col, message }) => diags.push(
+            Err(Error::Yaml {
+                path,
+                line,
+                col,
+                message,
+            }) => diags.push(
                 Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
-            Err(e) => diags.push(Diagnostic::error(Code::YamlSyntax, "", format!("cannot read values file: {e}"))),
+            Err(e) => diags.push(Diagnostic::error(
+                Code::YamlSyntax,
+                "",
+                format!("cannot read values file: {e}"),
+            )),
         }
     }
     (docs, diags)
@@ -53,7 +62,10 @@ fn print(text: &str) -> Result<(), Error> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(source) => Err(Error::Io { path: "<stdout>".into(), source }),
+        Err(source) => Err(Error::Io {
+            path: "<stdout>".into(),
+            source,
+        }),
     }
 }
 
@@ -74,7 +86,11 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
             }
         }
     }
-    let inputs = kudo_pkg::values::Inputs { current: None, files: &docs, overrides: &args.overrides };
+    let inputs = kudo_pkg::values::Inputs {
+        current: None,
+        files: &docs,
+        overrides: &args.overrides,
+    };
     match kudo_pkg::validate::resolve(&schema, &inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);

@@ -10,12 +10,18 @@ use crate::args::{ConvertArgs, ReportFormat, VerifyArgs};
 pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     let pkg = super::load(&a.package)?;
     if matches!(pkg.params(), Params::V1beta2(_)) {
-        eprintln!("note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert", a.package.display());
+        eprintln!(
+            "note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert",
+            a.package.display()
+        );
     }
     let text = super::to_yaml(&pkg.schema().to_params_file());
     if a.in_place {
         if !a.package.is_dir() {
-            return Err(invalid(&a.package, "--in-place needs a package directory; use --output DIR for an archive"));
+            return Err(invalid(
+                &a.package,
+                "--in-place needs a package directory; use --output DIR for an archive",
+            ));
         }
         write_atomic(&a.package.join("params.yaml"), &text)?;
         eprintln!("converted {}", a.package.join("params.yaml").display());
@@ -29,11 +35,18 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
 }
 
 fn invalid(path: &Path, message: &str) -> Error {
-    Error::Invalid { path: path.to_path_buf(), location: None, message: message.to_string() }
+    Error::Invalid {
+        path: path.to_path_buf(),
+        location: None,
+        message: message.to_string(),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Writes a file through a temporary file in the same directory and a rename: readers see the
@@ -43,7 +56,10 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
     tmp.write_all(text.as_bytes()).map_err(io(path))?;
-    tmp.persist(path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e.error })?;
+    tmp.persist(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
     Ok(())
 }
 
@@ -52,14 +68,23 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
     if dir.exists() {
         return Err(invalid(dir, "already exists; choose a new directory"));
     }
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new().prefix(".kudo-convert-").tempdir_in(parent).map_err(io(parent))?;
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".kudo-convert-")
+        .tempdir_in(parent)
+        .map_err(io(parent))?;
     let root = tmp.path();
     let op_src = pkg.source().join("operator.yaml");
     if pkg.source().is_dir() {
         std::fs::copy(&op_src, root.join("operator.yaml")).map_err(io(&op_src))?;
     } else {
-        return Err(invalid(pkg.source(), "--output from an archive is not supported yet; unpack it first"));
+        return Err(invalid(
+            pkg.source(),
+            "--output from an archive is not supported yet; unpack it first",
+        ));
     }
     std::fs::write(root.join("params.yaml"), params).map_err(io(root))?;
     for (name, text) in pkg.templates() {
@@ -85,15 +110,25 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
                 "ok": !failed,
                 "diagnostics": diags,
             });
-            super::print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))?;
+            super::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            ))?;
         }
         ReportFormat::Text => {
             crate::report::diagnostics(&diags);
             if !failed {
                 let warnings = diags.len();
-                super::print(&format!("{}: package verified ({warnings} warning(s))\n", a.package.display()))?;
+                super::print(&format!(
+                    "{}: package verified ({warnings} warning(s))\n",
+                    a.package.display()
+                ))?;
             }
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

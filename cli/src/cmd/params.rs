@@ -28,7 +28,9 @@ pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
     if !hidden.is_empty() {
         let list = hidden.join(", ");
         if a.output == DataFormat::Yaml {
-            out.push_str(&format!("# left out (writeOnly): {list}; --show-secrets prints them\n"));
+            out.push_str(&format!(
+                "# left out (writeOnly): {list}; --show-secrets prints them\n"
+            ));
         }
         eprintln!("note: writeOnly values left out: {list} (use --show-secrets to print them)");
     }

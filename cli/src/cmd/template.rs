@@ -12,12 +12,19 @@ pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
     let Some(values) = super::resolve(&pkg, &a.values) else {
         return Ok(ExitCode::from(1));
     };
-    let opts = RenderOptions { instance: a.instance, namespace: a.namespace, plan: a.plan };
+    let opts = RenderOptions {
+        instance: a.instance,
+        namespace: a.namespace,
+        plan: a.plan,
+    };
     match render::render_plan(&pkg, values.value(), &opts) {
         Ok(rendered) => {
             let mut out = String::new();
             for r in rendered {
-                out.push_str(&format!("---\n# Source: templates/{} (task {})\n", r.template, r.task));
+                out.push_str(&format!(
+                    "---\n# Source: templates/{} (task {})\n",
+                    r.template, r.task
+                ));
                 out.push_str(r.text.trim_matches('\n'));
                 out.push('\n');
             }

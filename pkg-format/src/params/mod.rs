@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::document::Document;
 use crate::error::{Error, Result};
 
-pub use v1beta1::{V1beta1Params, V1beta1Parameter, V1beta1Type};
+pub use v1beta1::{V1beta1Parameter, V1beta1Params, V1beta1Type};
 pub use v1beta2::{Draft, ParamSchema};
 
 /// The api version string of the flat format.
@@ -56,13 +56,13 @@ impl Params {
             Some(Value::String(v)) if v == V1BETA2 => {
                 ParamSchema::from_document(doc).map(Params::V1beta2)
             }
-            Some(Value::String(v)) if v == V1BETA1 => V1beta1Params::parse(doc).map(Params::V1beta1),
+            Some(Value::String(v)) if v == V1BETA1 => {
+                V1beta1Params::parse(doc).map(Params::V1beta1)
+            }
             None => V1beta1Params::parse(doc).map(Params::V1beta1),
             Some(other) => Err(invalid(
                 "/apiVersion",
-                format!(
-                    "unsupported apiVersion {other}: expected {V1BETA1} or {V1BETA2}"
-                ),
+                format!("unsupported apiVersion {other}: expected {V1BETA1} or {V1BETA2}"),
             )),
         }
     }

@@ -190,7 +190,9 @@ impl V1beta1Params {
                         parameters.push(parameter(name, fields, &ptr, &invalid)?);
                     }
                 }
-                Some(_) => return Err(invalid("/parameters", "`parameters` must be a list".into())),
+                Some(_) => {
+                    return Err(invalid("/parameters", "`parameters` must be a list".into()));
+                }
             }
             if let Some(k) = root
                 .keys()
@@ -199,7 +201,9 @@ impl V1beta1Params {
                 let ptr = pointer::push("", k);
                 return Err(invalid(
                     &ptr,
-                    format!("unexpected top-level field `{k}` (expected `apiVersion` and `parameters`)"),
+                    format!(
+                        "unexpected top-level field `{k}` (expected `apiVersion` and `parameters`)"
+                    ),
                 ));
             }
         } else {
@@ -251,7 +255,10 @@ fn parameter(
                 Value::String(s) => Ok(Some(s.clone())),
                 Value::Number(n) => Ok(Some(n.to_string())),
                 Value::Bool(b) => Ok(Some(b.to_string())),
-                _ => Err(invalid(&at, format!("`{key}` of `{}` must be text", p.name))),
+                _ => Err(invalid(
+                    &at,
+                    format!("`{key}` of `{}` must be text", p.name),
+                )),
             }
         };
         let flag = || -> Result<Option<bool>> {
@@ -259,7 +266,10 @@ fn parameter(
                 Value::Null => Ok(None),
                 Value::Bool(b) => Ok(Some(*b)),
                 Value::String(s) if s == "true" || s == "false" => Ok(Some(s == "true")),
-                _ => Err(invalid(&at, format!("`{key}` of `{}` must be true or false", p.name))),
+                _ => Err(invalid(
+                    &at,
+                    format!("`{key}` of `{}` must be true or false", p.name),
+                )),
             }
         };
         match key.as_str() {
@@ -321,12 +331,16 @@ mod tests {
         assert_eq!(n.trigger.as_deref(), Some("scale"));
         assert_eq!(n.immutable, Some(true));
         assert_eq!(n.enum_values.as_ref().map(Vec::len), Some(2));
-        assert_eq!(n.extra.get("desription"), Some(&Value::String("typo kept".into())));
+        assert_eq!(
+            n.extra.get("desription"),
+            Some(&Value::String("typo kept".into()))
+        );
     }
 
     #[test]
     fn legacy_map_format() {
-        let p = parse("memory:\n  description: RAM\n  default: \"1Gi\"\ncpus:\n  default: \"0.25\"\n");
+        let p =
+            parse("memory:\n  description: RAM\n  default: \"1Gi\"\ncpus:\n  default: \"0.25\"\n");
         assert_eq!(p.shape, V1beta1Shape::Map);
         assert_eq!(p.parameters.len(), 2);
         assert!(p.parameters[1].is_required());
@@ -341,7 +355,9 @@ mod tests {
         )
         .unwrap();
         match V1beta1Params::parse(&doc).unwrap_err() {
-            Error::Invalid { location, message, .. } => {
+            Error::Invalid {
+                location, message, ..
+            } => {
                 assert_eq!(location, Some((4, 11)));
                 assert!(message.contains("unknown type `int`"), "{message}");
             }

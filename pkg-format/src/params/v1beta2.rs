@@ -109,7 +109,10 @@ impl ParamSchema {
     /// Reads the schema from JSON (`apiVersion` optional). The error names the pointer at fault.
     pub fn from_value(value: Value) -> std::result::Result<ParamSchema, (&'static str, String)> {
         let Value::Object(mut map) = value else {
-            return Err(("", "a v1beta2 params file must be a JSON-schema object".into()));
+            return Err((
+                "",
+                "a v1beta2 params file must be a JSON-schema object".into(),
+            ));
         };
         map.remove("apiVersion");
         let draft = match map.get("$schema") {
@@ -224,10 +227,7 @@ impl ParamSchema {
                 return Child::Unknown;
             }
         }
-        if let Some(s) = n
-            .get("properties")
-            .and_then(|p| p.get(token))
-        {
+        if let Some(s) = n.get("properties").and_then(|p| p.get(token)) {
             return Child::Property(s);
         }
         for key in ["allOf", "anyOf", "oneOf"] {
@@ -428,8 +428,10 @@ mod tests {
 
     #[test]
     fn secrets_are_inherited() {
-        let s = schema(json!({"properties": {"creds": {"type": "object", "writeOnly": true,
-            "properties": {"user": {"type": "string"}}}, "name": {"type": "string"}}}));
+        let s = schema(
+            json!({"properties": {"creds": {"type": "object", "writeOnly": true,
+            "properties": {"user": {"type": "string"}}}, "name": {"type": "string"}}}),
+        );
         assert!(s.is_secret(&["creds", "user"]));
         assert!(s.is_secret(&["creds"]));
         assert!(!s.is_secret(&["name"]));
@@ -437,8 +439,13 @@ mod tests {
 
     #[test]
     fn parameter_pointers_list_the_tree() {
-        let s = schema(json!({"properties": {"a": {"type": "object", "properties": {"b~/": {}}},
-            "l": {"type": "array", "items": {"properties": {"x": {}}}}}}));
-        assert_eq!(s.parameter_pointers(), vec!["/a", "/a/b~0~1", "/l", "/l/0/x"]);
+        let s = schema(
+            json!({"properties": {"a": {"type": "object", "properties": {"b~/": {}}},
+            "l": {"type": "array", "items": {"properties": {"x": {}}}}}}),
+        );
+        assert_eq!(
+            s.parameter_pointers(),
+            vec!["/a", "/a/b~0~1", "/l", "/l/0/x"]
+        );
     }
 }
