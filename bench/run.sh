@@ -10,9 +10,12 @@
 # 4. exports, with the CLI, the converted schema and the effective values of those same inputs,
 # 5. times Python in-process (PyYAML load + jsonschema Draft202012Validator) on them,
 # 6. times whole processes: `kudo params PKG -p ... -P ... -o json` against
-#    `python3 bench/python_jsonschema.py --once schema.json values.yaml`, and prints the ratio.
+#    `python3 bench/python_jsonschema.py --once schema.json values.yaml` (run by the interpreter
+#    itself, not a wrapper on PATH), with both start-up floors, and prints the ratio.
 #
-# Environment: OUT (default target/kudo-bench) for the results; RUNS (default 200) runs per
+# Results go to $OUT: criterion.md, python.json, whole-process.md, hyperfine.json, the inputs.
+#
+# Environment: OUT (default target/kudo-bench) for the results; PYTHON (default python3); RUNS (default 200) runs per
 # command of the whole-process comparison; SKIP_CRITERION=1 skips step 3 (needs a previous run's
 # $OUT/inputs).
 set -euo pipefail
@@ -43,7 +46,13 @@ fi
 HYPERFINE=$(command -v hyperfine || true)
 echo "nproc: $(nproc); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "$("$PY" --version); jsonschema $("$PY" -c 'from importlib.metadata import version; print(version("jsonschema"))'); PyYAML $("$PY" -c 'import yaml; print(yaml.__version__)')"
-echo "$(rustc --version); hyperfine: ${HYPERFINE:+$(hyperfine --version)}${HYPERFINE:-none (bash loop)}"
+echo "$(rustc --version); hyperfine: $(if [ -n "$HYPERFINE" ]; then hyperfine --version; else echo "none (bash loop)"; fi)"
+# The interpreter itself: `python3` may be a wrapper (a pyenv shim is a bash script that adds tens
+# of milliseconds to every start). The comparison runs the interpreter; a wrapper, when there is
+# one, is timed too and reported apart.
+PY_REAL=$("$PY" -c 'import sys; print(sys.executable)')
+PY_PATH=$(command -v "$PY" || echo "$PY")
+echo "python interpreter: $PY_REAL ($PY on PATH: $PY_PATH)"
 
 # --- 2. build -------------------------------------------------------------------------------
 say "cargo build --release -p kudo-cli"
@@ -110,41 +119,68 @@ say "python in-process (same schema, same values)"
 
 # --- 6. whole processes ---------------------------------------------------------------------
 say "whole process: kudo params vs python --once ($RUNS runs each)"
-KUDO_CMD=("$KUDO" params "$PKG" "${ARGS[@]}" -o json)
-PY_CMD=("$PY" "$ROOT/bench/python_jsonschema.py" --once "$OUT/schema.json" "$OUT/values.yaml")
 quote() { local s; printf -v s '%q ' "$@"; printf '%s' "${s% }"; }
+NAMES=(kudo python kudo-startup python-startup)
+CMDS=(
+    "$(quote "$KUDO" params "$PKG" "${ARGS[@]}" -o json)"
+    "$(quote "$PY_REAL" "$ROOT/bench/python_jsonschema.py" --once "$OUT/schema.json" "$OUT/values.yaml")"
+    "$(quote "$KUDO" --version)"
+    "$(quote "$PY_REAL" -c 'import yaml, jsonschema')"
+)
+if [ "$PY_PATH" != "$PY_REAL" ]; then
+    NAMES+=(python-via-path)
+    CMDS+=("$(quote "$PY" "$ROOT/bench/python_jsonschema.py" --once "$OUT/schema.json" "$OUT/values.yaml")")
+fi
+for i in "${!NAMES[@]}"; do printf '%-16s %s\n' "${NAMES[$i]}" "${CMDS[$i]}"; done
 
+: > "$OUT/whole-process.tsv"
 if [ -n "$HYPERFINE" ]; then
-    hyperfine -N --warmup 10 --runs "$RUNS" --export-json "$OUT/hyperfine.json" \
-        -n kudo "$(quote "${KUDO_CMD[@]}")" \
-        -n python "$(quote "${PY_CMD[@]}")"
-    read -r KUDO_MS PY_MS < <("$PY" -c '
+    HF=()
+    for i in "${!NAMES[@]}"; do HF+=(-n "${NAMES[$i]}" "${CMDS[$i]}"); done
+    hyperfine -N --warmup 10 --runs "$RUNS" --export-json "$OUT/hyperfine.json" "${HF[@]}"
+    "$PY" -c '
 import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-print(r["kudo"]["mean"] * 1e3, r["python"]["mean"] * 1e3)' "$OUT/hyperfine.json")
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(r["command"], r["mean"] * 1e3, sep="\t")' "$OUT/hyperfine.json" > "$OUT/whole-process.tsv"
 else
-    # bash loop: mean wall time per run, output discarded, after 5 warm-up runs
-    loop_ms() {
-        local i t0 t1
-        for i in 1 2 3 4 5; do "$@" > /dev/null; done
+    # bash loop: mean wall time per run (fork + exec included), output discarded, 5 warm-up runs
+    for i in "${!NAMES[@]}"; do
+        eval "set -- ${CMDS[$i]}"
+        for _ in 1 2 3 4 5; do "$@" > /dev/null; done
         t0=$(date +%s%N)
-        for ((i = 0; i < RUNS; i++)); do "$@" > /dev/null; done
+        for ((r = 0; r < RUNS; r++)); do "$@" > /dev/null; done
         t1=$(date +%s%N)
-        "$PY" -c "print(($t1 - $t0) / 1e6 / $RUNS)"
-    }
-    KUDO_MS=$(loop_ms "${KUDO_CMD[@]}")
-    PY_MS=$(loop_ms "${PY_CMD[@]}")
+        printf '%s\t%s\n' "${NAMES[$i]}" "$("$PY" -c "print(($t1 - $t0) / 1e6 / $RUNS)")" >> "$OUT/whole-process.tsv"
+    done
 fi
 
-"$PY" - "$KUDO_MS" "$PY_MS" "$GOAL" <<'EOF' | tee "$OUT/whole-process.txt"
+"$PY" - "$OUT/whole-process.tsv" "$GOAL" <<'EOF' | tee "$OUT/whole-process.md"
 import sys
-k, p, goal = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+rows = {}
+for line in open(sys.argv[1]):
+    name, mean = line.rstrip("\n").split("\t")[:2]
+    rows[name] = float(mean)
+goal = float(sys.argv[2])
+labels = {
+    "kudo": "`kudo params PKG` (10 -p, 2 -P, -o json)",
+    "python": "`python bench/python_jsonschema.py --once schema.json values.yaml`",
+    "kudo-startup": "`kudo --version` (start-up floor)",
+    "python-startup": "`python -c 'import yaml, jsonschema'` (start-up + imports floor)",
+    "python-via-path": "the Python run through `python3` on PATH (a wrapper)",
+}
+print("| process | mean |")
+print("|---|---|")
+for name, mean in rows.items():
+    print(f"| {labels.get(name, name)} | {mean:.2f} ms |")
+k, p = rows["kudo"], rows["python"]
 ratio = p / k
-print(f"kudo params (whole process):        mean {k:8.3f} ms")
-print(f"python --once (whole process):      mean {p:8.3f} ms")
-print(f"ratio python / kudo:                {ratio:8.1f}x  (goal >= {goal:.0f}x: "
-      + ("met" if ratio >= goal else f"NOT met, kudo would need to be {p / goal:.3f} ms or less, "
-         f"i.e. {k / (p / goal):.2f}x faster") + ")")
+print()
+print(f"ratio python / kudo: {ratio:.1f}x (goal >= {goal:.0f}x: " + (
+    "met)" if ratio >= goal else
+    f"NOT met: kudo would need {p / goal:.2f} ms or less, i.e. to be {k / (p / goal):.2f}x faster)"))
+if "python-via-path" in rows:
+    print(f"ratio against python3 through the PATH wrapper: {rows['python-via-path'] / k:.1f}x "
+          "(not counted: the wrapper's own start-up is not Python's)")
 EOF
 echo
 echo "results in $OUT"
