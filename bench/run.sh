@@ -15,9 +15,9 @@
 #
 # Results go to $OUT: criterion.md, python.json, whole-process.md, hyperfine.json, the inputs.
 #
-# Environment: OUT (default target/kudo-bench) for the results; PYTHON (default python3); RUNS (default 200) runs per
-# command of the whole-process comparison; SKIP_CRITERION=1 skips step 3 (needs a previous run's
-# $OUT/inputs).
+# Environment: OUT (default target/kudo-bench) for the results; PYTHON (default python3); RUNS
+# (default 200) runs per command of the whole-process comparison; SKIP_CRITERION=1 skips step 3
+# (needs a previous run's $OUT/inputs); NO_HYPERFINE=1 uses the bash timing loop.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -44,6 +44,7 @@ if ! command -v hyperfine >/dev/null 2>&1; then
         >/dev/null 2>&1 || echo "hyperfine could not be installed: falling back to a bash timing loop"
 fi
 HYPERFINE=$(command -v hyperfine || true)
+[ "${NO_HYPERFINE:-0}" = 1 ] && HYPERFINE=""
 echo "nproc: $(nproc); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "$("$PY" --version); jsonschema $("$PY" -c 'from importlib.metadata import version; print(version("jsonschema"))'); PyYAML $("$PY" -c 'import yaml; print(yaml.__version__)')"
 echo "$(rustc --version); hyperfine: $(if [ -n "$HYPERFINE" ]; then hyperfine --version; else echo "none (bash loop)"; fi)"
