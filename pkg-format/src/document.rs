@@ -38,6 +38,15 @@ fn load(text: &str, allow_duplicates: bool) -> Result<Vec<MarkedYaml<'_>>, saphy
     Ok(loader.into_documents())
 }
 
+fn scan_error(path: &Path, e: &saphyr::ScanError) -> Error {
+    Error::Yaml {
+        path: path.to_path_buf(),
+        line: e.marker().line(),
+        col: e.marker().col() + 1,
+        message: e.info().to_string(),
+    }
+}
+
 impl Document {
     /// Like [`Document::parse`], but a key given twice in a mapping is accepted, the last value
     /// winning, as KUDO's own YAML reader did: some published `operator.yaml` files have one.
@@ -67,12 +76,7 @@ impl Document {
     }
 
     fn parse_with(path: &Path, text: &str, allow_duplicates: bool) -> Result<Document, Error> {
-        let docs = load(text, allow_duplicates).map_err(|e| Error::Yaml {
-            path: path.to_path_buf(),
-            line: e.marker().line(),
-            col: e.marker().col() + 1,
-            message: e.info().to_string(),
-        })?;
+        let docs = load(text, allow_duplicates).map_err(|e| scan_error(path, &e))?;
         let mut doc = Document {
             path: path.to_path_buf(),
             value: Value::Null,
@@ -101,12 +105,7 @@ impl Document {
     /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
     /// are `null`.
     pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
-        let docs = load(text, false).map_err(|e| Error::Yaml {
-            path: path.to_path_buf(),
-            line: e.marker().line(),
-            col: e.marker().col() + 1,
-            message: e.info().to_string(),
-        })?;
+        let docs = load(text, false).map_err(|e| scan_error(path, &e))?;
         let mut out = Vec::with_capacity(docs.len());
         for d in &docs {
             let mut doc = Document {

@@ -240,6 +240,7 @@ pub struct Package {
     operator_doc: Document,
     params_doc: Document,
     params: Params,
+    schema: ParamSchema,
     templates: BTreeMap<String, String>,
 }
 
@@ -299,6 +300,7 @@ impl Package {
             operator,
             operator_doc: op_doc,
             params_doc,
+            schema: params.schema(),
             params,
             templates,
         })
@@ -329,9 +331,9 @@ impl Package {
         &self.params_doc
     }
 
-    /// The parameter schema (converted from v1beta1 when needed).
-    pub fn schema(&self) -> ParamSchema {
-        self.params.schema()
+    /// The parameter schema (converted from v1beta1 once, at load).
+    pub fn schema(&self) -> &ParamSchema {
+        &self.schema
     }
 
     /// Template files by their path under `templates/`.

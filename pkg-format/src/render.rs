@@ -310,21 +310,10 @@ fn objects(file: &Path, text: &str) -> Result<Vec<Value>, Diagnostic> {
     Ok(out)
 }
 
-fn param<'a>(h: &'a Helper<'_>, i: usize, name: &str) -> Result<&'a Value, RenderError> {
+fn param<'a>(h: &'a Helper<'_>, i: usize, name: &'static str) -> Result<&'a Value, RenderError> {
     h.param(i)
         .map(|p| p.value())
-        .ok_or_else(|| RenderErrorReason::ParamNotFoundForIndex(leak(name), i).into())
-}
-
-fn leak(name: &str) -> &'static str {
-    match name {
-        "toYaml" => "toYaml",
-        "toJson" => "toJson",
-        "default" => "default",
-        "quote" => "quote",
-        "indent" => "indent",
-        _ => "b64enc",
-    }
+        .ok_or_else(|| RenderErrorReason::ParamNotFoundForIndex(name, i).into())
 }
 
 fn text_of(v: &Value) -> String {

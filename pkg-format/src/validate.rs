@@ -156,7 +156,7 @@ impl Validator {
                     )
                     .with_origin(origin_of(at));
                     let tokens = pointer::tokens(pointer::parent(at)).unwrap_or_default();
-                    if let Some(h) = suggest_sibling(s, &tokens, &k) {
+                    if let Some(h) = crate::values::suggest_sibling(s, &tokens, &k) {
                         d = d.with_help(h);
                     }
                     out.push(d);
@@ -332,22 +332,6 @@ fn draft_name(d: Draft) -> &'static str {
         Draft::Draft201909 => "2019-09",
         Draft::Draft202012 => "2020-12",
     }
-}
-
-fn suggest_sibling(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String> {
-    let node = schema.node_at(parent)?;
-    let bad_l = bad.to_lowercase();
-    schema
-        .property_names(node)
-        .into_iter()
-        .map(|n| (n, strsim::damerau_levenshtein(&n.to_lowercase(), &bad_l)))
-        .filter(|(_, d)| *d <= (bad.chars().count() / 3).max(2))
-        .min_by_key(|(_, d)| *d)
-        .map(|(n, _)| {
-            let mut p = parent.to_vec();
-            p.push(n.to_string());
-            format!("did you mean {}?", pointer::from_tokens(&p))
-        })
 }
 
 /// The whole pipeline of `kudo params`, `kudo template` and (later) `kudo update` and the

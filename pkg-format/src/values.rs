@@ -461,8 +461,34 @@ fn type_override(schema: &ParamSchema, node: &Value, raw: &str) -> Result<Value,
     })
 }
 
-/// "did you mean ...?" for an unknown token under the known prefix `parent`.
+/// "did you mean /parent/name?" when a declared sibling is within a small edit distance of `bad`
+/// (case-insensitive). Used for `-p` keys and for unknown keys in values alike.
+pub(crate) fn suggest_sibling(
+    schema: &ParamSchema,
+    parent: &[String],
+    bad: &str,
+) -> Option<String> {
+    let node = schema.node_at(parent)?;
+    let bad_l = bad.to_lowercase();
+    schema
+        .property_names(node)
+        .into_iter()
+        .map(|n| (n, strsim::damerau_levenshtein(&n.to_lowercase(), &bad_l)))
+        .filter(|(_, d)| *d <= (bad.chars().count() / 3).max(2))
+        .min_by_key(|(_, d)| *d)
+        .map(|(n, _)| {
+            let mut p = parent.to_vec();
+            p.push(n.to_string());
+            format!("did you mean {}?", pointer::from_tokens(&p))
+        })
+}
+
+/// "did you mean ...?" for an unknown token under the known prefix `parent`: a close sibling,
+/// else the same name deeper in the tree, else the list of parameters at that level.
 fn suggest(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String> {
+    if let Some(h) = suggest_sibling(schema, parent, bad) {
+        return Some(h);
+    }
     let node = schema.node_at(parent)?;
     let bad_l = bad.to_lowercase();
     let close = |name: &str| {
@@ -470,15 +496,6 @@ fn suggest(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String>
         (d <= (bad.chars().count() / 3).max(2)).then_some(d)
     };
     let siblings = schema.property_names(node);
-    if let Some((name, _)) = siblings
-        .iter()
-        .filter_map(|n| close(n).map(|d| (*n, d)))
-        .min_by_key(|(_, d)| *d)
-    {
-        let mut p = parent.to_vec();
-        p.push(name.to_string());
-        return Some(format!("did you mean {}?", pointer::from_tokens(&p)));
-    }
     // The name exists deeper or elsewhere: `-p datacenterName=x` for `/topology/0/datacenterName`.
     let prefix = pointer::from_tokens(parent);
     let elsewhere: Vec<String> = schema

@@ -72,7 +72,7 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
         }
     }
 
-    let validator = match Validator::new(&schema) {
+    let validator = match Validator::new(schema) {
         Ok(v) => v,
         Err(diags) => {
             out.extend(diags.into_iter().map(|d| {
@@ -86,7 +86,7 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
     };
 
     let mut defaults = Values::new(Value::Object(Default::default()), Origin::None);
-    defaults.apply_defaults(&schema);
+    defaults.apply_defaults(schema);
     for d in validator.validate(&defaults) {
         if d.code == Code::Required {
             continue; // a package may require the user to give a value

@@ -13,7 +13,7 @@ fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_pkg::Diagnostic> 
         .collect();
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     validate::resolve(
-        &pkg.schema(),
+        pkg.schema(),
         &Inputs {
             current: None,
             files: &docs,

@@ -80,7 +80,7 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
     let schema = pkg.schema();
     let mut sources = crate::report::Sources::default();
     for d in &docs {
-        for p in kudo_pkg::values::redact(&schema, d.value()).1 {
+        for p in kudo_pkg::values::redact(schema, d.value()).1 {
             if let Some(loc) = d.location(&p) {
                 sources.hide_line(loc.path, loc.line);
             }
@@ -91,7 +91,7 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
         files: &docs,
         overrides: &args.overrides,
     };
-    match kudo_pkg::validate::resolve(&schema, &inputs) {
+    match kudo_pkg::validate::resolve(schema, &inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);
             Some(values)

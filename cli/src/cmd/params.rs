@@ -15,7 +15,7 @@ pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
     let (shown, hidden) = if a.show_secrets {
         (v.value().clone(), Vec::new())
     } else {
-        values::redact(&pkg.schema(), v.value())
+        values::redact(pkg.schema(), v.value())
     };
     let mut out = match a.output {
         DataFormat::Json => {
