@@ -12,6 +12,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc: the parameters engine allocates many small JSON nodes; glibc's allocator spent a
+/// measurable share of a `kudo params` run in page faults and trimming (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match cmd::run(cli) {

@@ -1,20 +1,30 @@
 //! YAML files as JSON values that remember where each value was written.
 //!
 //! Parameters are JSON (the schema language is JSON-schema), but users write YAML. A
-//! [`Document`] is one YAML file parsed with saphyr's marked loader (YAML 1.2 core schema, so
-//! `NO` and `yes` stay strings, with a budget against alias bombs) into a
-//! [`serde_json::Value`], plus an index from each JSON pointer to its line and column, so every
-//! diagnostic can say `values.yaml:4:12`.
+//! [`Document`] is one YAML file parsed by saphyr's parser (YAML 1.2 core schema, so `NO` and
+//! `yes` stay strings) into a [`serde_json::Value`], plus an index from each JSON pointer to its
+//! line and column, so every diagnostic can say `values.yaml:4:12`.
+//!
+//! The JSON value and the index are built in one pass over the parser's events ([`Builder`]):
+//! no library turns YAML into JSON values that remember positions, and going through saphyr's
+//! own marked tree first doubled the cost of loading a large params.yaml (see BENCHMARKS.md).
+//! Aliases are expanded within a node budget (alias bombs are refused) and a key given twice in
+//! one mapping is an error unless the caller accepts it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use saphyr::{MarkedYaml, Scalar, YamlData, YamlLoader};
+use saphyr::Scalar;
+use saphyr_parser::{Event, Marker, Parser, ScanError, Span, SpannedEventReceiver, Tag};
 use serde_json::{Map, Number, Value};
 
 use crate::diag::Location;
 use crate::error::Error;
 use crate::pointer;
+
+/// Most nodes that alias expansion may produce in one stream (a "billion laughs" guard).
+const ALIAS_BUDGET: usize = 100_000;
 
 /// A parsed YAML file: its value and where each part of it was written.
 #[derive(Debug, Clone)]
@@ -25,20 +35,272 @@ pub struct Document {
     duplicate_key: Option<(usize, usize, String)>,
 }
 
-/// Loads every YAML document of `text`; duplicate keys are an error unless `allow_duplicates`
-/// (then the last value wins).
-fn load(text: &str, allow_duplicates: bool) -> Result<Vec<MarkedYaml<'_>>, saphyr::ScanError> {
-    let mut parser = saphyr_parser::Parser::new_from_str(text);
-    let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
-    loader.allow_duplicate_keys(allow_duplicates);
-    parser.load(&mut loader, true)?;
-    if let Some(e) = loader.error() {
-        return Err(e.clone());
-    }
-    Ok(loader.into_documents())
+/// One YAML document as built: its value and the location index.
+struct Built {
+    value: Value,
+    locations: HashMap<String, (usize, usize)>,
+    start: (usize, usize),
 }
 
-fn scan_error(path: &Path, e: &saphyr::ScanError) -> Error {
+/// A collection being built, with what is needed to close it.
+enum Frame {
+    Seq {
+        items: Vec<Value>,
+        anchor: usize,
+        /// Length of the pointer of this collection (the builder's pointer is truncated to it).
+        ptr_len: usize,
+    },
+    Map {
+        map: Map<String, Value>,
+        anchor: usize,
+        ptr_len: usize,
+        /// The key read, waiting for its value, and where it was written.
+        key: Option<(String, Marker)>,
+    },
+}
+
+/// Turns parser events into JSON values and their locations.
+struct Builder {
+    allow_duplicates: bool,
+    stack: Vec<Frame>,
+    /// JSON pointer of the node the next event belongs to.
+    ptr: String,
+    locations: HashMap<String, (usize, usize)>,
+    anchors: HashMap<usize, Value>,
+    budget: usize,
+    doc_start: (usize, usize),
+    /// Documents done when the current one started (an empty document adds none).
+    docs_before: usize,
+    docs: Vec<Built>,
+    error: Option<ScanError>,
+}
+
+fn at(m: Marker) -> (usize, usize) {
+    (m.line(), m.col() + 1)
+}
+
+impl Builder {
+    fn new(allow_duplicates: bool) -> Builder {
+        Builder {
+            allow_duplicates,
+            stack: Vec::new(),
+            ptr: String::new(),
+            locations: HashMap::new(),
+            anchors: HashMap::new(),
+            budget: ALIAS_BUDGET,
+            doc_start: (1, 1),
+            docs_before: 0,
+            docs: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Before a node starts: when it is a mapping value or a sequence item, extends the pointer
+    /// to it and records where it is. `None` when the node is a mapping key.
+    fn enter(&mut self, start: Marker, collection: bool) -> Option<()> {
+        match self.stack.last() {
+            None => {
+                self.locations.entry(String::new()).or_insert(at(start));
+                Some(())
+            }
+            Some(Frame::Seq { items, .. }) => {
+                let i = items.len();
+                self.ptr.push('/');
+                self.ptr.push_str(&i.to_string());
+                self.locations.insert(self.ptr.clone(), at(start));
+                Some(())
+            }
+            Some(Frame::Map { key: None, .. }) => None,
+            Some(Frame::Map {
+                key: Some((k, key_mark)),
+                ..
+            }) => {
+                let key_mark = *key_mark;
+                self.ptr.push('/');
+                self.ptr.push_str(&pointer::escape(k));
+                // A collection is found by its key; a scalar by its value.
+                let pos = if collection { at(key_mark) } else { at(start) };
+                self.locations.insert(self.ptr.clone(), pos);
+                Some(())
+            }
+        }
+    }
+
+    /// A finished node: stored as the key or value of its mapping, an item of its sequence, or
+    /// the document.
+    fn add(&mut self, value: Value, anchor: usize, start: Marker) -> Result<(), ScanError> {
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(Built {
+                value,
+                locations: std::mem::take(&mut self.locations),
+                start: self.doc_start,
+            }),
+            Some(Frame::Seq { items, ptr_len, .. }) => {
+                items.push(value);
+                self.ptr.truncate(*ptr_len);
+            }
+            Some(Frame::Map {
+                map, key, ptr_len, ..
+            }) => match key.take() {
+                None => {
+                    let k = match value {
+                        Value::String(s) => s,
+                        Value::Array(_) | Value::Object(_) => {
+                            return Err(key_error(start));
+                        }
+                        other => other.to_string(),
+                    };
+                    *key = Some((k, start));
+                }
+                Some((k, key_mark)) => {
+                    self.ptr.truncate(*ptr_len);
+                    if map.insert(k, value).is_some() && !self.allow_duplicates {
+                        return Err(ScanError::new_str(key_mark, "duplicated key in mapping"));
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, ev: Event<'_>, span: Span) -> Result<(), ScanError> {
+        let start = span.start;
+        match ev {
+            Event::Nothing | Event::StreamStart | Event::StreamEnd => {}
+            Event::DocumentStart(_) => {
+                self.doc_start = at(start);
+                self.docs_before = self.docs.len();
+            }
+            Event::DocumentEnd => {
+                if self.docs.len() == self.docs_before {
+                    // An empty document (`---` alone) is null.
+                    self.locations.insert(String::new(), at(start));
+                    self.add(Value::Null, 0, start)?;
+                }
+                self.anchors.clear();
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar_value(text, style, tag.as_ref())
+                    .ok_or_else(|| ScanError::new_str(start, "invalid value for its tag"))?;
+                self.enter(start, false);
+                self.add(value, anchor, start)?;
+            }
+            Event::Alias(id) => {
+                let value = self.alias(id, start)?;
+                let collection = matches!(value, Value::Array(_) | Value::Object(_));
+                self.enter(start, collection);
+                self.add(value, 0, start)?;
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.enter(start, true).is_none() {
+                    return Err(key_error(start));
+                }
+                let ptr_len = self.ptr.len();
+                self.stack.push(if matches!(ev, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        items: Vec::new(),
+                        anchor,
+                        ptr_len,
+                    }
+                } else {
+                    Frame::Map {
+                        map: Map::new(),
+                        anchor,
+                        ptr_len,
+                        key: None,
+                    }
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (value, anchor, ptr_len) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        items,
+                        anchor,
+                        ptr_len,
+                    }) => (Value::Array(items), anchor, ptr_len),
+                    Some(Frame::Map {
+                        map,
+                        anchor,
+                        ptr_len,
+                        ..
+                    }) => (Value::Object(map), anchor, ptr_len),
+                    None => return Err(ScanError::new_str(start, "unbalanced collection end")),
+                };
+                self.ptr.truncate(ptr_len);
+                self.add(value, anchor, start)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of an anchor, counted against the alias budget.
+    fn alias(&mut self, id: usize, mark: Marker) -> Result<Value, ScanError> {
+        let Some(value) = self.anchors.get(&id) else {
+            return Err(ScanError::new_str(mark, "unknown alias"));
+        };
+        if !within_budget(value, &mut self.budget) {
+            return Err(ScanError::new_str(
+                mark,
+                "alias expansion exceeded the maximum node budget (possible billion-laughs attack)",
+            ));
+        }
+        Ok(value.clone())
+    }
+}
+
+impl<'input> SpannedEventReceiver<'input> for Builder {
+    fn on_event(&mut self, ev: Event<'input>, span: Span) {
+        if self.error.is_none()
+            && let Err(e) = self.event(ev, span)
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+fn key_error(m: Marker) -> ScanError {
+    ScanError::new_str(m, "mapping keys must be strings, numbers or booleans")
+}
+
+/// Counts the nodes of `value` against `budget`; false once it is exhausted.
+fn within_budget(value: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match value {
+        Value::Array(items) => items.iter().all(|v| within_budget(v, budget)),
+        Value::Object(map) => map.values().all(|v| within_budget(v, budget)),
+        _ => true,
+    }
+}
+
+/// A scalar resolved by the YAML 1.2 core schema (quoted: a string; a core tag: that type; an
+/// unknown tag: as if untagged). `None` when the text does not fit its core tag (`!!int abc`).
+fn scalar_value(
+    text: Cow<'_, str>,
+    style: saphyr_parser::ScalarStyle,
+    tag: Option<&Cow<'_, Tag>>,
+) -> Option<Value> {
+    Scalar::parse_from_cow_and_metadata(text, style, tag).map(|s| scalar(&s))
+}
+
+/// Parses every YAML document of `text`; duplicate keys are an error unless `allow_duplicates`
+/// (then the last value wins).
+fn load(text: &str, allow_duplicates: bool) -> Result<Vec<Built>, ScanError> {
+    let mut parser = Parser::new_from_str(text);
+    let mut builder = Builder::new(allow_duplicates);
+    parser.load(&mut builder, true)?;
+    if let Some(e) = builder.error {
+        return Err(e);
+    }
+    Ok(builder.docs)
+}
+
+fn scan_error(path: &Path, e: &ScanError) -> Error {
     Error::Yaml {
         path: path.to_path_buf(),
         line: e.marker().line(),
@@ -76,48 +338,33 @@ impl Document {
     }
 
     fn parse_with(path: &Path, text: &str, allow_duplicates: bool) -> Result<Document, Error> {
-        let docs = load(text, allow_duplicates).map_err(|e| scan_error(path, &e))?;
-        let mut doc = Document {
-            path: path.to_path_buf(),
-            value: Value::Null,
-            locations: HashMap::new(),
-            duplicate_key: None,
-        };
-        match docs.len() {
-            0 => {}
-            1 => {
-                let mut ptr = String::new();
-                doc.value = doc.convert(&docs[0], &mut ptr)?;
-            }
-            n => {
-                let second = &docs[1];
-                return Err(Error::Yaml {
-                    path: path.to_path_buf(),
-                    line: second.span.start.line(),
-                    col: second.span.start.col() + 1,
-                    message: format!("expected one YAML document, found {n}"),
-                });
-            }
+        let mut docs = load(text, allow_duplicates).map_err(|e| scan_error(path, &e))?;
+        if docs.len() > 1 {
+            let (line, col) = docs[1].start;
+            return Err(Error::Yaml {
+                path: path.to_path_buf(),
+                line,
+                col,
+                message: format!("expected one YAML document, found {}", docs.len()),
+            });
         }
-        Ok(doc)
+        let (value, locations) = match docs.pop() {
+            Some(d) => (d.value, d.locations),
+            None => (Value::Null, HashMap::new()),
+        };
+        Ok(Document {
+            path: path.to_path_buf(),
+            value,
+            locations,
+            duplicate_key: None,
+        })
     }
 
     /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
     /// are `null`.
     pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
         let docs = load(text, false).map_err(|e| scan_error(path, &e))?;
-        let mut out = Vec::with_capacity(docs.len());
-        for d in &docs {
-            let mut doc = Document {
-                path: path.to_path_buf(),
-                value: Value::Null,
-                locations: HashMap::new(),
-                duplicate_key: None,
-            };
-            let mut ptr = String::new();
-            out.push(doc.convert(d, &mut ptr)?);
-        }
-        Ok(out)
+        Ok(docs.into_iter().map(|d| d.value).collect())
     }
 
     /// Reads and parses the file at `path`.
@@ -161,69 +408,6 @@ impl Document {
             }
             p = pointer::parent(p);
         }
-    }
-
-    fn convert(&mut self, node: &MarkedYaml<'_>, ptr: &mut String) -> Result<Value, Error> {
-        let here = (node.span.start.line(), node.span.start.col() + 1);
-        self.locations.entry(ptr.clone()).or_insert(here);
-        Ok(match &node.data {
-            YamlData::Value(s) => scalar(s),
-            YamlData::Representation(text, _, _) => Value::String(text.to_string()),
-            YamlData::Tagged(_, inner) => return self.convert(inner, ptr),
-            YamlData::Sequence(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    let len = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&i.to_string());
-                    out.push(self.convert(item, ptr)?);
-                    ptr.truncate(len);
-                }
-                Value::Array(out)
-            }
-            YamlData::Mapping(map) => {
-                let mut out = Map::new();
-                for (k, v) in map {
-                    let key = match &k.data {
-                        YamlData::Value(Scalar::String(s)) => s.to_string(),
-                        YamlData::Value(s) => match scalar(s) {
-                            Value::String(s) => s,
-                            other => other.to_string(),
-                        },
-                        _ => {
-                            return Err(Error::Yaml {
-                                path: self.path.clone(),
-                                line: k.span.start.line(),
-                                col: k.span.start.col() + 1,
-                                message: "mapping keys must be strings, numbers or booleans"
-                                    .to_string(),
-                            });
-                        }
-                    };
-                    let len = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&pointer::escape(&key));
-                    // A collection is found by its key; a scalar by its value.
-                    let key_pos = (k.span.start.line(), k.span.start.col() + 1);
-                    if !matches!(v.data, YamlData::Value(_) | YamlData::Representation(..)) {
-                        self.locations.insert(ptr.clone(), key_pos);
-                    }
-                    let value = self.convert(v, ptr)?;
-                    ptr.truncate(len);
-                    out.insert(key, value);
-                }
-                Value::Object(out)
-            }
-            YamlData::Alias(_) | YamlData::BadValue => {
-                return Err(Error::Yaml {
-                    path: self.path.clone(),
-                    line: here.0,
-                    col: here.1,
-                    message: "invalid value (unknown alias, or alias expansion too large)"
-                        .to_string(),
-                });
-            }
-        })
     }
 }
 
@@ -315,5 +499,51 @@ mod tests {
             ));
         }
         assert!(Document::parse(Path::new("bomb.yaml"), &text).is_err());
+    }
+
+    #[test]
+    fn aliases_expand_and_are_located_at_the_alias() {
+        let text = "base: &b\n  x: 1\n  y: [a, b]\nk: &k name\ncopy: *b\n*k : v\n";
+        let doc = Document::parse(Path::new("a.yaml"), text).unwrap();
+        assert_eq!(
+            doc.value(),
+            &serde_json::json!({"base": {"x": 1, "y": ["a", "b"]}, "k": "name",
+                "copy": {"x": 1, "y": ["a", "b"]}, "name": "v"})
+        );
+        let l = doc.location("/copy/x").unwrap();
+        assert_eq!((l.line, l.col), (5, 1));
+        let l = doc.location("/name").unwrap();
+        assert_eq!((l.line, l.col), (6, 6));
+    }
+
+    #[test]
+    fn documents_empty_several_and_bad_keys() {
+        let p = Path::new("s.yaml");
+        assert_eq!(Document::parse(p, "").unwrap().value(), &Value::Null);
+        assert_eq!(Document::parse(p, "---\n").unwrap().value(), &Value::Null);
+        let stream = Document::parse_stream(p, "a: 1\n---\n---\n- x\n").unwrap();
+        assert_eq!(
+            stream,
+            vec![
+                serde_json::json!({"a": 1}),
+                Value::Null,
+                serde_json::json!(["x"])
+            ]
+        );
+        let err = Document::parse(p, "a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(
+            matches!(&err, Error::Yaml { line: 2, message, .. } if message.contains("found 2")),
+            "{err:?}"
+        );
+        let err = Document::parse(p, "? [a, b]\n: v\n").unwrap_err();
+        assert!(matches!(&err, Error::Yaml { message, .. } if message.contains("mapping keys")));
+        let err = Document::parse(p, "n: !!int abc\n").unwrap_err();
+        assert!(matches!(&err, Error::Yaml { line: 1, .. }), "{err:?}");
+        // numbers and booleans as keys become their text; a core tag is honoured
+        let doc = Document::parse(p, "1: a\ntrue: b\nc: !!str 3\n").unwrap();
+        assert_eq!(
+            doc.value(),
+            &serde_json::json!({"1": "a", "true": "b", "c": "3"})
+        );
     }
 }

@@ -42,39 +42,45 @@ impl Validator {
             Draft::Draft201909 => jsonschema::Draft::Draft201909,
             Draft::Draft202012 => jsonschema::Draft::Draft202012,
         };
-        let meta = match schema.draft() {
-            Draft::Draft7 => jsonschema::draft7::meta::validator(),
-            Draft::Draft201909 => jsonschema::draft201909::meta::validator(),
-            Draft::Draft202012 => jsonschema::draft202012::meta::validator(),
-        };
-        let meta_errors: Vec<Diagnostic> = meta
-            .iter_errors(schema.as_value())
-            .map(|e| {
-                Diagnostic::error(
-                    Code::InvalidSchema,
-                    e.instance_path().as_str().to_string(),
-                    format!(
-                        "not a valid JSON-schema ({}): {}",
-                        draft_name(schema.draft()),
-                        e
-                    ),
-                )
-            })
-            .collect();
-        if !meta_errors.is_empty() {
-            return Err(meta_errors);
-        }
+        // Compiling checks the schema against its metaschema (jsonschema always does, and stops
+        // at the first violation); only when that fails is the metaschema run again, to report
+        // every violation. A valid schema is checked once.
         let compiled = jsonschema::options()
             .with_draft(draft)
             .with_pattern_options(jsonschema::PatternOptions::regex())
-            .build(schema.as_value())
-            .map_err(|e| {
-                vec![Diagnostic::error(
+            .build(schema.as_value());
+        let compiled = match compiled {
+            Ok(c) => c,
+            Err(e) => {
+                let meta = match schema.draft() {
+                    Draft::Draft7 => jsonschema::draft7::meta::validator(),
+                    Draft::Draft201909 => jsonschema::draft201909::meta::validator(),
+                    Draft::Draft202012 => jsonschema::draft202012::meta::validator(),
+                };
+                let meta_errors: Vec<Diagnostic> = meta
+                    .iter_errors(schema.as_value())
+                    .map(|e| {
+                        Diagnostic::error(
+                            Code::InvalidSchema,
+                            e.instance_path().as_str().to_string(),
+                            format!(
+                                "not a valid JSON-schema ({}): {}",
+                                draft_name(schema.draft()),
+                                e
+                            ),
+                        )
+                    })
+                    .collect();
+                if !meta_errors.is_empty() {
+                    return Err(meta_errors);
+                }
+                return Err(vec![Diagnostic::error(
                     Code::InvalidSchema,
                     e.instance_path().as_str().to_string(),
                     format!("the schema cannot be compiled: {e}"),
-                )]
-            })?;
+                )]);
+            }
+        };
         Ok(Validator {
             schema: schema.clone(),
             compiled,
