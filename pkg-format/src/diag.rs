@@ -68,6 +68,34 @@ pub enum Code {
     Template,
     /// operator.yaml is malformed or inconsistent (plans, tasks).
     Operator,
+    /// A name that KUDO cannot use: a duplicate (case-insensitive), or one with `;` or `,`.
+    InvalidName,
+    /// A version field that is missing or not semver.
+    Version,
+    /// A task no plan uses, a parameter no template uses (warnings).
+    Unused,
+    /// A template references a parameter the schema does not define.
+    UndefinedParameter,
+    /// The parameter schema is not structural in the Kubernetes sense.
+    NotStructural,
+    /// A schema keyword nobody knows, probably a typo of a known one.
+    UnknownKeyword,
+    /// A `trigger` names a plan the operator does not have.
+    UnknownPlan,
+    /// Two triggers that disagree: a descendant naming another plan than its ancestor, or one
+    /// update that would run two different plans.
+    TriggerConflict,
+    /// A change under an `immutable` parameter after install.
+    ImmutableChanged,
+    /// An `immutable` parameter with neither a default nor a value (nor `required`).
+    ImmutableUnset,
+    /// An `oldName` that is not a valid name or JSON pointer.
+    InvalidOldName,
+    /// An `oldName` names a parameter the installed version does not have: the upgrade must go
+    /// through an intermediate version.
+    OldNameNotFound,
+    /// An old value that an upgrade cannot place anywhere in the new parameters.
+    ValueDropped,
 }
 
 impl Code {
@@ -100,6 +128,19 @@ impl Code {
             Code::InvalidDefault => "invalid-default",
             Code::Template => "template",
             Code::Operator => "operator",
+            Code::InvalidName => "invalid-name",
+            Code::Version => "version",
+            Code::Unused => "unused",
+            Code::UndefinedParameter => "undefined-parameter",
+            Code::NotStructural => "not-structural",
+            Code::UnknownKeyword => "unknown-keyword",
+            Code::UnknownPlan => "unknown-plan",
+            Code::TriggerConflict => "trigger-conflict",
+            Code::ImmutableChanged => "immutable-changed",
+            Code::ImmutableUnset => "immutable-unset",
+            Code::InvalidOldName => "invalid-old-name",
+            Code::OldNameNotFound => "old-name-not-found",
+            Code::ValueDropped => "value-dropped",
         }
     }
 }

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use saphyr::Scalar;
 use saphyr_parser::{Event, Marker, Parser, ScanError, Span, SpannedEventReceiver, Tag};
@@ -27,11 +28,16 @@ use crate::pointer;
 const ALIAS_BUDGET: usize = 100_000;
 
 /// A parsed YAML file: its value and where each part of it was written.
+///
+/// The location index is built on first use, by parsing the text again: most runs never print
+/// a location, and building the index costs as much as building the value.
 #[derive(Debug, Clone)]
 pub struct Document {
     path: PathBuf,
     value: Value,
-    locations: HashMap<String, (usize, usize)>,
+    text: String,
+    allow_duplicates: bool,
+    locations: OnceLock<HashMap<String, (usize, usize)>>,
     duplicate_key: Option<(usize, usize, String)>,
 }
 
@@ -62,6 +68,8 @@ enum Frame {
 /// Turns parser events into JSON values and their locations.
 struct Builder {
     allow_duplicates: bool,
+    /// Whether to build the location index (and the pointers it needs).
+    locate: bool,
     stack: Vec<Frame>,
     /// JSON pointer of the node the next event belongs to.
     ptr: String,
@@ -80,9 +88,10 @@ fn at(m: Marker) -> (usize, usize) {
 }
 
 impl Builder {
-    fn new(allow_duplicates: bool) -> Builder {
+    fn new(allow_duplicates: bool, locate: bool) -> Builder {
         Builder {
             allow_duplicates,
+            locate,
             stack: Vec::new(),
             ptr: String::new(),
             locations: HashMap::new(),
@@ -98,6 +107,12 @@ impl Builder {
     /// Before a node starts: when it is a mapping value or a sequence item, extends the pointer
     /// to it and records where it is. `None` when the node is a mapping key.
     fn enter(&mut self, start: Marker, collection: bool) -> Option<()> {
+        if !self.locate {
+            return match self.stack.last() {
+                Some(Frame::Map { key: None, .. }) => None,
+                _ => Some(()),
+            };
+        }
         match self.stack.last() {
             None => {
                 self.locations.entry(String::new()).or_insert(at(start));
@@ -177,7 +192,9 @@ impl Builder {
             Event::DocumentEnd => {
                 if self.docs.len() == self.docs_before {
                     // An empty document (`---` alone) is null.
-                    self.locations.insert(String::new(), at(start));
+                    if self.locate {
+                        self.locations.insert(String::new(), at(start));
+                    }
                     self.add(Value::Null, 0, start)?;
                 }
                 self.anchors.clear();
@@ -290,9 +307,9 @@ fn scalar_value(
 
 /// Parses every YAML document of `text`; duplicate keys are an error unless `allow_duplicates`
 /// (then the last value wins).
-fn load(text: &str, allow_duplicates: bool) -> Result<Vec<Built>, ScanError> {
+fn load(text: &str, allow_duplicates: bool, locate: bool) -> Result<Vec<Built>, ScanError> {
     let mut parser = Parser::new_from_str(text);
-    let mut builder = Builder::new(allow_duplicates);
+    let mut builder = Builder::new(allow_duplicates, locate);
     parser.load(&mut builder, true)?;
     if let Some(e) = builder.error {
         return Err(e);
@@ -338,7 +355,7 @@ impl Document {
     }
 
     fn parse_with(path: &Path, text: &str, allow_duplicates: bool) -> Result<Document, Error> {
-        let mut docs = load(text, allow_duplicates).map_err(|e| scan_error(path, &e))?;
+        let mut docs = load(text, allow_duplicates, false).map_err(|e| scan_error(path, &e))?;
         if docs.len() > 1 {
             let (line, col) = docs[1].start;
             return Err(Error::Yaml {
@@ -348,14 +365,12 @@ impl Document {
                 message: format!("expected one YAML document, found {}", docs.len()),
             });
         }
-        let (value, locations) = match docs.pop() {
-            Some(d) => (d.value, d.locations),
-            None => (Value::Null, HashMap::new()),
-        };
         Ok(Document {
             path: path.to_path_buf(),
-            value,
-            locations,
+            value: docs.pop().map(|d| d.value).unwrap_or(Value::Null),
+            text: text.to_string(),
+            allow_duplicates,
+            locations: OnceLock::new(),
             duplicate_key: None,
         })
     }
@@ -363,7 +378,7 @@ impl Document {
     /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
     /// are `null`.
     pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
-        let docs = load(text, false).map_err(|e| scan_error(path, &e))?;
+        let docs = load(text, false, false).map_err(|e| scan_error(path, &e))?;
         Ok(docs.into_iter().map(|d| d.value).collect())
     }
 
@@ -394,9 +409,17 @@ impl Document {
     /// Where the value at `pointer` was written: the value itself for scalars, the key for
     /// mappings and sequences (the line a user looks for). Falls back to the nearest ancestor.
     pub fn location(&self, pointer: &str) -> Option<Location> {
+        let locations = self.locations.get_or_init(|| {
+            // The text parsed once already, so it parses again.
+            load(&self.text, self.allow_duplicates, true)
+                .ok()
+                .and_then(|mut docs| docs.pop())
+                .map(|d| d.locations)
+                .unwrap_or_default()
+        });
         let mut p = pointer;
         loop {
-            if let Some(&(line, col)) = self.locations.get(p) {
+            if let Some(&(line, col)) = locations.get(p) {
                 return Some(Location {
                     path: self.path.clone(),
                     line,
