@@ -14,6 +14,9 @@
 //!   `-p` overrides, each value remembering its [`Origin`].
 //! - [`Validator`] checks them and returns every problem as a [`Diagnostic`].
 //! - [`render::render_plan`] turns a plan's templates into Kubernetes objects.
+//! - [`trigger::select`] picks the plan an update runs, [`immutable::check_update`] refuses
+//!   changes to immutable parameters, [`migrate::migrate`] carries values across an upgrade by
+//!   `oldName`.
 //! - [`verify::verify`] is `package verify`.
 //!
 //! # Example
@@ -49,10 +52,13 @@ pub mod convert;
 pub mod diag;
 pub mod document;
 mod error;
+pub mod immutable;
+pub mod migrate;
 pub mod package;
 pub mod params;
 pub mod pointer;
 pub mod render;
+pub mod trigger;
 pub mod validate;
 pub mod values;
 pub mod verify;

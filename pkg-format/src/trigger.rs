@@ -1,0 +1,267 @@
+//! `trigger`: which plan a parameter change runs.
+//!
+//! The rules (KEP-33, ARCHITECTURE.md): the plan for a changed value is the `trigger` of the
+//! nearest schema node on the path from that value up to the root (array items resolve through
+//! `items`). Without one anywhere on the path, the operator's `update` plan runs if it has one,
+//! else `deploy`. One update whose changes select two different plans is refused, naming every
+//! changed path and its plan. Removing a value is a change like any other.
+//!
+//! A descendant restating a different trigger than its ancestor is a package defect found by
+//! `package verify`; here the nearest one wins, so a broken package still selects a plan.
+
+use serde_json::Value;
+
+use crate::diag::{Code, Diagnostic, Origin};
+use crate::params::ParamSchema;
+use crate::pointer;
+
+/// Why a change runs its plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// A `trigger` on the node at this value pointer (the changed value or an ancestor).
+    Trigger {
+        /// The value pointer of the node that carries the `trigger`.
+        at: String,
+    },
+    /// No `trigger` on the path: the operator's `update` plan, or `deploy` without one.
+    Fallback,
+}
+
+/// One changed value and the plan it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The value pointer that changed (added, removed or modified).
+    pub pointer: String,
+    /// The plan this change runs.
+    pub plan: String,
+    /// Where the plan comes from.
+    pub reason: Reason,
+}
+
+/// The outcome of an update: the plan to run (none when nothing changed) and every change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The plan to run; `None` when old and new parameters are equal.
+    pub plan: Option<String>,
+    /// Every changed value, in pointer order.
+    pub changes: Vec<Change>,
+}
+
+/// The value pointers where `old` and `new` differ, in order: the deepest pointer at which they
+/// still have the same shape (objects are compared key by key, arrays item by item; an item
+/// only one of them has is a change of that item).
+pub fn changed_paths(old: &Value, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = String::new();
+    diff(old, new, &mut at, &mut out);
+    out
+}
+
+fn diff(old: &Value, new: &Value, at: &mut String, out: &mut Vec<String>) {
+    if old == new {
+        return;
+    }
+    let mut step = |at: &mut String, token: &str, o: Option<&Value>, n: Option<&Value>| {
+        let len = at.len();
+        at.push('/');
+        at.push_str(&pointer::escape(token));
+        match (o, n) {
+            (Some(o), Some(n)) => diff(o, n, at, out),
+            _ => out.push(at.clone()),
+        }
+        at.truncate(len);
+    };
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (k, ov) in o {
+                step(at, k, Some(ov), n.get(k));
+            }
+            for (k, nv) in n {
+                if !o.contains_key(k) {
+                    step(at, k, None, Some(nv));
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(n)) => {
+            for i in 0..o.len().max(n.len()) {
+                step(at, &i.to_string(), o.get(i), n.get(i));
+            }
+        }
+        _ => out.push(at.clone()),
+    }
+}
+
+/// The plan a change at `value_pointer` runs. `plans` are the operator's plan names. Errors: a
+/// `trigger` that names no plan of the operator, or no `update`/`deploy` plan to fall back to.
+pub fn plan_for(
+    schema: &ParamSchema,
+    plans: &[&str],
+    value_pointer: &str,
+) -> Result<(String, Reason), Diagnostic> {
+    let tokens = pointer::tokens(value_pointer).map_err(|e| {
+        Diagnostic::error(Code::InvalidPointer, value_pointer, e).with_origin(Origin::None)
+    })?;
+    let path = schema.path(&tokens);
+    // path[i] is the node of the value at tokens[..i]; the nearest trigger is the deepest.
+    for (i, node) in path.iter().enumerate().rev() {
+        let Some(t) = node.get("trigger") else {
+            continue;
+        };
+        let at = pointer::from_tokens(&tokens[..i]);
+        let Some(plan) = t.as_str() else {
+            return Err(Diagnostic::error(
+                Code::UnknownPlan,
+                value_pointer,
+                format!("the trigger at {} is not a plan name", shown_at(&at)),
+            ));
+        };
+        if !plans.contains(&plan) {
+            return Err(Diagnostic::error(
+                Code::UnknownPlan,
+                value_pointer,
+                format!(
+                    "the trigger at {} names plan `{plan}`, which the operator does not have (plans: {})",
+                    shown_at(&at),
+                    plans.join(", ")
+                ),
+            ));
+        }
+        return Ok((plan.to_string(), Reason::Trigger { at }));
+    }
+    for fallback in ["update", "deploy"] {
+        if plans.contains(&fallback) {
+            return Ok((fallback.to_string(), Reason::Fallback));
+        }
+    }
+    Err(Diagnostic::error(
+        Code::UnknownPlan,
+        value_pointer,
+        "no trigger on this parameter or its ancestors, and the operator has neither an `update` nor a `deploy` plan",
+    ))
+}
+
+fn shown_at(at: &str) -> &str {
+    if at.is_empty() { "the root" } else { at }
+}
+
+/// Selects the plan for an update from `old` to `new` effective parameters. Refused (every
+/// problem returned) when a trigger names an unknown plan or the changes select two plans.
+pub fn select(
+    schema: &ParamSchema,
+    plans: &[&str],
+    old: &Value,
+    new: &Value,
+) -> Result<Selection, Vec<Diagnostic>> {
+    let mut changes = Vec::new();
+    let mut errors = Vec::new();
+    for p in changed_paths(old, new) {
+        match plan_for(schema, plans, &p) {
+            Ok((plan, reason)) => changes.push(Change {
+                pointer: p,
+                plan,
+                reason,
+            }),
+            Err(d) => errors.push(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut distinct: Vec<&str> = Vec::new();
+    for c in &changes {
+        if !distinct.contains(&c.plan.as_str()) {
+            distinct.push(&c.plan);
+        }
+    }
+    if distinct.len() > 1 {
+        let list = changes
+            .iter()
+            .map(|c| format!("{} -> {}", c.pointer, c.plan))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(changes
+            .iter()
+            .map(|c| {
+                Diagnostic::error(
+                    Code::TriggerConflict,
+                    &c.pointer,
+                    format!(
+                        "this change runs plan `{}`, but the same update also runs {}: one update may run only one plan",
+                        c.plan,
+                        distinct
+                            .iter()
+                            .filter(|p| **p != c.plan)
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .with_help(format!(
+                    "make these changes in separate updates, one per plan ({list})"
+                ))
+            })
+            .collect());
+    }
+    Ok(Selection {
+        plan: distinct.first().map(|p| p.to_string()),
+        changes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(v: Value) -> ParamSchema {
+        ParamSchema::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn changed_paths_go_as_deep_as_the_shapes_agree() {
+        let old = json!({"a": 1, "b": {"c": 2, "d": 3}, "l": [1, 2], "gone": true});
+        let new = json!({"a": 1, "b": {"c": 5, "d": 3}, "l": [1, 2, 3], "n": {"x": 1}});
+        assert_eq!(
+            changed_paths(&old, &new),
+            vec!["/b/c", "/l/2", "/gone", "/n"]
+        );
+        assert_eq!(changed_paths(&old, &old), Vec::<String>::new());
+        assert_eq!(changed_paths(&json!({"a": 1}), &json!("x")), vec![""]);
+        assert_eq!(
+            changed_paths(&json!({"a/b": 1}), &json!({"a/b": 2})),
+            vec!["/a~1b"]
+        );
+    }
+
+    #[test]
+    fn nearest_trigger_then_update_then_deploy() {
+        let s = schema(json!({"type": "object", "properties": {
+            "a": {"type": "string"},
+            "auth": {"type": "object", "trigger": "auth-update", "properties": {
+                "name": {"type": "string"}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {
+                "x": {"type": "string", "trigger": "x-plan"}, "y": {"type": "string"}}}}
+        }}));
+        let plans = ["deploy", "update", "auth-update", "x-plan"];
+        let at = |p: &str| plan_for(&s, &plans, p).unwrap();
+        assert_eq!(
+            at("/auth/name"),
+            ("auth-update".into(), Reason::Trigger { at: "/auth".into() })
+        );
+        assert_eq!(at("/a"), ("update".into(), Reason::Fallback));
+        assert_eq!(
+            at("/list/3/x"),
+            (
+                "x-plan".into(),
+                Reason::Trigger {
+                    at: "/list/3/x".into()
+                }
+            )
+        );
+        assert_eq!(at("/list/3/y").0, "update");
+        assert_eq!(plan_for(&s, &["deploy"], "/a").unwrap().0, "deploy");
+        let e = plan_for(&s, &["deploy"], "/auth/name").unwrap_err();
+        assert_eq!(e.code, Code::UnknownPlan);
+        assert!(plan_for(&s, &["cleanup"], "/a").is_err());
+    }
+}
