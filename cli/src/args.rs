@@ -30,6 +30,62 @@ pub enum Command {
     /// Work on an operator package (convert, verify).
     #[command(subcommand)]
     Package(PackageCommand),
+    /// Change the parameters of an Instance kept in a file (-f), for a package.
+    ///
+    /// Applies -P files (merged into the file's values) and -p overrides, validates the result
+    /// against the package's schema, refuses changes to immutable parameters and updates whose
+    /// changes would run two different plans, then rewrites the file in place: only the
+    /// parameter values change, comments and layout stay. Prints the plan that the change
+    /// runs and the changed paths. Any refusal leaves the file untouched and exits with 1.
+    Update(UpdateArgs),
+    /// Upgrade an Instance kept in a file (-f) from one package version to another.
+    ///
+    /// Carries the values over by the new version's `oldName`s (moved, kept, defaulted, and
+    /// values that land nowhere, all reported), then applies -P and -p, validates, checks
+    /// immutable parameters, and writes the new values, apiVersion and operator version into
+    /// the file. A refused upgrade leaves the file untouched and exits with 1.
+    Upgrade(UpgradeArgs),
+}
+
+/// What `update` and `upgrade` print.
+#[derive(Debug, Args)]
+pub struct FileEditArgs {
+    /// The Instance manifest to change (kudo.dev/v1beta1 or v1beta2), edited in place.
+    #[arg(short = 'f', long = "file", value_name = "INSTANCE_FILE")]
+    pub file: PathBuf,
+    /// Print the change as a unified diff of the file and write nothing (secret values masked).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format of the report.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ReportFormat,
+}
+
+/// `kudo update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    pub edit: FileEditArgs,
+    /// The Instance's operator package (directory or .tgz).
+    #[arg(long, value_name = "PACKAGE")]
+    pub package: PathBuf,
+    #[command(flatten)]
+    pub values: ValueArgs,
+}
+
+/// `kudo upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    #[command(flatten)]
+    pub edit: FileEditArgs,
+    /// The package of the version the Instance runs now.
+    #[arg(long, value_name = "OLD_PACKAGE")]
+    pub from: PathBuf,
+    /// The package to upgrade to.
+    #[arg(long, value_name = "NEW_PACKAGE")]
+    pub package: PathBuf,
+    #[command(flatten)]
+    pub values: ValueArgs,
 }
 
 /// Parameter inputs shared by the commands that compute parameters.

@@ -50,9 +50,11 @@
 
 pub mod convert;
 pub mod diag;
+pub mod edit;
 pub mod document;
 mod error;
 pub mod immutable;
+pub mod instance;
 pub mod migrate;
 pub mod package;
 pub mod params;

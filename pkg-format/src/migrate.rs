@@ -78,6 +78,8 @@ impl Report {
 pub struct Migration {
     /// The values for the new version (defaults applied), each remembering its origin.
     pub values: Values,
+    /// The same without the defaults: what an Instance stores.
+    pub explicit: Value,
     /// What happened to every installed value.
     pub report: Report,
 }
@@ -107,10 +109,12 @@ pub fn migrate(
     }
     let mut at = Vec::new();
     m.keep(old_values, &mut at, 0);
+    let explicit = m.new.clone();
     let mut values = Values::new(m.new, Origin::Instance);
     m.report.defaulted = values.apply_defaults(new_schema);
     Ok(Migration {
         values,
+        explicit,
         report: m.report,
     })
 }

@@ -1,6 +1,7 @@
 //! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
 //! code; the logic they call lives in `kudo-pkg`.
 
+mod instance;
 mod package;
 mod params;
 mod template;
@@ -22,6 +23,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Params(a) => params::run(a),
         Command::Package(PackageCommand::Convert(a)) => package::convert(a),
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
+        Command::Update(a) => instance::update(a),
+        Command::Upgrade(a) => instance::upgrade(a),
     }
 }
 
@@ -56,6 +59,25 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     (docs, diags)
 }
 
+/// Writes a file through a temporary file in the same directory and a rename: readers see the
+/// old file or the new one, never half of it. An existing file keeps its permissions.
+fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(package::io(path))?;
+    tmp.write_all(text.as_bytes()).map_err(package::io(path))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(package::io(path))?;
+    }
+    tmp.persist(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
 /// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.
 fn print(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
@@ -74,18 +96,24 @@ fn to_yaml(value: &serde_json::Value) -> String {
     serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot print as YAML: {e}\n"))
 }
 
-/// Computes and validates the parameters from the command line; prints problems.
-fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
-    let (docs, mut diags) = value_files(args);
-    let schema = pkg.schema();
+/// Snippet sources that never show the lines of the -P files that hold secret values.
+fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::report::Sources {
     let mut sources = crate::report::Sources::default();
-    for d in &docs {
+    for d in docs {
         for p in kudo_pkg::values::redact(schema, d.value()).1 {
             if let Some(loc) = d.location(&p) {
                 sources.hide_line(loc.path, loc.line);
             }
         }
     }
+    sources
+}
+
+/// Computes and validates the parameters from the command line; prints problems.
+fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
+    let (docs, mut diags) = value_files(args);
+    let schema = pkg.schema();
+    let sources = secret_sources(schema, &docs);
     let inputs = kudo_pkg::values::Inputs {
         current: None,
         files: &docs,

@@ -23,7 +23,7 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
                 "--in-place needs a package directory; use --output DIR for an archive",
             ));
         }
-        write_atomic(&a.package.join("params.yaml"), &text)?;
+        super::write_atomic(&a.package.join("params.yaml"), &text)?;
         eprintln!("converted {}", a.package.join("params.yaml").display());
     } else if let Some(dir) = &a.output {
         write_package(&pkg, dir, &text)?;
@@ -42,25 +42,11 @@ fn invalid(path: &Path, message: &str) -> Error {
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
         source,
     }
-}
-
-/// Writes a file through a temporary file in the same directory and a rename: readers see the
-/// old file or the new one, never half of it.
-fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
-    tmp.write_all(text.as_bytes()).map_err(io(path))?;
-    tmp.persist(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
 }
 
 /// Writes the whole package into a new directory, built aside and renamed into place.

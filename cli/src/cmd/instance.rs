@@ -1,0 +1,170 @@
+//! `kudo update -f` and `kudo upgrade -f`: an Instance manifest kept in a file. The rules live
+//! in `kudo_pkg::instance`; this module reads the inputs, prints, and writes the file.
+
+use std::process::ExitCode;
+
+use kudo_pkg::instance::{self, InstanceFile, Outcome};
+use kudo_pkg::{Error, ParamSchema};
+use serde_json::{Value, json};
+
+use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
+
+pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
+    let pkg = super::load(&a.package)?;
+    let file = read(&a.edit)?;
+    let (docs, diags) = super::value_files(&a.values);
+    let sources = super::secret_sources(pkg.schema(), &docs);
+    if !diags.is_empty() {
+        crate::report::diagnostics_with(&diags, sources);
+        return Ok(ExitCode::from(1));
+    }
+    match instance::update(&file, &pkg, &docs, &a.values.overrides) {
+        Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
+        Err(diags) => {
+            crate::report::diagnostics_with(&diags, sources);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
+    let old = super::load(&a.from)?;
+    let new = super::load(&a.package)?;
+    let file = read(&a.edit)?;
+    let (docs, diags) = super::value_files(&a.values);
+    let sources = super::secret_sources(new.schema(), &docs);
+    if !diags.is_empty() {
+        crate::report::diagnostics_with(&diags, sources);
+        return Ok(ExitCode::from(1));
+    }
+    match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides) {
+        Ok(outcome) => finish(&a.edit, &file, new.schema(), &outcome, "upgrade"),
+        Err(diags) => {
+            crate::report::diagnostics_with(&diags, sources);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn read(a: &FileEditArgs) -> Result<InstanceFile, Error> {
+    let text = std::fs::read_to_string(&a.file).map_err(|source| Error::Io {
+        path: a.file.clone(),
+        source,
+    })?;
+    InstanceFile::parse(&a.file, &text)
+}
+
+/// Prints the outcome and writes the file (unless --dry-run or nothing changed).
+fn finish(
+    a: &FileEditArgs,
+    file: &InstanceFile,
+    schema: &ParamSchema,
+    outcome: &Outcome,
+    command: &str,
+) -> Result<ExitCode, Error> {
+    crate::report::diagnostics(&outcome.warnings);
+    let old_text = std::fs::read_to_string(&a.file).unwrap_or_default();
+    let changed = outcome.text != old_text;
+    let old_params = file.raw_parameters();
+    let secret_texts = secrets(schema, &old_params, &outcome.written);
+    match a.output {
+        ReportFormat::Json => {
+            let changes: Vec<Value> = outcome
+                .selection
+                .changes
+                .iter()
+                .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
+                .collect();
+            let mut report = json!({
+                "file": a.file.display().to_string(),
+                "plan": outcome.selection.plan,
+                "changes": changes,
+                "written": changed && !a.dry_run,
+                "dryRun": a.dry_run,
+            });
+            if let Some(r) = &outcome.report {
+                report["migration"] = serde_json::to_value(r).unwrap_or_default();
+            }
+            if a.dry_run {
+                report["diff"] = json!(mask(&diff(a, &old_text, &outcome.text), &secret_texts));
+            }
+            super::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            ))?;
+        }
+        ReportFormat::Text => {
+            let mut out = String::new();
+            if let Some(r) = &outcome.report {
+                for m in &r.moved {
+                    out.push_str(&format!("moved      {} -> {}\n", m.from, m.to));
+                }
+                for k in &r.kept {
+                    out.push_str(&format!("kept       {k}\n"));
+                }
+                for d in &r.defaulted {
+                    out.push_str(&format!("defaulted  {d}\n"));
+                }
+                for d in &r.dropped {
+                    out.push_str(&format!("dropped    {} ({})\n", d.pointer, d.reason));
+                }
+            }
+            if command == "update" && outcome.selection.plan.is_none() {
+                out.push_str("nothing changes: the parameters are already these\n");
+            }
+            if let Some(plan) = &outcome.selection.plan {
+                out.push_str(&format!("plan: {plan}\n"));
+            }
+            for c in &outcome.selection.changes {
+                out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
+            }
+            if a.dry_run {
+                out.push_str(&mask(&diff(a, &old_text, &outcome.text), &secret_texts));
+            }
+            super::print(&out)?;
+        }
+    }
+    if changed && !a.dry_run {
+        super::write_atomic(&a.file, &outcome.text)?;
+        eprintln!("{command}: wrote {}", a.file.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {
+    let name = a.file.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .header(&name, &name)
+        .to_string()
+}
+
+/// The texts of secret values, old and new, so that a printed diff can mask them.
+fn secrets(schema: &ParamSchema, old: &Value, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in [old, new] {
+        for p in kudo_pkg::values::redact(schema, v).1 {
+            if let Some(s) = v.pointer(&p) {
+                let text = match s {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                if !text.is_empty() {
+                    out.push(text);
+                }
+            }
+        }
+    }
+    // Longest first, so that a secret containing another is masked whole.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// Masks every secret text in a diff.
+fn mask(diff: &str, secrets: &[String]) -> String {
+    let mut out = diff.to_string();
+    for s in secrets {
+        out = out.replace(s.as_str(), "<hidden: writeOnly>");
+    }
+    out
+}

@@ -1,0 +1,261 @@
+//! Changing values in a YAML file in place, keeping its comments, key order and layout.
+//!
+//! Users keep Instances (and params.yaml) in git; a tool that rewrites the whole file destroys
+//! their comments and makes every diff noisy. [`edits_between`] computes the smallest set of
+//! [`Edit`]s that turn one value into another (arrays are replaced whole, as merge patches
+//! replace them), and [`apply`] performs them with `yaml-edit`'s lossless syntax tree, then
+//! parses the result again and refuses it unless it holds exactly the expected value: an edit
+//! can never silently produce something else.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use serde_json::Value;
+use yaml_edit::path::YamlPath;
+use yaml_edit::{ScalarValue, YamlValue};
+
+use crate::document::Document;
+use crate::pointer;
+
+/// One change to a YAML document, at a path of mapping keys (never inside an array).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Sets the value at the path, creating the mappings on the way.
+    Set {
+        /// Mapping keys from the document root.
+        path: Vec<String>,
+        /// The new value.
+        value: Value,
+    },
+    /// Removes the key at the path.
+    Remove {
+        /// Mapping keys from the document root.
+        path: Vec<String>,
+    },
+}
+
+/// The edits that turn `old` into `new` under `base` (the keys leading to them in the file,
+/// e.g. `["spec", "parameters"]`). Objects are edited key by key; anything else, arrays
+/// included, is set whole.
+pub fn edits_between(base: &[&str], old: Option<&Value>, new: Option<&Value>) -> Vec<Edit> {
+    let mut out = Vec::new();
+    let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    diff(&mut path, old, new, &mut out);
+    out
+}
+
+fn diff(path: &mut Vec<String>, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<Edit>) {
+    match (old, new) {
+        (Some(o), Some(n)) if o == n => {}
+        (Some(Value::Object(o)), Some(Value::Object(n))) => {
+            for (k, ov) in o {
+                path.push(k.clone());
+                diff(path, Some(ov), n.get(k), out);
+                path.pop();
+            }
+            for (k, nv) in n {
+                if !o.contains_key(k) {
+                    path.push(k.clone());
+                    diff(path, None, Some(nv), out);
+                    path.pop();
+                }
+            }
+        }
+        (_, Some(n)) => out.push(Edit::Set {
+            path: path.clone(),
+            value: n.clone(),
+        }),
+        (Some(_), None) => out.push(Edit::Remove { path: path.clone() }),
+        (None, None) => {}
+    }
+}
+
+/// Applies `edits` to the YAML `text` (one document) and returns the new text. Fails, with a
+/// message, when the file cannot be edited that way or the result does not hold what the edits
+/// mean (checked by parsing it again).
+pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
+    let before = Document::parse(Path::new("-"), text).map_err(|e| e.to_string())?;
+    let mut expected = before.value().clone();
+    let doc = yaml_edit::Document::from_str(text).map_err(|e| format!("{e:?}"))?;
+    for edit in edits {
+        match edit {
+            Edit::Set { path, value } => {
+                set(&doc, path, value)?;
+                set_json(&mut expected, path, value.clone());
+            }
+            Edit::Remove { path } => {
+                let p = yaml_path(path)?;
+                if doc.try_get_path(&p).is_ok() {
+                    doc.try_remove_path(&p)
+                        .map_err(|e| format!("cannot remove {}: {e}", shown(path)))?;
+                }
+                remove_json(&mut expected, path);
+            }
+        }
+    }
+    let out = doc.to_string();
+    let after = Document::parse(Path::new("-"), &out)
+        .map_err(|e| format!("the edited file would not parse: {e}"))?;
+    if after.value() != &expected {
+        return Err(
+            "the edited file would not hold the expected values; nothing was written".into(),
+        );
+    }
+    Ok(out)
+}
+
+/// Sets a value; an object is set key by key so that its keys keep their order.
+fn set(doc: &yaml_edit::Document, path: &[String], value: &Value) -> Result<(), String> {
+    let p = yaml_path(path)?;
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let existing_is_mapping = doc
+                .try_get_path(&p)
+                .ok()
+                .is_some_and(|n| n.as_mapping().is_some());
+            if !existing_is_mapping && doc.try_get_path(&p).is_ok() {
+                doc.try_remove_path(&p)
+                    .map_err(|e| format!("cannot replace {}: {e}", shown(path)))?;
+            }
+            let mut child = path.to_vec();
+            for (k, v) in map {
+                child.push(k.clone());
+                set(doc, &child, v)?;
+                child.pop();
+            }
+            Ok(())
+        }
+        other => doc
+            .try_set_path(&p, to_yaml(other))
+            .map_err(|e| format!("cannot set {}: {e}", shown(path))),
+    }
+}
+
+fn shown(path: &[String]) -> String {
+    pointer::from_tokens(path)
+}
+
+/// A path in yaml-edit's syntax: keys joined by `.`, with `\`, `.` and `[` escaped and
+/// all-digit keys marked as keys.
+fn yaml_path(path: &[String]) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, key) in path.iter().enumerate() {
+        if key.is_empty() {
+            return Err(format!(
+                "cannot edit {}: an empty key has no path",
+                shown(path)
+            ));
+        }
+        if i > 0 {
+            out.push('.');
+        }
+        if key.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('\\');
+        }
+        for c in key.chars() {
+            if matches!(c, '\\' | '.' | '[' | ']') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+fn to_yaml(value: &Value) -> YamlValue {
+    match value {
+        Value::Null => YamlValue::Scalar(ScalarValue::null()),
+        Value::Bool(b) => YamlValue::from(*b),
+        // A number as written by serde_json (exact for big integers), as a plain scalar.
+        Value::Number(n) => YamlValue::Scalar(ScalarValue::parse(n.to_string())),
+        Value::String(s) => YamlValue::from(s.clone()),
+        Value::Array(items) => YamlValue::Sequence(items.iter().map(to_yaml).collect()),
+        Value::Object(map) => {
+            YamlValue::Mapping(map.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect())
+        }
+    }
+}
+
+fn set_json(root: &mut Value, path: &[String], value: Value) {
+    let mut cur = root;
+    for k in path {
+        if !cur.is_object() {
+            *cur = Value::Object(Default::default());
+        }
+        let Value::Object(m) = cur else { return };
+        cur = m.entry(k.clone()).or_insert(Value::Null);
+    }
+    *cur = value;
+}
+
+fn remove_json(root: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut cur = root;
+    for k in parents {
+        match cur.get_mut(k) {
+            Some(v) => cur = v,
+            None => return,
+        }
+    }
+    if let Value::Object(m) = cur {
+        m.shift_remove(last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const FILE: &str = "# an instance\napiVersion: kudo.dev/v1beta2\nkind: Instance\nspec:\n  parameters:\n    # how many\n    nodeCount: 3   # three\n    backup:\n      enabled: false # off\n    labels: [a, b]\n    a.b: 1\n    \"7\": seven\n  other: 1 # untouched\n";
+
+    fn params(text: &str) -> Value {
+        Document::parse(Path::new("-"), text).unwrap().value()["spec"]["parameters"].clone()
+    }
+
+    #[test]
+    fn only_changed_values_are_touched_and_comments_stay() {
+        let old = params(FILE);
+        let mut new = old.clone();
+        new["nodeCount"] = json!(5);
+        new["labels"] = json!(["x"]);
+        new["backup"]["credentials"] = json!({"name": "u", "password": "p w"});
+        new["a.b"] = json!(2);
+        new["7"] = json!("sieben");
+        new["topology"] = json!([{"name": "dc1", "rack": "r1"}]);
+        let edits = edits_between(&["spec", "parameters"], Some(&old), Some(&new));
+        let out = apply(FILE, &edits).unwrap();
+        assert_eq!(params(&out), new);
+        for kept in [
+            "# an instance",
+            "# how many",
+            "# three",
+            "# off",
+            "# untouched",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        assert!(out.contains("nodeCount: 5   # three"), "{out}");
+    }
+
+    #[test]
+    fn removals_and_shape_changes() {
+        let old = params(FILE);
+        let mut new = old.clone();
+        new.as_object_mut().unwrap().shift_remove("backup");
+        new["nodeCount"] = json!({"min": 1});
+        let edits = edits_between(&["spec", "parameters"], Some(&old), Some(&new));
+        assert!(edits.contains(&Edit::Remove {
+            path: vec!["spec".into(), "parameters".into(), "backup".into()]
+        }));
+        let out = apply(FILE, &edits).unwrap();
+        assert_eq!(params(&out), new);
+    }
+
+    #[test]
+    fn no_edits_leave_the_text_identical() {
+        assert_eq!(apply(FILE, &[]).unwrap(), FILE);
+    }
+}
