@@ -155,6 +155,56 @@ pub enum PackageCommand {
     /// Check a package: it loads, its schema is valid, every default validates, every template
     /// renders with the defaults. Exits with 1 when there is an error.
     Verify(VerifyArgs),
+    /// List what a package defines.
+    #[command(subcommand)]
+    List(ListCommand),
+}
+
+/// `kudo package list ...`.
+#[derive(Debug, Subcommand)]
+pub enum ListCommand {
+    /// The parameters as a tree table: type, default, required, the plan a change runs,
+    /// immutability (own, or inherited from an ancestor), and with -d the description.
+    ///
+    /// v1beta1 packages are shown through their conversion to v1beta2. Defaults of writeOnly
+    /// parameters are masked. The table fits the terminal; when stdout is not a terminal it is
+    /// printed plain, without borders or width limit (unless --width is given).
+    Parameters(ListParametersArgs),
+}
+
+/// Output formats of `package list parameters`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ListFormat {
+    /// The tree table.
+    Table,
+    /// One JSON object per parameter.
+    Json,
+    /// The same as YAML.
+    Yaml,
+    /// The v1beta2 parameter schema (for a v1beta1 package: the converted one).
+    JsonSchema,
+}
+
+/// `kudo package list parameters`.
+#[derive(Debug, Args)]
+pub struct ListParametersArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    /// Add the description column.
+    #[arg(short = 'd', long)]
+    pub descriptions: bool,
+    /// Only required parameters (and the objects they are in).
+    #[arg(long)]
+    pub required: bool,
+    /// Print one JSON pointer per line instead of the table (array items as `/0`).
+    #[arg(long, conflicts_with = "output")]
+    pub names: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    pub output: ListFormat,
+    /// Table width in columns (default: the terminal's width; unlimited when not a terminal).
+    #[arg(long, value_name = "COLUMNS")]
+    pub width: Option<u16>,
 }
 
 /// `kudo package convert`.

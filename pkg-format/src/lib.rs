@@ -55,6 +55,7 @@ pub mod document;
 mod error;
 pub mod immutable;
 pub mod instance;
+pub mod listing;
 pub mod migrate;
 pub mod package;
 pub mod params;

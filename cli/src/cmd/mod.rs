@@ -2,6 +2,7 @@
 //! code; the logic they call lives in `kudo-pkg`.
 
 mod instance;
+mod list;
 mod package;
 mod params;
 mod template;
@@ -14,7 +15,7 @@ use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
-use crate::args::{Cli, Command, PackageCommand, ValueArgs};
+use crate::args::{Cli, Command, ListCommand, PackageCommand, ValueArgs};
 
 /// Runs the command. `Err` is an error that stopped it (printed by `main`).
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Params(a) => params::run(a),
         Command::Package(PackageCommand::Convert(a)) => package::convert(a),
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
+        Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
         Command::Update(a) => instance::update(a),
         Command::Upgrade(a) => instance::upgrade(a),
     }
