@@ -158,6 +158,75 @@ pub enum PackageCommand {
     /// List what a package defines.
     #[command(subcommand)]
     List(ListCommand),
+    /// Add something to a package.
+    #[command(subcommand)]
+    Add(AddCommand),
+}
+
+/// `kudo package add ...`.
+#[derive(Debug, Subcommand)]
+pub enum AddCommand {
+    /// Add a parameter to params.yaml, asking for what the flags do not give.
+    ///
+    /// In a terminal, a wizard asks for every field not given as a flag: where the parameter
+    /// goes (the top level, an object, or the items of an array of objects), its name, type,
+    /// default (checked against the type and constraints as you type it), title, description,
+    /// required, enum values, constraints that fit the type, trigger (among the plans an
+    /// enclosing trigger allows), immutable, writeOnly. It shows the YAML to be added and asks
+    /// for confirmation. params.yaml is then changed in place: comments, key order and
+    /// indentation stay; the write is atomic. Ctrl-C or "no" leaves the file untouched.
+    ///
+    /// Without a terminal nothing is asked: --name and --type are needed (--path defaults to the
+    /// top level), fields not given stay unset, and --yes is needed to write.
+    Parameter(AddParameterArgs),
+}
+
+/// `kudo package add parameter`.
+#[derive(Debug, Args)]
+pub struct AddParameterArgs {
+    /// The package directory.
+    pub package: PathBuf,
+    /// Where the parameter goes: a JSON pointer to an object parameter (`/backup/credentials`),
+    /// `/` for the top level, `/topology/0` for the items of an array of objects.
+    #[arg(long, value_name = "POINTER")]
+    pub path: Option<String>,
+    /// The name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// string, integer, number, boolean, object, array (of strings) or array:TYPE.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub ty: Option<String>,
+    /// The default, as YAML typed by the type (`3`, `true`, `[a, b]`).
+    #[arg(long, value_name = "VALUE")]
+    pub default: Option<String>,
+    /// Title (v1beta1: displayName).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Description.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The parameter is required.
+    #[arg(long)]
+    pub required: bool,
+    /// An allowed value (repeat for each).
+    #[arg(long = "enum", value_name = "VALUE")]
+    pub enum_values: Vec<String>,
+    /// A constraint that fits the type, KEYWORD=VALUE: minimum=1, maxLength=63,
+    /// pattern=^[a-z]+$, minItems=1, ... (repeat for each).
+    #[arg(long = "constraint", value_name = "KEYWORD=VALUE")]
+    pub constraints: Vec<String>,
+    /// The plan a change of this parameter runs.
+    #[arg(long, value_name = "PLAN")]
+    pub trigger: Option<String>,
+    /// The parameter can never change after install.
+    #[arg(long)]
+    pub immutable: bool,
+    /// The value is a secret: never printed, masked in errors.
+    #[arg(long)]
+    pub write_only: bool,
+    /// Write without asking for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// `kudo package list ...`.

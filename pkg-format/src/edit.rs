@@ -32,6 +32,13 @@ pub enum Edit {
         /// Mapping keys from the document root.
         path: Vec<String>,
     },
+    /// Appends an item to the sequence at the path (which must exist).
+    Push {
+        /// Mapping keys from the document root to the sequence.
+        path: Vec<String>,
+        /// The new item; an object keeps its key order.
+        value: Value,
+    },
 }
 
 /// The edits that turn `old` into `new` under `base` (the keys leading to them in the file,
@@ -82,6 +89,30 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
             Edit::Set { path, value } => {
                 set(&doc, path, value)?;
                 set_json(&mut expected, path, value.clone());
+            }
+            Edit::Push { path, value } => {
+                let p = yaml_path(path)?;
+                let node = doc
+                    .try_get_path(&p)
+                    .map_err(|e| format!("cannot find the list {}: {e}", shown(path)))?;
+                let seq = node
+                    .as_sequence()
+                    .ok_or_else(|| format!("{} is not a list", shown(path)))?;
+                match value {
+                    Value::Object(map) if !map.is_empty() => {
+                        // Built as a document of its own so that its keys keep their order.
+                        let text = serde_saphyr::to_string(value).map_err(|e| e.to_string())?;
+                        let item =
+                            yaml_edit::Document::from_str(&text).map_err(|e| format!("{e:?}"))?;
+                        let mapping = item.as_mapping().ok_or("not a mapping")?;
+                        seq.push(mapping);
+                    }
+                    other => seq.push(to_yaml(other)),
+                }
+                match expected.pointer_mut(&pointer::from_tokens(path)) {
+                    Some(Value::Array(items)) => items.push(value.clone()),
+                    _ => return Err(format!("{} is not a list", shown(path))),
+                }
             }
             Edit::Remove { path } => {
                 let p = yaml_path(path)?;
@@ -252,6 +283,30 @@ mod tests {
         }));
         let out = apply(FILE, &edits).unwrap();
         assert_eq!(params(&out), new);
+    }
+
+    #[test]
+    fn pushing_to_lists_keeps_order_and_comments() {
+        let text =
+            "parameters:\n  # first\n  - name: A\n    default: \"1\" # one\nrequired: [a] # req\n";
+        let out = apply(
+            text,
+            &[
+                Edit::Push {
+                    path: vec!["parameters".into()],
+                    value: json!({"name": "C", "description": "the c", "default": "3"}),
+                },
+                Edit::Push {
+                    path: vec!["required".into()],
+                    value: json!("b"),
+                },
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "parameters:\n  # first\n  - name: A\n    default: \"1\" # one\n  - name: C\n    description: the c\n    default: \"3\"\nrequired: [a, b] # req\n"
+        );
     }
 
     #[test]

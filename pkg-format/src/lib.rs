@@ -48,6 +48,7 @@
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]
 
+pub mod author;
 pub mod convert;
 pub mod diag;
 pub mod edit;

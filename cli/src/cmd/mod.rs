@@ -1,6 +1,7 @@
 //! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
 //! code; the logic they call lives in `kudo-pkg`.
 
+mod author;
 mod instance;
 mod list;
 mod package;
@@ -15,7 +16,7 @@ use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
-use crate::args::{Cli, Command, ListCommand, PackageCommand, ValueArgs};
+use crate::args::{AddCommand, Cli, Command, ListCommand, PackageCommand, ValueArgs};
 
 /// Runs the command. `Err` is an error that stopped it (printed by `main`).
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
@@ -25,6 +26,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::Convert(a)) => package::convert(a),
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
+        Command::Package(PackageCommand::Add(AddCommand::Parameter(a))) => author::add_parameter(a),
         Command::Update(a) => instance::update(a),
         Command::Upgrade(a) => instance::upgrade(a),
     }

@@ -1,0 +1,408 @@
+//! `kudo package add parameter`: the wizard (dialoguer) and its scripted form. Every answer is
+//! checked by `kudo_pkg::author`, so a wrong one is asked again (wizard) or refused with the
+//! same words (flags). params.yaml is written only at the very end, atomically.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use dialoguer::theme::ColorfulTheme;
+use dialoguer::{Confirm, Input, Select};
+use kudo_pkg::author::{self, NewParameter, ParamType};
+use kudo_pkg::{Error, Package, Params};
+
+use crate::args::AddParameterArgs;
+
+const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
+const ITEM_TYPES: &[&str] = &["string", "integer", "number", "boolean", "object"];
+
+pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
+    if !a.package.is_dir() {
+        return Err(refused(
+            &a,
+            "needs a package directory (an archive cannot be edited)",
+        ));
+    }
+    let pkg = super::load(&a.package)?;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let outcome = if interactive {
+        let r = Wizard::new(&pkg, &a).run();
+        // dialoguer hides the cursor while it asks; give it back whatever happened.
+        let _ = dialoguer::console::Term::stderr().show_cursor();
+        r
+    } else {
+        scripted(&pkg, &a)
+    };
+    let p = match outcome {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            eprintln!("nothing written");
+            return Ok(ExitCode::from(1));
+        }
+        Err(Stop::Refused(message)) => return Err(refused(&a, &message)),
+        Err(Stop::Interrupted) => {
+            eprintln!("interrupted: nothing written");
+            return Ok(ExitCode::from(130));
+        }
+    };
+    let added = match author::add_parameter(&pkg, &p) {
+        Ok(added) => added,
+        Err(diags) => {
+            crate::report::diagnostics(&diags);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let file = pkg.params_document().path().to_path_buf();
+    let preview = match pkg.params() {
+        // a v1beta1 parameter is an item of the `parameters` list
+        Params::V1beta1(_) => serde_json::json!([added.node]),
+        Params::V1beta2(_) => serde_json::json!({ p.name.clone(): added.node }),
+    };
+    eprintln!(
+        "adding {} to {}:\n{}",
+        p.pointer(),
+        file.display(),
+        indent(&super::to_yaml(&preview))
+    );
+    let go = if a.yes {
+        true
+    } else if interactive {
+        Confirm::with_theme(&ColorfulTheme::default())
+            .with_prompt("Write it?")
+            .default(true)
+            .interact()
+            .unwrap_or(false)
+    } else {
+        return Err(refused(
+            &a,
+            "stdin is not a terminal: pass --yes to write without confirmation",
+        ));
+    };
+    if !go {
+        eprintln!("nothing written");
+        return Ok(ExitCode::from(1));
+    }
+    super::write_atomic(&file, &added.text)?;
+    eprintln!("added {} to {}", p.pointer(), file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn refused(a: &AddParameterArgs, message: &str) -> Error {
+    Error::Invalid {
+        path: a.package.clone(),
+        location: None,
+        message: message.to_string(),
+    }
+}
+
+/// Why the wizard stopped without a parameter.
+enum Stop {
+    /// A flag or answer that cannot be used.
+    Refused(String),
+    /// Ctrl-C or end of input.
+    Interrupted,
+}
+
+impl From<dialoguer::Error> for Stop {
+    fn from(_: dialoguer::Error) -> Self {
+        Stop::Interrupted
+    }
+}
+
+/// The place given with --path, checked: the root or an object parameter.
+fn place(pkg: &Package, path: &str) -> Result<String, Stop> {
+    let p = if path == "/" {
+        String::new()
+    } else {
+        path.to_string()
+    };
+    let p = if p.is_empty() || p.starts_with('/') {
+        p
+    } else {
+        format!("/{p}")
+    };
+    let places = author::places(pkg);
+    if places.iter().any(|(ptr, _)| *ptr == p) {
+        Ok(p)
+    } else {
+        Err(Stop::Refused(format!(
+            "--path {path}: not a place for a parameter; one of: {}",
+            places
+                .iter()
+                .map(|(_, shown)| shown.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+}
+
+fn parse_type(s: &str) -> Result<ParamType, Stop> {
+    ParamType::parse(s).ok_or_else(|| {
+        Stop::Refused(format!(
+            "--type {s}: use string, integer, number, boolean, object, array or array:TYPE"
+        ))
+    })
+}
+
+fn constraints(a: &AddParameterArgs) -> Result<Vec<(String, String)>, Stop> {
+    a.constraints
+        .iter()
+        .map(|c| {
+            c.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .ok_or_else(|| Stop::Refused(format!("--constraint {c}: expected KEYWORD=VALUE")))
+        })
+        .collect()
+}
+
+/// Everything from flags; what is essential and missing is refused (nothing can be asked).
+fn scripted(pkg: &Package, a: &AddParameterArgs) -> Result<Option<NewParameter>, Stop> {
+    let mut missing = Vec::new();
+    if a.name.is_none() {
+        missing.push("--name");
+    }
+    if a.ty.is_none() {
+        missing.push("--type");
+    }
+    if !missing.is_empty() {
+        return Err(Stop::Refused(format!(
+            "stdin is not a terminal, so nothing can be asked: give {}",
+            missing.join(" and ")
+        )));
+    }
+    let parent = place(pkg, a.path.as_deref().unwrap_or(""))?;
+    let mut p = NewParameter::new(
+        &parent,
+        a.name.as_deref().unwrap_or_default(),
+        parse_type(a.ty.as_deref().unwrap_or_default())?,
+    );
+    p.default = a.default.clone();
+    p.title = a.title.clone();
+    p.description = a.description.clone();
+    p.required = a.required;
+    p.enum_values = a.enum_values.clone();
+    p.constraints = constraints(a)?;
+    p.trigger = a.trigger.clone();
+    p.immutable = a.immutable;
+    p.write_only = a.write_only;
+    Ok(Some(p))
+}
+
+struct Wizard<'a> {
+    pkg: &'a Package,
+    a: &'a AddParameterArgs,
+    theme: ColorfulTheme,
+}
+
+impl<'a> Wizard<'a> {
+    fn new(pkg: &'a Package, a: &'a AddParameterArgs) -> Self {
+        Wizard {
+            pkg,
+            a,
+            theme: ColorfulTheme::default(),
+        }
+    }
+
+    fn text(&self, prompt: &str, given: &Option<String>) -> Result<Option<String>, Stop> {
+        if given.is_some() {
+            return Ok(given.clone());
+        }
+        let s: String = Input::with_theme(&self.theme)
+            .with_prompt(format!("{prompt} (empty: none)"))
+            .allow_empty(true)
+            .interact_text()?;
+        Ok(if s.trim().is_empty() { None } else { Some(s) })
+    }
+
+    fn yes_no(&self, prompt: &str, given: bool) -> Result<bool, Stop> {
+        if given {
+            return Ok(true);
+        }
+        Ok(Confirm::with_theme(&self.theme)
+            .with_prompt(prompt)
+            .default(false)
+            .interact()?)
+    }
+
+    fn run(&self) -> Result<Option<NewParameter>, Stop> {
+        let (pkg, a) = (self.pkg, self.a);
+        let parent = match &a.path {
+            Some(p) => place(pkg, p)?,
+            None => {
+                let places = author::places(pkg);
+                if places.len() == 1 {
+                    String::new()
+                } else {
+                    let shown: Vec<&str> = places.iter().map(|(_, s)| s.as_str()).collect();
+                    let i = Select::with_theme(&self.theme)
+                        .with_prompt("Where does the parameter go?")
+                        .items(&shown)
+                        .default(0)
+                        .interact()?;
+                    places[i].0.clone()
+                }
+            }
+        };
+        let name = match &a.name {
+            Some(n) => {
+                author::check_name(pkg, &parent, n)
+                    .map_err(|e| Stop::Refused(format!("--name {n}: {e}")))?;
+                n.clone()
+            }
+            None => Input::with_theme(&self.theme)
+                .with_prompt("Name")
+                .validate_with(|n: &String| author::check_name(pkg, &parent, n.trim()))
+                .interact_text()?
+                .trim()
+                .to_string(),
+        };
+        let ty = match &a.ty {
+            Some(t) => parse_type(t)?,
+            None => {
+                let flat = matches!(pkg.params(), Params::V1beta1(_));
+                let i = Select::with_theme(&self.theme)
+                    .with_prompt("Type")
+                    .items(TYPES)
+                    .default(0)
+                    .interact()?;
+                match TYPES[i] {
+                    "array" if !flat => {
+                        let j = Select::with_theme(&self.theme)
+                            .with_prompt("Type of the array's items")
+                            .items(ITEM_TYPES)
+                            .default(0)
+                            .interact()?;
+                        ParamType::Array(Box::new(parse_type(ITEM_TYPES[j])?))
+                    }
+                    t => parse_type(t)?,
+                }
+            }
+        };
+        let mut p = NewParameter::new(&parent, &name, ty);
+        p.title = self.text("Title", &a.title)?;
+        p.description = self.text("Description", &a.description)?;
+        p.enum_values = if !a.enum_values.is_empty()
+            || matches!(p.ty, ParamType::Object | ParamType::Array(_))
+        {
+            a.enum_values.clone()
+        } else {
+            let mut values = Vec::new();
+            loop {
+                let probe = NewParameter {
+                    enum_values: values.clone(),
+                    ..p.clone()
+                };
+                let v: String = Input::with_theme(&self.theme)
+                    .with_prompt(format!(
+                        "Allowed value {} (empty: {})",
+                        values.len() + 1,
+                        if values.is_empty() {
+                            "any value"
+                        } else {
+                            "done"
+                        }
+                    ))
+                    .allow_empty(true)
+                    .validate_with(|v: &String| -> Result<(), String> {
+                        if v.is_empty() {
+                            return Ok(());
+                        }
+                        let mut q = probe.clone();
+                        q.enum_values.push(v.clone());
+                        author::node(&q).map(|_| ())
+                    })
+                    .interact_text()?;
+                if v.is_empty() {
+                    break;
+                }
+                values.push(v);
+            }
+            values
+        };
+        p.constraints = if a.constraints.is_empty() {
+            let mut out = Vec::new();
+            for k in p.ty.constraints() {
+                let probe = NewParameter {
+                    constraints: out.clone(),
+                    ..p.clone()
+                };
+                let v: String = Input::with_theme(&self.theme)
+                    .with_prompt(format!("{k} (empty: none)"))
+                    .allow_empty(true)
+                    .validate_with(|v: &String| -> Result<(), String> {
+                        if v.is_empty() {
+                            return Ok(());
+                        }
+                        let mut q = probe.clone();
+                        q.constraints.push((k.to_string(), v.clone()));
+                        author::node(&q).map(|_| ())
+                    })
+                    .interact_text()?;
+                if !v.is_empty() {
+                    out.push((k.to_string(), v));
+                }
+            }
+            out
+        } else {
+            constraints(a)?
+        };
+        p.default = match &a.default {
+            Some(d) => Some(d.clone()),
+            None => {
+                let probe = p.clone();
+                let d: String = Input::with_theme(&self.theme)
+                    .with_prompt("Default (YAML, empty: none)")
+                    .allow_empty(true)
+                    .validate_with(|d: &String| -> Result<(), String> {
+                        if d.is_empty() {
+                            return Ok(());
+                        }
+                        let q = NewParameter {
+                            default: Some(d.clone()),
+                            ..probe.clone()
+                        };
+                        author::node(&q).map(|_| ())
+                    })
+                    .interact_text()?;
+                if d.is_empty() { None } else { Some(d) }
+            }
+        };
+        p.required = self.yes_no("Required?", a.required)?;
+        p.trigger = match &a.trigger {
+            Some(t) => Some(t.clone()),
+            None => {
+                let allowed = author::allowed_triggers(pkg, &parent);
+                let mut items =
+                    vec!["(none: inherit, or the operator's update/deploy plan)".to_string()];
+                items.extend(allowed.iter().cloned());
+                let i = Select::with_theme(&self.theme)
+                    .with_prompt("Plan a change runs (trigger)")
+                    .items(&items)
+                    .default(0)
+                    .interact()?;
+                if i == 0 {
+                    None
+                } else {
+                    Some(allowed[i - 1].clone())
+                }
+            }
+        };
+        p.immutable = self.yes_no("Immutable (never changes after install)?", a.immutable)?;
+        if p.immutable && p.default.is_none() && !p.required {
+            p.required = Confirm::with_theme(&self.theme)
+                .with_prompt(
+                    "An immutable parameter without a default must be required. Make it required?",
+                )
+                .default(true)
+                .interact()?;
+            if !p.required {
+                return Ok(None);
+            }
+        }
+        p.write_only = self.yes_no("Secret (writeOnly: never printed)?", a.write_only)?;
+        Ok(Some(p))
+    }
+}

@@ -1,0 +1,278 @@
+//! `kudo package add parameter` as a process, scripted (no terminal): on a params.yaml full of
+//! comments the change is exactly the added parameter, the package still verifies, and every
+//! refusal leaves the file byte-identical.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use kudo_tests::{example, fixture, kudo_bin};
+use predicates::prelude::*;
+
+/// A copy of a package directory.
+fn copy_package(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("pkg");
+    std::fs::create_dir_all(to.join("templates")).unwrap();
+    for entry in walk(src) {
+        let rel = entry.strip_prefix(src).unwrap();
+        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to.join(rel)).unwrap();
+    }
+    (dir, to)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn add(pkg: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::new(kudo_bin())
+        .args(["package", "add", "parameter"])
+        .arg(pkg)
+        .args(args)
+        .write_stdin("")
+        .assert()
+}
+
+/// The lines inserted between `before` and `after`; panics if anything else changed.
+fn inserted(before: &str, after: &str) -> Vec<String> {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut out = Vec::new();
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Equal => {}
+            similar::ChangeTag::Insert => out.push(change.value().trim_end().to_string()),
+            similar::ChangeTag::Delete => panic!("a line was removed or changed: {change}"),
+        }
+    }
+    out
+}
+
+fn verify_ok(pkg: &Path) {
+    Command::new(kudo_bin())
+        .args(["package", "verify"])
+        .arg(pkg)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_nested_parameter_is_exactly_what_changes() {
+    let (_d, pkg) = copy_package(&fixture("commented"));
+    let file = pkg.join("params.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    add(
+        &pkg,
+        &[
+            "--path",
+            "/backup/credentials",
+            "--name",
+            "region",
+            "--type",
+            "string",
+            "--default",
+            "eu-west-1",
+            "--description",
+            "Bucket region",
+            "--constraint",
+            "minLength=1",
+            "--yes",
+        ],
+    )
+    .success()
+    .stderr(predicate::str::contains("added /backup/credentials/region"));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        inserted(&before, &after),
+        [
+            "          region:",
+            "            type: string",
+            "            description: Bucket region",
+            "            default: eu-west-1",
+            "            minLength: 1",
+        ]
+    );
+    verify_ok(&pkg);
+}
+
+#[test]
+fn an_array_item_field_joins_the_items_required_list() {
+    let (_d, pkg) = copy_package(&fixture("commented"));
+    let file = pkg.join("params.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    add(
+        &pkg,
+        &[
+            "--path",
+            "topology/0",
+            "--name",
+            "zone",
+            "--type",
+            "string",
+            "--required",
+            "--enum",
+            "a",
+            "--enum",
+            "b",
+            "--yes",
+        ],
+    )
+    .success();
+    let after = std::fs::read_to_string(&file).unwrap();
+    let lines = inserted(&before, &after);
+    assert!(lines.contains(&"        - zone".to_string()), "{lines:?}");
+    assert!(lines.contains(&"        zone:".to_string()), "{lines:?}");
+    verify_ok(&pkg);
+    let listed = Command::new(kudo_bin())
+        .args(["package", "list", "parameters", "--required", "--names"])
+        .arg(&pkg)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&listed).contains("/topology/0/zone\n"));
+}
+
+#[test]
+fn a_v1beta1_package_gets_a_flat_parameter() {
+    let (_d, pkg) = copy_package(&example("zookeeper-v1beta1"));
+    let file = pkg.join("params.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    add(
+        &pkg,
+        &[
+            "--name",
+            "SNAPSHOT_COUNT",
+            "--type",
+            "integer",
+            "--default",
+            "3",
+            "--trigger",
+            "update",
+            "--yes",
+        ],
+    )
+    .success();
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        inserted(&before, &after),
+        [
+            "  - name: SNAPSHOT_COUNT",
+            "    default: \"3\"",
+            "    required: false",
+            "    type: integer",
+            "    trigger: update",
+        ]
+    );
+    verify_ok(&pkg);
+}
+
+#[test]
+fn refusals_leave_params_yaml_byte_identical() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--name",
+                "port",
+                "--type",
+                "integer",
+                "--default",
+                "0",
+                "--constraint",
+                "minimum=1",
+                "--yes",
+            ],
+            "at least 1",
+        ),
+        (
+            &[
+                "--name",
+                "port",
+                "--type",
+                "integer",
+                "--default",
+                "eighty",
+                "--yes",
+            ],
+            "integer",
+        ),
+        (
+            &["--name", "NODECOUNT", "--type", "integer", "--yes"],
+            "/nodeCount is already a parameter",
+        ),
+        (
+            &[
+                "--path", "/nowhere", "--name", "x", "--type", "string", "--yes",
+            ],
+            "not a place",
+        ),
+        (
+            &[
+                "--path",
+                "/backup",
+                "--name",
+                "x",
+                "--type",
+                "string",
+                "--trigger",
+                "update",
+                "--yes",
+            ],
+            "backup-update",
+        ),
+        (
+            &[
+                "--name",
+                "x",
+                "--type",
+                "string",
+                "--trigger",
+                "no-such-plan",
+                "--yes",
+            ],
+            "not allowed",
+        ),
+        (
+            &["--name", "x", "--type", "string", "--immutable", "--yes"],
+            "needs a default or must be required",
+        ),
+        (&["--name", "x", "--type", "strin", "--yes"], "--type strin"),
+        (
+            &[
+                "--name",
+                "x",
+                "--type",
+                "string",
+                "--constraint",
+                "minimum=1",
+                "--yes",
+            ],
+            "does not apply",
+        ),
+        (&["--name", "x", "--type", "string"], "--yes"),
+        (&["--name", "x"], "give --type"),
+        (
+            &["--name", "a b", "--type", "string", "--yes"],
+            "cannot contain",
+        ),
+    ];
+    for (args, why) in cases {
+        let (_d, pkg) = copy_package(&fixture("commented"));
+        let file = pkg.join("params.yaml");
+        let before = std::fs::read(&file).unwrap();
+        add(&pkg, args)
+            .code(1)
+            .stderr(predicate::str::contains(*why));
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{args:?}");
+    }
+}
