@@ -51,8 +51,8 @@
 pub mod author;
 pub mod convert;
 pub mod diag;
-pub mod edit;
 pub mod document;
+pub mod edit;
 mod error;
 pub mod immutable;
 pub mod instance;
