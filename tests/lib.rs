@@ -57,3 +57,24 @@ pub fn kudo_bin() -> PathBuf {
         .join("debug")
         .join(format!("kudo{}", std::env::consts::EXE_SUFFIX))
 }
+
+/// The folders under `root` that hold `file` (`operator.yaml`, `params.yaml`), sorted; folders
+/// below a match are not searched.
+pub fn folders_with(root: &std::path::Path, file: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("a readable directory") {
+            let p = e.expect("a directory entry").path();
+            if p.is_dir() {
+                if p.join(file).is_file() {
+                    out.push(p);
+                } else {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -45,6 +45,35 @@ pub enum Command {
     /// immutable parameters, and writes the new values, apiVersion and operator version into
     /// the file. A refused upgrade leaves the file untouched and exits with 1.
     Upgrade(UpgradeArgs),
+    /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
+    /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
+    Completion(CompletionArgs),
+}
+
+/// `kudo completion`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `kudo package create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The package directory.
+    pub package: PathBuf,
+    /// Directory to write NAME-VERSION.tgz into.
+    #[arg(
+        short = 'd',
+        long = "destination",
+        value_name = "DIR",
+        default_value = "."
+    )]
+    pub destination: PathBuf,
+    /// Replace an existing archive of the same name.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// What `update` and `upgrade` print.
@@ -161,6 +190,9 @@ pub enum PackageCommand {
     /// Add something to a package.
     #[command(subcommand)]
     Add(AddCommand),
+    /// Verify a package directory, then write it as NAME-VERSION.tgz (reproducible: the same
+    /// package always gives the same bytes). Nothing is written when verify finds an error.
+    Create(CreateArgs),
 }
 
 /// `kudo package add ...`.

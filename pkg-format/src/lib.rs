@@ -48,6 +48,7 @@
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]
 
+pub mod archive;
 pub mod author;
 pub mod convert;
 pub mod diag;
@@ -62,6 +63,7 @@ pub mod package;
 pub mod params;
 pub mod pointer;
 pub mod render;
+pub mod structural;
 pub mod trigger;
 pub mod validate;
 pub mod values;

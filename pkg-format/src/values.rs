@@ -428,7 +428,11 @@ fn walk_error(
 }
 
 /// Types the text of a `-p` value by the schema node it sets.
-pub(crate) fn type_override(schema: &ParamSchema, node: &Value, raw: &str) -> Result<Value, String> {
+pub(crate) fn type_override(
+    schema: &ParamSchema,
+    node: &Value,
+    raw: &str,
+) -> Result<Value, String> {
     let types = schema.types(node);
     let only_string = !types.is_empty() && types.iter().all(|t| *t == "string" || *t == "null");
     let quoted = raw.len() >= 2

@@ -1,37 +1,16 @@
 //! Every real KUDO package of the corpus loads, converts to v1beta2, and after conversion every
 //! default validates against the converted schema. A package that fails is a failing test.
 
-use std::path::{Path, PathBuf};
-
 use kudo_pkg::document::Document;
 use kudo_pkg::params::Params;
 use kudo_pkg::values::Values;
 use kudo_pkg::{Code, Origin, Package, Validator};
 use serde_json::Value;
 
-fn package_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if p.join("params.yaml").is_file() {
-                    out.push(p);
-                } else {
-                    stack.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn every_corpus_package_loads_converts_and_its_defaults_validate() {
     let root = kudo_tests::shared().join("corpus/kudo-operators");
-    let dirs = package_dirs(&root);
+    let dirs = kudo_tests::folders_with(&root, "params.yaml");
     let mut failures = Vec::new();
     let (mut full, mut params_only, mut v1beta2, mut legacy_map, mut defaults_checked) =
         (0, 0, 0, 0, 0);

@@ -171,7 +171,13 @@ const ALL_PLANS: &[&str] = &[
 ];
 
 /// One row: name, the operator's plans, a `-P` patch (null: none), `-p` overrides, outcome.
-type Case = (&'static str, &'static [&'static str], Value, &'static [&'static str], Want);
+type Case = (
+    &'static str,
+    &'static [&'static str],
+    Value,
+    &'static [&'static str],
+    Want,
+);
 
 enum Want {
     /// Accepted; the plan run (None: nothing changed).
@@ -515,4 +521,66 @@ fn upgrade_table() {
     let d = immutable::check_update(&new, m.values.value(), after.value());
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].pointer, "/clusterName");
+}
+
+/// KEP-33's two trigger examples through `package verify`: the invalid one is refused at the
+/// child that names another plan than its parent, the valid one (which restates its parent's
+/// trigger) is not.
+#[test]
+fn kep33_trigger_examples_through_verify() {
+    let operator = r#"apiVersion: kudo.dev/v1beta1
+name: kep
+operatorVersion: 0.1.0
+kubernetesVersion: 1.16.0
+tasks:
+  - name: app
+    kind: Dummy
+    spec:
+      done: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: p
+        strategy: serial
+        steps:
+          - name: s
+            tasks: [app]
+  update-instance:
+    strategy: serial
+    phases:
+      - name: p
+        strategy: serial
+        steps:
+          - name: s
+            tasks: [app]
+  auth-update:
+    strategy: serial
+    phases:
+      - name: p
+        strategy: serial
+        steps:
+          - name: s
+            tasks: [app]
+"#;
+    let invalid = "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  Authorization:\n    type: object\n    trigger: \"deploy\"\n    properties:\n      ENABLED:\n        type: \"boolean\"\n        trigger: \"update-instance\"\n";
+    let valid = "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  ClusterName:\n    type: string\n    trigger: \"deploy\"\n  NodeCount:\n    type: int\n  Authorization:\n    type: object\n    trigger: \"auth-update\"\n    properties:\n      ENABLED:\n        type: \"boolean\"\n        trigger: \"auth-update\"\n      NAME:\n        type: \"string\"\n";
+    let verify = |params: &str| {
+        let mut files = std::collections::BTreeMap::new();
+        files.insert("operator.yaml".to_string(), operator.as_bytes().to_vec());
+        files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
+        let pkg = Package::from_files(std::path::Path::new("kep"), files).unwrap();
+        kudo_pkg::verify::verify(&pkg)
+    };
+    let conflicts: Vec<String> = verify(invalid)
+        .into_iter()
+        .filter(|d| d.code == Code::TriggerConflict)
+        .map(|d| d.pointer)
+        .collect();
+    assert_eq!(conflicts, ["/Authorization/ENABLED"]);
+    assert!(
+        !verify(valid)
+            .iter()
+            .any(|d| matches!(d.code, Code::TriggerConflict | Code::UnknownPlan)),
+    );
 }

@@ -27,6 +27,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
         Command::Package(PackageCommand::Add(AddCommand::Parameter(a))) => author::add_parameter(a),
+        Command::Package(PackageCommand::Create(a)) => package::create(a),
+        Command::Completion(a) => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            let mut out = Vec::new();
+            clap_complete::generate(a.shell, &mut cmd, "kudo", &mut out);
+            print(&String::from_utf8_lossy(&out))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Update(a) => instance::update(a),
         Command::Upgrade(a) => instance::upgrade(a),
     }
@@ -66,12 +75,17 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
 /// Writes a file through a temporary file in the same directory and a rename: readers see the
 /// old file or the new one, never half of it. An existing file keeps its permissions.
 fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
+    write_bytes_atomic(path, text.as_bytes())
+}
+
+/// [`write_atomic`] for bytes.
+fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(package::io(path))?;
-    tmp.write_all(text.as_bytes()).map_err(package::io(path))?;
+    tmp.write_all(bytes).map_err(package::io(path))?;
     if let Ok(meta) = std::fs::metadata(path) {
         std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(package::io(path))?;
     }

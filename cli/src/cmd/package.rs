@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use kudo_pkg::{Error, Params};
 
-use crate::args::{ConvertArgs, ReportFormat, VerifyArgs};
+use crate::args::{ConvertArgs, CreateArgs, ReportFormat, VerifyArgs};
 
 pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     let pkg = super::load(&a.package)?;
@@ -117,4 +117,39 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
+    if !a.package.is_dir() {
+        return Err(invalid(&a.package, "is not a package directory"));
+    }
+    let pkg = super::load(&a.package)?;
+    let diags = kudo_pkg::verify::verify(&pkg);
+    crate::report::diagnostics(&diags);
+    if kudo_pkg::verify::failed(&diags) {
+        eprintln!(
+            "{}: not created: the package does not verify",
+            a.package.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let op = pkg.operator();
+    let name = format!(
+        "{}-{}.tgz",
+        op.name,
+        op.operator_version.as_deref().unwrap_or("0.0.0")
+    );
+    let target = a.destination.join(&name);
+    if target.exists() && !a.overwrite {
+        return Err(invalid(
+            &target,
+            "already exists; pass --overwrite to replace it",
+        ));
+    }
+    let (bytes, files) = kudo_pkg::archive::create(&a.package)?;
+    std::fs::create_dir_all(&a.destination).map_err(io(&a.destination))?;
+    super::write_bytes_atomic(&target, &bytes)?;
+    super::print(&format!("{}\n", target.display()))?;
+    eprintln!("created {} ({files} files)", target.display());
+    Ok(ExitCode::SUCCESS)
 }
