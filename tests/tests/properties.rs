@@ -180,3 +180,64 @@ proptest! {
         }
     }
 }
+
+/// `-p` arguments, good and bad, for the example Cassandra Instance.
+fn override_arg() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "nodeCount=4",
+        "nodeCount=0",
+        "nodeCount=abc",
+        "clusterName=other",
+        "clusterName=prod-cluster",
+        "topology/0/nodes=5",
+        "topology/1/nodes=1",
+        "topology/7/nodes=1",
+        "topology/-=x",
+        "backup/enabled=false",
+        "backup/credentials/password=n3w",
+        "metrics/enabled=true",
+        "logLevel=TRACE",
+        "logLevel=DEBUG",
+        "nodecount=4",
+        "=3",
+    ])
+    .prop_map(String::from)
+}
+
+proptest! {
+    // Each case runs the kudo process: fewer cases.
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A refused `kudo update -f` leaves the file byte-identical; an accepted one leaves a file
+    /// that still parses as the same Instance with only parameters changed.
+    #[test]
+    fn a_refused_update_leaves_the_file_byte_identical(
+        args in prop::collection::vec(override_arg(), 1..4),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("instance.yaml");
+        std::fs::copy(kudo_tests::example("instances/cassandra.yaml"), &file).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        let mut cmd = std::process::Command::new(kudo_tests::kudo_bin());
+        cmd.arg("update").arg("-f").arg(&file)
+            .arg("--package").arg(kudo_tests::example("cassandra-v1beta2"));
+        for a in &args {
+            cmd.arg("-p").arg(a);
+        }
+        let out = cmd.output().unwrap();
+        let after = std::fs::read(&file).unwrap();
+        if out.status.success() {
+            let old = kudo_pkg::document::Document::parse(std::path::Path::new("a"), std::str::from_utf8(&before).unwrap()).unwrap();
+            let new = kudo_pkg::document::Document::parse(std::path::Path::new("b"), std::str::from_utf8(&after).unwrap()).unwrap();
+            let strip = |v: &Value| {
+                let mut v = v.clone();
+                v["spec"].as_object_mut().unwrap().remove("parameters");
+                v
+            };
+            prop_assert_eq!(strip(old.value()), strip(new.value()));
+        } else {
+            prop_assert_eq!(out.status.code(), Some(1));
+            prop_assert!(before == after, "refused {:?} but the file changed", args);
+        }
+    }
+}
