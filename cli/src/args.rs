@@ -259,6 +259,10 @@ pub struct AddParameterArgs {
     /// Write without asking for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// For a v1beta1 package: convert params.yaml to v1beta2 first (as `package convert`
+    /// does; its comments are not kept), then add the parameter.
+    #[arg(long)]
+    pub convert: bool,
 }
 
 /// `kudo package list ...`.

@@ -377,7 +377,7 @@ pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagn
     }
     let node = node(p).map_err(|m| vec![Diagnostic::error(Code::InvalidDefault, &at, m)])?;
     let doc = pkg.params_document();
-    let text = std::fs::read_to_string(doc.path()).unwrap_or_default();
+    let text = doc.text();
     let (edits, written) = match pkg.params() {
         Params::V1beta1(_) => v1beta1_edits(p, &node).map_err(refuse)?,
         Params::V1beta2(_) => v1beta2_edits(doc.value(), p, node.clone()).map_err(refuse)?,
@@ -393,6 +393,31 @@ pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagn
         text: out,
         node: written,
     })
+}
+
+/// The package with its v1beta1 params.yaml converted to v1beta2 (in memory: nothing is
+/// written), for adding a nested parameter to a flat package. `None` when it is v1beta2 already.
+pub fn converted(pkg: &Package) -> crate::Result<Option<Package>> {
+    if !matches!(pkg.params(), Params::V1beta1(_)) {
+        return Ok(None);
+    }
+    let text = serde_saphyr::to_string(&pkg.schema().to_params_file()).map_err(|e| {
+        crate::Error::Invalid {
+            path: pkg.params_document().path().to_path_buf(),
+            location: None,
+            message: format!("cannot write the converted parameters: {e}"),
+        }
+    })?;
+    let mut files = std::collections::BTreeMap::new();
+    files.insert(
+        "operator.yaml".to_string(),
+        pkg.operator_document().text().as_bytes().to_vec(),
+    );
+    files.insert("params.yaml".to_string(), text.into_bytes());
+    for (name, t) in pkg.templates() {
+        files.insert(format!("templates/{name}"), t.as_bytes().to_vec());
+    }
+    Package::from_files(pkg.source(), files).map(Some)
 }
 
 /// v1beta1: a flat parameter appended to `parameters`, with KUDO's fields.

@@ -396,6 +396,11 @@ impl Document {
         &self.path
     }
 
+    /// The text the document was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The document as JSON.
     pub fn value(&self) -> &Value {
         &self.value

@@ -276,3 +276,39 @@ fn refusals_leave_params_yaml_byte_identical() {
         assert_eq!(std::fs::read(&file).unwrap(), before, "{args:?}");
     }
 }
+
+#[test]
+fn a_v1beta1_package_can_be_converted_first_to_nest_a_parameter() {
+    let (_d, pkg) = copy_package(&example("zookeeper-v1beta1"));
+    add(
+        &pkg,
+        &["--convert", "--name", "tls", "--type", "object", "--yes"],
+    )
+    .success();
+    add(
+        &pkg,
+        &[
+            "--path",
+            "/tls",
+            "--name",
+            "enabled",
+            "--type",
+            "boolean",
+            "--default",
+            "false",
+            "--yes",
+        ],
+    )
+    .success();
+    let text = std::fs::read_to_string(pkg.join("params.yaml")).unwrap();
+    assert!(text.starts_with("apiVersion: kudo.dev/v1beta2\n"), "{text}");
+    assert!(text.contains("  tls:\n    type: object\n    properties:\n      enabled:\n        type: boolean\n        default: false\n"), "{text}");
+    // without --convert a nested place is refused on a flat package
+    let (_d2, flat) = copy_package(&example("zookeeper-v1beta1"));
+    add(
+        &flat,
+        &["--path", "/x", "--name", "y", "--type", "string", "--yes"],
+    )
+    .code(1)
+    .stderr(predicate::str::contains("not a place"));
+}

@@ -24,6 +24,24 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
     }
     let pkg = super::load(&a.package)?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let convert = matches!(pkg.params(), Params::V1beta1(_))
+        && (a.convert
+            || (interactive
+                && a.path.is_none()
+                && Confirm::with_theme(&ColorfulTheme::default())
+                    .with_prompt(
+                        "This package has flat (v1beta1) parameters. Convert params.yaml to v1beta2 first, to nest the new one?",
+                    )
+                    .default(false)
+                    .interact()
+                    .unwrap_or(false)));
+    let pkg = match convert.then(|| author::converted(&pkg)).transpose()? {
+        Some(Some(converted)) => {
+            eprintln!("params.yaml is converted to kudo.dev/v1beta2 first");
+            converted
+        }
+        _ => pkg,
+    };
     let outcome = if interactive {
         let r = Wizard::new(&pkg, &a).run();
         // dialoguer hides the cursor while it asks; give it back whatever happened.
