@@ -383,7 +383,7 @@ pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagn
         Params::V1beta2(_) => v1beta2_edits(doc.value(), p, node.clone()).map_err(refuse)?,
     };
     let out =
-        edit::apply(&text, &edits).map_err(|e| refuse(format!("cannot edit params.yaml: {e}")))?;
+        edit::apply(text, &edits).map_err(|e| refuse(format!("cannot edit params.yaml: {e}")))?;
     // The result must load and compile.
     let reparsed = Document::parse(doc.path(), &out)
         .and_then(|d| Params::parse(&d))
