@@ -1,7 +1,18 @@
-//! `kudo-operator`: the CRD types (Operator, OperatorVersion, Instance in `kudo.dev/v1beta1` and
-//! `kudo.dev/v1beta2`) and the manager that runs plans when parameters change.
+//! `kudo-operator`: the CRD types of kudo and the conversion between their versions.
 //!
-//! **Not built yet.** This crate is an empty placeholder in the workspace so that the layout of
-//! `ARCHITECTURE.md` is in place; it exposes nothing. Its work is tracked by the in-cluster
-//! and manager issues. Every parameter rule it will apply comes from `kudo-pkg`.
+//! - [`crd`]: Operator, OperatorVersion and Instance in `kudo.dev/v1beta1` (KUDO's flat
+//!   parameters, string values) and `kudo.dev/v1beta2` (a JSON-schema of parameters, free JSON
+//!   values). [`crd::definitions`] generates the CustomResourceDefinitions from the types;
+//!   `deploy/crds.yaml` is that output, checked by a test.
+//!
+//! The manager (plans run when parameters change) is not built yet. Every parameter rule this
+//! crate applies comes from `kudo-pkg`.
+//!
+//! ```
+//! let crds = kudo_operator::crd::definitions();
+//! let names: Vec<_> = crds.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
+//! assert_eq!(names, ["operators.kudo.dev", "operatorversions.kudo.dev", "instances.kudo.dev"]);
+//! ```
 #![deny(missing_docs)]
+
+pub mod crd;

@@ -1,0 +1,216 @@
+//! The parts of the CRDs that both versions share: plans, tasks, references, status.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The schema of a field that holds any JSON (kept whole by the API server).
+pub fn preserve_unknown(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"x-kubernetes-preserve-unknown-fields": true})
+}
+
+/// The schema of a field that holds any JSON object.
+pub fn preserve_unknown_object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+}
+
+/// A reference to another object by name (`corev1.ObjectReference` as KUDO used it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    /// Kind of the referent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name of the referent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Namespace of the referent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// A maintainer of an operator.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Maintainer {
+    /// Name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// E-mail address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+/// A task of an operator version: its `spec` depends on its kind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Task {
+    /// Name, used by plans.
+    pub name: String,
+    /// Apply, Delete, Toggle, Pipe, KudoOperator, Dummy.
+    pub kind: String,
+    /// The kind's fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_object")]
+    pub spec: Option<Value>,
+}
+
+/// A plan: phases run in order (serial) or together (parallel).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Plan {
+    /// `serial` or `parallel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// The phases.
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+}
+
+/// A phase of a plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Phase {
+    /// Name.
+    pub name: String,
+    /// `serial` or `parallel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// The steps.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// A step of a phase: tasks run in order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Step {
+    /// Name.
+    pub name: String,
+    /// Task names.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// KUDO's `delete` flag: the step deletes its tasks' objects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete: Option<bool>,
+}
+
+/// Which plan runs for an Instance (KUDO's `planExecution`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanExecution {
+    /// The plan asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_name: Option<String>,
+    /// Identifies this run of the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+}
+
+/// Status of a plan, a phase or a step: KUDO's values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepStatus {
+    /// Name.
+    pub name: String,
+    /// NEVER_RUN, PENDING, IN_PROGRESS, ERROR, FATAL_ERROR, COMPLETE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Status of a phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseStatus {
+    /// Name.
+    pub name: String,
+    /// As for steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The steps.
+    #[serde(default)]
+    pub steps: Vec<StepStatus>,
+}
+
+/// Status of a plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    /// Name.
+    pub name: String,
+    /// As for steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When the status last changed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated_timestamp: Option<String>,
+    /// The run this status belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The phases.
+    #[serde(default)]
+    pub phases: Vec<PhaseStatus>,
+}
+
+/// A condition (`metav1.Condition` shape).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// `Ready`, ...
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False`, `Unknown`.
+    pub status: String,
+    /// Machine-readable reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When it last changed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+    /// The generation it was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Status of an Instance (the same in both versions).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceStatus {
+    /// Per plan, by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub plan_status: std::collections::BTreeMap<String, PlanStatus>,
+    /// Conditions (`Ready`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// `spec` of an Operator (both versions).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorFields {
+    /// What the operator runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// KUDO version it needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kudo_version: Option<String>,
+    /// Kubernetes version it needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Maintainers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub maintainers: Vec<Maintainer>,
+    /// Home page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A template for the Instance's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_manifest: Option<String>,
+}

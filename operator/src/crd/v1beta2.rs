@@ -1,0 +1,88 @@
+//! `kudo.dev/v1beta2`: structured parameters. An OperatorVersion's `parameters` is one JSON-schema
+//! (with `trigger`, `immutable`, `oldName`); an Instance's `parameters` is free JSON.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::common::{
+    InstanceStatus, ObjectRef, OperatorFields, Plan, PlanExecution, Task, preserve_unknown_object,
+};
+
+/// An operator (its versions are OperatorVersions).
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "kudo.dev", version = "v1beta2", kind = "Operator", namespaced)]
+#[kube(shortname = "op")]
+pub struct OperatorSpec {
+    /// The operator's description and requirements.
+    #[serde(flatten)]
+    pub fields: OperatorFields,
+}
+
+/// A version of an operator: templates, tasks, plans and flat parameters.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "kudo.dev",
+    version = "v1beta2",
+    kind = "OperatorVersion",
+    namespaced
+)]
+#[kube(shortname = "ov")]
+#[kube(printcolumn = r#"{"name":"Operator","type":"string","jsonPath":".spec.operator.name"}"#)]
+#[kube(printcolumn = r#"{"name":"Version","type":"string","jsonPath":".spec.version"}"#)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorVersionSpec {
+    /// The Operator this is a version of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<ObjectRef>,
+    /// The operator version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The version of the application it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    /// Templates by file name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub templates: BTreeMap<String, String>,
+    /// Tasks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
+    /// The parameter schema (JSON-schema with `trigger`, `immutable`, `oldName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_object")]
+    pub parameters: Option<Value>,
+    /// Plans by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub plans: BTreeMap<String, Plan>,
+    /// A template of the connection string the operator offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_string: Option<String>,
+    /// Versions it can be upgraded from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upgradable_from: Vec<ObjectRef>,
+}
+
+/// An installed operator: which version, with which parameter values.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "kudo.dev", version = "v1beta2", kind = "Instance", namespaced)]
+#[kube(status = "InstanceStatus", shortname = "inst")]
+#[kube(
+    printcolumn = r#"{"name":"OperatorVersion","type":"string","jsonPath":".spec.operatorVersion.name"}"#
+)]
+#[kube(printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceSpec {
+    /// The OperatorVersion it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_version: Option<ObjectRef>,
+    /// Parameter values, structured as the schema says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_object")]
+    pub parameters: Option<Value>,
+    /// The plan to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_execution: Option<PlanExecution>,
+}
