@@ -5,6 +5,9 @@
 //!   values). [`crd::definitions`] generates the CustomResourceDefinitions from the types;
 //!   `deploy/crds.yaml` is that output, checked by a test.
 //!
+//! - [`convert`]: v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the
+//!   conversion webhook runs).
+//!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
 //! crate applies comes from `kudo-pkg`.
 //!
@@ -15,4 +18,5 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod convert;
 pub mod crd;

@@ -1,0 +1,349 @@
+//! Conversion between `kudo.dev/v1beta1` and `kudo.dev/v1beta2` objects: what the conversion
+//! webhook runs for every read of a stored object in the other version.
+//!
+//! The API server fails every GET and LIST of an object whose conversion fails, so conversion is
+//! **total** on well-formed objects and **lossless**: what one direction cannot express is kept
+//! in an annotation, and the way back restores it exactly when the object was not changed in
+//! between (round trip = identity). Only `apiVersion`, `spec` and the kudo annotations change;
+//! the rest of `metadata` and `status` are copied as they are.
+//!
+//! - **OperatorVersion** v1beta1 → v1beta2: the flat parameter list becomes a JSON-schema with
+//!   `kudo_pkg::convert::to_schema` (the same conversion as `kudo package convert`); the list is
+//!   kept in [`V1BETA1_PARAMETERS`]. v1beta2 → v1beta1: the top-level properties become flat
+//!   parameters (nested ones cannot be flat); the schema is kept in [`V1BETA2_PARAMETERS`].
+//! - **Instance** v1beta1 → v1beta2: string values are typed by the parameter types of the
+//!   Instance's OperatorVersion when the [`TypeSource`] knows them (the webhook keeps a
+//!   watch-fed cache), else they stay strings (typed later, when the manager reconciles). The
+//!   strings are kept in [`V1BETA1_PARAMETERS`]. v1beta2 → v1beta1: values become strings
+//!   (numbers and booleans as text, arrays and objects as JSON); the values are kept in
+//!   [`V1BETA2_PARAMETERS`].
+//! - **Operator** has the same shape in both versions.
+
+use serde_json::{Map, Value, json};
+
+use kudo_pkg::ParamSchema;
+use kudo_pkg::document::Document;
+use kudo_pkg::params::{V1beta1Params, V1beta1Type};
+
+/// Group of the kinds converted here.
+pub const GROUP: &str = "kudo.dev";
+/// Annotation with the object's v1beta1 parameters, kept while it is read as v1beta2.
+pub const V1BETA1_PARAMETERS: &str = "kudo.dev/v1beta1-parameters";
+/// Annotation with the object's v1beta2 parameters, kept while it is read as v1beta1.
+pub const V1BETA2_PARAMETERS: &str = "kudo.dev/v1beta2-parameters";
+
+/// Where the conversion finds the parameter schema of an Instance's OperatorVersion.
+pub trait TypeSource {
+    /// The schema of OperatorVersion `name` in `namespace`, if known.
+    fn schema(&self, namespace: &str, name: &str) -> Option<ParamSchema>;
+}
+
+/// A [`TypeSource`] that knows nothing: Instance values stay as they are.
+pub struct NoTypes;
+
+impl TypeSource for NoTypes {
+    fn schema(&self, _: &str, _: &str) -> Option<ParamSchema> {
+        None
+    }
+}
+
+/// Why an object cannot be converted (only for objects that are not ours or not well-formed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// Not an Operator, OperatorVersion or Instance of `kudo.dev`.
+    #[error(
+        "cannot convert {kind} {api_version}: not a kudo.dev Operator, OperatorVersion or Instance"
+    )]
+    NotOurs {
+        /// `kind` of the object.
+        kind: String,
+        /// `apiVersion` of the object.
+        api_version: String,
+    },
+    /// The desired version is not one of ours.
+    #[error("cannot convert to {0}: kudo.dev serves v1beta1 and v1beta2")]
+    UnknownVersion(String),
+    /// The object is not a JSON object with `apiVersion` and `kind`.
+    #[error("not a Kubernetes object: {0}")]
+    Malformed(String),
+}
+
+/// Converts one object to `desired` (`kudo.dev/v1beta1` or `kudo.dev/v1beta2`).
+pub fn convert(object: &Value, desired: &str, types: &dyn TypeSource) -> Result<Value, Error> {
+    let Value::Object(obj) = object else {
+        return Err(Error::Malformed("not a JSON object".into()));
+    };
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::Malformed("no apiVersion".into()))?;
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::Malformed("no kind".into()))?;
+    let version = |av: &str| match av.split_once('/') {
+        Some((GROUP, v @ ("v1beta1" | "v1beta2"))) => Some(v.to_string()),
+        _ => None,
+    };
+    let to = version(desired).ok_or_else(|| Error::UnknownVersion(desired.to_string()))?;
+    let from = version(api_version).ok_or_else(|| Error::NotOurs {
+        kind: kind.to_string(),
+        api_version: api_version.to_string(),
+    })?;
+    if !matches!(kind, "Operator" | "OperatorVersion" | "Instance") {
+        return Err(Error::NotOurs {
+            kind: kind.to_string(),
+            api_version: api_version.to_string(),
+        });
+    }
+    let mut out = obj.clone();
+    out.insert("apiVersion".into(), Value::String(desired.to_string()));
+    if from == to || kind == "Operator" {
+        return Ok(Value::Object(out));
+    }
+    let up = to == "v1beta2";
+    let namespace = obj
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let current = obj.get("spec").and_then(|s| s.get("parameters")).cloned();
+    let (kept_as, restore_from) = if up {
+        (V1BETA1_PARAMETERS, V1BETA2_PARAMETERS)
+    } else {
+        (V1BETA2_PARAMETERS, V1BETA1_PARAMETERS)
+    };
+    let kept = annotation(obj, restore_from);
+    let schema = match kind {
+        "Instance" => obj
+            .get("spec")
+            .and_then(|s| s.pointer("/operatorVersion/name"))
+            .and_then(Value::as_str)
+            .and_then(|name| types.schema(&namespace, name)),
+        _ => None,
+    };
+    let converted = match (kind, up) {
+        ("OperatorVersion", true) => current.as_ref().map(ov_up),
+        ("OperatorVersion", false) => current.as_ref().map(ov_down),
+        (_, true) => current.as_ref().map(|c| instance_up(c, schema.as_ref())),
+        (_, false) => current.as_ref().map(instance_down),
+    };
+    // The way back: when the object still holds what the kept value converts to, the kept
+    // value is the original, restored exactly.
+    let restored = kept.filter(|k| {
+        let again = match (kind, up) {
+            ("OperatorVersion", true) => ov_down(k),
+            ("OperatorVersion", false) => ov_up(k),
+            (_, true) => instance_down(k),
+            (_, false) => instance_up(k, schema.as_ref()),
+        };
+        same(current.as_ref(), Some(&again), kind, up)
+    });
+    // Restored: the original is back and nothing more is kept. Converted: the parameters as
+    // they were are kept for the way back.
+    set_annotation(&mut out, restore_from, None);
+    let new_parameters = match restored {
+        Some(original) => Some(original),
+        None => {
+            set_annotation(&mut out, kept_as, current.as_ref());
+            converted
+        }
+    };
+    if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) {
+        match new_parameters {
+            Some(p) => {
+                spec.insert("parameters".into(), p);
+            }
+            None => {
+                spec.remove("parameters");
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// Whether the object's current parameters are what converting the kept ones gives.
+fn same(current: Option<&Value>, again: Option<&Value>, kind: &str, up: bool) -> bool {
+    match (current, again) {
+        (Some(c), Some(a)) if c == a => true,
+        (Some(c), Some(a)) if kind == "Instance" && !up => {
+            // Going down, the kept v1beta1 strings typed now may differ from how they were
+            // typed on the way up (the OperatorVersion was not known then, or is not now):
+            // compare each value by meaning ("3" and 3, "[80]" and [80]).
+            let (Value::Object(c), Value::Object(a)) = (c, a) else {
+                return c == a;
+            };
+            c.len() == a.len()
+                && c.iter().all(|(k, cv)| {
+                    a.get(k).is_some_and(|av| match (av, cv) {
+                        (Value::String(s), other) | (other, Value::String(s)) => {
+                            same_text(s, other)
+                        }
+                        (x, y) => x == y,
+                    })
+                })
+        }
+        (c, a) => c == a,
+    }
+}
+
+/// Whether a v1beta1 string means the v1beta2 value `v`.
+fn same_text(s: &str, v: &Value) -> bool {
+    match v {
+        Value::String(t) => s == t,
+        other => kudo_pkg::document::parse_value(s).is_ok_and(|p| &p == other),
+    }
+}
+
+fn annotation(obj: &Map<String, Value>, key: &str) -> Option<Value> {
+    let text = obj
+        .get("metadata")?
+        .get("annotations")?
+        .get(key)?
+        .as_str()?;
+    serde_json::from_str(text).ok()
+}
+
+fn set_annotation(obj: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
+    let metadata = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(metadata) = metadata.as_object_mut() else {
+        return;
+    };
+    match value {
+        Some(v) => {
+            let annotations = metadata
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(a) = annotations.as_object_mut() {
+                a.insert(key.into(), Value::String(v.to_string()));
+            }
+        }
+        None => {
+            if let Some(a) = metadata
+                .get_mut("annotations")
+                .and_then(Value::as_object_mut)
+            {
+                a.remove(key);
+                if a.is_empty() {
+                    metadata.remove("annotations");
+                }
+            }
+        }
+    }
+}
+
+/// OperatorVersion parameters, flat list → schema (the `kudo package convert` conversion).
+fn ov_up(list: &Value) -> Value {
+    let text = json!({"apiVersion": "kudo.dev/v1beta1", "parameters": list}).to_string();
+    let params = Document::parse(std::path::Path::new("OperatorVersion"), &text)
+        .ok()
+        .and_then(|d| V1beta1Params::parse(&d).ok());
+    match params {
+        Some(p) => kudo_pkg::convert::to_schema(&p).as_value().clone(),
+        // A list kudo-pkg cannot read stays as it is (kept whole in the annotation too).
+        None => list.clone(),
+    }
+}
+
+/// OperatorVersion parameters, schema → flat list of the top-level properties.
+fn ov_down(schema: &Value) -> Value {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Value::Array(Vec::new());
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let list = props
+        .iter()
+        .map(|(name, node)| {
+            let mut p = Map::new();
+            p.insert("name".into(), json!(name));
+            if let Some(t) = node.get("title").and_then(Value::as_str) {
+                p.insert("displayName".into(), json!(t));
+            }
+            if let Some(d) = node.get("description").and_then(Value::as_str) {
+                p.insert("description".into(), json!(d));
+            }
+            let has_default = node.get("default").is_some();
+            if let Some(d) = node.get("default") {
+                p.insert("default".into(), json!(text(d)));
+            }
+            p.insert(
+                "required".into(),
+                json!(required.contains(&name.as_str()) || has_default),
+            );
+            if let Some(t) = node.get("trigger").and_then(Value::as_str) {
+                p.insert("trigger".into(), json!(t));
+            }
+            let ty = match node.get("type").and_then(Value::as_str) {
+                Some("object") => "map",
+                Some(t @ ("integer" | "number" | "boolean" | "array")) => t,
+                _ => "string",
+            };
+            p.insert("value-type".into(), json!(ty));
+            if let Some(i) = node.get("immutable").and_then(Value::as_bool) {
+                p.insert("immutable".into(), json!(i));
+            }
+            if let Some(e) = node.get("enum").and_then(Value::as_array) {
+                p.insert(
+                    "enum".into(),
+                    Value::Array(e.iter().map(|v| json!(text(v))).collect()),
+                );
+            }
+            Value::Object(p)
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// Instance values, strings → typed by the schema's top-level types when known.
+fn instance_up(values: &Value, schema: Option<&ParamSchema>) -> Value {
+    let (Value::Object(map), Some(schema)) = (values, schema) else {
+        return values.clone();
+    };
+    let out = map
+        .iter()
+        .map(|(k, v)| {
+            let ty = schema
+                .node_at(std::slice::from_ref(k))
+                .and_then(|n| n.get("type"))
+                .and_then(Value::as_str)
+                .and_then(|t| match t {
+                    "object" => Some(V1beta1Type::Map),
+                    t => V1beta1Type::parse(t),
+                });
+            let typed = ty
+                .and_then(|t| kudo_pkg::convert::typed(v, t).ok())
+                .unwrap_or_else(|| v.clone());
+            (k.clone(), typed)
+        })
+        .collect();
+    Value::Object(out)
+}
+
+/// Instance values → strings.
+fn instance_down(values: &Value) -> Value {
+    let Value::Object(map) = values else {
+        return values.clone();
+    };
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), Value::String(s))
+            })
+            .collect(),
+    )
+}
