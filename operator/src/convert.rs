@@ -70,9 +70,15 @@ pub enum Error {
 
 /// Converts one object to `desired` (`kudo.dev/v1beta1` or `kudo.dev/v1beta2`).
 pub fn convert(object: &Value, desired: &str, types: &dyn TypeSource) -> Result<Value, Error> {
-    let Value::Object(obj) = object else {
+    convert_owned(object.clone(), desired, types)
+}
+
+/// [`convert`], taking the object (no copy of the parts that do not change).
+pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Result<Value, Error> {
+    let Value::Object(mut out) = object else {
         return Err(Error::Malformed("not a JSON object".into()));
     };
+    let obj = &out;
     let api_version = obj
         .get("apiVersion")
         .and_then(Value::as_str)
@@ -80,13 +86,16 @@ pub fn convert(object: &Value, desired: &str, types: &dyn TypeSource) -> Result<
     let kind = obj
         .get("kind")
         .and_then(Value::as_str)
-        .ok_or_else(|| Error::Malformed("no kind".into()))?;
+        .ok_or_else(|| Error::Malformed("no kind".into()))?
+        .to_string();
+    let kind = kind.as_str();
     let version = |av: &str| match av.split_once('/') {
         Some((GROUP, v @ ("v1beta1" | "v1beta2"))) => Some(v.to_string()),
         _ => None,
     };
     let to = version(desired).ok_or_else(|| Error::UnknownVersion(desired.to_string()))?;
-    let from = version(api_version).ok_or_else(|| Error::NotOurs {
+    let api_version = api_version.to_string();
+    let from = version(&api_version).ok_or_else(|| Error::NotOurs {
         kind: kind.to_string(),
         api_version: api_version.to_string(),
     })?;
@@ -96,9 +105,8 @@ pub fn convert(object: &Value, desired: &str, types: &dyn TypeSource) -> Result<
             api_version: api_version.to_string(),
         });
     }
-    let mut out = obj.clone();
-    out.insert("apiVersion".into(), Value::String(desired.to_string()));
     if from == to || kind == "Operator" {
+        out.insert("apiVersion".into(), Value::String(desired.to_string()));
         return Ok(Value::Object(out));
     }
     let up = to == "v1beta2";
@@ -150,6 +158,7 @@ pub fn convert(object: &Value, desired: &str, types: &dyn TypeSource) -> Result<
             converted
         }
     };
+    out.insert("apiVersion".into(), Value::String(desired.to_string()));
     if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) {
         match new_parameters {
             Some(p) => {
@@ -237,10 +246,11 @@ fn set_annotation(obj: &mut Map<String, Value>, key: &str, value: Option<&Value>
 
 /// OperatorVersion parameters, flat list → schema (the `kudo package convert` conversion).
 fn ov_up(list: &Value) -> Value {
-    let text = json!({"apiVersion": "kudo.dev/v1beta1", "parameters": list}).to_string();
-    let params = Document::parse(std::path::Path::new("OperatorVersion"), &text)
-        .ok()
-        .and_then(|d| V1beta1Params::parse(&d).ok());
+    let doc = Document::from_value(
+        std::path::Path::new("OperatorVersion"),
+        json!({"apiVersion": "kudo.dev/v1beta1", "parameters": list}),
+    );
+    let params = V1beta1Params::parse(&doc).ok();
     match params {
         Some(p) => kudo_pkg::convert::to_schema(&p).as_value().clone(),
         // A list kudo-pkg cannot read stays as it is (kept whole in the annotation too).

@@ -382,6 +382,21 @@ impl Document {
         Ok(docs.into_iter().map(|d| d.value).collect())
     }
 
+    /// A document built from JSON that was never YAML text (an object read from the API
+    /// server): it has no locations.
+    pub fn from_value(path: &Path, value: Value) -> Document {
+        let locations = OnceLock::new();
+        let _ = locations.set(HashMap::new());
+        Document {
+            path: path.to_path_buf(),
+            value,
+            text: String::new(),
+            allow_duplicates: false,
+            locations,
+            duplicate_key: None,
+        }
+    }
+
     /// Reads and parses the file at `path`.
     pub fn read(path: &Path) -> Result<Document, Error> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {

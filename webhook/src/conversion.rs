@@ -35,7 +35,7 @@ pub fn handle(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
         Ok(r) => r,
         Err(e) => return bad_request(format!("not a ConversionReview: {e}")),
     };
-    let request = match ConversionRequest::from_review(review) {
+    let mut request = match ConversionRequest::from_review(review) {
         Ok(r) => r,
         Err(e) => return bad_request(e.to_string()),
     };
@@ -43,18 +43,20 @@ pub fn handle(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
         return bad_request("the ConversionReview request has no uid".into());
     }
     let desired = request.desired_api_version.clone();
-    let objects = request.objects.clone();
+    let objects = std::mem::take(&mut request.objects);
+    let count = objects.len();
     let response = ConversionResponse::for_request(request);
-    let mut converted = Vec::with_capacity(objects.len());
+    let mut converted = Vec::with_capacity(count);
     let mut errors = Vec::new();
-    for (i, obj) in objects.iter().enumerate() {
-        match convert::convert(obj, &desired, types) {
+    for (i, obj) in objects.into_iter().enumerate() {
+        let name = describe(&obj);
+        match convert::convert_owned(obj, &desired, types) {
             Ok(v) => converted.push(v),
-            Err(e) => errors.push(format!("object {i} ({}): {e}", describe(obj))),
+            Err(e) => errors.push(format!("object {i} ({name}): {e}")),
         }
     }
     let counts = Counts {
-        objects: objects.len(),
+        objects: count,
         failed: errors.len(),
     };
     let response = if errors.is_empty() {
