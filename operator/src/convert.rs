@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use kudo_pkg::ParamSchema;
 use kudo_pkg::document::Document;
-use kudo_pkg::params::{V1beta1Params, V1beta1Type};
+use kudo_pkg::params::V1beta1Params;
 
 /// Group of the kinds converted here.
 pub const GROUP: &str = "kudo.dev";
@@ -317,27 +317,10 @@ fn ov_down(schema: &Value) -> Value {
 
 /// Instance values, strings → typed by the schema's top-level types when known.
 fn instance_up(values: &Value, schema: Option<&ParamSchema>) -> Value {
-    let (Value::Object(map), Some(schema)) = (values, schema) else {
-        return values.clone();
-    };
-    let out = map
-        .iter()
-        .map(|(k, v)| {
-            let ty = schema
-                .node_at(std::slice::from_ref(k))
-                .and_then(|n| n.get("type"))
-                .and_then(Value::as_str)
-                .and_then(|t| match t {
-                    "object" => Some(V1beta1Type::Map),
-                    t => V1beta1Type::parse(t),
-                });
-            let typed = ty
-                .and_then(|t| kudo_pkg::convert::typed(v, t).ok())
-                .unwrap_or_else(|| v.clone());
-            (k.clone(), typed)
-        })
-        .collect();
-    Value::Object(out)
+    match schema {
+        Some(schema) => kudo_pkg::convert::typed_by_schema(schema, values),
+        None => values.clone(),
+    }
 }
 
 /// Instance values → strings.

@@ -140,6 +140,36 @@ fn parse_integer(s: &str) -> Option<Value> {
         .ok()
 }
 
+/// Types the top-level string values of `values` by the types of `schema`'s properties, as
+/// v1beta1 values are typed (`"3"` for an integer → 3, `"[80]"` for an array → `[80]`). A value
+/// that does not fit its type, or has no typed property, stays as it is (validation names it).
+pub fn typed_by_schema(schema: &ParamSchema, values: &Value) -> Value {
+    let Value::Object(map) = values else {
+        return values.clone();
+    };
+    let out = map
+        .iter()
+        .map(|(k, v)| {
+            let ty = match v {
+                Value::String(_) => schema
+                    .node_at(std::slice::from_ref(k))
+                    .and_then(|n| n.get("type"))
+                    .and_then(Value::as_str)
+                    .and_then(|t| match t {
+                        "object" => Some(V1beta1Type::Map),
+                        t => V1beta1Type::parse(t),
+                    }),
+                _ => None,
+            };
+            let typed = ty
+                .and_then(|t| typed(v, t).ok())
+                .unwrap_or_else(|| v.clone());
+            (k.clone(), typed)
+        })
+        .collect();
+    Value::Object(out)
+}
+
 /// Types an Instance's v1beta1 values (`map[string]string`) by the package's parameters.
 /// Values of unknown parameters are kept as they are (validation reports them); a value that
 /// cannot be typed is kept as its string and reported, masked when the package marks the

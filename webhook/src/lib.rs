@@ -1,10 +1,13 @@
-//! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and, later,
-//! the admission webhook, for kube-apiserver.
+//! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and the
+//! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`) for kube-apiserver.
 //!
 //! Handlers are transport: [`conversion::handle`] reads a ConversionReview body and answers
-//! with the review kube-apiserver expects; each object's conversion is
-//! `kudo_operator::convert`, a pure function. Not built yet: the admission handler and the
-//! HTTPS server (axum + rustls, health, metrics, certificates).
+//! with the review kube-apiserver expects, each object converted by `kudo_operator::convert`;
+//! [`admission::handle`] reads an AdmissionReview and answers with [`admission::decide`], a pure
+//! function over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` rules
+//! (the same code as the CLI). Not built yet: the HTTPS server (axum + rustls, health, metrics,
+//! certificates) and the watch-fed OperatorVersion cache behind [`admission::OperatorVersions`]
+//! and `kudo_operator::convert::TypeSource`.
 //!
 //! ```
 //! use kudo_operator::convert::NoTypes;
@@ -21,4 +24,5 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod conversion;

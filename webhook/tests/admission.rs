@@ -1,0 +1,325 @@
+//! Admission on the AdmissionReviews kube-apiserver really sent (`shared/wire/`), with a store
+//! holding their OperatorVersions, and the cases KUDO's admission webhook tested.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine;
+use kudo_operator::convert::{NoTypes, convert};
+use kudo_webhook::admission::{Mode, OperatorVersionInfo, OperatorVersions, handle};
+use serde_json::{Value, json};
+
+fn wire(name: &str) -> Value {
+    let dir = std::env::var_os("KUDO_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let text = std::fs::read_to_string(dir.join("wire").join(name)).expect("the wire captures");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[derive(Default)]
+struct Store {
+    ready: Option<String>,
+    ovs: HashMap<(String, String), Arc<OperatorVersionInfo>>,
+}
+
+impl Store {
+    fn with(mut self, namespace: &str, ov: Value) -> Self {
+        let info = OperatorVersionInfo::from_object(&ov).unwrap();
+        self.ovs
+            .insert((namespace.into(), info.name.clone()), Arc::new(info));
+        self
+    }
+}
+
+impl OperatorVersions for Store {
+    fn ready(&self) -> Result<(), String> {
+        match &self.ready {
+            None => Ok(()),
+            Some(why) => Err(why.clone()),
+        }
+    }
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+        self.ovs.get(&(namespace.into(), name.into())).cloned()
+    }
+}
+
+fn sample_db(name: &str, version: &str, schema: Value) -> Value {
+    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"version": version, "parameters": schema,
+            "plans": {"deploy": {}, "update": {}, "auth-update": {}}}})
+}
+
+fn db_schema() -> Value {
+    json!({"type": "object", "required": ["clusterName"], "properties": {
+        "clusterName": {"type": "string", "immutable": true},
+        "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
+        "auth": {"type": "object", "trigger": "auth-update", "properties": {
+            "enabled": {"type": "boolean", "default": false},
+            "password": {"type": "string", "writeOnly": true, "minLength": 8}}},
+        "topology": {"type": "array", "items": {"type": "object", "properties": {
+            "datacenterName": {"type": "string"}, "nodes": {"type": "integer"}}}}}})
+}
+
+fn store() -> Store {
+    let flat_ov = wire("conversion-operatorversion-v1beta1-to-v1beta2.json")["request_body"]["request"]["objects"][0].clone();
+    Store::default()
+        .with(
+            "shop",
+            sample_db("sample-db-1.0.0-0.2.0", "0.2.0", db_schema()),
+        )
+        .with(
+            "apps",
+            convert(&flat_ov, "kudo.dev/v1beta2", &NoTypes).unwrap(),
+        )
+}
+
+/// Runs the capture (optionally edited) and returns the response part.
+fn run(name: &str, mode: Mode, store: &Store, edit: impl Fn(&mut Value)) -> (u16, Value) {
+    let mut body = wire(name)["request_body"].clone();
+    edit(&mut body);
+    let (status, review) = handle(body.to_string().as_bytes(), mode, store);
+    assert_eq!(review["kind"], "AdmissionReview");
+    assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+    if status == 200 {
+        assert_eq!(review["response"]["uid"], body["request"]["uid"], "{name}");
+    }
+    (status, review["response"].clone())
+}
+
+fn patch_of(response: &Value) -> Vec<Value> {
+    assert_eq!(response["patchType"], "JSONPatch");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(response["patch"].as_str().unwrap())
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn create_is_defaulted_by_the_mutating_webhook_and_allowed() {
+    let s = store();
+    let (status, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |_| {});
+    assert_eq!(status, 200);
+    assert_eq!(r["allowed"], true);
+    let patch = patch_of(&r);
+    assert!(
+        patch.contains(&json!({"op": "add", "path": "/spec/parameters/nodeCount", "value": 3})),
+        "{patch:?}"
+    );
+    let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |_| {});
+    assert_eq!(r["allowed"], true, "{r}");
+    assert!(
+        r.get("patch").is_none(),
+        "a validating response sends no patch"
+    );
+}
+
+#[test]
+fn update_cases_as_kudo_tested_them() {
+    let s = store();
+    // (what the update changes, allowed?, words of the denial)
+    let cases: Vec<(&str, Value, bool, &str)> = vec![
+        ("the captured nodeCount change", Value::Null, true, ""),
+        (
+            "immutable changed",
+            json!({"clusterName": "other"}),
+            false,
+            "immutable",
+        ),
+        (
+            "invalid value",
+            json!({"nodeCount": 0}),
+            false,
+            "at least 1",
+        ),
+        (
+            "unknown parameter",
+            json!({"nodeCont": 4}),
+            false,
+            "not a parameter",
+        ),
+        (
+            "two plans",
+            json!({"nodeCount": 4, "auth": {"enabled": false}}),
+            false,
+            "one plan",
+        ),
+        (
+            "one custom plan",
+            json!({"nodeCount": null, "auth": {"enabled": false}}),
+            true,
+            "",
+        ),
+        (
+            "secret masked in the denial",
+            json!({"auth": {"enabled": true, "password": "short"}}),
+            false,
+            "<hidden: writeOnly>",
+        ),
+    ];
+    for (name, change, allowed, words) in cases {
+        let (status, r) = run("admission-validate-update.json", Mode::Validate, &s, |b| {
+            if let Value::Object(c) = &change {
+                let p = b["request"]["object"]["spec"]["parameters"]
+                    .as_object_mut()
+                    .unwrap();
+                for (k, v) in c {
+                    if v.is_null() {
+                        p.remove(k);
+                    } else {
+                        p.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        });
+        assert_eq!(status, 200, "{name}");
+        assert_eq!(r["allowed"], allowed, "{name}: {r}");
+        if !allowed {
+            let msg = r["status"]["message"].as_str().unwrap();
+            assert!(msg.contains(words), "{name}: {msg}");
+            assert!(!msg.contains("short"), "{name}: a secret leaked: {msg}");
+            assert_eq!(r["status"]["code"], 400, "{name}");
+        }
+    }
+    // dryRun: the same answer, nothing else happens
+    let (_, r) = run(
+        "admission-validate-update-dryrun.json",
+        Mode::Validate,
+        &s,
+        |_| {},
+    );
+    assert_eq!(
+        r["allowed"], false,
+        "the dry run changes the immutable clusterName: {r}"
+    );
+}
+
+#[test]
+fn values_written_through_v1beta1_are_typed_by_the_mutating_webhook() {
+    let s = store();
+    let (_, r) = run(
+        "admission-mutate-update-sent-as-v1beta1.json",
+        Mode::Mutate,
+        &s,
+        |_| {},
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+    let patch = patch_of(&r);
+    assert!(
+        patch
+            .contains(&json!({"op": "replace", "path": "/spec/parameters/NODE_COUNT", "value": 4})),
+        "{patch:?}"
+    );
+    let (_, r) = run(
+        "admission-validate-update-sent-as-v1beta1.json",
+        Mode::Validate,
+        &s,
+        |_| {},
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+}
+
+#[test]
+fn an_upgrade_migrates_by_old_name_or_is_refused() {
+    let v3 = json!({"type": "object", "properties": {
+        "cluster": {"type": "object", "properties": {
+            "name": {"type": "string", "immutable": true, "oldName": "/clusterName"},
+            "size": {"type": "integer", "oldName": "/nodeCount"}}},
+        "auth": {"type": "object", "properties": {"enabled": {"type": "boolean"}}}}});
+    let skip = json!({"type": "object", "properties": {
+        "cluster": {"type": "object", "properties": {"name": {"type": "string", "oldName": "/cluster_name_v2"}}}}});
+    let s = store()
+        .with("shop", sample_db("sample-db-1.0.0-0.3.0", "0.3.0", v3))
+        .with("shop", sample_db("sample-db-1.0.0-0.4.0", "0.4.0", skip));
+    let upgrade_to = |ov: &'static str| {
+        move |b: &mut Value| {
+            b["request"]["object"]["spec"]["parameters"] =
+                b["request"]["oldObject"]["spec"]["parameters"].clone();
+            b["request"]["object"]["spec"]["operatorVersion"]["name"] = json!(ov);
+        }
+    };
+    let (_, r) = run(
+        "admission-mutate-update.json",
+        Mode::Mutate,
+        &s,
+        upgrade_to("sample-db-1.0.0-0.3.0"),
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+    let patch = patch_of(&r);
+    let mut doc =
+        wire("admission-mutate-update.json")["request_body"]["request"]["oldObject"].clone();
+    doc["spec"]["operatorVersion"]["name"] = json!("sample-db-1.0.0-0.3.0");
+    json_patch::patch(
+        &mut doc,
+        &serde_json::from_value::<json_patch::Patch>(Value::Array(patch)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["spec"]["parameters"],
+        json!({"cluster": {"name": "shop-db"}, "auth": {"enabled": true}})
+    );
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("/topology")),
+        "{warnings:?}"
+    );
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        upgrade_to("sample-db-1.0.0-0.4.0"),
+    );
+    assert_eq!(r["allowed"], false);
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("old-name-not-found") && msg.contains("0.2.0"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
+    let not_ready = Store {
+        ready: Some("the OperatorVersion cache has not synced".into()),
+        ..Default::default()
+    };
+    let (_, r) = run(
+        "admission-validate-create.json",
+        Mode::Validate,
+        &not_ready,
+        |_| {},
+    );
+    assert_eq!(r["allowed"], false);
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not synced")
+    );
+    let (_, r) = run(
+        "admission-validate-create.json",
+        Mode::Validate,
+        &Store::default(),
+        |_| {},
+    );
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sample-db-1.0.0-0.2.0 is not known")
+    );
+    for body in [
+        &b"{"[..],
+        b"",
+        &[0xff, 0xfe],
+        br#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}"#,
+    ] {
+        let (status, review) = handle(body, Mode::Validate, &store());
+        assert_eq!(status, 400);
+        assert_eq!(review["response"]["allowed"], false);
+    }
+}
