@@ -26,3 +26,4 @@
 
 pub mod admission;
 pub mod conversion;
+pub mod server;
