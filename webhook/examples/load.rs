@@ -1,0 +1,155 @@
+//! A bounded load run against the real HTTPS server on loopback.
+//!
+//!     cargo run --release -p kudo-webhook --example load -- [SECONDS] [CLIENTS]
+//!
+//! Starts the server (the same `server::serve` as the binary) with a generated certificate,
+//! then CLIENTS concurrent clients (default 64) send, for SECONDS (default 60): single-object
+//! ConversionReviews (what watch-driven reads send, 90 % of requests) and admission reviews
+//! (10 %), all from `shared/wire/`. Prints the count, errors (anything but HTTP 200 with a
+//! well-formed answer), throughput and the latency distribution.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use kudo_webhook::server::{Config, NoCluster, Shared, serve};
+use rcgen::{CertificateParams, KeyPair};
+use serde_json::Value;
+
+fn wire_body(name: &str) -> Vec<u8> {
+    let dir = std::env::var_os("KUDO_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("wire").join(name)).unwrap())
+            .unwrap();
+    v["request_body"].to_string().into_bytes()
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let clients: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(64);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
+    let config = Config::new(
+        "127.0.0.1:0".parse().unwrap(),
+        dir.path().join("tls.crt"),
+        dir.path().join("tls.key"),
+    );
+    let shared = Arc::new(Shared {
+        types: Arc::new(NoCluster),
+        store: Arc::new(NoCluster),
+        metrics: Default::default(),
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(serve(config, shared, std::future::pending(), move |a| {
+        let _ = tx.send(a);
+    }));
+    let addr = rx.await.unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let client = reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .pool_max_idle_per_host(clients)
+        .build()
+        .unwrap();
+    let bodies: Arc<Vec<(String, Vec<u8>)>> = Arc::new(
+        [
+            ("/convert", "conversion-instance-v1beta1-to-v1beta2.json"),
+            ("/convert", "conversion-instance-v1beta2-to-v1beta1.json"),
+            (
+                "/convert",
+                "conversion-operatorversion-v1beta1-to-v1beta2.json",
+            ),
+        ]
+        .iter()
+        .cycle()
+        .take(9)
+        .chain([("/admit/instance/validate", "admission-validate-update.json")].iter())
+        .map(|(p, f)| {
+            (
+                format!("https://127.0.0.1:{}{p}", addr.port()),
+                wire_body(f),
+            )
+        })
+        .collect(),
+    );
+    let errors = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let client = client.clone();
+        let bodies = bodies.clone();
+        let errors = errors.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut times = Vec::new();
+            let mut i = c;
+            while Instant::now() < deadline {
+                let (url, body) = &bodies[i % bodies.len()];
+                i += 1;
+                let t = Instant::now();
+                let ok = match client.post(url).body(body.clone()).send().await {
+                    Ok(r) if r.status() == 200 => r
+                        .bytes()
+                        .await
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                        .is_some_and(|v| v.get("response").is_some()),
+                    _ => false,
+                };
+                times.push(t.elapsed());
+                if !ok {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            times
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let elapsed = started.elapsed();
+    all.sort();
+    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{} requests in {:.1} s from {clients} clients: {:.0} req/s, {} errors",
+        all.len(),
+        elapsed.as_secs_f64(),
+        all.len() as f64 / elapsed.as_secs_f64(),
+        errors.load(Ordering::Relaxed)
+    );
+    println!(
+        "latency ms: p50 {:.2}, p90 {:.2}, p99 {:.2}, p99.9 {:.2}, max {:.2}",
+        ms(pct(0.50)),
+        ms(pct(0.90)),
+        ms(pct(0.99)),
+        ms(pct(0.999)),
+        ms(*all.last().unwrap())
+    );
+    let bounds = [1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, f64::INFINITY];
+    let mut lower = 0.0;
+    for b in bounds {
+        let n = all
+            .iter()
+            .filter(|d| ms(**d) >= lower && ms(**d) < b)
+            .count();
+        println!("  [{lower:>6.1}, {b:>6.1}) ms: {n}");
+        lower = b;
+    }
+}
