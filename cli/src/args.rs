@@ -45,9 +45,44 @@ pub enum Command {
     /// immutable parameters, and writes the new values, apiVersion and operator version into
     /// the file. A refused upgrade leaves the file untouched and exits with 1.
     Upgrade(UpgradeArgs),
+    /// Everything a cluster needs to run kudo: namespace, CRDs (v1beta2 stored, v1beta1 served,
+    /// converted by the webhook), RBAC, the manager and webhook Deployments, the webhook
+    /// Service and PodDisruptionBudget, and the admission webhook configurations.
+    ///
+    /// This build prints the installation (--dry-run); applying it needs the cluster client,
+    /// which is not built yet: pipe it to `kubectl apply --server-side -f -`. With
+    /// --webhook-url and --ca-bundle the API server calls webhooks running outside the cluster
+    /// (development, the end-to-end suite) and no webhook Deployment or Service is made.
+    Init(InitArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
     Completion(CompletionArgs),
+}
+
+/// `kudo init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print the objects instead of applying them (required in this build).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format of --dry-run.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
+    pub output: DataFormat,
+    /// Namespace of the manager and the webhook.
+    #[arg(long, default_value = "kudo-system")]
+    pub namespace: String,
+    /// Image of the manager (default: kudo/kudo-manager:VERSION).
+    #[arg(long, value_name = "IMAGE")]
+    pub manager_image: Option<String>,
+    /// Image of the webhook (default: kudo/kudo-webhook:VERSION).
+    #[arg(long, value_name = "IMAGE")]
+    pub webhook_image: Option<String>,
+    /// Call the webhooks at this URL (https://HOST:PORT) instead of an in-cluster Service.
+    #[arg(long, value_name = "URL", requires = "ca_bundle")]
+    pub webhook_url: Option<String>,
+    /// PEM CA bundle that signed the webhook's certificate.
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// `kudo completion`.

@@ -8,6 +8,8 @@
 //! - [`convert`]: v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the
 //!   conversion webhook runs).
 //!
+//! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
+//!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
 //! crate applies comes from `kudo-pkg`.
 //!
@@ -20,3 +22,4 @@
 
 pub mod convert;
 pub mod crd;
+pub mod install;

@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
         Command::Package(PackageCommand::Add(AddCommand::Parameter(a))) => author::add_parameter(a),
         Command::Package(PackageCommand::Create(a)) => package::create(a),
+        Command::Init(a) => init(a),
         Command::Completion(a) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -39,6 +40,73 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Update(a) => instance::update(a),
         Command::Upgrade(a) => instance::upgrade(a),
     }
+}
+
+/// `kudo init`: the installation, printed.
+fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
+    use kudo_operator::install::{self, Options, WebhookTarget};
+    let mut o = Options {
+        namespace: a.namespace.clone(),
+        ..Options::default()
+    };
+    if let Some(i) = a.manager_image {
+        o.manager_image = i;
+    }
+    if let Some(i) = a.webhook_image {
+        o.webhook_image = i;
+    }
+    let ca = match &a.ca_bundle {
+        Some(path) => Some(std::fs::read(path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    if let Some(ca) = &ca
+        && !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----")
+    {
+        return Err(Error::Invalid {
+            path: a.ca_bundle.clone().unwrap_or_default(),
+            location: None,
+            message: "--ca-bundle is not a PEM certificate bundle".into(),
+        });
+    }
+    o.webhook = match (a.webhook_url, ca) {
+        (Some(url), Some(ca_bundle)) => {
+            if !url.starts_with("https://") {
+                return Err(Error::Invalid {
+                    path: url.into(),
+                    location: None,
+                    message: "--webhook-url must be an https:// URL: the API server calls webhooks over TLS only".into(),
+                });
+            }
+            WebhookTarget::Url { url, ca_bundle }
+        }
+        (_, ca_bundle) => WebhookTarget::Service { ca_bundle },
+    };
+    if !a.dry_run {
+        eprintln!(
+            "error: this build of kudo cannot apply to a cluster yet (the cluster client is not built); \
+             run `kudo init --dry-run | kubectl apply --server-side -f -`"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let objects = install::manifests(&o);
+    let text = match a.output {
+        crate::args::DataFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "apiVersion": "v1", "kind": "List", "items": objects
+            }))
+            .unwrap_or_default()
+        ),
+        crate::args::DataFormat::Yaml => objects
+            .iter()
+            .map(|v| format!("---\n{}", to_yaml(v)))
+            .collect(),
+    };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads the package named on the command line.

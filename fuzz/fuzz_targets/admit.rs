@@ -1,0 +1,15 @@
+//! Any bytes to the admission handler: never a panic, always a well-formed review.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    for mode in [
+        kudo_webhook::admission::Mode::Mutate,
+        kudo_webhook::admission::Mode::Validate,
+    ] {
+        let (status, review) =
+            kudo_webhook::admission::handle(data, mode, &kudo_webhook::server::NoCluster);
+        assert!(status == 200 || status == 400);
+        assert!(review.get("response").is_some());
+    }
+});

@@ -1,0 +1,22 @@
+//! Any `-p` argument against the example schema: a value or a diagnostic, never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(arg) = std::str::from_utf8(data) else {
+        return;
+    };
+    let schema = kudo_pkg::ParamSchema::from_value(serde_json::json!({"type": "object", "properties": {
+        "n": {"type": "integer"}, "s": {"type": "string"},
+        "l": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}},
+        "o": {"type": "object", "properties": {"b": {"type": "boolean"}}}}}))
+    .unwrap();
+    let overrides = [arg.to_string()];
+    let _ = kudo_pkg::values::effective(
+        &schema,
+        &kudo_pkg::values::Inputs {
+            overrides: &overrides,
+            ..Default::default()
+        },
+    );
+});

@@ -1,0 +1,348 @@
+//! What a cluster needs to run kudo: what `kudo init` prints (and, later, applies).
+//!
+//! [`manifests`] returns, in apply order: the namespace; the three CRDs (v1beta2 stored, v1beta1
+//! served; OperatorVersion and Instance converted by the webhook, Operator by the API server as
+//! both versions have the same shape); service accounts and RBAC; the manager Deployment (one
+//! replica, leader-elected); the webhook Deployment (two replicas, spread over nodes, a
+//! PodDisruptionBudget) and its Service; the mutating and validating webhook configurations on
+//! Instance create and update (`failurePolicy: Fail`, `sideEffects: None`).
+//!
+//! With [`WebhookTarget::Url`] (the manager and webhook run outside the cluster, as in
+//! development and the end-to-end suite, the way envtest does it) the CRD conversion and the
+//! webhook configurations call that URL with the given CA bundle, and no webhook Deployment or
+//! Service is made.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// Where the API server reaches the webhooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookTarget {
+    /// The in-cluster Service `kudo-webhook` (its CA bundle is injected by the webhook's
+    /// self-managed certificates, or given here).
+    Service {
+        /// PEM CA bundle, when known now.
+        ca_bundle: Option<Vec<u8>>,
+    },
+    /// A URL outside the cluster (`https://HOST:PORT`), trusted through `ca_bundle` (PEM).
+    Url {
+        /// Base URL, without a path.
+        url: String,
+        /// PEM CA bundle.
+        ca_bundle: Vec<u8>,
+    },
+}
+
+/// What to install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Namespace of the manager and the webhook.
+    pub namespace: String,
+    /// Image of the manager.
+    pub manager_image: String,
+    /// Image of the webhook.
+    pub webhook_image: String,
+    /// How the API server reaches the webhooks.
+    pub webhook: WebhookTarget,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let version = env!("CARGO_PKG_VERSION");
+        Options {
+            namespace: "kudo-system".into(),
+            manager_image: format!("kudo/kudo-manager:{version}"),
+            webhook_image: format!("kudo/kudo-webhook:{version}"),
+            webhook: WebhookTarget::Service { ca_bundle: None },
+        }
+    }
+}
+
+/// Name of the webhook's Service, Deployment and certificate Secret.
+pub const WEBHOOK: &str = "kudo-webhook";
+/// Name of the manager's Deployment.
+pub const MANAGER: &str = "kudo-manager";
+/// Label every installed object carries.
+pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
+
+fn labels(component: &str) -> Value {
+    json!({PART_OF.0: PART_OF.1, "app.kubernetes.io/component": component})
+}
+
+/// `clientConfig` of a webhook (conversion or admission) at `path`.
+fn client_config(o: &Options, path: &str) -> Value {
+    let b64 = |pem: &[u8]| base64::engine::general_purpose::STANDARD.encode(pem);
+    match &o.webhook {
+        WebhookTarget::Service { ca_bundle } => {
+            let mut c = json!({"service": {"namespace": o.namespace, "name": WEBHOOK, "path": path, "port": 443}});
+            if let Some(ca) = ca_bundle {
+                c["caBundle"] = json!(b64(ca));
+            }
+            c
+        }
+        WebhookTarget::Url { url, ca_bundle } => json!({
+            "url": format!("{}{path}", url.trim_end_matches('/')),
+            "caBundle": b64(ca_bundle),
+        }),
+    }
+}
+
+/// Every object of the installation, in apply order.
+pub fn manifests(o: &Options) -> Vec<Value> {
+    let ns = &o.namespace;
+    let mut out = vec![json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": ns, "labels": labels("namespace")}})];
+    for crd in crate::crd::definitions() {
+        let mut v = serde_json::to_value(&crd).unwrap_or(Value::Null);
+        v["metadata"]["labels"] = labels("crd");
+        let kind = crd.spec.names.kind.as_str();
+        v["spec"]["conversion"] = if kind == "Operator" {
+            json!({"strategy": "None"})
+        } else {
+            json!({"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": client_config(o, "/convert")}})
+        };
+        out.push(v);
+    }
+    for sa in [MANAGER, WEBHOOK] {
+        out.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": ns, "labels": labels(sa)}}));
+    }
+    // The manager applies whatever an operator package's templates hold: like KUDO, it needs
+    // broad rights in the cluster.
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": MANAGER, "labels": labels(MANAGER)},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+    );
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
+        "rules": [
+            {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "patch"]},
+            {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "list", "watch", "patch"]}]}));
+    for name in [MANAGER, WEBHOOK] {
+        out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": labels(name)},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]}));
+    }
+    // The webhook keeps its certificate in a Secret of its namespace; the manager its lease.
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "create", "update", "patch"]}]}));
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WEBHOOK},
+        "subjects": [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": ns}]}),
+    );
+    out.push(deployment(
+        o,
+        MANAGER,
+        &o.manager_image,
+        1,
+        json!(["--leader-elect"]),
+        None,
+    ));
+    if matches!(o.webhook, WebhookTarget::Service { .. }) {
+        out.push(deployment(
+            o,
+            WEBHOOK,
+            &o.webhook_image,
+            2,
+            json!([
+                "--listen",
+                "0.0.0.0:8443",
+                "--tls-cert",
+                "/tls/tls.crt",
+                "--tls-key",
+                "/tls/tls.key",
+                "--log-format",
+                "json"
+            ]),
+            Some(8443),
+        ));
+        out.push(
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": labels(WEBHOOK)}}}),
+        );
+        out.push(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+            "spec": {"selector": labels(WEBHOOK),
+                "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}]}}));
+    }
+    let rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta2"],
+        "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
+    for (kind, name, path) in [
+        (
+            "MutatingWebhookConfiguration",
+            "instances.mutate.kudo.dev",
+            "/admit/instance/mutate",
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "instances.validate.kudo.dev",
+            "/admit/instance/validate",
+        ),
+    ] {
+        out.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": format!("kudo-{}", if kind.starts_with("Mutating") { "mutate" } else { "validate" }), "labels": labels(WEBHOOK)},
+            "webhooks": [{"name": name, "rules": rule, "matchPolicy": "Equivalent",
+                "failurePolicy": "Fail", "sideEffects": "None", "timeoutSeconds": 10,
+                "admissionReviewVersions": ["v1"], "clientConfig": client_config(o, path)}]}));
+    }
+    out
+}
+
+fn deployment(
+    o: &Options,
+    name: &str,
+    image: &str,
+    replicas: u32,
+    args: Value,
+    https_port: Option<u16>,
+) -> Value {
+    let mut container = json!({"name": name, "image": image, "args": args,
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "securityContext": {"runAsNonRoot": true, "readOnlyRootFilesystem": true,
+            "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}});
+    let mut pod = json!({"serviceAccountName": name, "containers": [], "volumes": []});
+    if let Some(port) = https_port {
+        container["ports"] = json!([{"name": "https", "containerPort": port}]);
+        container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 5});
+        container["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 10});
+        container["volumeMounts"] = json!([{"name": "tls", "mountPath": "/tls", "readOnly": true}]);
+        pod["volumes"] = json!([{"name": "tls", "secret": {"secretName": format!("{WEBHOOK}-tls"), "optional": false}}]);
+        pod["affinity"] = json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": labels(name)}}}]}});
+    } else if let Some(p) = pod.as_object_mut() {
+        p.remove("volumes");
+    }
+    pod["containers"] = json!([container]);
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": o.namespace, "labels": labels(name)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels(name)},
+            "template": {"metadata": {"labels": labels(name)}, "spec": pod}}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    /// Every object reads back as its Kubernetes type (a typo in a field would not), and
+    /// serializes back to the same JSON (no field is lost on the way).
+    fn check_typed(v: &Value) {
+        fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) {
+            let typed: T = serde_json::from_value(v.clone())
+                .unwrap_or_else(|e| panic!("{} {}: {e}", v["kind"], v["metadata"]["name"]));
+            let mut back = serde_json::to_value(&typed).unwrap();
+            let mut orig = v.clone();
+            for x in [&mut back, &mut orig] {
+                x.as_object_mut().unwrap().remove("status");
+            }
+            assert_eq!(
+                back, orig,
+                "{} {} lost a field",
+                v["kind"], v["metadata"]["name"]
+            );
+        }
+        match v["kind"].as_str().unwrap() {
+            "Namespace" => roundtrip::<Namespace>(v),
+            "CustomResourceDefinition" => roundtrip::<CustomResourceDefinition>(v),
+            "ServiceAccount" => roundtrip::<ServiceAccount>(v),
+            "ClusterRole" => roundtrip::<ClusterRole>(v),
+            "ClusterRoleBinding" => roundtrip::<ClusterRoleBinding>(v),
+            "Role" => roundtrip::<Role>(v),
+            "RoleBinding" => roundtrip::<RoleBinding>(v),
+            "Deployment" => roundtrip::<Deployment>(v),
+            "PodDisruptionBudget" => roundtrip::<PodDisruptionBudget>(v),
+            "Service" => roundtrip::<Service>(v),
+            "MutatingWebhookConfiguration" => roundtrip::<MutatingWebhookConfiguration>(v),
+            "ValidatingWebhookConfiguration" => roundtrip::<ValidatingWebhookConfiguration>(v),
+            other => panic!("unexpected kind {other}"),
+        }
+    }
+
+    #[test]
+    fn the_in_cluster_installation_is_complete_and_typed() {
+        let objects = manifests(&Options::default());
+        let kinds: Vec<&str> = objects
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        for k in [
+            "Namespace",
+            "CustomResourceDefinition",
+            "Deployment",
+            "PodDisruptionBudget",
+            "Service",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ] {
+            assert!(kinds.contains(&k), "{k} missing: {kinds:?}");
+        }
+        for o in &objects {
+            check_typed(o);
+        }
+        let webhook = objects
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
+            .unwrap();
+        assert_eq!(webhook["spec"]["replicas"], 2);
+        let ov = objects
+            .iter()
+            .find(|o| o["metadata"]["name"] == "operatorversions.kudo.dev")
+            .unwrap();
+        assert_eq!(ov["spec"]["conversion"]["strategy"], "Webhook");
+        assert_eq!(
+            ov["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["path"],
+            "/convert"
+        );
+        let m = objects
+            .iter()
+            .find(|o| o["kind"] == "MutatingWebhookConfiguration")
+            .unwrap();
+        assert_eq!(m["webhooks"][0]["failurePolicy"], "Fail");
+        assert_eq!(m["webhooks"][0]["sideEffects"], "None");
+    }
+
+    #[test]
+    fn out_of_cluster_webhooks_are_called_by_url() {
+        let o = Options {
+            webhook: WebhookTarget::Url {
+                url: "https://127.0.0.1:8443/".into(),
+                ca_bundle: b"-----BEGIN CERTIFICATE-----\n".to_vec(),
+            },
+            ..Options::default()
+        };
+        let objects = manifests(&o);
+        assert!(!objects.iter().any(|o| o["kind"] == "Service"));
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
+        );
+        let v = objects
+            .iter()
+            .find(|o| o["kind"] == "ValidatingWebhookConfiguration")
+            .unwrap();
+        let cc = &v["webhooks"][0]["clientConfig"];
+        assert_eq!(cc["url"], "https://127.0.0.1:8443/admit/instance/validate");
+        assert!(cc["caBundle"].as_str().unwrap().starts_with("LS0t"));
+        for o in &objects {
+            check_typed(o);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! `kudo init --dry-run`: a complete installation, in YAML or JSON, and clear refusals.
+
+use assert_cmd::Command;
+use kudo_tests::kudo_bin;
+use predicates::prelude::*;
+
+fn kudo() -> Command {
+    Command::new(kudo_bin())
+}
+
+#[test]
+fn dry_run_prints_every_object_of_the_installation() {
+    let out = kudo()
+        .args(["init", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let docs =
+        kudo_pkg::document::Document::parse_stream(std::path::Path::new("-"), &text).unwrap();
+    let docs: Vec<_> = docs.into_iter().filter(|d| !d.is_null()).collect();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.len(), 18, "{kinds:?}");
+    assert_eq!(kinds[0], "Namespace");
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| **k == "CustomResourceDefinition")
+            .count(),
+        3
+    );
+    let out = kudo()
+        .args(["init", "--dry-run", "-o", "json", "--namespace", "ops"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"][0]["metadata"]["name"], "ops");
+}
+
+#[test]
+fn out_of_cluster_webhooks_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(
+        &ca,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    kudo()
+        .args([
+            "init",
+            "--dry-run",
+            "--webhook-url",
+            "https://127.0.0.1:8443",
+            "--ca-bundle",
+        ])
+        .arg(&ca)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "url: https://127.0.0.1:8443/convert",
+        ))
+        .stdout(predicate::str::contains("kind: Service\n").not());
+    kudo()
+        .args([
+            "init",
+            "--dry-run",
+            "--webhook-url",
+            "http://127.0.0.1:8443",
+            "--ca-bundle",
+        ])
+        .arg(&ca)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("https://"));
+    kudo()
+        .args(["init", "--dry-run", "--webhook-url", "https://x"])
+        .assert()
+        .code(2);
+    kudo()
+        .args(["init"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("--dry-run"));
+}
