@@ -5,9 +5,11 @@
 //! with the review kube-apiserver expects, each object converted by `kudo_operator::convert`;
 //! [`admission::handle`] reads an AdmissionReview and answers with [`admission::decide`], a pure
 //! function over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` rules
-//! (the same code as the CLI). Not built yet: the HTTPS server (axum + rustls, health, metrics,
-//! certificates) and the watch-fed OperatorVersion cache behind [`admission::OperatorVersions`]
-//! and `kudo_operator::convert::TypeSource`.
+//! (the same code as the CLI). [`server`] serves them over HTTPS (axum + rustls) with health,
+//! readiness, metrics, limits and certificate reload; [`cache`] is the watch-fed OperatorVersion
+//! cache behind [`admission::OperatorVersions`] and `kudo_operator::convert::TypeSource`.
+//! Not built yet: self-managed certificates (generating a CA, storing it in a Secret,
+//! injecting `caBundle`, rotating).
 //!
 //! ```
 //! use kudo_operator::convert::NoTypes;
@@ -25,5 +27,6 @@
 #![deny(missing_docs)]
 
 pub mod admission;
+pub mod cache;
 pub mod conversion;
 pub mod server;

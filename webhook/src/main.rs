@@ -7,14 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use kudo_webhook::server::{self, Config, NoCluster, Shared};
+use kudo_webhook::cache::Cache;
+use kudo_webhook::server::{self, Config, NoCluster, Offline, Shared};
 
 /// kudo's conversion (/convert) and admission (/admit/instance/{mutate,validate}) webhooks.
 ///
-/// Also serves /healthz, /readyz (ready when Instances can be checked; the body says why not)
-/// and /metrics (Prometheus). The certificate and key are read again when they change on disk.
-/// Without a cluster connection (the OperatorVersion cache is not built yet) conversion works,
-/// leaving Instance values it cannot type as they are, and admission denies with the reason.
+/// Also serves /healthz, /readyz (ready when the OperatorVersion cache has synced; the body says
+/// why not) and /metrics (Prometheus). The certificate and key are read again when they change
+/// on disk. OperatorVersions come from a watch on the cluster (in-cluster config, or
+/// --kubeconfig, or $KUBECONFIG / ~/.kube/config). Without a reachable cluster, conversion still
+/// works (Instance values it cannot type stay as they are) and admission denies with the reason.
 #[derive(Debug, Parser)]
 #[command(name = "kudo-webhook", version)]
 struct Args {
@@ -39,6 +41,13 @@ struct Args {
     /// Seconds between checks of the certificate files.
     #[arg(long, default_value_t = 10)]
     reload_interval: u64,
+    /// Kubeconfig file (default: the in-cluster configuration, then $KUBECONFIG or
+    /// ~/.kube/config).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_cluster")]
+    kubeconfig: Option<PathBuf>,
+    /// Do not connect to a cluster (conversion without typing; admission denied).
+    #[arg(long)]
+    no_cluster: bool,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -66,11 +75,6 @@ fn main() -> ExitCode {
     config.request_timeout = Duration::from_secs(args.request_timeout);
     config.max_concurrency = args.max_concurrency.max(1);
     config.reload_interval = Duration::from_secs(args.reload_interval.max(1));
-    let shared = Arc::new(Shared {
-        types: Arc::new(NoCluster),
-        store: Arc::new(NoCluster),
-        metrics: Default::default(),
-    });
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -78,9 +82,36 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let result = runtime.block_on(server::serve(config, shared, shutdown_signal(), |addr| {
-        tracing::info!(%addr, "serving");
-    }));
+    let result = runtime.block_on(async move {
+        let shared = match (args.no_cluster, client(args.kubeconfig.as_deref()).await) {
+            (true, _) => Shared {
+                types: Arc::new(NoCluster),
+                store: Arc::new(NoCluster),
+                metrics: Default::default(),
+            },
+            (false, Ok(client)) => {
+                let (cache, run) = Cache::start(client);
+                tokio::spawn(run);
+                Shared {
+                    types: cache.clone(),
+                    store: cache,
+                    metrics: Default::default(),
+                }
+            }
+            (false, Err(why)) => {
+                tracing::warn!(reason = %why, "no cluster connection: admission will deny");
+                Shared {
+                    types: Arc::new(Offline(why.clone())),
+                    store: Arc::new(Offline(why)),
+                    metrics: Default::default(),
+                }
+            }
+        };
+        server::serve(config, Arc::new(shared), shutdown_signal(), |addr| {
+            tracing::info!(%addr, "serving");
+        })
+        .await
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -89,6 +120,23 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A client from `--kubeconfig`, or the inferred configuration.
+async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| format!("unusable kubeconfig {}: {e}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| format!("no cluster configuration found: {e}"))?,
+    };
+    kube::Client::try_from(config).map_err(|e| format!("cannot create the cluster client: {e}"))
 }
 
 async fn shutdown_signal() {

@@ -377,8 +377,8 @@ pub async fn serve(
         })
 }
 
-/// The store of a webhook started without a cluster connection: conversion works (values it
-/// cannot type stay as they are), admission is refused with this reason.
+/// The store of a webhook started without a cluster connection (`--no-cluster`): conversion
+/// works (values it cannot type stay as they are), admission is refused with this reason.
 pub struct NoCluster;
 
 impl TypeSource for NoCluster {
@@ -389,7 +389,28 @@ impl TypeSource for NoCluster {
 
 impl OperatorVersions for NoCluster {
     fn ready(&self) -> Result<(), String> {
-        Err("no OperatorVersion cache: this webhook has no cluster connection (the watch-fed cache is not built yet), so Instances cannot be checked".into())
+        Err("no OperatorVersion cache: this webhook runs without a cluster connection (--no-cluster), so Instances cannot be checked".into())
+    }
+    fn get(&self, _: &str, _: &str) -> Option<Arc<admission::OperatorVersionInfo>> {
+        None
+    }
+}
+
+/// Like [`NoCluster`], with the reason the cluster cannot be reached.
+pub struct Offline(pub String);
+
+impl TypeSource for Offline {
+    fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
+        None
+    }
+}
+
+impl OperatorVersions for Offline {
+    fn ready(&self) -> Result<(), String> {
+        Err(format!(
+            "no cluster connection ({}), so Instances cannot be checked",
+            self.0
+        ))
     }
     fn get(&self, _: &str, _: &str) -> Option<Arc<admission::OperatorVersionInfo>> {
         None

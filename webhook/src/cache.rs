@@ -1,0 +1,124 @@
+//! The watch-fed cache of OperatorVersions: what admission checks Instances against, and what
+//! conversion types Instance values with.
+//!
+//! A `kube::runtime` reflector keeps every `kudo.dev/v1beta2` OperatorVersion of the cluster
+//! (read as `DynamicObject`, so that an odd field in one of them never stops the watch). The
+//! cache is ready once the first full list has arrived; a watch error after that keeps serving
+//! what it has (the reflector retries with backoff) and is reported by `/readyz` only until the
+//! next successful event. Compiled validators are kept per OperatorVersion and `resourceVersion`,
+//! so a request never compiles a schema twice.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kudo_operator::convert::TypeSource;
+use kudo_operator::crd::v1beta2;
+
+use crate::admission::{OperatorVersionInfo, OperatorVersions};
+
+#[derive(Default)]
+struct Health {
+    synced: bool,
+    last_error: Option<String>,
+}
+
+type Compiled = HashMap<(String, String), (Option<String>, Arc<OperatorVersionInfo>)>;
+
+/// The cache. Cheap to share behind an `Arc`.
+pub struct Cache {
+    store: Store<DynamicObject>,
+    resource: ApiResource,
+    health: Arc<Mutex<Health>>,
+    compiled: Mutex<Compiled>,
+}
+
+impl Cache {
+    /// The cache, and the future that keeps it filled (spawn it).
+    pub fn start(client: kube::Client) -> (Arc<Cache>, impl Future<Output = ()> + Send) {
+        let resource = ApiResource::erase::<v1beta2::OperatorVersion>(&());
+        let api: Api<DynamicObject> = Api::all_with(client, &resource);
+        let writer = reflector::store::Writer::new(resource.clone());
+        let reader = writer.as_reader();
+        let health = Arc::new(Mutex::new(Health::default()));
+        let cache = Arc::new(Cache {
+            store: reader,
+            resource: resource.clone(),
+            health: health.clone(),
+            compiled: Mutex::new(HashMap::new()),
+        });
+        let run = async move {
+            let stream = reflector::reflector(writer, watcher(api, watcher::Config::default()))
+                .default_backoff();
+            futures::pin_mut!(stream);
+            while let Some(event) = stream.next().await {
+                let mut h = health.lock().unwrap_or_else(|e| e.into_inner());
+                match event {
+                    Ok(watcher::Event::InitDone) => {
+                        h.synced = true;
+                        h.last_error = None;
+                        tracing::info!("OperatorVersion cache synced");
+                    }
+                    Ok(_) => h.last_error = None,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "watching OperatorVersions");
+                        h.last_error = Some(e.to_string());
+                    }
+                }
+            }
+        };
+        (cache, run)
+    }
+
+    fn info(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+        let obj = self
+            .store
+            .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace))?;
+        let version = obj.metadata.resource_version.clone();
+        let key = (namespace.to_string(), name.to_string());
+        let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((v, info)) = compiled.get(&key)
+            && *v == version
+        {
+            return Some(info.clone());
+        }
+        let value = serde_json::to_value(obj.as_ref()).ok()?;
+        match OperatorVersionInfo::from_object(&value) {
+            Ok(info) => {
+                let info = Arc::new(info);
+                compiled.insert(key, (version, info.clone()));
+                Some(info)
+            }
+            Err(e) => {
+                tracing::warn!(namespace, name, error = %e, "OperatorVersion with unusable parameters");
+                None
+            }
+        }
+    }
+}
+
+impl OperatorVersions for Cache {
+    fn ready(&self) -> Result<(), String> {
+        let h = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        match (&h.synced, &h.last_error) {
+            (true, _) => Ok(()),
+            (false, Some(e)) => Err(format!("the OperatorVersion cache cannot list: {e}")),
+            (false, None) => {
+                Err("the OperatorVersion cache has not finished its first list".into())
+            }
+        }
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+        self.info(namespace, name)
+    }
+}
+
+impl TypeSource for Cache {
+    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_pkg::ParamSchema> {
+        self.info(namespace, name).map(|i| i.schema.clone())
+    }
+}

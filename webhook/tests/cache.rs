@@ -1,0 +1,106 @@
+//! The OperatorVersion cache against a mocked API server (the requests kube's watcher sends,
+//! answered at the HTTP level): ready after the first list, serving compiled OperatorVersions
+//! to admission and conversion, following a modification from the watch.
+
+use std::time::Duration;
+
+use http::{Request, Response};
+use kube::client::Body;
+use kudo_operator::convert::TypeSource;
+use kudo_webhook::admission::{Decision, Mode, OperatorVersions, decide};
+use kudo_webhook::cache::Cache;
+use serde_json::{Value, json};
+
+fn ov(resource_version: &str, schema: Value) -> Value {
+    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+        "metadata": {"name": "db-0.2.0", "namespace": "shop", "resourceVersion": resource_version,
+            "uid": "ov-uid"},
+        "spec": {"version": "0.2.0", "parameters": schema, "plans": {"deploy": {}}}})
+}
+
+fn instance(params: Value) -> Value {
+    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+        "metadata": {"name": "db", "namespace": "shop"},
+        "spec": {"operatorVersion": {"name": "db-0.2.0"}, "parameters": params}})
+}
+
+async fn wait_for(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} never happened");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_lists_then_follows_the_watch() {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(service, "default");
+    let (cache, run) = Cache::start(client);
+    assert!(cache.ready().unwrap_err().contains("first list"));
+    let v1 =
+        json!({"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 1}}});
+    let v2 =
+        json!({"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 3}}});
+    let api = tokio::spawn(async move {
+        let mut watches = 0;
+        while let Some((request, send)) = handle.next_request().await {
+            let uri = request.uri().to_string();
+            assert_eq!(request.method(), "GET");
+            assert!(
+                uri.starts_with("/apis/kudo.dev/v1beta2/operatorversions?"),
+                "{uri}"
+            );
+            let body = if uri.contains("watch=true") {
+                watches += 1;
+                if watches == 1 {
+                    let event = json!({"type": "MODIFIED", "object": ov("2", v2.clone())});
+                    format!("{event}\n")
+                } else {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    String::new()
+                }
+            } else {
+                json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersionList",
+                    "metadata": {"resourceVersion": "1"}, "items": [ov("1", v1.clone())]})
+                .to_string()
+            };
+            send.send_response(
+                Response::builder()
+                    .body(Body::from(body.into_bytes()))
+                    .unwrap(),
+            );
+        }
+    });
+    tokio::spawn(run);
+    wait_for("the first list", || cache.ready().is_ok()).await;
+    assert!(cache.get("shop", "db-0.2.0").is_some());
+    assert!(cache.get("other", "db-0.2.0").is_none());
+    assert!(cache.schema("shop", "db-0.2.0").is_some());
+    // the watch's modification replaces the compiled OperatorVersion
+    wait_for("the modification", || {
+        cache
+            .get("shop", "db-0.2.0")
+            .is_some_and(|i| i.schema.as_value()["properties"]["replicas"]["minimum"] == 3)
+    })
+    .await;
+    let decision = decide(
+        Mode::Validate,
+        "shop",
+        None,
+        &instance(json!({"replicas": 2})),
+        cache.as_ref(),
+    );
+    assert!(matches!(decision, Decision::Deny(_)), "{decision:?}");
+    let decision = decide(
+        Mode::Validate,
+        "shop",
+        None,
+        &instance(json!({"replicas": 3})),
+        cache.as_ref(),
+    );
+    assert!(matches!(decision, Decision::Allow { .. }), "{decision:?}");
+    api.abort();
+}
