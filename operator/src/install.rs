@@ -62,6 +62,14 @@ impl Default for Options {
 pub const WEBHOOK: &str = "kudo-webhook";
 /// Name of the manager's Deployment.
 pub const MANAGER: &str = "kudo-manager";
+/// Secret holding the webhook's certificate (`ca.crt`, `tls.crt`, `tls.key`).
+pub const WEBHOOK_SECRET: &str = "kudo-webhook-tls";
+/// The MutatingWebhookConfiguration.
+pub const MUTATING: &str = "kudo-mutate";
+/// The ValidatingWebhookConfiguration.
+pub const VALIDATING: &str = "kudo-validate";
+/// The CRDs whose conversion goes through the webhook.
+pub const CONVERTED_CRDS: [&str; 2] = ["operatorversions.kudo.dev", "instances.kudo.dev"];
 /// Label every installed object carries.
 pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
 
@@ -155,10 +163,9 @@ pub fn manifests(o: &Options) -> Vec<Value> {
             json!([
                 "--listen",
                 "0.0.0.0:8443",
-                "--tls-cert",
-                "/tls/tls.crt",
-                "--tls-key",
-                "/tls/tls.key",
+                "--self-managed-certs",
+                "--cert-dir",
+                "/certs",
                 "--log-format",
                 "json"
             ]),
@@ -189,7 +196,7 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         ),
     ] {
         out.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": format!("kudo-{}", if kind.starts_with("Mutating") { "mutate" } else { "validate" }), "labels": labels(WEBHOOK)},
+            "metadata": {"name": if kind.starts_with("Mutating") { MUTATING } else { VALIDATING }, "labels": labels(WEBHOOK)},
             "webhooks": [{"name": name, "rules": rule, "matchPolicy": "Equivalent",
                 "failurePolicy": "Fail", "sideEffects": "None", "timeoutSeconds": 10,
                 "admissionReviewVersions": ["v1"], "clientConfig": client_config(o, path)}]}));
@@ -214,8 +221,12 @@ fn deployment(
         container["ports"] = json!([{"name": "https", "containerPort": port}]);
         container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 5});
         container["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 10});
-        container["volumeMounts"] = json!([{"name": "tls", "mountPath": "/tls", "readOnly": true}]);
-        pod["volumes"] = json!([{"name": "tls", "secret": {"secretName": format!("{WEBHOOK}-tls"), "optional": false}}]);
+        // Self-managed certificates: kept in the Secret WEBHOOK_SECRET by the webhook itself,
+        // written for the server to a scratch volume (the root filesystem is read-only).
+        container["volumeMounts"] = json!([{"name": "certs", "mountPath": "/certs"}]);
+        container["env"] = json!([{"name": "POD_NAMESPACE",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]);
+        pod["volumes"] = json!([{"name": "certs", "emptyDir": {}}]);
         pod["affinity"] = json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
                 "labelSelector": {"matchLabels": labels(name)}}}]}});

@@ -7,9 +7,9 @@
 //! function over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` rules
 //! (the same code as the CLI). [`server`] serves them over HTTPS (axum + rustls) with health,
 //! readiness, metrics, limits and certificate reload; [`cache`] is the watch-fed OperatorVersion
-//! cache behind [`admission::OperatorVersions`] and `kudo_operator::convert::TypeSource`.
-//! Not built yet: self-managed certificates (generating a CA, storing it in a Secret,
-//! injecting `caBundle`, rotating).
+//! cache behind [`admission::OperatorVersions`] and `kudo_operator::convert::TypeSource`;
+//! [`certs`] keeps a self-managed CA and serving certificate in a Secret, injects the CA bundle
+//! into the CRDs and webhook configurations, and renews before expiry.
 //!
 //! ```
 //! use kudo_operator::convert::NoTypes;
@@ -28,5 +28,6 @@
 
 pub mod admission;
 pub mod cache;
+pub mod certs;
 pub mod conversion;
 pub mod server;

@@ -23,12 +23,30 @@ struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0:8443")]
     listen: SocketAddr,
-    /// PEM certificate chain of the serving certificate.
-    #[arg(long, value_name = "FILE")]
-    tls_cert: PathBuf,
+    /// PEM certificate chain of the serving certificate (a mounted Secret, cert-manager...).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "self_managed_certs",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
     /// PEM private key of the serving certificate.
-    #[arg(long, value_name = "FILE")]
-    tls_key: PathBuf,
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Keep a CA and serving certificate in the Secret kudo-webhook-tls, inject the CA bundle
+    /// into the CRDs and webhook configurations, and renew before expiry (needs the cluster).
+    #[arg(long, conflicts_with_all = ["tls_cert", "no_cluster"])]
+    self_managed_certs: bool,
+    /// Namespace of the Secret and the Service (self-managed certificates).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
+    namespace: String,
+    /// Name of the Service the API server calls (self-managed certificates).
+    #[arg(long, default_value = "kudo-webhook")]
+    service_name: String,
+    /// Directory the self-managed certificate files are written to.
+    #[arg(long, value_name = "DIR", default_value = "/certs")]
+    cert_dir: PathBuf,
     /// Largest request body, in MiB.
     #[arg(long, default_value_t = 32)]
     body_limit_mib: usize,
@@ -70,7 +88,19 @@ fn main() -> ExitCode {
             .init(),
         LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
     }
-    let mut config = Config::new(args.listen, args.tls_cert, args.tls_key);
+    let cert_opts = kudo_webhook::certs::Options {
+        namespace: args.namespace.clone(),
+        service: args.service_name.clone(),
+        validity: Duration::from_secs(365 * 24 * 3600),
+        renew_before: Duration::from_secs(30 * 24 * 3600),
+        check_every: Duration::from_secs(3600),
+        dir: args.cert_dir.clone(),
+    };
+    let (cert, key) = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => (c.clone(), k.clone()),
+        _ => (cert_opts.dir.join("tls.crt"), cert_opts.dir.join("tls.key")),
+    };
+    let mut config = Config::new(args.listen, cert, key);
     config.body_limit = args.body_limit_mib * 1024 * 1024;
     config.request_timeout = Duration::from_secs(args.request_timeout);
     config.max_concurrency = args.max_concurrency.max(1);
@@ -83,7 +113,24 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let shared = match (args.no_cluster, client(args.kubeconfig.as_deref()).await) {
+        let cluster = if args.no_cluster {
+            Err("--no-cluster".to_string())
+        } else {
+            client(args.kubeconfig.as_deref()).await
+        };
+        if args.self_managed_certs {
+            let Ok(client) = &cluster else {
+                return Err(format!(
+                    "self-managed certificates need the cluster: {}",
+                    cluster.as_ref().err().cloned().unwrap_or_default()
+                ));
+            };
+            kudo_webhook::certs::refresh(client, &cert_opts)
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::spawn(kudo_webhook::certs::run(client.clone(), cert_opts));
+        }
+        let shared = match (args.no_cluster, cluster) {
             (true, _) => Shared {
                 types: Arc::new(NoCluster),
                 store: Arc::new(NoCluster),
@@ -111,6 +158,7 @@ fn main() -> ExitCode {
             tracing::info!(%addr, "serving");
         })
         .await
+        .map_err(|e| e.to_string())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

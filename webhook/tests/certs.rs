@@ -1,0 +1,183 @@
+//! Self-managed certificates against a mocked API server: the Secret is created when missing,
+//! kept while valid, renewed before expiry; the CA bundle reaches the CRDs and the webhook
+//! configurations; the files the server loads are written.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use kube::client::Body;
+use kudo_webhook::certs::{self, Options, from_secret, to_secret};
+use rustls::client::danger::ServerCertVerifier;
+use serde_json::{Value, json};
+
+/// Every request as (method, path with query, JSON body).
+type Log = Arc<Mutex<Vec<(String, String, Value)>>>;
+
+/// A mocked API server: `secret` is the Secret it holds (None: 404).
+fn api(secret: Option<Value>) -> (kube::Client, Log) {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let log: Log = Arc::default();
+    let seen = log.clone();
+    tokio::spawn(async move {
+        while let Some((request, send)) = handle.next_request().await {
+            let method = request.method().to_string();
+            let path = request.uri().to_string();
+            let bytes = request.into_body().collect().await.unwrap().to_bytes();
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            seen.lock()
+                .unwrap()
+                .push((method.clone(), path.clone(), body.clone()));
+            let (code, reply) = if path.contains("/secrets/kudo-webhook-tls") && method == "GET" {
+                match &secret {
+                    Some(s) => (200, s.clone()),
+                    None => (
+                        404,
+                        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "reason": "NotFound", "code": 404, "message": "not found"}),
+                    ),
+                }
+            } else if path.contains("webhookconfigurations/") && method == "GET" {
+                (
+                    200,
+                    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "X",
+                    "metadata": {"name": "w"}, "webhooks": [{"name": "a"}]}),
+                )
+            } else if method == "POST" {
+                (201, body.clone())
+            } else {
+                (
+                    200,
+                    json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}}),
+                )
+            };
+            send.send_response(
+                Response::builder()
+                    .status(code)
+                    .body(Body::from(serde_json::to_vec(&reply).unwrap()))
+                    .unwrap(),
+            );
+        }
+    });
+    (kube::Client::new(service, "default"), log)
+}
+
+fn options(dir: &std::path::Path) -> Options {
+    Options {
+        namespace: "kudo-system".into(),
+        service: "kudo-webhook".into(),
+        validity: Duration::from_secs(365 * 24 * 3600),
+        renew_before: Duration::from_secs(30 * 24 * 3600),
+        check_every: Duration::from_secs(3600),
+        dir: dir.to_path_buf(),
+    }
+}
+
+fn calls(log: &Log) -> Vec<(String, String)> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(|(m, p, _)| (m.clone(), p.split('?').next().unwrap().to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_missing_secret_is_created_and_the_ca_injected_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, log) = api(None);
+    let bundle = certs::refresh(&client, &options(dir.path())).await.unwrap();
+    assert_eq!(
+        calls(&log),
+        [
+            ("GET".into(), "/api/v1/namespaces/kudo-system/secrets/kudo-webhook-tls".into()),
+            ("POST".into(), "/api/v1/namespaces/kudo-system/secrets".into()),
+            ("PATCH".into(), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/operatorversions.kudo.dev".into()),
+            ("PATCH".into(), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/instances.kudo.dev".into()),
+            ("GET".into(), "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/kudo-mutate".into()),
+            ("PATCH".into(), "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/kudo-mutate".into()),
+            ("GET".into(), "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kudo-validate".into()),
+            ("PATCH".into(), "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kudo-validate".into()),
+        ]
+    );
+    let log = log.lock().unwrap();
+    let stored = from_secret(&log[1].2).expect("the created Secret holds the bundle");
+    assert_eq!(stored, bundle);
+    let ca = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bundle.ca_pem);
+    assert_eq!(
+        log[2].2["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
+        ca
+    );
+    assert_eq!(
+        log[5].2,
+        json!([{"op": "add", "path": "/webhooks/0/clientConfig/caBundle", "value": ca}])
+    );
+    // the files the server loads
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tls.crt")).unwrap(),
+        bundle.cert_pem
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tls.key")).unwrap(),
+        bundle.key_pem
+    );
+    // a serving certificate rustls accepts for the Service name, signed by the CA
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_der = rustls_pemfile_der(&bundle.ca_pem);
+    roots.add(ca_der.into()).unwrap();
+    let verifier = rustls::client::WebPkiServerVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    let leaf = rustls_pemfile_der(&bundle.cert_pem);
+    verifier
+        .verify_server_cert(
+            &leaf.into(),
+            &[],
+            &rustls::pki_types::ServerName::try_from("kudo-webhook.kudo-system.svc").unwrap(),
+            &[],
+            rustls::pki_types::UnixTime::now(),
+        )
+        .unwrap();
+}
+
+/// The DER inside one PEM block.
+fn rustls_pemfile_der(pem: &str) -> Vec<u8> {
+    let b64: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b64).unwrap()
+}
+
+#[tokio::test]
+async fn a_valid_secret_is_kept_and_an_expiring_one_renewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let good =
+        certs::generate(&certs::dns_names("kudo-webhook", "kudo-system"), o.validity).unwrap();
+    let mut secret = to_secret(&good, "kudo-system");
+    secret["metadata"]["resourceVersion"] = json!("41");
+    let (client, log) = api(Some(secret.clone()));
+    assert_eq!(certs::ensure(&client, &o).await.unwrap(), good);
+    assert_eq!(
+        calls(&log).len(),
+        1,
+        "nothing written for a valid certificate"
+    );
+
+    let soon = certs::generate(
+        &certs::dns_names("kudo-webhook", "kudo-system"),
+        Duration::from_secs(24 * 3600),
+    )
+    .unwrap();
+    let mut expiring = to_secret(&soon, "kudo-system");
+    expiring["metadata"]["resourceVersion"] = json!("42");
+    let (client, log) = api(Some(expiring));
+    let renewed = certs::ensure(&client, &o).await.unwrap();
+    assert_ne!(renewed, soon);
+    let log = log.lock().unwrap();
+    assert_eq!(log[1].0, "PUT");
+    assert_eq!(
+        log[1].2["metadata"]["resourceVersion"], "42",
+        "replaced with a precondition"
+    );
+    assert_eq!(from_secret(&log[1].2).unwrap(), renewed);
+}
