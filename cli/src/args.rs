@@ -49,10 +49,10 @@ pub enum Command {
     /// converted by the webhook), RBAC, the manager and webhook Deployments, the webhook
     /// Service and PodDisruptionBudget, and the admission webhook configurations.
     ///
-    /// This build prints the installation (--dry-run); applying it needs the cluster client,
-    /// which is not built yet: pipe it to `kubectl apply --server-side -f -`. With
-    /// --webhook-url and --ca-bundle the API server calls webhooks running outside the cluster
-    /// (development, the end-to-end suite) and no webhook Deployment or Service is made.
+    /// Applied with server-side apply (field manager kudo-init), in order; running it again is
+    /// safe. --dry-run prints the objects instead. With --webhook-url and --ca-bundle the API
+    /// server calls webhooks running outside the cluster (development, the end-to-end suite)
+    /// and no webhook Deployment or Service is made.
     Init(InitArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
@@ -62,9 +62,15 @@ pub enum Command {
 /// `kudo init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Print the objects instead of applying them (required in this build).
+    /// Print the objects instead of applying them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
     /// Output format of --dry-run.
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     pub output: DataFormat,

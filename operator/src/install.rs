@@ -204,6 +204,64 @@ pub fn manifests(o: &Options) -> Vec<Value> {
     out
 }
 
+/// The API resource of an installed object's kind (the kinds [`manifests`] makes).
+fn resource(object: &Value) -> Option<(kube::api::ApiResource, bool)> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let (plural, namespaced) = match kind {
+        "Namespace" => ("namespaces", false),
+        "CustomResourceDefinition" => ("customresourcedefinitions", false),
+        "ServiceAccount" => ("serviceaccounts", true),
+        "ClusterRole" => ("clusterroles", false),
+        "ClusterRoleBinding" => ("clusterrolebindings", false),
+        "Role" => ("roles", true),
+        "RoleBinding" => ("rolebindings", true),
+        "Deployment" => ("deployments", true),
+        "PodDisruptionBudget" => ("poddisruptionbudgets", true),
+        "Service" => ("services", true),
+        "MutatingWebhookConfiguration" => ("mutatingwebhookconfigurations", false),
+        "ValidatingWebhookConfiguration" => ("validatingwebhookconfigurations", false),
+        _ => return None,
+    };
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    Some((
+        kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
+        namespaced,
+    ))
+}
+
+/// Field manager of `kudo init`'s server-side apply.
+pub const FIELD_MANAGER: &str = "kudo-init";
+
+/// Applies `objects` in order with server-side apply (field manager [`FIELD_MANAGER`], taking
+/// over conflicting fields: `kudo init` owns what it installs). Idempotent. Returns a line per
+/// object (`Kind/name applied`); stops at the first refusal, naming the object.
+pub async fn apply(client: &kube::Client, objects: &[Value]) -> Result<Vec<String>, String> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let mut done = Vec::new();
+    for object in objects {
+        let kind = object["kind"].as_str().unwrap_or("?");
+        let name = object["metadata"]["name"].as_str().unwrap_or("?");
+        let (ar, namespaced) = resource(object)
+            .ok_or_else(|| format!("{kind}/{name}: not a kind kudo init applies"))?;
+        let api: Api<DynamicObject> = if namespaced {
+            let ns = object["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default");
+            Api::namespaced_with(client.clone(), ns, &ar)
+        } else {
+            Api::all_with(client.clone(), &ar)
+        };
+        api.patch(name, &params, &Patch::Apply(object))
+            .await
+            .map_err(|e| format!("{kind}/{name}: {e}"))?;
+        done.push(format!("{kind}/{name} applied"));
+    }
+    Ok(done)
+}
+
 fn deployment(
     o: &Options,
     name: &str,
@@ -327,6 +385,13 @@ mod tests {
             .unwrap();
         assert_eq!(m["webhooks"][0]["failurePolicy"], "Fail");
         assert_eq!(m["webhooks"][0]["sideEffects"], "None");
+    }
+
+    #[test]
+    fn every_installed_kind_has_its_api_resource() {
+        for o in manifests(&Options::default()) {
+            assert!(resource(&o).is_some(), "{}", o["kind"]);
+        }
     }
 
     #[test]

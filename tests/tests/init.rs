@@ -83,10 +83,12 @@ fn out_of_cluster_webhooks_and_refusals() {
         .args(["init", "--dry-run", "--webhook-url", "https://x"])
         .assert()
         .code(2);
+    // Applying needs a cluster: a kubeconfig that cannot be read is a clear error, nothing is
+    // printed on stdout.
     kudo()
-        .args(["init"])
+        .args(["init", "--kubeconfig", "/nonexistent/kubeconfig"])
         .assert()
         .code(1)
         .stdout("")
-        .stderr(predicate::str::contains("--dry-run"));
+        .stderr(predicate::str::contains("/nonexistent/kubeconfig"));
 }
