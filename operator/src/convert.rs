@@ -325,18 +325,5 @@ fn instance_up(values: &Value, schema: Option<&ParamSchema>) -> Value {
 
 /// Instance values → strings.
 fn instance_down(values: &Value) -> Value {
-    let Value::Object(map) = values else {
-        return values.clone();
-    };
-    Value::Object(
-        map.iter()
-            .map(|(k, v)| {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), Value::String(s))
-            })
-            .collect(),
-    )
+    kudo_pkg::convert::to_v1beta1_strings(values)
 }

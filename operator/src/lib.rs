@@ -8,6 +8,7 @@
 //! - [`convert`]: v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the
 //!   conversion webhook runs).
 //!
+//! - [`cluster`]: the cluster client from a kubeconfig, as every kudo binary makes it.
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
 //!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
@@ -20,6 +21,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod cluster;
 pub mod convert;
 pub mod crd;
 pub mod install;

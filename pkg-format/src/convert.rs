@@ -140,6 +140,26 @@ fn parse_integer(s: &str) -> Option<Value> {
         .ok()
 }
 
+/// Values as a v1beta1 Instance stores them (`map[string]string`): strings as they are,
+/// numbers and booleans as their text, arrays and objects as JSON text. The inverse of typing
+/// by [`instance_values`] / [`typed_by_schema`].
+pub fn to_v1beta1_strings(values: &Value) -> Value {
+    let Value::Object(map) = values else {
+        return values.clone();
+    };
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), Value::String(s))
+            })
+            .collect(),
+    )
+}
+
 /// Types the top-level string values of `values` by the types of `schema`'s properties, as
 /// v1beta1 values are typed (`"3"` for an integer → 3, `"[80]"` for an array → `[80]`). A value
 /// that does not fit its type, or has no typed property, stays as it is (validation names it).

@@ -88,7 +88,7 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
         match edit {
             Edit::Set { path, value } => {
                 set(&doc, path, value)?;
-                set_json(&mut expected, path, value.clone());
+                pointer::set_creating(&mut expected, path, value.clone());
             }
             Edit::Push { path, value } => {
                 let p = yaml_path(path)?;
@@ -205,18 +205,6 @@ fn to_yaml(value: &Value) -> YamlValue {
             YamlValue::Mapping(map.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect())
         }
     }
-}
-
-fn set_json(root: &mut Value, path: &[String], value: Value) {
-    let mut cur = root;
-    for k in path {
-        if !cur.is_object() {
-            *cur = Value::Object(Default::default());
-        }
-        let Value::Object(m) = cur else { return };
-        cur = m.entry(k.clone()).or_insert(Value::Null);
-    }
-    *cur = value;
 }
 
 fn remove_json(root: &mut Value, path: &[String]) {

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::diag::{Code, Diagnostic, Origin, Shown};
+use crate::diag::{Code, Diagnostic, Origin};
 use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::migrate::{self, Report};
@@ -346,44 +346,19 @@ fn explicit(current: &Value, files: &[Document], overrides: &[String], effective
         }
         let at = &ov.tokens[..end];
         if let Some(v) = effective.pointer(&pointer::from_tokens(at)) {
-            set_at(&mut out, at, v.clone());
+            pointer::set_creating(&mut out, at, v.clone());
         }
     }
     out
 }
 
-fn set_at(root: &mut Value, tokens: &[String], value: Value) {
-    let mut cur = root;
-    for t in tokens {
-        if !cur.is_object() {
-            *cur = Value::Object(Map::new());
-        }
-        let Value::Object(m) = cur else { return };
-        cur = m.entry(t.clone()).or_insert(Value::Null);
-    }
-    *cur = value;
-}
-
-/// Values as an Instance of `api_version` stores them: v1beta1 keeps strings (numbers and
-/// booleans as their text, arrays and objects as JSON text), as KUDO did.
+/// Values as an Instance of `api_version` stores them (v1beta1: strings, as KUDO did).
 fn stored_form(api_version: &str, values: &Value) -> Value {
-    if api_version != V1BETA1 {
-        return values.clone();
+    if api_version == V1BETA1 {
+        convert::to_v1beta1_strings(values)
+    } else {
+        values.clone()
     }
-    let Value::Object(map) = values else {
-        return values.clone();
-    };
-    Value::Object(
-        map.iter()
-            .map(|(k, v)| {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), Value::String(s))
-            })
-            .collect(),
-    )
 }
 
 fn apply(file: &InstanceFile, edits: &[Edit]) -> std::result::Result<String, Vec<Diagnostic>> {
@@ -400,20 +375,4 @@ fn apply(file: &InstanceFile, edits: &[Edit]) -> std::result::Result<String, Vec
             .with_origin(Origin::None),
         ]
     })
-}
-
-/// A change for printing: the pointer and, unless secret, the old and new values.
-pub fn describe_change(
-    pkg_schema: &crate::ParamSchema,
-    old: &Value,
-    new: &Value,
-    p: &str,
-) -> String {
-    let tokens = pointer::tokens(p).unwrap_or_default();
-    let secret = pkg_schema.is_secret(&tokens);
-    let show = |v: Option<&Value>| match v {
-        Some(v) => Shown::of(v, secret).to_string(),
-        None => "(unset)".to_string(),
-    };
-    format!("{p}: {} -> {}", show(old.pointer(p)), show(new.pointer(p)))
 }

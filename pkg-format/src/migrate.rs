@@ -196,7 +196,7 @@ impl Migrator<'_> {
             return; // declared but not set: the default fills it
         };
         let typed = type_like(self.new_schema, tokens, value);
-        set_at(&mut self.new, tokens, typed);
+        pointer::set_creating(&mut self.new, tokens, typed);
         self.consumed.push(from.clone());
         self.report.moved.push(Moved { from, to });
     }
@@ -234,7 +234,7 @@ impl Migrator<'_> {
                 "its path now holds the value moved there by an oldName".into(),
             ),
             _ => {
-                set_at(&mut self.new, at, type_like(self.new_schema, at, value));
+                pointer::set_creating(&mut self.new, at, type_like(self.new_schema, at, value));
                 self.report.kept.push(here);
             }
         }
@@ -275,21 +275,6 @@ fn type_like(schema: &ParamSchema, tokens: &[String], value: &Value) -> Value {
         }
     }
     value.clone()
-}
-
-/// Sets `value` at `tokens`, creating the objects on the way (never arrays).
-fn set_at(root: &mut Value, tokens: &[String], value: Value) {
-    let mut cur = root;
-    for t in tokens {
-        if !cur.is_object() {
-            *cur = Value::Object(Map::new());
-        }
-        let Value::Object(map) = cur else {
-            return;
-        };
-        cur = map.entry(t.clone()).or_insert(Value::Null);
-    }
-    *cur = value;
 }
 
 #[cfg(test)]

@@ -44,6 +44,22 @@ pub fn is_within(pointer: &str, ancestor: &str) -> bool {
         || (pointer.starts_with(ancestor) && pointer.as_bytes().get(ancestor.len()) == Some(&b'/'))
 }
 
+/// Sets `value` at `tokens` in `root`, creating the objects on the way (never arrays; a
+/// non-object on the way is replaced by an object).
+pub fn set_creating(root: &mut serde_json::Value, tokens: &[String], value: serde_json::Value) {
+    let mut cur = root;
+    for t in tokens {
+        if !cur.is_object() {
+            *cur = serde_json::Value::Object(serde_json::Map::new());
+        }
+        let serde_json::Value::Object(map) = cur else {
+            return;
+        };
+        cur = map.entry(t.clone()).or_insert(serde_json::Value::Null);
+    }
+    *cur = value;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,7 +116,7 @@ fn main() -> ExitCode {
         let cluster = if args.no_cluster {
             Err("--no-cluster".to_string())
         } else {
-            client(args.kubeconfig.as_deref()).await
+            kudo_operator::cluster::client(args.kubeconfig.as_deref(), None).await
         };
         if args.self_managed_certs {
             let Ok(client) = &cluster else {
@@ -168,23 +168,6 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// A client from `--kubeconfig`, or the inferred configuration.
-async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| format!("unusable kubeconfig {}: {e}", path.display()))?
-        }
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| format!("no cluster configuration found: {e}"))?,
-    };
-    kube::Client::try_from(config).map_err(|e| format!("cannot create the cluster client: {e}"))
 }
 
 async fn shutdown_signal() {

@@ -94,7 +94,9 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
                 source,
             })?;
         let result = runtime.block_on(async {
-            let client = cluster_client(a.kubeconfig.as_deref(), a.context.as_deref()).await?;
+            let client =
+                kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
+                    .await?;
             install::apply(&client, &objects).await
         });
         return match result {
@@ -126,33 +128,6 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
     };
     print(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A cluster client from `--kubeconfig` / `--context`, or the inferred configuration.
-async fn cluster_client(
-    kubeconfig: Option<&Path>,
-    context: Option<&str>,
-) -> Result<kube::Client, String> {
-    let options = kube::config::KubeConfigOptions {
-        context: context.map(String::from),
-        ..Default::default()
-    };
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .map_err(|e| format!("cannot read the kubeconfig {}: {e}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .map_err(|e| format!("unusable kubeconfig {}: {e}", path.display()))?
-        }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| format!("no usable kubeconfig: {e}"))?,
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| format!("no cluster configuration found (give --kubeconfig): {e}"))?,
-    };
-    kube::Client::try_from(config).map_err(|e| format!("cannot create the cluster client: {e}"))
 }
 
 /// Loads the package named on the command line.
