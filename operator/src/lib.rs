@@ -10,6 +10,8 @@
 //!
 //! - [`cluster`]: the cluster client from a kubeconfig, as every kudo binary makes it.
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
+//! - [`package`]: a package as Operator and OperatorVersion objects, and back.
+//! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
 //!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
 //! crate applies comes from `kudo-pkg`.
@@ -25,3 +27,5 @@ pub mod cluster;
 pub mod convert;
 pub mod crd;
 pub mod install;
+pub mod labels;
+pub mod package;

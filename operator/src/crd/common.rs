@@ -189,6 +189,41 @@ pub struct InstanceStatus {
     /// Conditions (`Ready`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// The plan running now, or the last one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_plan: Option<ActivePlan>,
+    /// What the manager last acted on: a plan starts when the Instance differs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<AppliedState>,
+    /// The `metadata.generation` the manager last acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The plan an Instance runs (or ran last).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivePlan {
+    /// The plan's name.
+    pub name: String,
+    /// The run's id (also `planStatus[name].uid`).
+    pub uid: String,
+}
+
+/// The state of an Instance the manager last started a plan for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppliedState {
+    /// `spec.operatorVersion.name` then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_version: Option<String>,
+    /// The effective parameters then (defaults applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_object")]
+    pub parameters: Option<Value>,
+    /// `spec.planExecution.uid` then: a new uid there asks for `spec.planExecution.planName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_execution_uid: Option<String>,
 }
 
 /// `spec` of an Operator (both versions).

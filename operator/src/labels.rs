@@ -1,0 +1,25 @@
+//! The names kudo puts on cluster objects: labels, annotations, the finalizer and field
+//! managers. Every kudo binary reads them from here.
+
+/// Label on every object a plan applies: the tool that manages it (value [`MANAGED_BY_KUDO`]).
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// The value of [`MANAGED_BY`].
+pub const MANAGED_BY_KUDO: &str = "kudo";
+/// Label: the Instance an object belongs to.
+pub const INSTANCE: &str = "kudo.dev/instance";
+/// Label: the operator of that Instance.
+pub const OPERATOR: &str = "kudo.dev/operator";
+/// Label: the OperatorVersion of that Instance.
+pub const OPERATOR_VERSION: &str = "kudo.dev/operator-version";
+/// Annotation: the plan that last applied an object.
+pub const PLAN: &str = "kudo.dev/plan";
+/// Annotation: the phase that last applied an object.
+pub const PHASE: &str = "kudo.dev/phase";
+/// Annotation: the step that last applied an object.
+pub const STEP: &str = "kudo.dev/step";
+/// The Instance finalizer: the manager runs the `cleanup` plan before the Instance goes.
+pub const FINALIZER: &str = "kudo.dev/cleanup";
+/// Field manager of the manager's server-side applies (objects and Instance status).
+pub const MANAGER_FIELD_MANAGER: &str = "kudo-manager";
+/// Field manager of the CLI's writes (`kudo install`, `update`, `upgrade`, ...).
+pub const CLI_FIELD_MANAGER: &str = "kudo";
