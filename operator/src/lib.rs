@@ -13,8 +13,9 @@
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
 //!
-//! The manager (plans run when parameters change) is not built yet. Every parameter rule this
-//! crate applies comes from `kudo-pkg`.
+//! - [`manager`]: the manager (`kudo-manager`): runs an Instance's plans when it changes.
+//!
+//! Every parameter rule this crate applies comes from `kudo-pkg`.
 //!
 //! ```
 //! let crds = kudo_operator::crd::definitions();
@@ -28,4 +29,5 @@ pub mod convert;
 pub mod crd;
 pub mod install;
 pub mod labels;
+pub mod manager;
 pub mod package;

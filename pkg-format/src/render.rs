@@ -136,8 +136,9 @@ pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<U
     Ok(out)
 }
 
-/// A Toggle's parameter: a top-level name (`ENABLED`) or a pointer (`backup/enabled`).
-fn toggle_enabled(params: &Value, name: &str) -> bool {
+/// Whether a Toggle task is on: its parameter is a top-level name (`ENABLED`) or a pointer
+/// (`backup/enabled`) whose value is `true` (or `"true"`, as v1beta1 values are).
+pub fn toggle_enabled(params: &Value, name: &str) -> bool {
     let v = if name.contains('/') {
         let p = if name.starts_with('/') {
             name.to_string()
@@ -172,6 +173,46 @@ pub fn render_plan(
     opts: &RenderOptions,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
     let uses = plan_templates(pkg.operator(), &opts.plan, params).map_err(|d| vec![d])?;
+    render_uses(pkg, params, opts, uses)
+}
+
+/// Renders the templates of one task (whatever its kind: what an Apply or an enabled Toggle
+/// applies, and what a Delete or a disabled Toggle deletes), as the step `step` of phase
+/// `phase` of `opts.plan` sees them.
+pub fn render_task(
+    pkg: &Package,
+    params: &Value,
+    opts: &RenderOptions,
+    phase: &str,
+    step: &str,
+    task: &str,
+) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+    let t = pkg.operator().task(task).ok_or_else(|| {
+        vec![Diagnostic::error(
+            Code::Operator,
+            "",
+            format!("step `{step}` uses task `{task}`, which is not defined"),
+        )]
+    })?;
+    let uses = t
+        .resources
+        .iter()
+        .map(|template| Use {
+            phase: phase.into(),
+            step: step.into(),
+            task: task.into(),
+            template: template.clone(),
+        })
+        .collect();
+    render_uses(pkg, params, opts, uses)
+}
+
+fn render_uses(
+    pkg: &Package,
+    params: &Value,
+    opts: &RenderOptions,
+    uses: Vec<Use>,
+) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
     let mut hb = engine();
     let mut out = Vec::new();
     let mut diags = Vec::new();

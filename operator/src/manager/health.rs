@@ -1,0 +1,257 @@
+//! Whether an applied object is healthy, read from the object the API server returned.
+//!
+//! | kind | healthy when |
+//! |---|---|
+//! | Deployment | the controller saw this generation; all replicas updated and available |
+//! | StatefulSet | the controller saw this generation; all replicas updated and ready |
+//! | DaemonSet | the controller saw this generation; every scheduled pod updated and available |
+//! | Job | condition `Complete`; condition `Failed` is fatal |
+//! | Pod | condition `Ready`, or phase `Succeeded`; phase `Failed` is fatal |
+//! | Service | type `LoadBalancer`: an ingress address; other types: once applied |
+//! | CustomResourceDefinition | condition `Established` |
+//! | Namespace | phase `Active` |
+//! | anything else | once applied |
+
+use serde_json::Value;
+
+/// An object's health.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Ready.
+    Healthy,
+    /// Not yet: why.
+    Progressing(String),
+    /// Will not become healthy (a failed Job or Pod): why.
+    Failed(String),
+}
+
+fn int(obj: &Value, pointer: &str) -> i64 {
+    obj.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+}
+
+fn condition_true(obj: &Value, type_: &str) -> bool {
+    condition(obj, type_)
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True")
+}
+
+fn condition_message(obj: &Value, type_: &str) -> String {
+    condition(obj, type_)
+        .and_then(|c| c.get("message").or_else(|| c.get("reason")))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The observed generation lags behind the spec: the controller has not seen the change.
+fn stale(obj: &Value) -> Option<Health> {
+    let generation = int(obj, "/metadata/generation");
+    let observed = int(obj, "/status/observedGeneration");
+    (observed < generation).then(|| {
+        Health::Progressing(format!(
+            "waiting for the controller to see generation {generation} (observed {observed})"
+        ))
+    })
+}
+
+fn counts(what: &str, want: i64, have: &[(&str, i64)]) -> Health {
+    match have.iter().find(|(_, n)| *n < want) {
+        None => Health::Healthy,
+        Some((label, n)) => Health::Progressing(format!("{what}: {n} of {want} {label}")),
+    }
+}
+
+/// The health of `obj` (as returned by the API server after it was applied).
+pub fn health(obj: &Value) -> Health {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let group = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.split_once('/').map(|(g, _)| g))
+        .unwrap_or("");
+    match (group, kind) {
+        ("apps", "Deployment") => stale(obj).unwrap_or_else(|| {
+            let want = obj
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            counts(
+                "replicas",
+                want,
+                &[
+                    ("updated", int(obj, "/status/updatedReplicas")),
+                    ("available", int(obj, "/status/availableReplicas")),
+                ],
+            )
+        }),
+        ("apps", "StatefulSet") => stale(obj).unwrap_or_else(|| {
+            let want = obj
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            counts(
+                "replicas",
+                want,
+                &[
+                    ("updated", int(obj, "/status/updatedReplicas")),
+                    ("ready", int(obj, "/status/readyReplicas")),
+                ],
+            )
+        }),
+        ("apps", "DaemonSet") => stale(obj).unwrap_or_else(|| {
+            let want = int(obj, "/status/desiredNumberScheduled");
+            counts(
+                "pods",
+                want,
+                &[
+                    ("updated", int(obj, "/status/updatedNumberScheduled")),
+                    ("available", int(obj, "/status/numberAvailable")),
+                ],
+            )
+        }),
+        ("batch", "Job") => {
+            if condition_true(obj, "Failed") {
+                Health::Failed(format!("job failed: {}", condition_message(obj, "Failed")))
+            } else if condition_true(obj, "Complete") {
+                Health::Healthy
+            } else {
+                Health::Progressing("job has not completed".into())
+            }
+        }
+        ("", "Pod") => match obj.pointer("/status/phase").and_then(Value::as_str) {
+            Some("Succeeded") => Health::Healthy,
+            Some("Failed") => Health::Failed(format!(
+                "pod failed: {}",
+                obj.pointer("/status/message")
+                    .or_else(|| obj.pointer("/status/reason"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            )),
+            _ if condition_true(obj, "Ready") => Health::Healthy,
+            _ => Health::Progressing("pod is not ready".into()),
+        },
+        ("", "Service") => {
+            let lb = obj.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer");
+            let ingress = obj
+                .pointer("/status/loadBalancer/ingress")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            if lb && !ingress {
+                Health::Progressing("load balancer has no ingress address yet".into())
+            } else {
+                Health::Healthy
+            }
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            if condition_true(obj, "Established") {
+                Health::Healthy
+            } else {
+                Health::Progressing("CRD is not established".into())
+            }
+        }
+        ("", "Namespace") => match obj.pointer("/status/phase").and_then(Value::as_str) {
+            Some("Active") => Health::Healthy,
+            other => Health::Progressing(format!("namespace is {}", other.unwrap_or("not active"))),
+        },
+        _ => Health::Healthy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_deployment_is_healthy_once_every_replica_is_updated_and_available() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"generation": 2}, "spec": {"replicas": 3},
+            "status": {"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3}});
+        assert_eq!(
+            health(&d),
+            Health::Progressing(
+                "waiting for the controller to see generation 2 (observed 1)".into()
+            )
+        );
+        d["status"]["observedGeneration"] = json!(2);
+        d["status"]["availableReplicas"] = json!(2);
+        assert_eq!(
+            health(&d),
+            Health::Progressing("replicas: 2 of 3 available".into())
+        );
+        d["status"]["availableReplicas"] = json!(3);
+        assert_eq!(health(&d), Health::Healthy);
+    }
+
+    #[test]
+    fn a_fresh_statefulset_without_status_is_progressing() {
+        let s = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"generation": 1}, "spec": {"replicas": 2}});
+        assert!(matches!(health(&s), Health::Progressing(_)));
+        let ready = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"generation": 1}, "spec": {"replicas": 2},
+            "status": {"observedGeneration": 1, "updatedReplicas": 2, "readyReplicas": 2}});
+        assert_eq!(health(&ready), Health::Healthy);
+    }
+
+    #[test]
+    fn a_daemonset_counts_its_scheduled_pods() {
+        let d = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"generation": 1},
+            "status": {"observedGeneration": 1, "desiredNumberScheduled": 4,
+                "updatedNumberScheduled": 4, "numberAvailable": 3}});
+        assert_eq!(
+            health(&d),
+            Health::Progressing("pods: 3 of 4 available".into())
+        );
+    }
+
+    #[test]
+    fn a_failed_job_is_fatal_and_a_complete_one_healthy() {
+        let job = |t: &str| {
+            json!({"apiVersion": "batch/v1", "kind": "Job",
+            "status": {"conditions": [{"type": t, "status": "True", "message": "BackoffLimitExceeded"}]}})
+        };
+        assert_eq!(health(&job("Complete")), Health::Healthy);
+        assert_eq!(
+            health(&job("Failed")),
+            Health::Failed("job failed: BackoffLimitExceeded".into())
+        );
+        let running = json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"active": 1}});
+        assert!(matches!(health(&running), Health::Progressing(_)));
+    }
+
+    #[test]
+    fn pods_services_crds_and_namespaces() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
+        assert_eq!(health(&pod), Health::Healthy);
+        let failed = json!({"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Failed", "reason": "Evicted"}});
+        assert_eq!(
+            health(&failed),
+            Health::Failed("pod failed: Evicted".into())
+        );
+        let lb = json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "LoadBalancer"}});
+        assert!(matches!(health(&lb), Health::Progressing(_)));
+        let cip = json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "ClusterIP"}});
+        assert_eq!(health(&cip), Health::Healthy);
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "status": {"conditions": [{"type": "Established", "status": "True"}]}});
+        assert_eq!(health(&crd), Health::Healthy);
+        let ns =
+            json!({"apiVersion": "v1", "kind": "Namespace", "status": {"phase": "Terminating"}});
+        assert_eq!(
+            health(&ns),
+            Health::Progressing("namespace is Terminating".into())
+        );
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        assert_eq!(health(&cm), Health::Healthy);
+    }
+}

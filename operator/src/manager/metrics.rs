@@ -1,0 +1,118 @@
+//! The manager's Prometheus metrics (served on `/metrics`).
+
+use std::time::Instant;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorLabels {
+    error: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlanLabels {
+    plan: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlanEndLabels {
+    plan: String,
+    status: String,
+}
+
+/// Reconciliations, failures, plans started and finished.
+pub struct Metrics {
+    registry: Registry,
+    reconciliations: Counter,
+    failures: Family<ErrorLabels, Counter>,
+    duration: Histogram,
+    started: Family<PlanLabels, Counter>,
+    finished: Family<PlanEndLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("kudo_manager");
+        let reconciliations = Counter::default();
+        let failures = Family::<ErrorLabels, Counter>::default();
+        let duration = Histogram::new([
+            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+        ]);
+        let started = Family::<PlanLabels, Counter>::default();
+        let finished = Family::<PlanEndLabels, Counter>::default();
+        registry.register(
+            "reconciliations",
+            "Instance reconciliations",
+            reconciliations.clone(),
+        );
+        registry.register(
+            "reconcile_failures",
+            "Reconciliations that failed, by error",
+            failures.clone(),
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time to reconcile an Instance",
+            duration.clone(),
+        );
+        registry.register("plans_started", "Plans started, by plan", started.clone());
+        registry.register(
+            "plans_finished",
+            "Plans that reached COMPLETE or FATAL_ERROR, by plan and status",
+            finished.clone(),
+        );
+        Metrics {
+            registry,
+            reconciliations,
+            failures,
+            duration,
+            started,
+            finished,
+        }
+    }
+}
+
+impl Metrics {
+    /// A reconciliation that began at `started` ended.
+    pub fn reconciled(&self, started: Instant) {
+        self.reconciliations.inc();
+        self.duration.observe(started.elapsed().as_secs_f64());
+    }
+
+    /// A reconciliation failed with the error labelled `error`.
+    pub fn failed(&self, error: &str) {
+        self.failures
+            .get_or_create(&ErrorLabels {
+                error: error.into(),
+            })
+            .inc();
+    }
+
+    /// `plan` started.
+    pub fn plan_started(&self, plan: &str) {
+        self.started
+            .get_or_create(&PlanLabels { plan: plan.into() })
+            .inc();
+    }
+
+    /// `plan` ended with `status`.
+    pub fn plan_finished(&self, plan: &str, status: &str) {
+        self.finished
+            .get_or_create(&PlanEndLabels {
+                plan: plan.into(),
+                status: status.into(),
+            })
+            .inc();
+    }
+
+    /// The metrics in Prometheus' text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
