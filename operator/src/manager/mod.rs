@@ -21,6 +21,7 @@
 pub mod health;
 mod metrics;
 pub mod plan;
+mod serve;
 pub mod tasks;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ use kudo_pkg::{Package, Validator};
 use serde_json::{Value, json};
 
 pub use metrics::Metrics;
+pub use serve::{Lease, Options, serve};
 
 use crate::crd::common::{Condition, InstanceStatus};
 use crate::crd::v1beta2::{Instance, OperatorVersion};
@@ -60,6 +62,15 @@ pub enum Error {
     /// The Instance CRD is not installed.
     #[error("the Instance CRD (instances.kudo.dev) is not installed: run `kudo init` first ({0})")]
     NoCrd(kube::Error),
+    /// The health and metrics server cannot listen.
+    #[error("cannot serve /healthz and /metrics on {0}: {1}")]
+    Serve(std::net::SocketAddr, std::io::Error),
+    /// Leader election failed.
+    #[error("leader election failed: {0}")]
+    LeaderElection(String),
+    /// Another replica took the lease.
+    #[error("lost leadership: another replica runs the plans now")]
+    LeadershipLost,
 }
 
 impl Error {
@@ -69,6 +80,8 @@ impl Error {
             Error::Kube(_) => "kube",
             Error::NoNamespace(_) => "internal",
             Error::NoCrd(_) => "no_crd",
+            Error::Serve(..) => "serve",
+            Error::LeaderElection(_) | Error::LeadershipLost => "leader_election",
         }
     }
 }
