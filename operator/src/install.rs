@@ -151,7 +151,7 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         MANAGER,
         &o.manager_image,
         1,
-        json!(["--leader-elect"]),
+        json!(["--leader-elect", "--metrics-addr", "0.0.0.0:8080", "--log-format", "json"]),
         None,
     ));
     if matches!(o.webhook, WebhookTarget::Service { .. }) {
@@ -288,8 +288,16 @@ fn deployment(
         pod["affinity"] = json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
                 "labelSelector": {"matchLabels": labels(name)}}}]}});
-    } else if let Some(p) = pod.as_object_mut() {
-        p.remove("volumes");
+    } else {
+        // The manager: /healthz and /metrics over HTTP; its pod name is its Lease identity.
+        container["ports"] = json!([{"name": "metrics", "containerPort": 8080}]);
+        container["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10});
+        container["env"] = json!([
+            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]);
+        if let Some(p) = pod.as_object_mut() {
+            p.remove("volumes");
+        }
     }
     pod["containers"] = json!([container]);
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
