@@ -151,7 +151,13 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         MANAGER,
         &o.manager_image,
         1,
-        json!(["--leader-elect", "--metrics-addr", "0.0.0.0:8080", "--log-format", "json"]),
+        json!([
+            "--leader-elect",
+            "--metrics-addr",
+            "0.0.0.0:8080",
+            "--log-format",
+            "json"
+        ]),
         None,
     ));
     if matches!(o.webhook, WebhookTarget::Service { .. }) {
@@ -291,7 +297,8 @@ fn deployment(
     } else {
         // The manager: /healthz and /metrics over HTTP; its pod name is its Lease identity.
         container["ports"] = json!([{"name": "metrics", "containerPort": 8080}]);
-        container["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10});
+        container["livenessProbe"] =
+            json!({"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10});
         container["env"] = json!([
             {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]);
