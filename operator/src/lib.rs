@@ -12,6 +12,8 @@
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
+//! - [`migration`]: KEP-33's migration of a cluster's objects from v1beta1 to v1beta2 storage
+//!   (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite, `storedVersions`.
 //!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
 //! crate applies comes from `kudo-pkg`.
@@ -28,4 +30,5 @@ pub mod convert;
 pub mod crd;
 pub mod install;
 pub mod labels;
+pub mod migration;
 pub mod package;
