@@ -3,10 +3,10 @@
 //! is skipped and passes. See `docs/e2e.md`.
 //!
 //! `kudo-webhook` and `kudo-manager` run **outside** the cluster, on this machine, the way
-//! envtest does it: the suite makes a CA and a serving certificate for 127.0.0.1, starts the
-//! webhook on a free port and the manager, then runs `kudo init --webhook-url
-//! https://127.0.0.1:PORT --ca-bundle CA`. The two processes live while any test needs them
-//! (their logs are kept under `target/e2e-logs/`).
+//! envtest does it: the suite makes a CA and a serving certificate for 127.0.0.1 (or
+//! `KUDO_E2E_WEBHOOK_HOST`), starts the webhook on a free port there and the manager, then runs
+//! `kudo init --webhook-url https://HOST:PORT --ca-bundle CA`. The two processes live while
+//! any test needs them (their logs are kept under `target/e2e-logs/`).
 //!
 //! Each scenario works in its own namespace, deleted (and waited for) when it ends. The
 //! migration scenario replaces kudo's CRDs, so it runs alone: the others share a read lock on
@@ -30,6 +30,9 @@ use serde_json::{Value, json};
 const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
 /// What a skipped test prints.
 const SKIPPED: &str = "skipped: set KUDO_E2E_KUBECONFIG to a cluster's kubeconfig";
+/// The address the API server reaches this machine at (default `127.0.0.1`; for kind, the
+/// docker network's gateway, see `docs/e2e.md`).
+const WEBHOOK_HOST_VAR: &str = "KUDO_E2E_WEBHOOK_HOST";
 /// Longest wait for anything the cluster does (a plan, a deletion).
 const TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -69,7 +72,7 @@ fn without_the_variable_the_suite_is_skipped_with_a_message_naming_it() {
 struct Daemons {
     webhook: Child,
     manager: Child,
-    /// `https://127.0.0.1:PORT`.
+    /// `https://HOST:PORT`.
     url: String,
     /// The CA bundle file the API server trusts the webhook with.
     ca_bundle: PathBuf,
@@ -89,8 +92,8 @@ static DAEMONS: Mutex<Weak<Daemons>> = Mutex::new(Weak::new());
 /// Scenarios read-lock the cluster; the migration scenario write-locks it.
 static CLUSTER: RwLock<()> = RwLock::new(());
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
+fn free_port(host: &str) -> u16 {
+    TcpListener::bind((host, 0))
         .and_then(|l| l.local_addr())
         .expect("a free local port")
         .port()
@@ -111,8 +114,12 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
         "e2e: webhook and manager logs in {}",
         dir.display()
     ));
+    let host = std::env::var(WEBHOOK_HOST_VAR)
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "127.0.0.1".into());
     let certs =
-        kudo_webhook::certs::generate(&["127.0.0.1".to_string()], Duration::from_secs(24 * 3600))
+        kudo_webhook::certs::generate(std::slice::from_ref(&host), Duration::from_secs(24 * 3600))
             .expect("a CA and a serving certificate");
     let file = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -124,9 +131,9 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let key = file("tls.key", &certs.key_pem);
     let log = |name: &str| std::fs::File::create(dir.join(name)).expect("a log file");
 
-    let port = free_port();
+    let port = free_port(&host);
     let webhook = Command::new(workspace_bin("kudo-webhook", "kudo-webhook"))
-        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--listen", &format!("{host}:{port}")])
         .arg("--tls-cert")
         .arg(&cert)
         .arg("--tls-key")
@@ -140,7 +147,10 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let manager = Command::new(workspace_bin("kudo-operator", "kudo-manager"))
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port())])
+        .args([
+            "--metrics-addr",
+            &format!("127.0.0.1:{}", free_port("127.0.0.1")),
+        ])
         .stdout(log("manager.log"))
         .stderr(log("manager.err"))
         .spawn()
@@ -148,11 +158,11 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let d = Arc::new(Daemons {
         webhook,
         manager,
-        url: format!("https://127.0.0.1:{port}"),
+        url: format!("https://{host}:{port}"),
         ca_bundle,
     });
     wait_until("the webhook listens", || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
+        TcpStream::connect((host.as_str(), port)).is_ok()
     });
     init(kubeconfig, &d);
     *shared = Arc::downgrade(&d);
