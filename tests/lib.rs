@@ -41,21 +41,40 @@ pub fn shared() -> PathBuf {
 /// fresh clone, never runs a stale or missing binary).
 pub fn kudo_bin() -> PathBuf {
     static BUILD: std::sync::Once = std::sync::Once::new();
-    BUILD.call_once(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "--quiet", "-p", "kudo-cli", "--bin", "kudo"])
-            .current_dir(repo())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the kudo binary failed");
-    });
+    BUILD.call_once(|| build("kudo-cli", "kudo"));
+    target_bin("kudo")
+}
+
+/// Binary `bin` of workspace package `package` (`kudo-webhook`, `kudo-manager` of
+/// `kudo-operator`, ...), built first: the one place the suites find the binaries of other
+/// packages (`CARGO_BIN_EXE_*` only knows the binaries of this package).
+pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !built.iter().any(|b| b == bin) {
+        build(package, bin);
+        built.push(bin.to_string());
+    }
+    target_bin(bin)
+}
+
+fn build(package: &str, bin: &str) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .current_dir(repo())
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the {bin} binary failed");
+}
+
+fn target_bin(bin: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target"));
     target
         .join("debug")
-        .join(format!("kudo{}", std::env::consts::EXE_SUFFIX))
+        .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// The folders under `root` that hold `file` (`operator.yaml`, `params.yaml`), sorted; folders

@@ -57,6 +57,14 @@ pub enum Command {
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
     Completion(CompletionArgs),
+    /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of
+    /// every OperatorVersion and Instance (nothing is written if one fails), the CRDs with
+    /// v1beta2 stored (their conversion webhook kept), every object rewritten through v1beta2
+    /// and read back compared, then v1beta1 removed from the CRDs' status.storedVersions.
+    ///
+    /// Every phase is idempotent: running it again is safe and resumes an interrupted run.
+    /// --dry-run runs the pre-flight only and prints what would be rewritten.
+    Migrate(crate::cmd::migrate::MigrateArgs),
 }
 
 /// `kudo init`.

@@ -12,7 +12,8 @@
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
-//!
+//! - [`migration`]: KEP-33's migration of a cluster's objects from v1beta1 to v1beta2 storage
+//!   (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite, `storedVersions`.
 //! - [`manager`]: the manager (`kudo-manager`): runs an Instance's plans when it changes.
 //!
 //! Every parameter rule this crate applies comes from `kudo-pkg`.
@@ -30,4 +31,5 @@ pub mod crd;
 pub mod install;
 pub mod labels;
 pub mod manager;
+pub mod migration;
 pub mod package;

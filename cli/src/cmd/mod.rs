@@ -4,6 +4,7 @@
 mod author;
 mod instance;
 mod list;
+pub(crate) mod migrate;
 mod package;
 mod params;
 mod template;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Command::Update(a) => instance::update(a),
         Command::Upgrade(a) => instance::upgrade(a),
+        Command::Migrate(a) => migrate::run(a),
     }
 }
 

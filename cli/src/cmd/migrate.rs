@@ -1,0 +1,159 @@
+//! `kudo migrate`: KEP-33's migration of a cluster's kudo objects from `kudo.dev/v1beta1` to
+//! `kudo.dev/v1beta2` storage. The work is `kudo_operator::migration::run`; this prints its
+//! report (text, or `-o json|yaml`) and decides the exit code.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use kudo_operator::migration::{self, Error as MigrationError, Options, Report, Rewrite};
+use kudo_pkg::Error;
+
+use crate::args::DataFormat;
+
+/// `kudo migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Pre-flight only: list and convert every object, print what would be rewritten, write
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Print the report as JSON or YAML instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
+/// Runs the migration; 0 when done (or, with --dry-run, when everything converts), 1 when it
+/// was refused or stopped (nothing is lost: running it again resumes).
+pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Io {
+            path: "<runtime>".into(),
+            source,
+        })?;
+    let options = Options { dry_run: a.dry_run };
+    let result = runtime.block_on(async {
+        let client = kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
+            .await
+            .map_err(Stop::Cluster)?;
+        migration::run(&client, &options)
+            .await
+            .map_err(Stop::Migration)
+    });
+    match result {
+        Ok(report) => {
+            let text = match a.output {
+                None => text(&report),
+                Some(DataFormat::Json) => format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                ),
+                Some(DataFormat::Yaml) => super::to_yaml(
+                    &serde_json::to_value(&report).unwrap_or(serde_json::Value::Null),
+                ),
+            };
+            super::print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(Stop::Cluster(message)) => {
+            eprintln!("error: kudo migrate: {message}");
+            Ok(ExitCode::from(1))
+        }
+        Err(Stop::Migration(MigrationError::Preflight(problems))) => {
+            for p in &problems {
+                eprintln!("error: {p}");
+            }
+            eprintln!(
+                "error: kudo migrate: pre-flight: {} object(s) cannot be migrated; nothing was written",
+                problems.len()
+            );
+            Ok(ExitCode::from(1))
+        }
+        Err(Stop::Migration(e)) => {
+            eprintln!("error: kudo migrate: {e}");
+            eprintln!(
+                "note: every phase is idempotent: once the cause is fixed, run kudo migrate again to resume"
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Why the command stopped.
+enum Stop {
+    Cluster(String),
+    Migration(MigrationError),
+}
+
+/// The report for people, one section per phase.
+fn text(r: &Report) -> String {
+    let mut out = String::new();
+    let verb = if r.dry_run { "would rewrite" } else { "found" };
+    let _ = writeln!(
+        out,
+        "pre-flight: {} object(s) convert to v1beta2, {verb}:",
+        r.preflight.len()
+    );
+    for p in &r.preflight {
+        if p.changes.is_empty() {
+            let _ = writeln!(out, "  {} (same content)", p.object);
+        } else {
+            let _ = writeln!(out, "  {}: changes {}", p.object, p.changes.join(", "));
+        }
+    }
+    if r.dry_run {
+        out.push_str("dry run: nothing was written\n");
+        return out;
+    }
+    out.push_str("crds:\n");
+    for c in &r.crds {
+        let _ = writeln!(
+            out,
+            "  {} applied (conversion {}, storedVersions {})",
+            c.name,
+            c.conversion,
+            c.stored_versions.join(", ")
+        );
+    }
+    out.push_str("rewrite:\n");
+    for w in &r.rewrite {
+        let line = match w {
+            Rewrite::Rewritten {
+                object,
+                attempts: 1,
+            } => format!("{object} rewritten as v1beta2, read back identical"),
+            Rewrite::Rewritten { object, attempts } => format!(
+                "{object} rewritten as v1beta2 after {attempts} attempts, read back identical"
+            ),
+            Rewrite::AlreadyStored { object } => format!("{object} already stored as v1beta2"),
+            Rewrite::Gone { object } => format!("{object} deleted meanwhile"),
+            Rewrite::ChangedSince { object } => {
+                format!("{object} rewritten, then changed by another client")
+            }
+        };
+        let _ = writeln!(out, "  {line}");
+    }
+    out.push_str("storedVersions:\n");
+    if r.stored_versions.is_empty() {
+        out.push_str("  already v1beta2 only\n");
+    }
+    for s in &r.stored_versions {
+        let _ = writeln!(
+            out,
+            "  {}: {} -> {}",
+            s.crd,
+            s.before.join(", "),
+            s.after.join(", ")
+        );
+    }
+    out
+}
