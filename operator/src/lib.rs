@@ -11,6 +11,8 @@
 //! - [`cluster`]: the cluster client from a kubeconfig, as every kudo binary makes it.
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
+//! - [`commands`]: the cluster commands (`kudo install`, `update --instance`, `upgrade
+//!   --instance`, `uninstall`, `plan status|trigger`, `get`) and `--wait`.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
 //!
 //! The manager (plans run when parameters change) is not built yet. Every parameter rule this
@@ -24,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod cluster;
+pub mod commands;
 pub mod convert;
 pub mod crd;
 pub mod install;
