@@ -253,8 +253,18 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     let done = install::install(&t, &req).await.unwrap();
     assert!(done.created_operator && done.created_operator_version);
     assert_eq!(done.instance.metadata.generation, Some(1));
+    assert_eq!(
+        requests(&seen),
+        pairs(&[
+            ("GET", at("instances", "cassandra-instance")),
+            ("GET", at("operators", "cassandra")),
+            ("GET", at("operatorversions", "cassandra-2.0.0")),
+            ("POST", collection("operators")),
+            ("POST", collection("operatorversions")),
+            ("POST", collection("instances")),
+        ])
+    );
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 6, "{seen:#?}");
     for s in &seen[3..] {
         assert_eq!(s.method, "POST");
         assert_eq!(s.query, "fieldManager=kudo");
@@ -654,6 +664,61 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
                     "clusterName": "prod",
                     "backup": {"enabled": true, "credentials": {"name": "admin", "password": "s3cret"}}}}})
     );
+}
+
+#[tokio::test]
+async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_operator_version_once()
+ {
+    let v1 = load("tests/fixtures/kep33/v1");
+    let v2 = load("tests/fixtures/kep33/v2");
+    let values = json!({"CLUSTER_NAME": "prod", "BACKUP_ENABLED": true,
+        "BACKUP_CREDENTIALS_USERNAME": "admin", "BACKUP_CREDENTIALS_PASSWORD": "s3cret"});
+    let first = instance("mine", "my-operator-0.1.0", values.clone(), "20");
+    // Meanwhile someone renamed the cluster.
+    let mut renamed = values;
+    renamed["CLUSTER_NAME"] = json!("prod-2");
+    let fresh = instance("mine", "my-operator-0.1.0", renamed, "21");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "mine"), first),
+        ok(
+            "GET",
+            at("operatorversions", "my-operator-0.1.0"),
+            ov_of(&v1),
+        ),
+        missing("GET", at("operatorversions", "my-operator-0.2.0")),
+        created(collection("operatorversions")),
+        step(
+            "PATCH",
+            at("instances", "mine"),
+            409,
+            status(409, "Conflict"),
+        ),
+        ok("GET", at("instances", "mine"), fresh.clone()),
+        merged(at("instances", "mine"), fresh, 3),
+    ]);
+    let req = upgrade::Request {
+        instance: "mine",
+        package: &v2,
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let done = upgrade::upgrade(&t, &req).await.unwrap();
+    assert_eq!(done.attempts, 2);
+    assert_eq!(
+        requests(&seen),
+        pairs(&[
+            ("GET", at("instances", "mine")),
+            ("GET", at("operatorversions", "my-operator-0.1.0")),
+            ("GET", at("operatorversions", "my-operator-0.2.0")),
+            ("POST", collection("operatorversions")),
+            ("PATCH", at("instances", "mine")),
+            ("GET", at("instances", "mine")),
+            ("PATCH", at("instances", "mine")),
+        ])
+    );
+    let last = seen.lock().unwrap().last().unwrap().body.clone();
+    assert_eq!(last["metadata"], json!({"resourceVersion": "21"}));
+    assert_eq!(last["spec"]["parameters"]["clusterName"], json!("prod-2"));
 }
 
 #[tokio::test]

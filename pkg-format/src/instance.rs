@@ -462,3 +462,72 @@ fn apply(file: &InstanceFile, edits: &[Edit]) -> std::result::Result<String, Vec
         ]
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cassandra() -> Package {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+        Package::load(&dir).unwrap()
+    }
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn install_writes_the_given_values_only_and_whole_arrays_through_which_a_value_is_set() {
+        let pkg = cassandra();
+        let c = install(
+            &pkg,
+            &[],
+            &args(&["nodeCount=5", "topology/0/datacenterName=DC1"]),
+        )
+        .unwrap();
+        let topology = c.values.value()["topology"].clone();
+        assert_eq!(topology[0]["datacenterName"], json!("DC1"));
+        assert_eq!(
+            c.written,
+            json!({"nodeCount": 5, "topology": topology}),
+            "defaults stay out, the array goes whole"
+        );
+        assert_eq!(c.selection.plan.as_deref(), Some("deploy"));
+    }
+
+    #[test]
+    fn install_with_nothing_given_writes_nothing() {
+        let c = install(&cassandra(), &[], &[]).unwrap();
+        assert_eq!(c.written, json!({}));
+    }
+
+    #[test]
+    fn update_parameters_select_the_plan_of_the_change_and_keep_other_values() {
+        let pkg = cassandra();
+        let current = json!({"logLevel": "DEBUG"});
+        let c = update_parameters(&pkg, &current, &[], &args(&["backup/enabled=true"])).unwrap();
+        assert_eq!(c.selection.plan.as_deref(), Some("backup-update"));
+        assert_eq!(
+            c.written,
+            json!({"logLevel": "DEBUG", "backup": {"enabled": true}})
+        );
+    }
+
+    #[test]
+    fn update_parameters_refuse_an_immutable_change_and_two_plans_at_once() {
+        let pkg = cassandra();
+        let codes = |o: &[&str]| {
+            update_parameters(&pkg, &json!({}), &[], &args(o))
+                .unwrap_err()
+                .iter()
+                .map(|d| d.code)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(codes(&["clusterName=x"]), [Code::ImmutableChanged]);
+        assert_eq!(
+            codes(&["nodeCount=4", "metrics/enabled=true"]),
+            [Code::TriggerConflict, Code::TriggerConflict]
+        );
+    }
+}

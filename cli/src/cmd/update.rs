@@ -75,9 +75,13 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
         }
         ReportFormat::Text => {
             let mut out = String::new();
-            match &selection.plan {
-                None => out.push_str("nothing changes: the parameters are already these\n"),
-                Some(plan) => out.push_str(&format!("plan: {plan}\n")),
+            match (&selection.plan, &done.patch) {
+                (Some(plan), _) => out.push_str(&format!("plan: {plan}\n")),
+                (None, None) => out.push_str("nothing changes: the parameters are already these\n"),
+                // Values pinned to what they already are (a default, say): stored, no plan.
+                (None, Some(_)) => {
+                    out.push_str("no plan runs: the effective parameters stay the same\n")
+                }
             }
             for c in &selection.changes {
                 out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
