@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+
+use crate::cmd::cluster::{ClusterArgs, WaitArgs};
 
 /// kudo: operator packages with structured (JSON-schema) parameters.
 #[derive(Debug, Parser)]
@@ -30,17 +32,28 @@ pub enum Command {
     /// Work on an operator package (convert, verify).
     #[command(subcommand)]
     Package(PackageCommand),
-    /// Change the parameters of an Instance kept in a file (-f), for a package.
+    /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
     ///
-    /// Applies -P files (merged into the file's values) and -p overrides, validates the result
+    /// With --instance NAME: reads the Instance and its OperatorVersion from the cluster,
+    /// applies -P and -p, validates, refuses immutable changes and changes that would run two
+    /// plans, prints the plan that will run and the changed paths, then writes only the changed
+    /// values (a merge patch conditioned on the Instance's resourceVersion; re-read and redone
+    /// on a conflict). --dry-run sends nothing; --wait waits for the plan to complete.
+    ///
+    /// With -f FILE --package PACKAGE: applies -P files (merged into the file's values) and -p overrides, validates the result
     /// against the package's schema, refuses changes to immutable parameters and updates whose
     /// changes would run two different plans, then rewrites the file in place: only the
     /// parameter values change, comments and layout stay. Prints the plan that the change
     /// runs and the changed paths. Any refusal leaves the file untouched and exits with 1.
     Update(UpdateArgs),
-    /// Upgrade an Instance kept in a file (-f) from one package version to another.
+    /// Upgrade an Instance to another package version: in the cluster (PACKAGE --instance) or
+    /// kept in a file (-f).
     ///
-    /// Carries the values over by the new version's `oldName`s (moved, kept, defaulted, and
+    /// With PACKAGE --instance NAME: the installed OperatorVersion is the old version, PACKAGE
+    /// the new; the new OperatorVersion is created when missing, then the Instance moves to it
+    /// with the migrated parameters (resourceVersion precondition, retried on a conflict).
+    ///
+    /// With -f FILE --from OLD --package NEW: carries the values over by the new version's `oldName`s (moved, kept, defaulted, and
     /// values that land nowhere, all reported), then applies -P and -p, validates, checks
     /// immutable parameters, and writes the new values, apiVersion and operator version into
     /// the file. A refused upgrade leaves the file untouched and exits with 1.
@@ -54,6 +67,21 @@ pub enum Command {
     /// server calls webhooks running outside the cluster (development, the end-to-end suite)
     /// and no webhook Deployment or Service is made.
     Init(InitArgs),
+    /// Install an operator package in a cluster: its Operator and OperatorVersion (when
+    /// missing) and an Instance (default name: OPERATOR-instance) holding the -P/-p values.
+    ///
+    /// The parameters are validated first, as `kudo params` does: nothing is written when
+    /// anything is refused. An existing Instance, or an OperatorVersion of the same name with
+    /// another content, is refused.
+    Install(crate::cmd::install::InstallArgs),
+    /// Delete an Instance (the manager runs its cleanup plan first); --wait waits until it is
+    /// gone.
+    Uninstall(crate::cmd::uninstall::UninstallArgs),
+    /// The plans of an Instance: their status, or run one.
+    #[command(subcommand)]
+    Plan(crate::cmd::plan::PlanCommand),
+    /// List Instances, Operators or OperatorVersions of a namespace (a table, or -o json|yaml).
+    Get(crate::cmd::get::GetArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
     Completion(CompletionArgs),
@@ -130,8 +158,9 @@ pub struct CreateArgs {
 pub struct FileEditArgs {
     /// The Instance manifest to change (kudo.dev/v1beta1 or v1beta2), edited in place.
     #[arg(short = 'f', long = "file", value_name = "INSTANCE_FILE")]
-    pub file: PathBuf,
-    /// Print the change as a unified diff of the file and write nothing (secret values masked).
+    pub file: Option<PathBuf>,
+    /// Write nothing: with -f, print the change as a unified diff of the file (secret values
+    /// masked); with --instance, print the plan and changed paths and send nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Output format of the report.
@@ -139,31 +168,74 @@ pub struct FileEditArgs {
     pub output: ReportFormat,
 }
 
-/// `kudo update`.
+/// `kudo update`: `-f FILE --package PACKAGE`, or `--instance NAME` in the cluster.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
+#[command(group(ArgGroup::new("in_cluster").multiple(true)
+    .args(["kubeconfig", "context", "namespace", "wait", "wait_time"]).conflicts_with("file")))]
 pub struct UpdateArgs {
     #[command(flatten)]
     pub edit: FileEditArgs,
-    /// The Instance's operator package (directory or .tgz).
-    #[arg(long, value_name = "PACKAGE")]
-    pub package: PathBuf,
+    /// With -f: the Instance's operator package (directory or .tgz).
+    #[arg(
+        long,
+        value_name = "PACKAGE",
+        requires = "file",
+        required_unless_present = "instance"
+    )]
+    pub package: Option<PathBuf>,
     #[command(flatten)]
     pub values: ValueArgs,
+    /// The Instance in the cluster to update (instead of -f).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
-/// `kudo upgrade`.
+/// `kudo upgrade`: `-f FILE --from OLD --package NEW`, or `PACKAGE --instance NAME` in the
+/// cluster.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
+#[command(group(ArgGroup::new("in_cluster").multiple(true)
+    .args(["kubeconfig", "context", "namespace", "wait", "wait_time"]).conflicts_with("file")))]
 pub struct UpgradeArgs {
+    /// With --instance: the package to upgrade to (directory or .tgz).
+    #[arg(
+        value_name = "PACKAGE",
+        requires = "instance",
+        required_unless_present = "file"
+    )]
+    pub new_package: Option<PathBuf>,
     #[command(flatten)]
     pub edit: FileEditArgs,
-    /// The package of the version the Instance runs now.
-    #[arg(long, value_name = "OLD_PACKAGE")]
-    pub from: PathBuf,
-    /// The package to upgrade to.
-    #[arg(long, value_name = "NEW_PACKAGE")]
-    pub package: PathBuf,
+    /// With -f: the package of the version the Instance runs now.
+    #[arg(
+        long,
+        value_name = "OLD_PACKAGE",
+        requires = "file",
+        required_unless_present = "instance"
+    )]
+    pub from: Option<PathBuf>,
+    /// With -f: the package to upgrade to.
+    #[arg(
+        long,
+        value_name = "NEW_PACKAGE",
+        requires = "file",
+        required_unless_present = "instance"
+    )]
+    pub package: Option<PathBuf>,
     #[command(flatten)]
     pub values: ValueArgs,
+    /// The Instance in the cluster to upgrade (instead of -f).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 /// Parameter inputs shared by the commands that compute parameters.

@@ -11,6 +11,8 @@
 //! - [`cluster`]: the cluster client from a kubeconfig, as every kudo binary makes it.
 //! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
+//! - [`commands`]: the cluster commands (`kudo install`, `update --instance`, `upgrade
+//!   --instance`, `uninstall`, `plan status|trigger`, `get`) and `--wait`.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
 //! - [`migration`]: KEP-33's migration of a cluster's objects from v1beta1 to v1beta2 storage
 //!   (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite, `storedVersions`.
@@ -26,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod cluster;
+pub mod commands;
 pub mod convert;
 pub mod crd;
 pub mod install;

@@ -10,6 +10,10 @@
 //! - the effective parameters (defaults applied) before and after are what validation,
 //!   `immutable` and `trigger` look at.
 //!
+//! [`install`], [`update_parameters`] and [`upgrade_parameters`] are these rules on an
+//! Instance's parameters alone (what the cluster commands call); [`update`] and [`upgrade`]
+//! run them on a file.
+//!
 //! The file is changed with [`crate::edit`]: only the parameter values that change (and, on
 //! upgrade, `apiVersion` and `spec.operatorVersion.name`) are touched; comments stay. Any
 //! refusal returns every problem and no text.
@@ -141,16 +145,17 @@ impl InstanceFile {
     }
 }
 
-/// The outcome of [`update`] and [`upgrade`].
+/// A parameter change computed for an Instance, before anything is written anywhere: the one
+/// computation behind `kudo install`, `kudo update` and `kudo upgrade`, whether the Instance is
+/// kept in a file or in a cluster.
 #[derive(Debug, Clone)]
-pub struct Outcome {
-    /// The new file text (identical to the old one when nothing changed).
-    pub text: String,
+pub struct Change {
     /// The effective parameters after the change (defaults applied).
     pub values: Values,
-    /// The values written to `spec.parameters`.
+    /// The values to store in `spec.parameters` (typed, as a `kudo.dev/v1beta2` Instance holds
+    /// them): what the user set, not the defaults.
     pub written: Value,
-    /// The plan to run and every changed path. On upgrade: the upgrade plan.
+    /// The plan to run and every changed path. On upgrade: the upgrade plan, no paths.
     pub selection: Selection,
     /// Warnings (accepted, but worth reading).
     pub warnings: Vec<Diagnostic>,
@@ -158,16 +163,41 @@ pub struct Outcome {
     pub report: Option<Report>,
 }
 
-/// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`.
-pub fn update(
-    file: &InstanceFile,
+/// The parameters of a new Instance of `pkg`: the defaults, then the `-P` files, then the `-p`
+/// overrides, validated once (what `kudo params` computes). [`Change::written`] holds only the
+/// values given (`-P`, `-p`), not the defaults; the plan is `deploy`.
+pub fn install(
     pkg: &Package,
     files: &[Document],
     overrides: &[String],
-) -> std::result::Result<Outcome, Vec<Diagnostic>> {
+) -> std::result::Result<Change, Vec<Diagnostic>> {
+    let schema = pkg.schema();
+    let (values, warnings) = crate::validate::resolve(schema, &inputs(None, files, overrides))?;
+    let written = explicit(&Value::Object(Map::new()), files, overrides, values.value());
+    Ok(Change {
+        values,
+        written,
+        selection: Selection {
+            plan: Some("deploy".into()),
+            changes: Vec::new(),
+        },
+        warnings,
+        report: None,
+    })
+}
+
+/// Applies `-P` files and `-p` overrides to `current` (an Instance's typed `spec.parameters`)
+/// for the package `pkg`: validation, the `immutable` checks and the plan selection (one plan
+/// per update). Every problem is returned at once. `selection.plan` is `None` when nothing
+/// changes.
+pub fn update_parameters(
+    pkg: &Package,
+    current: &Value,
+    files: &[Document],
+    overrides: &[String],
+) -> std::result::Result<Change, Vec<Diagnostic>> {
     let schema = pkg.schema();
     let validator = Validator::new(schema)?;
-    let current = file.parameters(pkg.params())?;
     let (old, _) = effective(schema, &inputs(Some(current.clone()), &[], &[]));
     let (new, mut problems) = effective(schema, &inputs(Some(current.clone()), files, overrides));
     problems.extend(validator.validate(&new));
@@ -187,16 +217,8 @@ pub fn update(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let written = explicit(&current, files, overrides, new.value());
-    let stored = stored_form(file.api_version(), &written);
-    let edits = edit::edits_between(
-        &["spec", "parameters"],
-        Some(&file.raw_parameters()),
-        Some(&stored),
-    );
-    let text = apply(file, &edits)?;
-    Ok(Outcome {
-        text,
+    let written = explicit(current, files, overrides, new.value());
+    Ok(Change {
         values: new,
         written,
         selection: selection.unwrap_or(Selection {
@@ -208,8 +230,102 @@ pub fn update(
     })
 }
 
-/// Upgrades the Instance in `file` from `old_pkg` (installed) to `new_pkg`: `oldName`
-/// migration, then `-P` and `-p`, then validation and the immutable checks.
+/// Upgrades `current` (the typed `spec.parameters` of an Instance of `old_pkg`) to `new_pkg`:
+/// `oldName` migration, then `-P` and `-p`, then validation and the immutable checks. The
+/// plan is the new version's `upgrade` plan, else `deploy`.
+pub fn upgrade_parameters(
+    old_pkg: &Package,
+    new_pkg: &Package,
+    current: &Value,
+    files: &[Document],
+    overrides: &[String],
+) -> std::result::Result<Change, Vec<Diagnostic>> {
+    let old_version = version(old_pkg);
+    let schema = new_pkg.schema();
+    let validator = Validator::new(schema)?;
+    let m = migrate::migrate(old_pkg.schema(), current, schema, &old_version)?;
+    let migrated = m.explicit.clone();
+    let (new, mut problems) = effective(schema, &inputs(Some(migrated.clone()), files, overrides));
+    problems.extend(validator.validate(&new));
+    problems.extend(with_origins(
+        &new,
+        immutable::check_update(schema, m.values.value(), new.value()),
+    ));
+    problems.extend(immutable::check_unset(schema, new.value()));
+    let (errors, mut warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    warnings.extend(m.report.warnings());
+    let written = explicit(&migrated, files, overrides, new.value());
+    let plan = ["upgrade", "deploy"]
+        .into_iter()
+        .find(|p| new_pkg.operator().plans.contains_key(*p))
+        .map(String::from);
+    Ok(Change {
+        values: new,
+        written,
+        selection: Selection {
+            plan,
+            changes: Vec::new(),
+        },
+        warnings,
+        report: Some(m.report),
+    })
+}
+
+/// The outcome of [`update`] and [`upgrade`] on a file.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The new file text (identical to the old one when nothing changed).
+    pub text: String,
+    /// The effective parameters after the change (defaults applied).
+    pub values: Values,
+    /// The values written to `spec.parameters`.
+    pub written: Value,
+    /// The plan to run and every changed path. On upgrade: the upgrade plan.
+    pub selection: Selection,
+    /// Warnings (accepted, but worth reading).
+    pub warnings: Vec<Diagnostic>,
+    /// The migration report (upgrade only).
+    pub report: Option<Report>,
+}
+
+impl Outcome {
+    fn new(text: String, c: Change) -> Outcome {
+        Outcome {
+            text,
+            values: c.values,
+            written: c.written,
+            selection: c.selection,
+            warnings: c.warnings,
+            report: c.report,
+        }
+    }
+}
+
+/// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`
+/// ([`update_parameters`]), and edits the file.
+pub fn update(
+    file: &InstanceFile,
+    pkg: &Package,
+    files: &[Document],
+    overrides: &[String],
+) -> std::result::Result<Outcome, Vec<Diagnostic>> {
+    let current = file.parameters(pkg.params())?;
+    let change = update_parameters(pkg, &current, files, overrides)?;
+    let stored = stored_form(file.api_version(), &change.written);
+    let edits = edit::edits_between(
+        &["spec", "parameters"],
+        Some(&file.raw_parameters()),
+        Some(&stored),
+    );
+    let text = apply(file, &edits)?;
+    Ok(Outcome::new(text, change))
+}
+
+/// Upgrades the Instance in `file` from `old_pkg` (installed) to `new_pkg`
+/// ([`upgrade_parameters`]), and edits the file.
 pub fn upgrade(
     file: &InstanceFile,
     old_pkg: &Package,
@@ -231,29 +347,13 @@ pub fn upgrade(
             ]);
         }
     }
-    let schema = new_pkg.schema();
-    let validator = Validator::new(schema)?;
     let current = file.parameters(old_pkg.params())?;
-    let m = migrate::migrate(old_pkg.schema(), &current, schema, &old_version)?;
-    let migrated = m.explicit.clone();
-    let (new, mut problems) = effective(schema, &inputs(Some(migrated.clone()), files, overrides));
-    problems.extend(validator.validate(&new));
-    problems.extend(with_origins(
-        &new,
-        immutable::check_update(schema, m.values.value(), new.value()),
-    ));
-    problems.extend(immutable::check_unset(schema, new.value()));
-    let (errors, mut warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    warnings.extend(m.report.warnings());
-    let written = explicit(&migrated, files, overrides, new.value());
+    let change = upgrade_parameters(old_pkg, new_pkg, &current, files, overrides)?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,
     };
-    let stored = stored_form(api, &written);
+    let stored = stored_form(api, &change.written);
     let mut edits = Vec::new();
     if api != file.api_version() {
         edits.push(Edit::Set {
@@ -271,21 +371,7 @@ pub fn upgrade(
         Some(&stored),
     ));
     let text = apply(file, &edits)?;
-    let plan = ["upgrade", "deploy"]
-        .into_iter()
-        .find(|p| new_pkg.operator().plans.contains_key(*p))
-        .map(String::from);
-    Ok(Outcome {
-        text,
-        values: new,
-        written,
-        selection: Selection {
-            plan,
-            changes: Vec::new(),
-        },
-        warnings,
-        report: Some(m.report),
-    })
+    Ok(Outcome::new(text, change))
 }
 
 /// Each problem about a changed value says where the new value came from (`-p` argument N,
@@ -375,4 +461,73 @@ fn apply(file: &InstanceFile, edits: &[Edit]) -> std::result::Result<String, Vec
             .with_origin(Origin::None),
         ]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cassandra() -> Package {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+        Package::load(&dir).unwrap()
+    }
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn install_writes_the_given_values_only_and_whole_arrays_through_which_a_value_is_set() {
+        let pkg = cassandra();
+        let c = install(
+            &pkg,
+            &[],
+            &args(&["nodeCount=5", "topology/0/datacenterName=DC1"]),
+        )
+        .unwrap();
+        let topology = c.values.value()["topology"].clone();
+        assert_eq!(topology[0]["datacenterName"], json!("DC1"));
+        assert_eq!(
+            c.written,
+            json!({"nodeCount": 5, "topology": topology}),
+            "defaults stay out, the array goes whole"
+        );
+        assert_eq!(c.selection.plan.as_deref(), Some("deploy"));
+    }
+
+    #[test]
+    fn install_with_nothing_given_writes_nothing() {
+        let c = install(&cassandra(), &[], &[]).unwrap();
+        assert_eq!(c.written, json!({}));
+    }
+
+    #[test]
+    fn update_parameters_select_the_plan_of_the_change_and_keep_other_values() {
+        let pkg = cassandra();
+        let current = json!({"logLevel": "DEBUG"});
+        let c = update_parameters(&pkg, &current, &[], &args(&["backup/enabled=true"])).unwrap();
+        assert_eq!(c.selection.plan.as_deref(), Some("backup-update"));
+        assert_eq!(
+            c.written,
+            json!({"logLevel": "DEBUG", "backup": {"enabled": true}})
+        );
+    }
+
+    #[test]
+    fn update_parameters_refuse_an_immutable_change_and_two_plans_at_once() {
+        let pkg = cassandra();
+        let codes = |o: &[&str]| {
+            update_parameters(&pkg, &json!({}), &[], &args(o))
+                .unwrap_err()
+                .iter()
+                .map(|d| d.code)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(codes(&["clusterName=x"]), [Code::ImmutableChanged]);
+        assert_eq!(
+            codes(&["nodeCount=4", "metrics/enabled=true"]),
+            [Code::TriggerConflict, Code::TriggerConflict]
+        );
+    }
 }

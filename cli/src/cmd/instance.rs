@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
 
 pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let pkg = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
     let (docs, diags) = super::value_files(&a.values);
     let sources = super::secret_sources(pkg.schema(), &docs);
@@ -28,8 +28,8 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
 }
 
 pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
-    let old = super::load(&a.from)?;
-    let new = super::load(&a.package)?;
+    let old = super::load(&a.from.clone().unwrap_or_default())?;
+    let new = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
     let (docs, diags) = super::value_files(&a.values);
     let sources = super::secret_sources(new.schema(), &docs);
@@ -46,12 +46,17 @@ pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
     }
 }
 
+/// The `-f` file (clap makes `-f` or `--instance` present; these functions run with `-f`).
+fn file_path(a: &FileEditArgs) -> std::path::PathBuf {
+    a.file.clone().unwrap_or_default()
+}
+
 fn read(a: &FileEditArgs) -> Result<InstanceFile, Error> {
-    let text = std::fs::read_to_string(&a.file).map_err(|source| Error::Io {
-        path: a.file.clone(),
+    let text = std::fs::read_to_string(file_path(a)).map_err(|source| Error::Io {
+        path: file_path(a),
         source,
     })?;
-    InstanceFile::parse(&a.file, &text)
+    InstanceFile::parse(&file_path(a), &text)
 }
 
 /// Prints the outcome and writes the file (unless --dry-run or nothing changed).
@@ -63,7 +68,7 @@ fn finish(
     command: &str,
 ) -> Result<ExitCode, Error> {
     crate::report::diagnostics(&outcome.warnings);
-    let old_text = std::fs::read_to_string(&a.file).unwrap_or_default();
+    let old_text = std::fs::read_to_string(file_path(a)).unwrap_or_default();
     let changed = outcome.text != old_text;
     let old_params = file.raw_parameters();
     let secret_texts = secrets(schema, &old_params, &outcome.written);
@@ -76,7 +81,7 @@ fn finish(
                 .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
                 .collect();
             let mut report = json!({
-                "file": a.file.display().to_string(),
+                "file": file_path(a).display().to_string(),
                 "plan": outcome.selection.plan,
                 "changes": changes,
                 "written": changed && !a.dry_run,
@@ -96,18 +101,7 @@ fn finish(
         ReportFormat::Text => {
             let mut out = String::new();
             if let Some(r) = &outcome.report {
-                for m in &r.moved {
-                    out.push_str(&format!("moved      {} -> {}\n", m.from, m.to));
-                }
-                for k in &r.kept {
-                    out.push_str(&format!("kept       {k}\n"));
-                }
-                for d in &r.defaulted {
-                    out.push_str(&format!("defaulted  {d}\n"));
-                }
-                for d in &r.dropped {
-                    out.push_str(&format!("dropped    {} ({})\n", d.pointer, d.reason));
-                }
+                out.push_str(&migration(r));
             }
             if command == "update" && outcome.selection.plan.is_none() {
                 out.push_str("nothing changes: the parameters are already these\n");
@@ -125,14 +119,14 @@ fn finish(
         }
     }
     if changed && !a.dry_run {
-        super::write_atomic(&a.file, &outcome.text)?;
-        eprintln!("{command}: wrote {}", a.file.display());
+        super::write_atomic(&file_path(a), &outcome.text)?;
+        eprintln!("{command}: wrote {}", file_path(a).display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {
-    let name = a.file.display().to_string();
+    let name = file_path(a).display().to_string();
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .header(&name, &name)
@@ -165,6 +159,24 @@ fn mask(diff: &str, secrets: &[String]) -> String {
     let mut out = diff.to_string();
     for s in secrets {
         out = out.replace(s.as_str(), "<hidden: writeOnly>");
+    }
+    out
+}
+
+/// The migration report, one line per value: moved, kept, defaulted, dropped.
+pub(super) fn migration(r: &kudo_pkg::migrate::Report) -> String {
+    let mut out = String::new();
+    for m in &r.moved {
+        out.push_str(&format!("moved      {} -> {}\n", m.from, m.to));
+    }
+    for k in &r.kept {
+        out.push_str(&format!("kept       {k}\n"));
+    }
+    for d in &r.defaulted {
+        out.push_str(&format!("defaulted  {d}\n"));
+    }
+    for d in &r.dropped {
+        out.push_str(&format!("dropped    {} ({})\n", d.pointer, d.reason));
     }
     out
 }

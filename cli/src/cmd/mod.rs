@@ -2,12 +2,19 @@
 //! code; the logic they call lives in `kudo-pkg`.
 
 mod author;
+pub mod cluster;
+pub mod get;
+pub mod install;
 mod instance;
 mod list;
 pub(crate) mod migrate;
 mod package;
 mod params;
+pub mod plan;
 mod template;
+pub mod uninstall;
+mod update;
+mod upgrade;
 
 use std::io::Write;
 use std::path::Path;
@@ -38,9 +45,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             print(&String::from_utf8_lossy(&out))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Update(a) if a.instance.is_some() => update::run(a),
         Command::Update(a) => instance::update(a),
+        Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a),
         Command::Upgrade(a) => instance::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
+        Command::Install(a) => install::run(a),
+        Command::Uninstall(a) => uninstall::run(a),
+        Command::Plan(c) => plan::run(c),
+        Command::Get(a) => get::run(a),
     }
 }
 

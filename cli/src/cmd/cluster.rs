@@ -1,0 +1,96 @@
+//! What the cluster commands share: the connection flags, `--wait`, the async runtime, and
+//! how a refusal is printed (exit code 1).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use kudo_operator::commands::{self, Target, wait};
+
+/// Where the cluster is.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace (default: the context's namespace, else `default`).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+}
+
+/// `--wait` and `--wait-time`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Wait until the manager has run the plan to COMPLETE; a FATAL_ERROR or the end of
+    /// --wait-time exits with 1.
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits: `30s`, `5m`, `1h30m` (default 5m). Implies --wait.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub wait_time: Option<Duration>,
+}
+
+impl WaitArgs {
+    /// The wait options, when asked to wait.
+    pub fn options(&self) -> Option<wait::Options> {
+        (self.wait || self.wait_time.is_some()).then(|| wait::Options {
+            timeout: self.wait_time.unwrap_or(wait::DEFAULT_TIMEOUT),
+            ..wait::Options::default()
+        })
+    }
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    commands::parse_duration(text)
+        .ok_or_else(|| format!("not a duration: {text:?} (examples: 30s, 5m, 1h30m)"))
+}
+
+/// Why a cluster command stopped.
+pub enum Failure {
+    /// No client: the kubeconfig, the context, the runtime.
+    Connect(String),
+    /// The command refused or failed.
+    Command(commands::Error),
+}
+
+impl From<commands::Error> for Failure {
+    fn from(e: commands::Error) -> Self {
+        Failure::Command(e)
+    }
+}
+
+/// Connects as `cluster` says and runs `f` on the target.
+pub fn block_on<T>(
+    cluster: &ClusterArgs,
+    f: impl AsyncFnOnce(Target) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Connect(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let client = kudo_operator::cluster::client(
+            cluster.kubeconfig.as_deref(),
+            cluster.context.as_deref(),
+        )
+        .await
+        .map_err(Failure::Connect)?;
+        f(Target::new(client, cluster.namespace.as_deref())).await
+    })
+}
+
+/// Prints a failure on stderr (parameter problems as diagnostics) and returns exit code 1.
+pub fn fail(command: &str, failure: Failure, sources: crate::report::Sources) -> ExitCode {
+    match failure {
+        Failure::Command(commands::Error::Parameters(diags)) => {
+            crate::report::diagnostics_with(&diags, sources);
+        }
+        Failure::Command(e) => eprintln!("error: kudo {command}: {e}"),
+        Failure::Connect(e) => eprintln!("error: kudo {command}: {e}"),
+    }
+    ExitCode::from(1)
+}

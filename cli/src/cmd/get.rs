@@ -1,0 +1,69 @@
+//! `kudo get instances|operators|operatorversions`.
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use kudo_operator::commands::get;
+use kudo_pkg::Error;
+use serde_json::json;
+
+use super::cluster::{self, ClusterArgs};
+use crate::args::DataFormat;
+
+/// What `kudo get` lists.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum What {
+    /// Instances.
+    Instances,
+    /// Operators.
+    Operators,
+    /// OperatorVersions.
+    Operatorversions,
+}
+
+/// `kudo get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub what: What,
+    /// Print the objects as data (a v1 List) instead of the table.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
+    let kind = match a.what {
+        What::Instances => get::Kind::Instances,
+        What::Operators => get::Kind::Operators,
+        What::Operatorversions => get::Kind::OperatorVersions,
+    };
+    let listing = match cluster::block_on(&a.cluster, async |t| Ok(get::list(&t, kind).await?)) {
+        Ok(l) => l,
+        Err(f) => return Ok(cluster::fail("get", f, Default::default())),
+    };
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": listing.items});
+    let text = match a.output {
+        Some(DataFormat::Json) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        ),
+        Some(DataFormat::Yaml) => super::to_yaml(&list),
+        None => {
+            let mut table = comfy_table::Table::new();
+            table.load_preset(comfy_table::presets::NOTHING);
+            table.set_header(listing.headers.clone());
+            for row in &listing.rows {
+                table.add_row(row.clone());
+            }
+            let mut s = table.to_string();
+            s.push('\n');
+            // Trailing spaces of the last column go.
+            s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
+        }
+    };
+    super::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,89 @@
+//! `kudo install PACKAGE`: the rules live in `kudo_operator::commands::install`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use kudo_operator::commands::{Inputs, install, wait};
+use kudo_pkg::Error;
+
+use super::cluster::{self, ClusterArgs, WaitArgs};
+use crate::args::ValueArgs;
+
+/// `kudo install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    /// Name of the Instance (default: OPERATOR-instance).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
+    let pkg = super::load(&a.package)?;
+    let (docs, diags) = super::value_files(&a.values);
+    let sources = super::secret_sources(pkg.schema(), &docs);
+    if !diags.is_empty() {
+        crate::report::diagnostics_with(&diags, sources);
+        return Ok(ExitCode::from(1));
+    }
+    // Refused parameters never need a cluster: the same check runs again in install().
+    if let Err(diags) = kudo_pkg::instance::install(&pkg, &docs, &a.values.overrides) {
+        crate::report::diagnostics_with(&diags, sources);
+        return Ok(ExitCode::from(1));
+    }
+    let req = install::Request {
+        package: &pkg,
+        instance: a.instance.as_deref(),
+        inputs: Inputs {
+            files: &docs,
+            overrides: &a.values.overrides,
+        },
+    };
+    let waiting = a.wait.options();
+    let result = cluster::block_on(&a.cluster, async |t| {
+        let done = install::install(&t, &req).await?;
+        let name = done.instance.metadata.name.clone().unwrap_or_default();
+        let ov = done
+            .instance
+            .spec
+            .operator_version
+            .as_ref()
+            .and_then(|r| r.name.clone())
+            .unwrap_or_default();
+        crate::report::diagnostics(&done.change.warnings);
+        if done.created_operator {
+            eprintln!("Operator {}/{} created", t.namespace, pkg.operator().name);
+        }
+        if done.created_operator_version {
+            eprintln!("OperatorVersion {}/{ov} created", t.namespace);
+        }
+        let mut out = format!(
+            "Instance {}/{name} created (OperatorVersion {ov})\n",
+            t.namespace
+        );
+        if let Some(o) = waiting {
+            let goal = wait::Goal {
+                generation: done.instance.metadata.generation.unwrap_or(1),
+                uid: None,
+            };
+            let plan = wait::plan_done(&t, &name, &goal, &o).await?;
+            out.push_str(&format!("plan {plan} COMPLETE\n"));
+        }
+        Ok(out)
+    });
+    match result {
+        Ok(out) => {
+            super::print(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(f) => Ok(cluster::fail("install", f, sources)),
+    }
+}

@@ -1,0 +1,120 @@
+//! `kudo plan status` and `kudo plan trigger`.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use kudo_operator::commands::{self, plan, wait};
+use kudo_pkg::Error;
+
+use super::cluster::{self, ClusterArgs, Failure, WaitArgs};
+use crate::args::DataFormat;
+
+/// `kudo plan ...`.
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// The plans of an Instance: the active plan as a tree of phases and steps with their
+    /// statuses, and the status of every other plan. --wait waits until the active plan is
+    /// COMPLETE or FATAL_ERROR (exit 1 on FATAL_ERROR).
+    Status(StatusArgs),
+    /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
+    Trigger(TriggerArgs),
+}
+
+/// `kudo plan status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The Instance.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Print the status as data instead of the tree.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `kudo plan trigger`.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// The plan to run.
+    #[arg(long, value_name = "PLAN")]
+    pub name: String,
+    /// The Instance.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
+    match c {
+        PlanCommand::Status(a) => status(a),
+        PlanCommand::Trigger(a) => trigger(a),
+    }
+}
+
+fn status(a: StatusArgs) -> Result<ExitCode, Error> {
+    let waiting = a.wait.options();
+    let result = cluster::block_on(&a.cluster, async |t| {
+        if let Some(o) = waiting {
+            wait::plan_terminal(&t, &a.instance, &o).await?;
+        }
+        Ok(plan::status(&t, &a.instance).await?)
+    });
+    let view = match result {
+        Ok(v) => v,
+        Err(f) => return Ok(cluster::fail("plan status", f, Default::default())),
+    };
+    let text = match a.output {
+        None => view.to_string(),
+        Some(DataFormat::Json) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&view).unwrap_or_default()
+        ),
+        Some(DataFormat::Yaml) => super::to_yaml(&serde_json::to_value(&view).unwrap_or_default()),
+    };
+    super::print(&text)?;
+    // After --wait, a plan that ended in FATAL_ERROR is a failure.
+    let active = view.active_plan.as_ref().map(|p| p.name.as_str());
+    let failed = view
+        .plans
+        .iter()
+        .any(|p| Some(p.name.as_str()) == active && p.status == wait::FATAL_ERROR);
+    Ok(if waiting.is_some() && failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
+    let waiting = a.wait.options();
+    let result = cluster::block_on(&a.cluster, async |t| {
+        let uid = commands::new_uid().map_err(Failure::Command)?;
+        let done = plan::trigger(&t, &a.instance, &a.name, &uid).await?;
+        let mut out = format!(
+            "plan {} of Instance {}/{} triggered (run {})\n",
+            done.plan, t.namespace, a.instance, done.uid
+        );
+        if let Some(o) = waiting {
+            let goal = wait::Goal {
+                generation: done.generation.unwrap_or(0),
+                uid: Some(done.uid.clone()),
+            };
+            let plan = wait::plan_done(&t, &a.instance, &goal, &o).await?;
+            out.push_str(&format!("plan {plan} COMPLETE\n"));
+        }
+        Ok::<_, Failure>(out)
+    });
+    match result {
+        Ok(out) => {
+            super::print(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(f) => Ok(cluster::fail("plan trigger", f, Default::default())),
+    }
+}

@@ -1,0 +1,104 @@
+//! `kudo update --instance NAME`: the rules live in `kudo_operator::commands::update`.
+
+use std::process::ExitCode;
+
+use kudo_operator::commands::{Inputs, update, wait};
+use kudo_pkg::Error;
+use serde_json::json;
+
+use super::cluster;
+use crate::args::{ReportFormat, UpdateArgs};
+
+pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
+    let name = a.instance.clone().unwrap_or_default();
+    let (docs, diags) = super::value_files(&a.values);
+    if !diags.is_empty() {
+        crate::report::diagnostics(&diags);
+        return Ok(ExitCode::from(1));
+    }
+    let req = update::Request {
+        instance: &name,
+        inputs: Inputs {
+            files: &docs,
+            overrides: &a.values.overrides,
+        },
+        dry_run: a.edit.dry_run,
+    };
+    let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
+    let result = cluster::block_on(&a.cluster, async |t| {
+        let done = update::update(&t, &req).await?;
+        let mut waited = None;
+        if let (Some(o), Some(generation)) = (waiting, done.generation) {
+            let goal = wait::Goal {
+                generation,
+                uid: None,
+            };
+            waited = Some(wait::plan_done(&t, &name, &goal, &o).await?);
+        }
+        Ok((t.namespace.clone(), done, waited))
+    });
+    let (namespace, done, waited) = match result {
+        Ok(r) => r,
+        // The package is in the cluster: no -P snippet is shown next to parameter problems.
+        Err(f) => {
+            return Ok(cluster::fail(
+                "update",
+                f,
+                crate::report::Sources::default(),
+            ));
+        }
+    };
+    crate::report::diagnostics(&done.change.warnings);
+    let selection = &done.change.selection;
+    let out = match a.edit.output {
+        ReportFormat::Json => {
+            let changes: Vec<_> = selection
+                .changes
+                .iter()
+                .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
+                .collect();
+            let report = json!({
+                "instance": format!("{namespace}/{name}"),
+                "operatorVersion": done.operator_version,
+                "plan": selection.plan,
+                "changes": changes,
+                "dryRun": a.edit.dry_run,
+                "written": done.generation.is_some(),
+                "generation": done.generation,
+                "attempts": done.attempts,
+                "completed": waited,
+            });
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            )
+        }
+        ReportFormat::Text => {
+            let mut out = String::new();
+            match (&selection.plan, &done.patch) {
+                (Some(plan), _) => out.push_str(&format!("plan: {plan}\n")),
+                (None, None) => out.push_str("nothing changes: the parameters are already these\n"),
+                // Values pinned to what they already are (a default, say): stored, no plan.
+                (None, Some(_)) => {
+                    out.push_str("no plan runs: the effective parameters stay the same\n")
+                }
+            }
+            for c in &selection.changes {
+                out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
+            }
+            if a.edit.dry_run {
+                out.push_str(&format!(
+                    "dry run: Instance {namespace}/{name} was not changed\n"
+                ));
+            } else if done.generation.is_some() {
+                out.push_str(&format!("Instance {namespace}/{name} updated\n"));
+            }
+            if let Some(plan) = waited {
+                out.push_str(&format!("plan {plan} COMPLETE\n"));
+            }
+            out
+        }
+    };
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}

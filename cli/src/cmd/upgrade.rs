@@ -1,0 +1,100 @@
+//! `kudo upgrade PACKAGE --instance NAME`: the rules live in `kudo_operator::commands::upgrade`.
+
+use std::process::ExitCode;
+
+use kudo_operator::commands::{Inputs, upgrade, wait};
+use kudo_pkg::Error;
+use serde_json::json;
+
+use super::cluster;
+use crate::args::{ReportFormat, UpgradeArgs};
+
+pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
+    let name = a.instance.clone().unwrap_or_default();
+    let pkg = super::load(&a.new_package.clone().unwrap_or_default())?;
+    let (docs, diags) = super::value_files(&a.values);
+    let sources = super::secret_sources(pkg.schema(), &docs);
+    if !diags.is_empty() {
+        crate::report::diagnostics_with(&diags, sources);
+        return Ok(ExitCode::from(1));
+    }
+    let req = upgrade::Request {
+        instance: &name,
+        package: &pkg,
+        inputs: Inputs {
+            files: &docs,
+            overrides: &a.values.overrides,
+        },
+        dry_run: a.edit.dry_run,
+    };
+    let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
+    let result = cluster::block_on(&a.cluster, async |t| {
+        let done = upgrade::upgrade(&t, &req).await?;
+        let mut waited = None;
+        if let (Some(o), Some(generation)) = (waiting, done.generation) {
+            let goal = wait::Goal {
+                generation,
+                uid: None,
+            };
+            waited = Some(wait::plan_done(&t, &name, &goal, &o).await?);
+        }
+        Ok((t.namespace.clone(), done, waited))
+    });
+    let (namespace, done, waited) = match result {
+        Ok(r) => r,
+        Err(f) => return Ok(cluster::fail("upgrade", f, sources)),
+    };
+    crate::report::diagnostics(&done.change.warnings);
+    let out = match a.edit.output {
+        ReportFormat::Json => {
+            let report = json!({
+                "instance": format!("{namespace}/{name}"),
+                "from": done.from,
+                "to": done.to,
+                "plan": done.change.selection.plan,
+                "migration": done.change.report,
+                "createdOperatorVersion": done.created_operator_version,
+                "dryRun": a.edit.dry_run,
+                "written": done.generation.is_some(),
+                "generation": done.generation,
+                "completed": waited,
+            });
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            )
+        }
+        ReportFormat::Text => {
+            let mut out = String::new();
+            if let Some(r) = &done.change.report {
+                out.push_str(&super::instance::migration(r));
+            }
+            if let Some(plan) = &done.change.selection.plan {
+                out.push_str(&format!("plan: {plan}\n"));
+            }
+            if done.created_operator_version {
+                out.push_str(&format!(
+                    "OperatorVersion {namespace}/{} created\n",
+                    done.to
+                ));
+            }
+            if a.edit.dry_run {
+                out.push_str(&format!(
+                    "dry run: Instance {namespace}/{name} would move from {} to {}; nothing was sent\n",
+                    done.from, done.to
+                ));
+            } else {
+                out.push_str(&format!(
+                    "Instance {namespace}/{name} upgraded from {} to {}\n",
+                    done.from, done.to
+                ));
+            }
+            if let Some(plan) = waited {
+                out.push_str(&format!("plan {plan} COMPLETE\n"));
+            }
+            out
+        }
+    };
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}

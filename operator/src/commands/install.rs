@@ -1,0 +1,129 @@
+//! `kudo install PACKAGE`: the parameters computed and validated client-side first, then the
+//! Operator and OperatorVersion when missing, then the Instance.
+
+use kube::api::ObjectMeta;
+use kudo_pkg::Package;
+use kudo_pkg::instance::Change;
+use serde_json::Value;
+
+use super::{
+    Error, Inputs, Result, Target, create_operator_version, post_params, same_operator_version,
+};
+use crate::crd::common::ObjectRef;
+use crate::crd::v1beta2::{Instance, InstanceSpec};
+use crate::labels;
+use crate::package;
+
+/// What to install.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The package.
+    pub package: &'a Package,
+    /// The Instance's name ([`instance_name`] when `None`).
+    pub instance: Option<&'a str>,
+    /// `-P` and `-p`.
+    pub inputs: Inputs<'a>,
+}
+
+/// What was installed.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    /// The Instance as the API server created it (its `metadata.generation` is what `--wait`
+    /// waits for).
+    pub instance: Instance,
+    /// Whether the Operator was created (else it existed).
+    pub created_operator: bool,
+    /// Whether the OperatorVersion was created (else it existed, with the same spec).
+    pub created_operator_version: bool,
+    /// The parameters (warnings included).
+    pub change: Change,
+}
+
+/// The default Instance name of a package: `{operator}-instance`.
+pub fn instance_name(pkg: &Package) -> String {
+    format!("{}-instance", pkg.operator().name)
+}
+
+/// The Instance of `pkg` named `name` in `namespace`: `kudo.dev/v1beta2`, labelled with its
+/// operator, running the package's OperatorVersion, with the explicit values `parameters`
+/// (none: no `spec.parameters`).
+pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &Value) -> Instance {
+    let op = &pkg.operator().name;
+    let ov = package::operator_version_name(op, &package::version(pkg));
+    let empty = parameters.as_object().is_some_and(|m| m.is_empty());
+    Instance {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            labels: Some([(labels::OPERATOR.to_string(), op.clone())].into()),
+            ..Default::default()
+        },
+        spec: InstanceSpec {
+            operator_version: Some(ObjectRef {
+                kind: None,
+                name: Some(ov),
+                namespace: None,
+            }),
+            parameters: (!empty).then(|| parameters.clone()),
+            plan_execution: None,
+        },
+        status: None,
+    }
+}
+
+/// Installs `req.package` as an Instance. Refused, with nothing written, when the parameters
+/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]) or the
+/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
+pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
+    let pkg = req.package;
+    let change = kudo_pkg::instance::install(pkg, req.inputs.files, req.inputs.overrides)
+        .map_err(Error::Parameters)?;
+    let name = req
+        .instance
+        .map(String::from)
+        .unwrap_or_else(|| instance_name(pkg));
+    let exists = || Error::InstanceExists {
+        namespace: t.namespace.clone(),
+        name: name.clone(),
+    };
+    if t.instances()
+        .get_opt(&name)
+        .await
+        .map_err(t.api("get", "Instance", &name))?
+        .is_some()
+    {
+        return Err(exists());
+    }
+    let (operator, ov) = package::objects(pkg, &t.namespace);
+    let op_name = operator.metadata.name.clone().unwrap_or_default();
+    let has_operator = t
+        .operators()
+        .get_opt(&op_name)
+        .await
+        .map_err(t.api("get", "Operator", &op_name))?
+        .is_some();
+    let has_ov = same_operator_version(t, &ov).await?;
+    if !has_operator {
+        match t.operators().create(&post_params(), &operator).await {
+            Ok(_) => {}
+            // Created meanwhile by someone else: what we need is there.
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(t.api("create", "Operator", &op_name)(e)),
+        }
+    }
+    if !has_ov {
+        create_operator_version(t, &ov).await?;
+    }
+    let object = instance_object(pkg, &t.namespace, &name, &change.written);
+    let instance = match t.instances().create(&post_params(), &object).await {
+        Ok(i) => i,
+        Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
+        Err(e) => return Err(t.api("create", "Instance", &name)(e)),
+    };
+    Ok(Installed {
+        instance,
+        created_operator: !has_operator,
+        created_operator_version: !has_ov,
+        change,
+    })
+}

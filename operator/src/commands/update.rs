@@ -1,0 +1,133 @@
+//! `kudo update --instance NAME`: the Instance's parameters changed in the cluster, with the
+//! rules of `kudo update -f` ([`kudo_pkg::instance::update_parameters`]).
+//!
+//! The Instance and its OperatorVersion are read; the package is rebuilt from the
+//! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
+//! `immutable` and the one-plan-per-update rule run before anything is sent. The write is a
+//! JSON merge patch holding `metadata.resourceVersion` (the API server refuses it with 409
+//! Conflict when the Instance changed since it was read) and only the parameter values that
+//! change. On a conflict the Instance is read again and the overrides applied to the fresh
+//! object, up to [`MAX_ATTEMPTS`](super::MAX_ATTEMPTS) times: two updates of different
+//! parameters both end up in the Instance, and every write was validated against the state it
+//! replaced.
+
+use kube::api::Patch;
+use kudo_pkg::Package;
+use kudo_pkg::instance::Change;
+use serde_json::{Map, Value, json};
+
+use super::{
+    Error, Inputs, MAX_ATTEMPTS, Result, Target, instance_and_version, is_conflict, merge,
+    operator_version, package_of, patch_params,
+};
+use crate::crd::v1beta2::Instance;
+
+/// What to update.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The Instance's name.
+    pub instance: &'a str,
+    /// `-P` and `-p`.
+    pub inputs: Inputs<'a>,
+    /// Compute and report, send nothing.
+    pub dry_run: bool,
+}
+
+/// What an update did (or, with `dry_run`, would do).
+#[derive(Debug, Clone)]
+pub struct Updated {
+    /// The plan the change runs and every changed path (`selection.plan` is `None` when the
+    /// effective parameters stay the same), and warnings.
+    pub change: Change,
+    /// The OperatorVersion the Instance runs.
+    pub operator_version: String,
+    /// The merge patch sent (or that would be sent); `None` when nothing changes.
+    pub patch: Option<Value>,
+    /// The `metadata.generation` the write produced (`None` when nothing was written).
+    pub generation: Option<i64>,
+    /// Writes attempted (more than one after conflicts).
+    pub attempts: usize,
+}
+
+/// The `spec.parameters` of an Instance (an empty object when absent).
+pub(super) fn parameters(inst: &Instance) -> Value {
+    match &inst.spec.parameters {
+        Some(v @ Value::Object(_)) => v.clone(),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// The resourceVersion the write is conditioned on.
+pub(super) fn resource_version(inst: &Instance) -> Result<String> {
+    inst.metadata.resource_version.clone().ok_or_else(|| {
+        Error::Internal(
+            "the API server returned an Instance without metadata.resourceVersion".into(),
+        )
+    })
+}
+
+/// Updates the parameters of Instance `req.instance`. Refused, with nothing written, when the
+/// new parameters are invalid, change an immutable value or run two plans
+/// ([`Error::Parameters`]); [`Error::Conflict`] when every attempt met a newer Instance.
+pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
+    let mut cache: Option<(String, Package)> = None;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let (inst, ov_name) = instance_and_version(t, req.instance).await?;
+        let pkg = match cache.take() {
+            Some((name, pkg)) if name == ov_name => pkg,
+            _ => package_of(&operator_version(t, &ov_name).await?)?,
+        };
+        let current = parameters(&inst);
+        let change = kudo_pkg::instance::update_parameters(
+            &pkg,
+            &current,
+            req.inputs.files,
+            req.inputs.overrides,
+        )
+        .map_err(Error::Parameters)?;
+        let Some(diff) = merge::diff(&current, &change.written) else {
+            return Ok(Updated {
+                change,
+                operator_version: ov_name,
+                patch: None,
+                generation: None,
+                attempts: attempt - 1,
+            });
+        };
+        let patch = json!({
+            "metadata": {"resourceVersion": resource_version(&inst)?},
+            "spec": {"parameters": diff},
+        });
+        if req.dry_run {
+            return Ok(Updated {
+                change,
+                operator_version: ov_name,
+                patch: Some(patch),
+                generation: None,
+                attempts: 0,
+            });
+        }
+        match t
+            .instances()
+            .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => {
+                return Ok(Updated {
+                    change,
+                    operator_version: ov_name,
+                    patch: Some(patch),
+                    generation: written.metadata.generation,
+                    attempts: attempt,
+                });
+            }
+            Err(e) if is_conflict(&e) => cache = Some((ov_name, pkg)),
+            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
+        }
+    }
+    Err(Error::Conflict {
+        namespace: t.namespace.clone(),
+        name: req.instance.to_string(),
+        attempts: MAX_ATTEMPTS,
+    })
+}
