@@ -112,6 +112,24 @@ pub fn generate(dns_names: &[String], validity: Duration) -> Result<Bundle, rcge
     })
 }
 
+/// The PEM blocks of `pem`, each with its `BEGIN`/`END` lines and a final newline.
+pub fn pem_blocks(pem: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut block = String::new();
+    for line in pem.lines() {
+        let line = line.trim_end();
+        if line.starts_with("-----BEGIN ") {
+            block.clear();
+        }
+        block.push_str(line);
+        block.push('\n');
+        if line.starts_with("-----END ") {
+            blocks.push(std::mem::take(&mut block));
+        }
+    }
+    blocks
+}
+
 /// The DNS names the API server uses for the Service.
 pub fn dns_names(service: &str, namespace: &str) -> Vec<String> {
     vec![
@@ -178,7 +196,16 @@ pub async fn ensure(client: &kube::Client, o: &Options) -> Result<Bundle, Error>
     {
         return Ok(b.clone());
     }
-    let fresh = generate(&dns_names(&o.service, &o.namespace), o.validity)?;
+    let mut fresh = generate(&dns_names(&o.service, &o.namespace), o.validity)?;
+    // Rotation: the API server must keep trusting the replicas that still serve the previous
+    // certificate until their next check, so the previous CA stays in the bundle (after the new
+    // one) for as long as it is valid. Only one previous CA is kept.
+    if let Some((previous, _)) = &current
+        && previous.not_after > now_unix()
+        && let Some(previous_ca) = pem_blocks(&previous.ca_pem).first()
+    {
+        fresh.ca_pem = format!("{}{previous_ca}", fresh.ca_pem);
+    }
     let mut secret = to_secret(&fresh, &o.namespace);
     let obj = |v: &Value| serde_json::from_value::<DynamicObject>(v.clone()).expect("a Secret");
     match existing {
@@ -270,10 +297,13 @@ pub async fn inject(client: &kube::Client, ca_pem: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Keeps the certificate fresh: [`ensure`], write the files, [`inject`]; then again every
+/// Keeps the certificate fresh: [`ensure`], [`inject`], write the files; then again every
 /// `check_every`. Returns the first bundle's files once written, then keeps going.
 pub async fn refresh(client: &kube::Client, o: &Options) -> Result<Bundle, Error> {
     let b = ensure(client, o).await?;
+    // The bundle first: by the time this replica serves the new certificate, the API server
+    // already trusts its CA (and still trusts the previous one, see `ensure`).
+    inject(client, &b.ca_pem).await?;
     std::fs::create_dir_all(&o.dir).map_err(|source| Error::Io {
         path: o.dir.clone(),
         source,
@@ -285,7 +315,6 @@ pub async fn refresh(client: &kube::Client, o: &Options) -> Result<Bundle, Error
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|source| Error::Io { path, source })?;
     }
-    inject(client, &b.ca_pem).await?;
     Ok(b)
 }
 

@@ -173,11 +173,66 @@ async fn a_valid_secret_is_kept_and_an_expiring_one_renewed() {
     let (client, log) = api(Some(expiring));
     let renewed = certs::ensure(&client, &o).await.unwrap();
     assert_ne!(renewed, soon);
-    let log = log.lock().unwrap();
+    let log = log.lock().unwrap().clone();
     assert_eq!(log[1].0, "PUT");
     assert_eq!(
         log[1].2["metadata"]["resourceVersion"], "42",
         "replaced with a precondition"
     );
     assert_eq!(from_secret(&log[1].2).unwrap(), renewed);
+    // Rotation: the new bundle trusts the new certificate and, until it expires, the previous
+    // one (what the other replica serves until its next check); one previous CA only.
+    let blocks = certs::pem_blocks(&renewed.ca_pem);
+    assert_eq!(blocks.len(), 2, "the new CA, then the previous one");
+    assert_eq!(blocks[1], soon.ca_pem);
+    for (leaf, what) in [(&renewed.cert_pem, "new"), (&soon.cert_pem, "previous")] {
+        assert!(
+            verifies(&renewed.ca_pem, leaf),
+            "the {what} serving certificate is trusted by the bundle"
+        );
+    }
+    let mut rotated = to_secret(&renewed, "kudo-system");
+    rotated["metadata"]["annotations"]["kudo.dev/not-after"] = json!(soon.not_after.to_string());
+    let (client, _) = api(Some(rotated));
+    let again = certs::ensure(&client, &o).await.unwrap();
+    let blocks = certs::pem_blocks(&again.ca_pem);
+    assert_eq!(blocks.len(), 2, "never more than one previous CA");
+    assert_eq!(blocks[1], certs::pem_blocks(&renewed.ca_pem)[0]);
+}
+
+#[tokio::test]
+async fn an_expired_previous_ca_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let old = certs::generate(
+        &certs::dns_names("kudo-webhook", "kudo-system"),
+        Duration::from_secs(3600),
+    )
+    .unwrap();
+    let mut expired = to_secret(&old, "kudo-system");
+    expired["metadata"]["annotations"]["kudo.dev/not-after"] = json!("1000");
+    let (client, _) = api(Some(expired));
+    let renewed = certs::ensure(&client, &o).await.unwrap();
+    assert_eq!(certs::pem_blocks(&renewed.ca_pem).len(), 1);
+}
+
+/// Whether `leaf_pem` verifies for the Service name against any CA of `bundle_pem`.
+fn verifies(bundle_pem: &str, leaf_pem: &str) -> bool {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    for block in certs::pem_blocks(bundle_pem) {
+        roots.add(rustls_pemfile_der(&block).into()).unwrap();
+    }
+    let verifier = rustls::client::WebPkiServerVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    verifier
+        .verify_server_cert(
+            &rustls_pemfile_der(leaf_pem).into(),
+            &[],
+            &rustls::pki_types::ServerName::try_from("kudo-webhook.kudo-system.svc").unwrap(),
+            &[],
+            rustls::pki_types::UnixTime::now(),
+        )
+        .is_ok()
 }
