@@ -242,30 +242,51 @@ pub const FIELD_MANAGER: &str = "kudo-init";
 
 /// Applies `objects` in order with server-side apply (field manager [`FIELD_MANAGER`], taking
 /// over conflicting fields: `kudo init` owns what it installs). Idempotent. Returns a line per
-/// object (`Kind/name applied`); stops at the first refusal, naming the object.
+/// object (`Kind/name applied`).
+///
+/// Nothing is half-installed by a refusal the API server can foresee: the Namespaces are
+/// applied first (namespaced objects cannot be checked without them), then every other object
+/// goes through a server-side dry run (schema, admission, RBAC escalation checks, nothing
+/// written), and only when every one passes are they applied for real. A refusal names the
+/// object and whether it came from the dry run (then only the Namespaces were written).
 pub async fn apply(client: &kube::Client, objects: &[Value]) -> Result<Vec<String>, String> {
-    use kube::api::{Api, DynamicObject, Patch, PatchParams};
-    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let (namespaces, rest): (Vec<&Value>, Vec<&Value>) =
+        objects.iter().partition(|o| o["kind"] == "Namespace");
     let mut done = Vec::new();
-    for object in objects {
-        let kind = object["kind"].as_str().unwrap_or("?");
-        let name = object["metadata"]["name"].as_str().unwrap_or("?");
-        let (ar, namespaced) = resource(object)
-            .ok_or_else(|| format!("{kind}/{name}: not a kind kudo init applies"))?;
-        let api: Api<DynamicObject> = if namespaced {
-            let ns = object["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or("default");
-            Api::namespaced_with(client.clone(), ns, &ar)
-        } else {
-            Api::all_with(client.clone(), &ar)
-        };
-        api.patch(name, &params, &Patch::Apply(object))
-            .await
-            .map_err(|e| format!("{kind}/{name}: {e}"))?;
-        done.push(format!("{kind}/{name} applied"));
+    for object in &namespaces {
+        done.push(apply_one(client, object, false).await?);
+    }
+    for object in &rest {
+        apply_one(client, object, true).await.map_err(|e| {
+            format!("{e} (server-side dry run: nothing but the namespace was written)")
+        })?;
+    }
+    for object in &rest {
+        done.push(apply_one(client, object, false).await?);
     }
     Ok(done)
+}
+
+async fn apply_one(client: &kube::Client, object: &Value, dry_run: bool) -> Result<String, String> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = dry_run;
+    let kind = object["kind"].as_str().unwrap_or("?");
+    let name = object["metadata"]["name"].as_str().unwrap_or("?");
+    let (ar, namespaced) =
+        resource(object).ok_or_else(|| format!("{kind}/{name}: not a kind kudo init applies"))?;
+    let api: Api<DynamicObject> = if namespaced {
+        let ns = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        Api::namespaced_with(client.clone(), ns, &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    };
+    api.patch(name, &params, &Patch::Apply(object))
+        .await
+        .map_err(|e| format!("{kind}/{name}: {e}"))?;
+    Ok(format!("{kind}/{name} applied"))
 }
 
 fn deployment(

@@ -1,5 +1,6 @@
-//! `install::apply` against a mocked API server: one server-side apply per object, in order,
-//! with kudo's field manager, to the right URL.
+//! `install::apply` against a mocked API server: the namespace, then a server-side dry run of
+//! every other object, then one server-side apply per object, in order, with kudo's field
+//! manager, to the right URL; a refusal in the dry run writes nothing more.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,8 +12,9 @@ use kudo_operator::install::{self, Options};
 /// A request as the mock saw it: method, URI, content type, body.
 type Seen = (String, String, String, serde_json::Value);
 
-#[tokio::test]
-async fn every_object_is_applied_server_side_in_order() {
+/// A mocked API server logging every request; it refuses (422) the dry run of the object
+/// whose URI contains `refuse`, if any.
+fn api(refuse: Option<&'static str>) -> (kube::Client, Arc<Mutex<Vec<Seen>>>) {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let log = seen.clone();
@@ -27,21 +29,49 @@ async fn every_object_is_applied_server_side_in_order() {
                 .unwrap_or_default();
             let body = request.into_body().collect().await.unwrap().to_bytes();
             let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            log.lock().unwrap().push((method, uri, ct, json.clone()));
-            send.send_response(Response::builder().body(Body::from(body.to_vec())).unwrap());
+            log.lock()
+                .unwrap()
+                .push((method, uri.clone(), ct, json.clone()));
+            let refused = refuse.is_some_and(|r| uri.contains(r) && uri.contains("dryRun=All"));
+            let reply = if refused {
+                Response::builder().status(422).body(Body::from(
+                    serde_json::to_vec(&serde_json::json!({"kind": "Status", "apiVersion": "v1",
+                        "status": "Failure", "reason": "Invalid", "code": 422,
+                        "message": "admission webhook \"policy.example.com\" denied the request"}))
+                    .unwrap(),
+                ))
+            } else {
+                Response::builder().body(Body::from(body.to_vec()))
+            };
+            send.send_response(reply.unwrap());
         }
     });
-    let client = kube::Client::new(service, "default");
+    (kube::Client::new(service, "default"), seen)
+}
+
+#[tokio::test]
+async fn every_object_is_dry_run_then_applied_server_side_in_order() {
+    let (client, seen) = api(None);
     let objects = install::manifests(&Options::default());
     let lines = install::apply(&client, &objects).await.unwrap();
     assert_eq!(lines.len(), objects.len());
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), objects.len());
-    for ((method, uri, ct, body), object) in seen.iter().zip(&objects) {
+    let n = objects.len();
+    assert_eq!(objects[0]["kind"], "Namespace");
+    assert_eq!(
+        seen.len(),
+        1 + 2 * (n - 1),
+        "the namespace, a dry run and an apply of the rest"
+    );
+    let expected = std::iter::once((&objects[0], false))
+        .chain(objects[1..].iter().map(|o| (o, true)))
+        .chain(objects[1..].iter().map(|o| (o, false)));
+    for ((method, uri, ct, body), (object, dry_run)) in seen.iter().zip(expected) {
         assert_eq!(method, "PATCH");
         assert_eq!(ct, "application/apply-patch+yaml");
         assert!(uri.contains("fieldManager=kudo-init"), "{uri}");
         assert!(uri.contains("force=true"), "{uri}");
+        assert_eq!(uri.contains("dryRun=All"), dry_run, "{uri}");
         assert_eq!(body, object);
         let name = object["metadata"]["name"].as_str().unwrap();
         assert!(uri.contains(&format!("/{name}?")), "{uri}");
@@ -55,4 +85,22 @@ async fn every_object_is_applied_server_side_in_order() {
     assert!(seen.iter().any(|(_, u, _, _)| {
         u.starts_with("/apis/apps/v1/namespaces/kudo-system/deployments/kudo-webhook?")
     }));
+}
+
+#[tokio::test]
+async fn a_refusal_in_the_dry_run_writes_nothing_but_the_namespace() {
+    let (client, seen) = api(Some("/deployments/kudo-webhook?"));
+    let objects = install::manifests(&Options::default());
+    let err = install::apply(&client, &objects).await.unwrap_err();
+    assert!(err.starts_with("Deployment/kudo-webhook: "), "{err}");
+    assert!(err.contains("denied the request"), "{err}");
+    assert!(err.contains("dry run"), "{err}");
+    let seen = seen.lock().unwrap();
+    let written: Vec<&str> = seen
+        .iter()
+        .filter(|(_, uri, _, _)| !uri.contains("dryRun=All"))
+        .map(|(_, uri, _, _)| uri.as_str())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(written[0].starts_with("/api/v1/namespaces/kudo-system?"));
 }
