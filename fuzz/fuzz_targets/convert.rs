@@ -5,5 +5,5 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let (reply, _) = kudo_webhook::conversion::handle(data, &kudo_operator::convert::NoTypes);
     assert!(reply.http_status == 200 || reply.http_status == 400);
-    let _ = serde_json::to_vec(&reply.review).unwrap();
+    let _: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
 });

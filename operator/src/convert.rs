@@ -78,89 +78,40 @@ pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Re
     let Value::Object(mut out) = object else {
         return Err(Error::Malformed("not a JSON object".into()));
     };
-    let obj = &out;
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::Malformed("no apiVersion".into()))?;
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::Malformed("no kind".into()))?
-        .to_string();
-    let kind = kind.as_str();
-    let version = |av: &str| match av.split_once('/') {
-        Some((GROUP, v @ ("v1beta1" | "v1beta2"))) => Some(v.to_string()),
-        _ => None,
-    };
-    let to = version(desired).ok_or_else(|| Error::UnknownVersion(desired.to_string()))?;
-    let api_version = api_version.to_string();
-    let from = version(&api_version).ok_or_else(|| Error::NotOurs {
-        kind: kind.to_string(),
-        api_version: api_version.to_string(),
-    })?;
-    if !matches!(kind, "Operator" | "OperatorVersion" | "Instance") {
-        return Err(Error::NotOurs {
-            kind: kind.to_string(),
-            api_version: api_version.to_string(),
-        });
-    }
-    if from == to || kind == "Operator" {
-        out.insert("apiVersion".into(), Value::String(desired.to_string()));
-        return Ok(Value::Object(out));
-    }
-    let up = to == "v1beta2";
-    let namespace = obj
-        .get("metadata")
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let current = obj.get("spec").and_then(|s| s.get("parameters")).cloned();
-    let (kept_as, restore_from) = if up {
-        (V1BETA1_PARAMETERS, V1BETA2_PARAMETERS)
-    } else {
-        (V1BETA2_PARAMETERS, V1BETA1_PARAMETERS)
-    };
-    let kept = annotation(obj, restore_from);
-    let schema = match kind {
-        "Instance" => obj
-            .get("spec")
-            .and_then(|s| s.pointer("/operatorVersion/name"))
+    let text = |p: &str| out.get(p).and_then(Value::as_str);
+    let metadata = |p: &str| {
+        out.get("metadata")
+            .and_then(|m| m.get(p))
             .and_then(Value::as_str)
-            .and_then(|name| types.schema(&namespace, name)),
-        _ => None,
     };
-    let converted = match (kind, up) {
-        ("OperatorVersion", true) => current.as_ref().map(ov_up),
-        ("OperatorVersion", false) => current.as_ref().map(ov_down),
-        (_, true) => current.as_ref().map(|c| instance_up(c, schema.as_ref())),
-        (_, false) => current.as_ref().map(instance_down),
+    let kept = |key: &str| {
+        out.get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
     };
-    // The way back: when the object still holds what the kept value converts to, the kept
-    // value is the original, restored exactly.
-    let restored = kept.filter(|k| {
-        let again = match (kind, up) {
-            ("OperatorVersion", true) => ov_down(k),
-            ("OperatorVersion", false) => ov_up(k),
-            (_, true) => instance_down(k),
-            (_, false) => instance_up(k, schema.as_ref()),
-        };
-        same(current.as_ref(), Some(&again), kind, up)
-    });
-    // Restored: the original is back and nothing more is kept. Converted: the parameters as
-    // they were are kept for the way back.
-    set_annotation(&mut out, restore_from, None);
-    let new_parameters = match restored {
-        Some(original) => Some(original),
-        None => {
-            set_annotation(&mut out, kept_as, current.as_ref());
-            converted
-        }
+    let spec = out.get("spec");
+    let parts = Parts {
+        api_version: text("apiVersion"),
+        kind: text("kind"),
+        namespace: metadata("namespace").unwrap_or_default(),
+        operator_version: spec
+            .and_then(|s| s.pointer("/operatorVersion/name"))
+            .and_then(Value::as_str),
+        parameters: spec.and_then(|s| s.get("parameters")),
+        v1beta1_parameters: kept(V1BETA1_PARAMETERS),
+        v1beta2_parameters: kept(V1BETA2_PARAMETERS),
     };
+    let changes = changes(&parts, desired, types)?;
     out.insert("apiVersion".into(), Value::String(desired.to_string()));
+    let Some(changes) = changes else {
+        return Ok(Value::Object(out));
+    };
+    for (key, value) in changes.annotations {
+        set_annotation(&mut out, key, value);
+    }
     if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) {
-        match new_parameters {
+        match changes.parameters {
             Some(p) => {
                 spec.insert("parameters".into(), p);
             }
@@ -170,6 +121,123 @@ pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Re
         }
     }
     Ok(Value::Object(out))
+}
+
+/// What conversion reads of an object: the few fields it depends on. Everything else is
+/// copied as it is, which lets a caller holding the object as raw JSON (the webhook) parse only
+/// these.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Parts<'a> {
+    /// `apiVersion`.
+    pub api_version: Option<&'a str>,
+    /// `kind`.
+    pub kind: Option<&'a str>,
+    /// `metadata.namespace` (empty when cluster-scoped or absent).
+    pub namespace: &'a str,
+    /// `spec.operatorVersion.name` (Instances).
+    pub operator_version: Option<&'a str>,
+    /// `spec.parameters`.
+    pub parameters: Option<&'a Value>,
+    /// The text of the [`V1BETA1_PARAMETERS`] annotation.
+    pub v1beta1_parameters: Option<&'a str>,
+    /// The text of the [`V1BETA2_PARAMETERS`] annotation.
+    pub v1beta2_parameters: Option<&'a str>,
+}
+
+/// What conversion changes besides `apiVersion` (which always becomes the desired one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changes {
+    /// The new `spec.parameters` (`None`: removed). Only applied when the object has a `spec`.
+    pub parameters: Option<Value>,
+    /// Annotations to set (`Some(text)`) or remove (`None`), in this order. An `annotations`
+    /// map a removal leaves empty is removed from `metadata`; a set creates `metadata` and
+    /// `annotations` when missing.
+    pub annotations: Vec<(&'static str, Option<String>)>,
+}
+
+/// What converting the object described by `parts` to `desired` changes: `None` when only
+/// `apiVersion` does (same version, or an Operator). The one place the conversion rules live;
+/// [`convert_owned`] applies them to a `Value`, the webhook to raw JSON.
+pub fn changes(
+    parts: &Parts<'_>,
+    desired: &str,
+    types: &dyn TypeSource,
+) -> Result<Option<Changes>, Error> {
+    let api_version = parts
+        .api_version
+        .ok_or_else(|| Error::Malformed("no apiVersion".into()))?;
+    let kind = parts
+        .kind
+        .ok_or_else(|| Error::Malformed("no kind".into()))?;
+    let version = |av: &str| match av.split_once('/') {
+        Some((GROUP, v @ ("v1beta1" | "v1beta2"))) => Some(v.to_string()),
+        _ => None,
+    };
+    let to = version(desired).ok_or_else(|| Error::UnknownVersion(desired.to_string()))?;
+    let not_ours = || Error::NotOurs {
+        kind: kind.to_string(),
+        api_version: api_version.to_string(),
+    };
+    let from = version(api_version).ok_or_else(not_ours)?;
+    if !matches!(kind, "Operator" | "OperatorVersion" | "Instance") {
+        return Err(not_ours());
+    }
+    if from == to || kind == "Operator" {
+        return Ok(None);
+    }
+    let up = to == "v1beta2";
+    let current = parts.parameters;
+    let (kept_as, restore_from, kept) = if up {
+        (
+            V1BETA1_PARAMETERS,
+            V1BETA2_PARAMETERS,
+            parts.v1beta2_parameters,
+        )
+    } else {
+        (
+            V1BETA2_PARAMETERS,
+            V1BETA1_PARAMETERS,
+            parts.v1beta1_parameters,
+        )
+    };
+    let kept: Option<Value> = kept.and_then(|text| serde_json::from_str(text).ok());
+    let schema = match kind {
+        "Instance" => parts
+            .operator_version
+            .and_then(|name| types.schema(parts.namespace, name)),
+        _ => None,
+    };
+    // The way back: when the object still holds what the kept value converts to, the kept
+    // value is the original, restored exactly, and nothing more is kept.
+    let restored = kept.filter(|k| {
+        let again = match (kind, up) {
+            ("OperatorVersion", true) => ov_down(k),
+            ("OperatorVersion", false) => ov_up(k),
+            (_, true) => instance_down(k),
+            (_, false) => instance_up(k, schema.as_ref()),
+        };
+        same(current, Some(&again), kind, up)
+    });
+    if let Some(original) = restored {
+        return Ok(Some(Changes {
+            parameters: Some(original),
+            annotations: vec![(restore_from, None)],
+        }));
+    }
+    // Converted: the parameters as they were are kept for the way back.
+    let converted = current.map(|c| match (kind, up) {
+        ("OperatorVersion", true) => ov_up(c),
+        ("OperatorVersion", false) => ov_down(c),
+        (_, true) => instance_up(c, schema.as_ref()),
+        (_, false) => instance_down(c),
+    });
+    Ok(Some(Changes {
+        parameters: converted,
+        annotations: vec![
+            (restore_from, None),
+            (kept_as, current.map(Value::to_string)),
+        ],
+    }))
 }
 
 /// Whether the object's current parameters are what converting the kept ones gives.
@@ -205,39 +273,31 @@ fn same_text(s: &str, v: &Value) -> bool {
     }
 }
 
-fn annotation(obj: &Map<String, Value>, key: &str) -> Option<Value> {
-    let text = obj
-        .get("metadata")?
-        .get("annotations")?
-        .get(key)?
-        .as_str()?;
-    serde_json::from_str(text).ok()
-}
-
-fn set_annotation(obj: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
-    let metadata = obj
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(metadata) = metadata.as_object_mut() else {
-        return;
-    };
+fn set_annotation(obj: &mut Map<String, Value>, key: &str, value: Option<String>) {
     match value {
         Some(v) => {
-            let annotations = metadata
-                .entry("annotations")
+            let metadata = obj
+                .entry("metadata")
                 .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(a) = annotations.as_object_mut() {
-                a.insert(key.into(), Value::String(v.to_string()));
+            let annotations = metadata.as_object_mut().map(|m| {
+                m.entry("annotations")
+                    .or_insert_with(|| Value::Object(Map::new()))
+            });
+            if let Some(a) = annotations.and_then(Value::as_object_mut) {
+                a.insert(key.into(), Value::String(v));
             }
         }
         None => {
+            let Some(metadata) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+                return;
+            };
             if let Some(a) = metadata
                 .get_mut("annotations")
                 .and_then(Value::as_object_mut)
             {
-                a.remove(key);
+                a.shift_remove(key);
                 if a.is_empty() {
-                    metadata.remove("annotations");
+                    metadata.shift_remove("annotations");
                 }
             }
         }

@@ -45,8 +45,7 @@ fn body(desired: &str) -> Vec<u8> {
 }
 
 fn handler(b: &[u8]) -> Vec<u8> {
-    let (reply, _) = kudo_webhook::conversion::handle(b, &NoTypes);
-    serde_json::to_vec(&reply.review).unwrap()
+    kudo_webhook::conversion::handle(b, &NoTypes).0.body
 }
 
 fn floor(b: &[u8]) -> Vec<u8> {

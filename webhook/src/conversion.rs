@@ -1,23 +1,34 @@
-//! `/convert`: the ConversionReview handler. Transport only: the conversion of each object is
-//! `kudo_operator::convert`.
+//! `/convert`: the ConversionReview handler. Transport only: the rules of conversion are
+//! `kudo_operator::convert::changes`, the same code `kudo migrate` and the tests run through
+//! `kudo_operator::convert::convert`.
 //!
 //! The reply repeats the request's `uid` and returns exactly the objects sent, in order, each
 //! converted to `desiredAPIVersion` (kube-apiserver checks count, order, uid, kind, name and
 //! namespace). A review that cannot be read gets a well-formed `Failure` and HTTP 400; an object
 //! that is not ours fails the review with a message naming it (kudo's own objects never fail).
+//!
+//! A LIST of 1000 objects is one review, and most of each object is `managedFields`, kubectl's
+//! last-applied annotation, templates and `status`, none of which conversion touches. So the
+//! body is read once as raw JSON ([`raw`]): only what the rules look at is parsed, and the
+//! reply copies the rest byte for byte. BENCHMARKS.md has the numbers against parsing the whole
+//! body into a `Value` and back.
+
+mod raw;
 
 use kube::core::Status;
-use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
-use kudo_operator::convert::{self, TypeSource};
-use serde_json::Value;
+use kube::core::conversion::ConversionResponse;
+use kudo_operator::convert::TypeSource;
 
-/// The answer: an HTTP status and the review to send back.
+/// The review's `apiVersion` (the only one the CRDs ask for).
+const REVIEW_API_VERSION: &str = "apiextensions.k8s.io/v1";
+
+/// The answer: an HTTP status and the ConversionReview to send back, as JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     /// 200 for every review that could be read (success or `Failure` inside), 400 otherwise.
     pub http_status: u16,
-    /// The ConversionReview.
-    pub review: ConversionReview,
+    /// The ConversionReview, serialized.
+    pub body: Vec<u8>,
 }
 
 /// Counts of one review, for metrics.
@@ -31,56 +42,60 @@ pub struct Counts {
 
 /// Handles one request body.
 pub fn handle(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
-    let review: ConversionReview = match serde_json::from_slice(body) {
+    let review: raw::Review = match serde_json::from_slice(body) {
         Ok(r) => r,
         Err(e) => return bad_request(format!("not a ConversionReview: {e}")),
     };
-    let mut request = match ConversionRequest::from_review(review) {
-        Ok(r) => r,
-        Err(e) => return bad_request(e.to_string()),
+    let (api_version, kind) = (
+        review.api_version.as_deref().unwrap_or_default(),
+        review.kind.as_deref().unwrap_or_default(),
+    );
+    if (api_version, kind) != (REVIEW_API_VERSION, "ConversionReview") {
+        return bad_request(format!(
+            "expected a ConversionReview of {REVIEW_API_VERSION}, got kind {kind:?} of \
+             apiVersion {api_version:?}"
+        ));
+    }
+    let Some(request) = review.request else {
+        return bad_request("the ConversionReview has no request".into());
     };
     if request.uid.is_empty() {
         return bad_request("the ConversionReview request has no uid".into());
     }
-    let desired = request.desired_api_version.clone();
-    let objects = std::mem::take(&mut request.objects);
-    let count = objects.len();
-    let response = ConversionResponse::for_request(request);
-    let mut converted = Vec::with_capacity(count);
+    let desired = request.desired_api_version.as_str();
+    let count = request.objects.len();
+    let mut out = Vec::with_capacity(body.len() + body.len() / 4 + 256);
+    out.extend_from_slice(br#"{"apiVersion":"#);
+    let _ = serde_json::to_writer(&mut out, REVIEW_API_VERSION);
+    out.extend_from_slice(br#","kind":"ConversionReview","response":{"uid":"#);
+    let _ = serde_json::to_writer(&mut out, &request.uid);
+    out.extend_from_slice(br#","result":{"status":"Success"},"convertedObjects":["#);
     let mut errors = Vec::new();
-    for (i, obj) in objects.into_iter().enumerate() {
-        let name = describe(&obj);
-        match convert::convert_owned(obj, &desired, types) {
-            Ok(v) => converted.push(v),
-            Err(e) => errors.push(format!("object {i} ({name}): {e}")),
+    for (i, object) in request.objects.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        if let Err(e) = object.convert(desired, types, &mut out) {
+            errors.push(format!("object {i} ({}): {e}", object.describe()));
         }
     }
+    out.extend_from_slice(b"]}}");
     let counts = Counts {
         objects: count,
         failed: errors.len(),
     };
-    let response = if errors.is_empty() {
-        response.success(converted)
-    } else {
-        response.failure(Status::failure(&errors.join("; "), "Invalid"))
-    };
+    if !errors.is_empty() {
+        let mut response =
+            ConversionResponse::invalid(Status::failure(&errors.join("; "), "Invalid"));
+        response.uid = request.uid.clone();
+        out = serde_json::to_vec(&response.into_review()).unwrap_or_default();
+    }
     (
         Reply {
             http_status: 200,
-            review: response.into_review(),
+            body: out,
         },
         counts,
-    )
-}
-
-fn describe(obj: &Value) -> String {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("?");
-    format!(
-        "{} {} {}/{}",
-        s("/apiVersion"),
-        s("/kind"),
-        s("/metadata/namespace"),
-        s("/metadata/name")
     )
 }
 
@@ -91,7 +106,7 @@ fn bad_request(message: String) -> (Reply, Counts) {
     (
         Reply {
             http_status: 400,
-            review,
+            body: serde_json::to_vec(&review).unwrap_or_default(),
         },
         Counts::default(),
     )

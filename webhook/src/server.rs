@@ -231,8 +231,7 @@ async fn convert(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let s = shared.clone();
     let done = tokio::task::spawn_blocking(move || {
         let (reply, counts) = conversion::handle(&body, s.types.as_ref());
-        let bytes = serde_json::to_vec(&reply.review).unwrap_or_default();
-        (reply.http_status, bytes, counts)
+        (reply.http_status, reply.body, counts)
     })
     .await;
     let (status, bytes, counts) = match done {
