@@ -3,46 +3,15 @@
 //! body and serializing it back. Criterion gives the medians; the percentile pass after it
 //! prints p50/p99 of single calls and objects/s.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kudo_operator::convert::NoTypes;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-fn body(desired: &str) -> Vec<u8> {
-    let dir = std::env::var_os("KUDO_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let mut samples = Vec::new();
-    for name in [
-        "conversion-instance-v1beta1-to-v1beta2.json",
-        "conversion-instance-v1beta2-to-v1beta1.json",
-        "conversion-operatorversion-v1beta1-to-v1beta2.json",
-    ] {
-        let text = std::fs::read_to_string(dir.join("wire").join(name)).expect("wire captures");
-        let v: Value = serde_json::from_str(&text).unwrap();
-        samples.extend(
-            v["request_body"]["request"]["objects"]
-                .as_array()
-                .unwrap()
-                .clone(),
-        );
-    }
-    let objects: Vec<Value> = (0..1000)
-        .map(|i| {
-            let mut o = samples[i % samples.len()].clone();
-            o["metadata"]["name"] = json!(format!("obj-{i}"));
-            o["metadata"]["uid"] = json!(format!("uid-{i}"));
-            o
-        })
-        .collect();
-    json!({"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
-        "request": {"uid": "bench", "desiredAPIVersion": desired, "objects": objects},
-        "response": {"uid": "", "convertedObjects": null, "result": {"metadata": {}}}})
-    .to_string()
-    .into_bytes()
-}
+#[path = "support/list_review.rs"]
+mod support;
+use support::list_review as body;
 
 fn handler(b: &[u8]) -> Vec<u8> {
     kudo_webhook::conversion::handle(b, &NoTypes).0.body

@@ -26,7 +26,8 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum_server::tls_rustls::RustlsConfig;
+use axum_server::accept::NoDelayAcceptor;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use kudo_operator::convert::TypeSource;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -366,7 +367,11 @@ pub async fn serve(
         });
     }
     let app = router(shared, &config);
-    axum_server::bind_rustls(config.listen, tls)
+    // TCP_NODELAY: a reply's last partial segment is not held back waiting for the client's
+    // ACK (Nagle against delayed ACK stalled about one large reply in four by 40 ms).
+    let acceptor = RustlsAcceptor::new(tls).acceptor(NoDelayAcceptor::new());
+    axum_server::bind(config.listen)
+        .acceptor(acceptor)
         .handle(handle)
         .serve(app.into_make_service())
         .await
