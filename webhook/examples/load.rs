@@ -2,6 +2,10 @@
 //!
 //!     cargo run --release -p kudo-webhook --example load -- [SECONDS] [CLIENTS] [list]
 //!
+//! Environment: `LOAD_MEMORY_BUDGET_MIB` sets the server's in-flight body budget;
+//! `LOAD_SERVER_BIN=target/release/kudo-webhook` runs that binary as a child process instead of
+//! the server in this process, and prints its peak memory (`VmHWM`) at the end.
+//!
 //! Starts the server (the same `server::serve` as the binary) with a generated certificate,
 //! then CLIENTS concurrent clients (default 64) send, for SECONDS (default 60): single-object
 //! ConversionReviews (what watch-driven reads send, 90 % of requests) and admission reviews
@@ -9,6 +13,7 @@
 //! 1000 stored objects), to v1beta2 and to v1beta1 in turn. Prints the count, errors (anything
 //! but HTTP 200 with a well-formed answer), throughput and the latency distribution.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +31,31 @@ fn wire_body(name: &str) -> Vec<u8> {
     v["request_body"].to_string().into_bytes()
 }
 
+/// A well-formed review with a response: a conversion that succeeded, or an admission answer
+/// (the objects themselves are skipped without being built, so the clients stay light).
+fn well_formed(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Review {
+        response: Response,
+    }
+    #[derive(serde::Deserialize)]
+    struct Response {
+        result: Option<Status>,
+        allowed: Option<bool>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Status {
+        status: String,
+    }
+    match serde_json::from_slice::<Review>(body) {
+        Ok(r) => match (r.response.result, r.response.allowed) {
+            (Some(s), _) => s.status == "Success",
+            (None, allowed) => allowed.is_some(),
+        },
+        Err(_) => false,
+    }
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let mut args = std::env::args().skip(1);
@@ -41,26 +71,68 @@ async fn main() {
         .unwrap();
     std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
     std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
-    let config = Config::new(
-        "127.0.0.1:0".parse().unwrap(),
-        dir.path().join("tls.crt"),
-        dir.path().join("tls.key"),
-    );
+    // LOAD_MEMORY_BUDGET_MIB: the server's in-flight body budget (default: the server's).
+    let budget_mib = std::env::var("LOAD_MEMORY_BUDGET_MIB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
     let shared = Arc::new(Shared {
         types: Arc::new(NoCluster),
         store: Arc::new(NoCluster),
         metrics: Default::default(),
     });
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(serve(
-        config,
-        shared.clone(),
-        std::future::pending(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-    ));
-    let addr = rx.await.unwrap();
+    // LOAD_SERVER_BIN: run that `kudo-webhook` binary as a child process instead of the server
+    // in this process, so its own peak memory can be read at the end.
+    let mut child = None;
+    let addr: SocketAddr = if let Some(bin) = std::env::var_os("LOAD_SERVER_BIN") {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut cmd = std::process::Command::new(bin);
+        cmd.arg("--listen")
+            .arg(addr.to_string())
+            .arg("--tls-cert")
+            .arg(dir.path().join("tls.crt"))
+            .arg("--tls-key")
+            .arg(dir.path().join("tls.key"))
+            .arg("--no-cluster")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(mib) = budget_mib {
+            cmd.arg("--memory-budget-mib").arg(mib.to_string());
+        }
+        child = Some(cmd.spawn().expect("the server binary starts"));
+        let up = Instant::now();
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            assert!(
+                up.elapsed() < Duration::from_secs(10),
+                "the server did not listen"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        addr
+    } else {
+        let mut config = Config::new(
+            "127.0.0.1:0".parse().unwrap(),
+            dir.path().join("tls.crt"),
+            dir.path().join("tls.key"),
+        );
+        if let Some(mib) = budget_mib {
+            config.memory_budget = mib * 1024 * 1024;
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(serve(
+            config,
+            shared.clone(),
+            std::future::pending(),
+            move |a| {
+                let _ = tx.send(a);
+            },
+        ));
+        rx.await.unwrap()
+    };
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.der().clone()).unwrap();
     let tls = rustls::ClientConfig::builder()
@@ -114,9 +186,7 @@ async fn main() {
                 };
                 // The time until the whole reply is in; checking it is the client's business.
                 times.push(t.elapsed());
-                let ok = reply
-                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                    .is_some_and(|v| v.get("response").is_some());
+                let ok = reply.is_some_and(|b| well_formed(&b));
                 if !ok {
                     errors.fetch_add(1, Ordering::Relaxed);
                 }
@@ -147,6 +217,18 @@ async fn main() {
         ms(pct(0.999)),
         ms(*all.last().unwrap())
     );
+    if let Some(mut child) = child {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        for line in status
+            .lines()
+            .filter(|l| l.starts_with("VmHWM") || l.starts_with("VmRSS"))
+        {
+            println!("server {line}");
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     if std::env::var_os("LOAD_METRICS").is_some() {
         println!("{}", shared.metrics.encode());
     }

@@ -56,6 +56,11 @@ struct Args {
     /// Requests handled at once.
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
+    /// Request bodies handled at once, in MiB in all (by Content-Length); a request whose body
+    /// does not fit waits. The peak memory is about 100 MiB at the default with LIST-sized
+    /// conversions on 2 cores (BENCHMARKS.md): raise it with more cores and memory.
+    #[arg(long, default_value_t = 8)]
+    memory_budget_mib: usize,
     /// Seconds between checks of the certificate files.
     #[arg(long, default_value_t = 10)]
     reload_interval: u64,
@@ -104,6 +109,7 @@ fn main() -> ExitCode {
     config.body_limit = args.body_limit_mib * 1024 * 1024;
     config.request_timeout = Duration::from_secs(args.request_timeout);
     config.max_concurrency = args.max_concurrency.max(1);
+    config.memory_budget = args.memory_budget_mib.max(1) * 1024 * 1024;
     config.reload_interval = Duration::from_secs(args.reload_interval.max(1));
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

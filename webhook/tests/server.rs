@@ -81,6 +81,8 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
         dir.path().join("tls.key"),
     );
     config.body_limit = 1024 * 1024;
+    // Smaller than one review: each request takes the whole budget, and is still served.
+    config.memory_budget = 2 * 1024;
     config.reload_interval = Duration::from_millis(100);
     config.grace = Duration::from_secs(2);
     let shared = Arc::new(Shared {
