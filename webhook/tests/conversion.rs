@@ -269,6 +269,9 @@ fn the_raw_reply_is_what_convert_gives_on_edge_cases() {
         json!({"apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion", "metadata": {"name": "ov", "annotations": {"a": "b"}},
             "spec": {"parameters": [{"name": "A", "default": "1", "value-type": "number"}, {"name": "B"}], "templates": {"t.yaml": "x"}}}),
         json!({"apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion", "spec": {"parameters": {"not": "a list"}}}),
+        json!({"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "x\"y\u{e9}": {"a": "\u{1F600}"},
+            "metadata": {"na\\me": "q", "annotations": {"\"": "\\"}},
+            "spec": {"para\nmeters": 1, "parameters": {"K": "v"}, "operatorVersion": {"name": "o\"v"}}}),
     ]);
     for types in [
         &NoTypes as &dyn kudo_operator::convert::TypeSource,
