@@ -65,9 +65,9 @@ pub enum Command {
     /// Applied with server-side apply (field manager kudo-init), in order; running it again is
     /// safe. The namespace is applied first, then every other object is checked by a
     /// server-side dry run, and only when all pass are they written: a refusal the API server
-    /// can foresee leaves nothing but the namespace. --dry-run prints the objects instead. With --webhook-url and --ca-bundle the API
-    /// server calls webhooks running outside the cluster (development, the end-to-end suite)
-    /// and no webhook Deployment or Service is made.
+    /// can foresee leaves nothing but the namespace. --dry-run prints the objects instead. With
+    /// --webhook-url and --ca-bundle the API server calls webhooks running outside the cluster
+    /// (development, the end-to-end suite) and no webhook Deployment or Service is made.
     Init(InitArgs),
     /// Install an operator package in a cluster: its Operator and OperatorVersion (when
     /// missing) and an Instance (default name: OPERATOR-instance) holding the -P/-p values.

@@ -149,7 +149,7 @@ pub struct Parts<'a> {
 pub struct Changes {
     /// The new `spec.parameters` (`None`: removed). Only applied when the object has a `spec`.
     pub parameters: Option<Value>,
-    /// Annotations to set (`Some(text)`) or remove (`None`), in this order. An `annotations`
+    /// Annotations to set (`Some(text)`) or remove (`None`), each key at most once. An `annotations`
     /// map a removal leaves empty is removed from `metadata`; a set creates `metadata` and
     /// `annotations` when missing.
     pub annotations: Vec<(&'static str, Option<String>)>,

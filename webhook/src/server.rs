@@ -223,8 +223,10 @@ pub struct MemoryBudget {
 impl MemoryBudget {
     /// A budget of `bytes`; a request of unknown size counts as `unknown` bytes.
     pub fn new(bytes: usize, unknown: usize) -> MemoryBudget {
-        let total_kib = u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX >> 3);
-        let total_kib = total_kib.clamp(1, (Semaphore::MAX_PERMITS as u32).min(u32::MAX >> 3));
+        // At most 2^29 KiB (512 GiB): within Semaphore::MAX_PERMITS on every target.
+        let total_kib = u32::try_from(bytes.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .clamp(1, u32::MAX >> 3);
         MemoryBudget {
             permits: Arc::new(Semaphore::new(total_kib as usize)),
             total_kib,

@@ -172,10 +172,13 @@ impl<'a> Object<'a> {
         types: &dyn kudo_operator::convert::TypeSource,
         out: &mut Vec<u8>,
     ) -> Result<(), kudo_operator::convert::Error> {
-        let metadata = self.map("metadata");
-        let spec = self.map("spec");
         let api_version = self.text("apiVersion");
         let kind = self.text("kind");
+        // Only a change of version looks past `apiVersion` and `kind` (and writes `metadata`
+        // and `spec` anew), so the rest is read only then.
+        let changing = api_version.as_deref().is_some_and(|v| v != desired);
+        let metadata = self.map("metadata").filter(|_| changing);
+        let spec = self.map("spec").filter(|_| changing);
         let namespace = metadata.and_then(|m| lookup(m, "namespace")).and_then(text);
         let annotations: Option<RawMap<'_>> = metadata
             .and_then(|m| lookup(m, "annotations"))
@@ -198,13 +201,9 @@ impl<'a> Object<'a> {
             .and_then(|s| lookup(s, "operatorVersion"))
             .and_then(|raw| serde_json::from_str::<Ref>(raw.get()).ok())
             .and_then(|r| r.name);
-        // The parameters are parsed only when the version changes (else they are not looked at).
-        let parameters: Option<Value> = match api_version.as_deref() {
-            Some(v) if v != desired => spec
-                .and_then(|s| lookup(s, "parameters"))
-                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
-            _ => None,
-        };
+        let parameters: Option<Value> = spec
+            .and_then(|s| lookup(s, "parameters"))
+            .and_then(|raw| serde_json::from_str(raw.get()).ok());
         let parts = Parts {
             api_version: api_version.as_deref(),
             kind: kind.as_deref(),
@@ -319,10 +318,11 @@ fn final_annotations<'e>(
     existing: Option<&'e RawMap<'_>>,
     ops: &'e [(&'static str, Option<String>)],
 ) -> Option<Vec<(&'e str, Entry<'e>)>> {
-    let last = |key: &str| ops.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v);
+    // Each key is in `ops` at most once (`Changes::annotations`).
+    let op = |key: &str| ops.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
     let mut entries: Vec<(&str, Entry)> = Vec::new();
     for (key, raw) in existing.into_iter().flatten() {
-        match last(&key.0) {
+        match op(&key.0) {
             None => entries.push((&key.0, Entry::Raw(raw))),
             Some(Some(text)) => entries.push((&key.0, Entry::Set(text))),
             Some(None) => {}
@@ -331,7 +331,6 @@ fn final_annotations<'e>(
     for (key, value) in ops {
         if let Some(text) = value
             && !entries.iter().any(|(k, _)| k == key)
-            && last(key) == Some(value)
         {
             entries.push((key, Entry::Set(text)));
         }
