@@ -15,24 +15,11 @@ use serde_json::{Map, Value, json};
 use crate::crd::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
 use crate::crd::v1beta2::{Operator, OperatorSpec, OperatorVersion, OperatorVersionSpec};
 
-/// The name of the OperatorVersion of `operator` at `version`: `{operator}-{version}`.
-pub fn operator_version_name(operator: &str, version: &str) -> String {
-    format!("{operator}-{version}")
-}
-
-/// The version of a package (`operatorVersion`, `0.0.0` when the package gives none).
-pub fn version(pkg: &Package) -> String {
-    pkg.operator()
-        .operator_version
-        .clone()
-        .unwrap_or_else(|| "0.0.0".into())
-}
-
 /// The Operator and OperatorVersion (v1beta2, parameters as one schema) of a package, in
 /// `namespace`.
 pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
     let op = pkg.operator();
-    let version = version(pkg);
+    let version = pkg.version();
     let operator = Operator {
         metadata: ObjectMeta {
             name: Some(op.name.clone()),
@@ -85,7 +72,7 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
         .collect();
     let ov = OperatorVersion {
         metadata: ObjectMeta {
-            name: Some(operator_version_name(&op.name, &version)),
+            name: Some(pkg.operator_version_name()),
             namespace: Some(namespace.into()),
             ..Default::default()
         },
@@ -181,10 +168,7 @@ mod tests {
                 op.metadata.name.as_deref(),
                 Some(pkg.operator().name.as_str())
             );
-            assert_eq!(
-                ov.metadata.name,
-                Some(operator_version_name(&pkg.operator().name, &version(&pkg)))
-            );
+            assert_eq!(ov.metadata.name, Some(pkg.operator_version_name()));
             let back = from_operator_version(&ov).unwrap();
             assert_eq!(back.schema().as_value(), pkg.schema().as_value(), "{name}");
             assert_eq!(back.templates(), pkg.templates(), "{name}");

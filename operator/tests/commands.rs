@@ -432,7 +432,7 @@ async fn update_after_a_conflict_reads_the_instance_again_and_keeps_both_changes
         .unwrap();
     assert_eq!(done.attempts, 2);
     assert_eq!(done.generation, Some(3));
-    assert_eq!(done.change.selection.plan.as_deref(), Some("update"));
+    assert_eq!(done.change.plan.as_deref(), Some("update"));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen.iter()
@@ -575,10 +575,9 @@ async fn update_dry_run_reports_the_plan_and_the_changed_paths_and_sends_nothing
     let done = update::update(&t, &update_req("c", &overrides, true))
         .await
         .unwrap();
-    assert_eq!(done.change.selection.plan.as_deref(), Some("backup-update"));
+    assert_eq!(done.change.plan.as_deref(), Some("backup-update"));
     let changed: Vec<&str> = done
         .change
-        .selection
         .changes
         .iter()
         .map(|c| c.pointer.as_str())

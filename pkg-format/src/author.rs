@@ -19,7 +19,6 @@ use crate::params::{ParamSchema, Params};
 use crate::pointer;
 use crate::trigger::{self, Reason};
 use crate::validate::Validator;
-use crate::values::type_override;
 
 /// The types a new parameter may have.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,7 +274,10 @@ pub fn node(p: &NewParameter) -> Result<Value, String> {
         }
         n.insert(k.clone(), v);
     }
-    let typed = |text: &str| type_override(&shape, shape.root(), text);
+    let typed = |text: &str| {
+        crate::typing::from_text(&shape.types(shape.root()), text)
+            .map_err(|e| format!("the value {e}"))
+    };
     let mut enum_values = Vec::new();
     for e in &p.enum_values {
         enum_values.push(typed(e)?);

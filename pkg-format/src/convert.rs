@@ -21,9 +21,9 @@
 use serde_json::{Map, Value};
 
 use crate::diag::{Code, Diagnostic, Origin, Shown};
-use crate::document;
 use crate::params::{Draft, ParamSchema, V1beta1Params, V1beta1Type};
 use crate::pointer;
+use crate::typing::{self, TextError};
 
 /// The v1beta2 schema of a v1beta1 params file.
 ///
@@ -79,65 +79,11 @@ pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
     ParamSchema::new(Value::Object(root), Draft::Draft202012)
 }
 
-/// Types one v1beta1 value (usually a string) by its parameter type. The error says why, in
-/// words, without repeating the value (it may be a secret).
-pub fn typed(value: &Value, ty: V1beta1Type) -> Result<Value, String> {
-    match (ty, value) {
-        (V1beta1Type::String, Value::String(_)) => Ok(value.clone()),
-        (V1beta1Type::String, Value::Number(n)) => Ok(Value::String(n.to_string())),
-        (V1beta1Type::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
-        (V1beta1Type::String, _) => Err("a structured value cannot be a string parameter".into()),
-        (V1beta1Type::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(value.clone()),
-        (V1beta1Type::Integer, Value::String(s)) => {
-            parse_integer(s.trim()).ok_or_else(|| "is not an integer".to_string())
-        }
-        (V1beta1Type::Number, Value::Number(_)) => Ok(value.clone()),
-        (V1beta1Type::Number, Value::String(s)) => {
-            let t = s.trim();
-            parse_integer(t)
-                .or_else(|| {
-                    t.parse::<f64>()
-                        .ok()
-                        .and_then(serde_json::Number::from_f64)
-                        .map(Value::Number)
-                })
-                .ok_or_else(|| "is not a number".to_string())
-        }
-        (V1beta1Type::Boolean, Value::Bool(_)) => Ok(value.clone()),
-        (V1beta1Type::Boolean, Value::String(s)) => match s.trim() {
-            "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(Value::Bool(true)),
-            "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(Value::Bool(false)),
-            _ => Err("is not a boolean (true or false)".into()),
-        },
-        (V1beta1Type::Array, Value::Array(_)) | (V1beta1Type::Map, Value::Object(_)) => {
-            Ok(value.clone())
-        }
-        (V1beta1Type::Array | V1beta1Type::Map, Value::String(s)) => {
-            let parsed = document::parse_value(s)
-                .map_err(|e| format!("is not a YAML {}: {e}", ty.as_str()))?;
-            match (ty, &parsed) {
-                (V1beta1Type::Array, Value::Array(_)) | (V1beta1Type::Map, Value::Object(_)) => {
-                    Ok(parsed)
-                }
-                // An empty string is an empty collection.
-                (V1beta1Type::Array, Value::Null) => Ok(Value::Array(Vec::new())),
-                (V1beta1Type::Map, Value::Null) => Ok(Value::Object(Map::new())),
-                _ => Err(format!("is not a YAML {}", ty.as_str())),
-            }
-        }
-        (_, other) => Err(format!(
-            "is a {}, not a {}",
-            crate::params::json_type(other),
-            ty.as_str()
-        )),
-    }
-}
-
-fn parse_integer(s: &str) -> Option<Value> {
-    s.parse::<i64>()
-        .map(Value::from)
-        .or_else(|_| s.parse::<u64>().map(Value::from))
-        .ok()
+/// Types one v1beta1 value (usually a string) by its parameter type, with the one rule of
+/// [`crate::typing`] (the rule `-p` values follow too). The error says why, in words, without
+/// repeating the value (it may be a secret).
+pub fn typed(value: &Value, ty: V1beta1Type) -> Result<Value, TextError> {
+    typing::from_value(&[ty.json_schema_type()], value)
 }
 
 /// Values as a v1beta1 Instance stores them (`map[string]string`): strings as they are,
@@ -170,20 +116,17 @@ pub fn typed_by_schema(schema: &ParamSchema, values: &Value) -> Value {
     let out = map
         .iter()
         .map(|(k, v)| {
-            let ty = match v {
-                Value::String(_) => schema
-                    .node_at(std::slice::from_ref(k))
-                    .and_then(|n| n.get("type"))
-                    .and_then(Value::as_str)
-                    .and_then(|t| match t {
-                        "object" => Some(V1beta1Type::Map),
-                        t => V1beta1Type::parse(t),
-                    }),
-                _ => None,
+            let typed = match (v, schema.node_at(std::slice::from_ref(k))) {
+                (Value::String(s), Some(node)) => {
+                    let types = schema.types(node);
+                    if types.is_empty() || types.contains(&"string") {
+                        v.clone()
+                    } else {
+                        typing::from_text(&types, s).unwrap_or_else(|_| v.clone())
+                    }
+                }
+                _ => v.clone(),
             };
-            let typed = ty
-                .and_then(|t| typed(v, t).ok())
-                .unwrap_or_else(|| v.clone());
             (k.clone(), typed)
         })
         .collect();
@@ -238,11 +181,9 @@ mod tests {
         let cases: &[(Value, V1beta1Type, Result<Value, ()>)] = &[
             (json!("3"), Integer, Ok(json!(3))),
             (json!(" -1 "), Integer, Ok(json!(-1))),
-            (
-                json!("18446744073709551615"),
-                Integer,
-                Ok(json!(18446744073709551615u64)),
-            ),
+            // Integers are 64-bit signed, as Kubernetes' int64 (crate::typing).
+            (json!("9223372036854775807"), Integer, Ok(json!(i64::MAX))),
+            (json!("18446744073709551615"), Integer, Err(())),
             (json!("3.5"), Integer, Err(())),
             (json!("0.25"), Number, Ok(json!(0.25))),
             (json!("4"), Number, Ok(json!(4))),

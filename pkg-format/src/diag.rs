@@ -96,6 +96,13 @@ pub enum Code {
     OldNameNotFound,
     /// An old value that an upgrade cannot place anywhere in the new parameters.
     ValueDropped,
+    /// A parameter change given with an upgrade runs a plan other than `deploy` in the new
+    /// version (KUDO's rule: upgrade first, then update).
+    UpgradeWithChange,
+    /// A plan is scheduled or running, and the change would run another plan (or upgrade).
+    PlanInProgress,
+    /// The Instance is being deleted: no parameter change and no upgrade.
+    Deleting,
 }
 
 impl Code {
@@ -140,6 +147,9 @@ impl Code {
             Code::ImmutableUnset => "immutable-unset",
             Code::InvalidOldName => "invalid-old-name",
             Code::OldNameNotFound => "old-name-not-found",
+            Code::UpgradeWithChange => "upgrade-with-change",
+            Code::PlanInProgress => "plan-in-progress",
+            Code::Deleting => "deleting",
             Code::ValueDropped => "value-dropped",
         }
     }

@@ -10,9 +10,9 @@
 //! - the effective parameters (defaults applied) before and after are what validation,
 //!   `immutable` and `trigger` look at.
 //!
-//! [`install`], [`update_parameters`] and [`upgrade_parameters`] are these rules on an
-//! Instance's parameters alone (what the cluster commands call); [`update`] and [`upgrade`]
-//! run them on a file.
+//! The decisions themselves (validation, `immutable`, `trigger`, `oldName`, the plan) are
+//! [`crate::change`]'s, the same the cluster commands, the admission webhook and the manager
+//! call; [`update`] and [`upgrade`] run them on a file.
 //!
 //! The file is changed with [`crate::edit`]: only the parameter values that change (and, on
 //! upgrade, `apiVersion` and `spec.operatorVersion.name`) are touched; comments stay. Any
@@ -22,17 +22,13 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::change::{self, Decision, Installed, Proposal, Version};
 use crate::diag::{Code, Diagnostic, Origin};
 use crate::document::Document;
 use crate::edit::{self, Edit};
-use crate::migrate::{self, Report};
 use crate::package::Package;
 use crate::params::Params;
-use crate::pointer;
-use crate::trigger::{self, Selection};
-use crate::validate::Validator;
-use crate::values::{Inputs, Override, Values, effective};
-use crate::{Error, Result, convert, immutable};
+use crate::{Error, Result, convert};
 
 /// `apiVersion` of v1beta1 Instances (flat string values).
 pub const V1BETA1: &str = "kudo.dev/v1beta1";
@@ -145,167 +141,17 @@ impl InstanceFile {
     }
 }
 
-/// A parameter change computed for an Instance, before anything is written anywhere: the one
-/// computation behind `kudo install`, `kudo update` and `kudo upgrade`, whether the Instance is
-/// kept in a file or in a cluster.
-#[derive(Debug, Clone)]
-pub struct Change {
-    /// The effective parameters after the change (defaults applied).
-    pub values: Values,
-    /// The values to store in `spec.parameters` (typed, as a `kudo.dev/v1beta2` Instance holds
-    /// them): what the user set, not the defaults.
-    pub written: Value,
-    /// The plan to run and every changed path. On upgrade: the upgrade plan, no paths.
-    pub selection: Selection,
-    /// Warnings (accepted, but worth reading).
-    pub warnings: Vec<Diagnostic>,
-    /// The migration report (upgrade only).
-    pub report: Option<Report>,
-}
-
-/// The parameters of a new Instance of `pkg`: the defaults, then the `-P` files, then the `-p`
-/// overrides, validated once (what `kudo params` computes). [`Change::written`] holds only the
-/// values given (`-P`, `-p`), not the defaults; the plan is `deploy`.
-pub fn install(
-    pkg: &Package,
-    files: &[Document],
-    overrides: &[String],
-) -> std::result::Result<Change, Vec<Diagnostic>> {
-    let schema = pkg.schema();
-    let (values, warnings) = crate::validate::resolve(schema, &inputs(None, files, overrides))?;
-    let written = explicit(&Value::Object(Map::new()), files, overrides, values.value());
-    Ok(Change {
-        values,
-        written,
-        selection: Selection {
-            plan: Some("deploy".into()),
-            changes: Vec::new(),
-        },
-        warnings,
-        report: None,
-    })
-}
-
-/// Applies `-P` files and `-p` overrides to `current` (an Instance's typed `spec.parameters`)
-/// for the package `pkg`: validation, the `immutable` checks and the plan selection (one plan
-/// per update). Every problem is returned at once. `selection.plan` is `None` when nothing
-/// changes.
-pub fn update_parameters(
-    pkg: &Package,
-    current: &Value,
-    files: &[Document],
-    overrides: &[String],
-) -> std::result::Result<Change, Vec<Diagnostic>> {
-    let schema = pkg.schema();
-    let validator = Validator::new(schema)?;
-    let (old, _) = effective(schema, &inputs(Some(current.clone()), &[], &[]));
-    let (new, mut problems) = effective(schema, &inputs(Some(current.clone()), files, overrides));
-    problems.extend(validator.validate(&new));
-    problems.extend(with_origins(
-        &new,
-        immutable::check_update(schema, old.value(), new.value()),
-    ));
-    let plans: Vec<&str> = pkg.operator().plans.keys().map(String::as_str).collect();
-    let selection = match trigger::select(schema, &plans, old.value(), new.value()) {
-        Ok(s) => Some(s),
-        Err(d) => {
-            problems.extend(with_origins(&new, d));
-            None
-        }
-    };
-    let (errors, warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let written = explicit(current, files, overrides, new.value());
-    Ok(Change {
-        values: new,
-        written,
-        selection: selection.unwrap_or(Selection {
-            plan: None,
-            changes: Vec::new(),
-        }),
-        warnings,
-        report: None,
-    })
-}
-
-/// Upgrades `current` (the typed `spec.parameters` of an Instance of `old_pkg`) to `new_pkg`:
-/// `oldName` migration, then `-P` and `-p`, then validation and the immutable checks. The
-/// plan is the new version's `upgrade` plan, else `deploy`.
-pub fn upgrade_parameters(
-    old_pkg: &Package,
-    new_pkg: &Package,
-    current: &Value,
-    files: &[Document],
-    overrides: &[String],
-) -> std::result::Result<Change, Vec<Diagnostic>> {
-    let old_version = version(old_pkg);
-    let schema = new_pkg.schema();
-    let validator = Validator::new(schema)?;
-    let m = migrate::migrate(old_pkg.schema(), current, schema, &old_version)?;
-    let migrated = m.explicit.clone();
-    let (new, mut problems) = effective(schema, &inputs(Some(migrated.clone()), files, overrides));
-    problems.extend(validator.validate(&new));
-    problems.extend(with_origins(
-        &new,
-        immutable::check_update(schema, m.values.value(), new.value()),
-    ));
-    problems.extend(immutable::check_unset(schema, new.value()));
-    let (errors, mut warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    warnings.extend(m.report.warnings());
-    let written = explicit(&migrated, files, overrides, new.value());
-    let plan = ["upgrade", "deploy"]
-        .into_iter()
-        .find(|p| new_pkg.operator().plans.contains_key(*p))
-        .map(String::from);
-    Ok(Change {
-        values: new,
-        written,
-        selection: Selection {
-            plan,
-            changes: Vec::new(),
-        },
-        warnings,
-        report: Some(m.report),
-    })
-}
-
 /// The outcome of [`update`] and [`upgrade`] on a file.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     /// The new file text (identical to the old one when nothing changed).
     pub text: String,
-    /// The effective parameters after the change (defaults applied).
-    pub values: Values,
-    /// The values written to `spec.parameters`.
-    pub written: Value,
-    /// The plan to run and every changed path. On upgrade: the upgrade plan.
-    pub selection: Selection,
-    /// Warnings (accepted, but worth reading).
-    pub warnings: Vec<Diagnostic>,
-    /// The migration report (upgrade only).
-    pub report: Option<Report>,
-}
-
-impl Outcome {
-    fn new(text: String, c: Change) -> Outcome {
-        Outcome {
-            text,
-            values: c.values,
-            written: c.written,
-            selection: c.selection,
-            warnings: c.warnings,
-            report: c.report,
-        }
-    }
+    /// What the change does ([`crate::change`]).
+    pub decision: Decision,
 }
 
 /// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`
-/// ([`update_parameters`]), and edits the file.
+/// ([`change::update`]), and edits the file.
 pub fn update(
     file: &InstanceFile,
     pkg: &Package,
@@ -313,19 +159,26 @@ pub fn update(
     overrides: &[String],
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
-    let change = update_parameters(pkg, &current, files, overrides)?;
-    let stored = stored_form(file.api_version(), &change.written);
+    let version = Version::of_package(pkg)?;
+    let installed = Installed {
+        version: &version,
+        values: &current,
+        deleting: false,
+        in_progress: None,
+    };
+    let decision = change::update(&installed, Proposal::Edits { files, overrides })?;
+    let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
         &["spec", "parameters"],
         Some(&file.raw_parameters()),
         Some(&stored),
     );
     let text = apply(file, &edits)?;
-    Ok(Outcome::new(text, change))
+    Ok(Outcome { text, decision })
 }
 
 /// Upgrades the Instance in `file` from `old_pkg` (installed) to `new_pkg`
-/// ([`upgrade_parameters`]), and edits the file.
+/// ([`change::upgrade`]), and edits the file.
 pub fn upgrade(
     file: &InstanceFile,
     old_pkg: &Package,
@@ -333,9 +186,8 @@ pub fn upgrade(
     files: &[Document],
     overrides: &[String],
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
-    let old_version = version(old_pkg);
     if let Some(name) = file.operator_version_name() {
-        let expected = format!("{}-{}", old_pkg.operator().name, old_version);
+        let expected = old_pkg.operator_version_name();
         if name != expected {
             return Err(vec![
                 Diagnostic::error(
@@ -348,12 +200,20 @@ pub fn upgrade(
         }
     }
     let current = file.parameters(old_pkg.params())?;
-    let change = upgrade_parameters(old_pkg, new_pkg, &current, files, overrides)?;
+    let from = Version::of_package(old_pkg)?;
+    let to = Version::of_package(new_pkg)?;
+    let installed = Installed {
+        version: &from,
+        values: &current,
+        deleting: false,
+        in_progress: None,
+    };
+    let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,
     };
-    let stored = stored_form(api, &change.written);
+    let stored = stored_form(api, &decision.explicit);
     let mut edits = Vec::new();
     if api != file.api_version() {
         edits.push(Edit::Set {
@@ -363,7 +223,7 @@ pub fn upgrade(
     }
     edits.push(Edit::Set {
         path: vec!["spec".into(), "operatorVersion".into(), "name".into()],
-        value: Value::String(format!("{}-{}", new_pkg.operator().name, version(new_pkg))),
+        value: Value::String(to.name.clone()),
     });
     edits.extend(edit::edits_between(
         &["spec", "parameters"],
@@ -371,71 +231,7 @@ pub fn upgrade(
         Some(&stored),
     ));
     let text = apply(file, &edits)?;
-    Ok(Outcome::new(text, change))
-}
-
-/// Each problem about a changed value says where the new value came from (`-p` argument N,
-/// a `-P` file, the Instance file).
-fn with_origins(values: &Values, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    diags
-        .into_iter()
-        .map(|d| {
-            let origin = values.origin(&d.pointer);
-            d.with_origin(origin)
-        })
-        .collect()
-}
-
-/// The package's operator version (`operatorVersion`, or the legacy `version`).
-fn version(pkg: &Package) -> String {
-    pkg.operator().operator_version.clone().unwrap_or_default()
-}
-
-fn inputs<'a>(
-    current: Option<Value>,
-    files: &'a [Document],
-    overrides: &'a [String],
-) -> Inputs<'a> {
-    Inputs {
-        current,
-        files,
-        overrides,
-    }
-}
-
-/// The values to write: the file's values with the `-P` files merged in, then each `-p` value
-/// (the whole array when it goes through one), taken from the effective result.
-fn explicit(current: &Value, files: &[Document], overrides: &[String], effective: &Value) -> Value {
-    let mut out = current.clone();
-    for f in files {
-        if !f.value().is_null() {
-            json_patch::merge(&mut out, f.value());
-        }
-    }
-    if !out.is_object() {
-        out = Value::Object(Map::new());
-    }
-    for (i, arg) in overrides.iter().enumerate() {
-        let Ok(ov) = Override::parse(i + 1, arg) else {
-            continue;
-        };
-        // Write from the outermost array on the way, else the value itself.
-        let mut end = ov.tokens.len();
-        for k in 1..=ov.tokens.len() {
-            if effective
-                .pointer(&pointer::from_tokens(&ov.tokens[..k]))
-                .is_some_and(Value::is_array)
-            {
-                end = k;
-                break;
-            }
-        }
-        let at = &ov.tokens[..end];
-        if let Some(v) = effective.pointer(&pointer::from_tokens(at)) {
-            pointer::set_creating(&mut out, at, v.clone());
-        }
-    }
-    out
+    Ok(Outcome { text, decision })
 }
 
 /// Values as an Instance of `api_version` stores them (v1beta1: strings, as KUDO did).
@@ -473,61 +269,17 @@ mod tests {
         Package::load(&dir).unwrap()
     }
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
     #[test]
-    fn install_writes_the_given_values_only_and_whole_arrays_through_which_a_value_is_set() {
+    fn update_edits_only_the_changed_values_and_reports_the_plan() {
         let pkg = cassandra();
-        let c = install(
-            &pkg,
-            &[],
-            &args(&["nodeCount=5", "topology/0/datacenterName=DC1"]),
-        )
-        .unwrap();
-        let topology = c.values.value()["topology"].clone();
-        assert_eq!(topology[0]["datacenterName"], json!("DC1"));
+        let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db # mine\nspec:\n  parameters:\n    logLevel: DEBUG\n";
+        let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
+        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()]).unwrap();
+        assert_eq!(out.decision.plan.as_deref(), Some("backup-update"));
+        assert!(out.text.contains("# mine"), "{}", out.text);
         assert_eq!(
-            c.written,
-            json!({"nodeCount": 5, "topology": topology}),
-            "defaults stay out, the array goes whole"
-        );
-        assert_eq!(c.selection.plan.as_deref(), Some("deploy"));
-    }
-
-    #[test]
-    fn install_with_nothing_given_writes_nothing() {
-        let c = install(&cassandra(), &[], &[]).unwrap();
-        assert_eq!(c.written, json!({}));
-    }
-
-    #[test]
-    fn update_parameters_select_the_plan_of_the_change_and_keep_other_values() {
-        let pkg = cassandra();
-        let current = json!({"logLevel": "DEBUG"});
-        let c = update_parameters(&pkg, &current, &[], &args(&["backup/enabled=true"])).unwrap();
-        assert_eq!(c.selection.plan.as_deref(), Some("backup-update"));
-        assert_eq!(
-            c.written,
+            out.decision.explicit,
             json!({"logLevel": "DEBUG", "backup": {"enabled": true}})
-        );
-    }
-
-    #[test]
-    fn update_parameters_refuse_an_immutable_change_and_two_plans_at_once() {
-        let pkg = cassandra();
-        let codes = |o: &[&str]| {
-            update_parameters(&pkg, &json!({}), &[], &args(o))
-                .unwrap_err()
-                .iter()
-                .map(|d| d.code)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(codes(&["clusterName=x"]), [Code::ImmutableChanged]);
-        assert_eq!(
-            codes(&["nodeCount=4", "metrics/enabled=true"]),
-            [Code::TriggerConflict, Code::TriggerConflict]
         );
     }
 }

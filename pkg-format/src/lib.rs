@@ -50,6 +50,7 @@
 
 pub mod archive;
 pub mod author;
+pub mod change;
 pub mod convert;
 pub mod diag;
 pub mod document;
@@ -65,6 +66,7 @@ pub mod pointer;
 pub mod render;
 pub mod structural;
 pub mod trigger;
+pub mod typing;
 pub mod validate;
 pub mod values;
 pub mod verify;

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::diag::{Code, Diagnostic, Origin};
 use crate::params::ParamSchema;
 use crate::pointer;
-use crate::values::{Values, type_override};
+use crate::values::Values;
 
 /// Deepest schema nesting followed.
 const MAX_DEPTH: usize = 64;
@@ -271,7 +271,7 @@ fn type_like(schema: &ParamSchema, tokens: &[String], value: &Value) -> Value {
     if let (Value::String(s), Some(node)) = (value, schema.node_at(tokens)) {
         let types = schema.types(node);
         if !types.is_empty() && !types.contains(&"string") {
-            return type_override(schema, node, s).unwrap_or_else(|_| value.clone());
+            return crate::typing::from_text(&types, s).unwrap_or_else(|_| value.clone());
         }
     }
     value.clone()

@@ -244,6 +244,14 @@ pub struct Package {
     templates: BTreeMap<String, String>,
 }
 
+/// The version of a package that names none.
+pub const DEFAULT_VERSION: &str = "0.0.0";
+
+/// The name of the OperatorVersion of `operator` at `version`: `{operator}-{version}`.
+pub fn operator_version_name(operator: &str, version: &str) -> String {
+    format!("{operator}-{version}")
+}
+
 impl Package {
     /// Loads a package from a directory or a `.tgz` / `.tar.gz` file.
     pub fn load(path: &Path) -> Result<Package> {
@@ -329,6 +337,20 @@ impl Package {
     /// `params.yaml` as a document (for locations).
     pub fn params_document(&self) -> &Document {
         &self.params_doc
+    }
+
+    /// The operator version (`operatorVersion`, or the legacy `version`), `0.0.0` when the
+    /// package gives none.
+    pub fn version(&self) -> String {
+        self.operator
+            .operator_version
+            .clone()
+            .unwrap_or_else(|| DEFAULT_VERSION.into())
+    }
+
+    /// The name of this package's OperatorVersion ([`operator_version_name`]).
+    pub fn operator_version_name(&self) -> String {
+        operator_version_name(&self.operator.name, &self.version())
     }
 
     /// The parameter schema (converted from v1beta1 once, at load).

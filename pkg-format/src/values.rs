@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::diag::{Code, Diagnostic, Origin, Shown};
-use crate::document::{self, Document};
+use crate::document::Document;
 use crate::params::{ParamSchema, v1beta2::Child};
 use crate::pointer;
 
@@ -312,7 +312,11 @@ impl Values {
         // 2. Type the value by the schema at the target.
         let secret = schema.is_secret(&ov.tokens);
         let new_value = type_override(schema, node, &ov.value).map_err(|why| {
-            err(Code::OverrideSyntax, &ov.pointer, why)
+            let code = match why {
+                crate::typing::TextError::NotShape { yaml: Some(_), .. } => Code::OverrideSyntax,
+                _ => Code::TypeMismatch,
+            };
+            err(code, &ov.pointer, why.to_string())
                 .with_value(Shown::of(&Value::String(ov.value.clone()), secret))
         })?;
 
@@ -427,42 +431,19 @@ fn walk_error(
     )
 }
 
-/// Types the text of a `-p` value by the schema node it sets.
+/// Types the text of a `-p` value by the schema node it sets ([`crate::typing`]'s rule). An
+/// empty value of a parameter that is not a string is `null`: `-p replicas=` removes the value,
+/// which falls back to its default.
 pub(crate) fn type_override(
     schema: &ParamSchema,
     node: &Value,
     raw: &str,
-) -> Result<Value, String> {
+) -> Result<Value, crate::typing::TextError> {
     let types = schema.types(node);
-    let only_string = !types.is_empty() && types.iter().all(|t| *t == "string" || *t == "null");
-    let quoted = raw.len() >= 2
-        && ((raw.starts_with('"') && raw.ends_with('"'))
-            || (raw.starts_with('\'') && raw.ends_with('\'')));
-    if only_string && !quoted {
-        // A string parameter takes the text as written: `123`, `NO`, `a: b` stay strings.
-        return Ok(Value::String(raw.to_string()));
+    if raw.trim().is_empty() && !types.contains(&"string") {
+        return Ok(Value::Null);
     }
-    let v = document::parse_value(raw).map_err(|e| format!("the value is not valid YAML: {e}"))?;
-    let allows = |t: &str| types.contains(&t);
-    Ok(match v {
-        Value::String(s) if allows("integer") && s.trim().parse::<i64>().is_ok() => {
-            Value::from(s.trim().parse::<i64>().unwrap_or_default())
-        }
-        Value::String(s) if allows("integer") && s.trim().parse::<u64>().is_ok() => {
-            Value::from(s.trim().parse::<u64>().unwrap_or_default())
-        }
-        Value::String(s) if allows("number") && s.trim().parse::<f64>().is_ok() => {
-            serde_json::Number::from_f64(s.trim().parse::<f64>().unwrap_or_default())
-                .map(Value::Number)
-                .unwrap_or(Value::String(s))
-        }
-        Value::String(s) if allows("boolean") && (s == "true" || s == "false") => {
-            Value::Bool(s == "true")
-        }
-        Value::Number(n) if only_string => Value::String(n.to_string()),
-        Value::Bool(b) if only_string => Value::String(b.to_string()),
-        other => other,
-    })
+    crate::typing::from_text(&types, raw)
 }
 
 /// "did you mean /parent/name?" when a declared sibling is within a small edit distance of `bad`

@@ -1,21 +1,22 @@
 //! `/admit/instance/mutate` and `/admit/instance/validate`: admission of Instance create and
-//! update, with the same `kudo-pkg` rules as the CLI.
+//! update, decided by [`kudo_pkg::change`], the policy the CLI and the manager call too.
 //!
 //! [`decide`] is the pure decision; [`handle`] is transport (read the AdmissionReview, answer
 //! with the same uid). For an Instance whose OperatorVersion is known:
-//! - **upgrade** (the OperatorVersion changes and the parameters were left as they were): the
-//!   values are carried over by `oldName` ([`kudo_pkg::migrate`]); values that land nowhere
-//!   become warnings; an `oldName` the installed version lacks denies the upgrade;
-//! - **mutate**: string values of typed parameters (written through the v1beta1 endpoint) are
-//!   typed, the schema's defaults are filled in, and the result is returned as an RFC 6902 patch
-//!   (with the migrated values on upgrade);
-//! - **validate**: the parameters validate against the schema (unknown ones refused); on update,
-//!   no immutable parameter changes and the changes select one plan; on upgrade, immutable
-//!   parameters keep their migrated values and new immutable ones have a value.
+//! - **create** is [`change::install`];
+//! - **update** within one OperatorVersion is [`change::update`]: values are compared after
+//!   both sides are typed by the schema (a v1beta1 `"7"` and a v1beta2 `7` are the same value),
+//!   so a rewrite that changes only representation (`kudo migrate`, the manager's own writes)
+//!   is always admitted and runs no plan; the Instance's deletion and the plan it has scheduled
+//!   or running (read from the old object's status) count;
+//! - **upgrade** (another OperatorVersion) is [`change::upgrade`]: parameters left as they
+//!   were are carried over by `oldName`; values that land nowhere become warnings.
 //!
-//! A denial lists every violation (secret values masked, as everywhere). An Instance whose
-//! OperatorVersion is not (yet) known is denied with a message saying so: the webhook cannot
-//! check it, and letting it through would store unchecked parameters.
+//! The mutating webhook stores the typed values with the schema's defaults filled in (an RFC
+//! 6902 patch); the validating webhook denies what the policy refuses. A denial lists every
+//! violation (secret values masked, as everywhere). An Instance whose OperatorVersion is not
+//! (yet) known is denied with a message saying so: the webhook cannot check it, and letting it
+//! through would store unchecked parameters.
 
 use std::sync::Arc;
 
@@ -24,63 +25,41 @@ use base64::Engine;
 use kube::core::DynamicObject;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kudo_pkg::values::{Inputs, effective};
-use kudo_pkg::{Diagnostic, ParamSchema, Validator, immutable, migrate, trigger};
+use kudo_operator::crd::v1beta2::Instance;
+use kudo_operator::manager::plan;
+use kudo_pkg::change::{self, Installed, Proposal, Version};
+use kudo_pkg::{Diagnostic, ParamSchema};
 use serde_json::{Value, json};
 
-/// What admission needs of an OperatorVersion: its schema (compiled once) and plans.
-#[derive(Debug)]
-pub struct OperatorVersionInfo {
-    /// `metadata.name`.
-    pub name: String,
-    /// `spec.version`.
-    pub version: String,
-    /// The parameter schema (a v1beta1 OperatorVersion's, converted).
-    pub schema: ParamSchema,
-    /// The compiled validator of `schema`.
-    pub validator: Validator,
-    /// Plan names.
-    pub plans: Vec<String>,
-}
-
-impl OperatorVersionInfo {
-    /// Reads a v1beta2 OperatorVersion object (as the API server stores it). `Err` when its
-    /// parameters are not a usable schema.
-    pub fn from_object(object: &Value) -> Result<OperatorVersionInfo, String> {
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .ok_or("an OperatorVersion without a name")?
-            .to_string();
-        let params = object
-            .pointer("/spec/parameters")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object"}));
-        let schema = ParamSchema::from_value(params).map_err(|(_, m)| m)?;
-        let validator = Validator::new(&schema).map_err(|d| {
-            d.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        })?;
-        let plans = object
-            .pointer("/spec/plans")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
-        let version = object
-            .pointer("/spec/version")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        Ok(OperatorVersionInfo {
-            name,
-            version,
-            schema,
-            validator,
-            plans,
-        })
-    }
+/// Reads a v1beta2 OperatorVersion object (as the API server stores it) as the policy's
+/// [`Version`]. `Err` when its parameters are not a usable schema.
+pub fn version_from_object(object: &Value) -> Result<Version, String> {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .ok_or("an OperatorVersion without a name")?
+        .to_string();
+    let params = object
+        .pointer("/spec/parameters")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let schema = ParamSchema::from_value(params).map_err(|(_, m)| m)?;
+    let plans = object
+        .pointer("/spec/plans")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let version = object
+        .pointer("/spec/version")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Version::new(name, version, schema, plans).map_err(|d| {
+        d.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 /// Where admission finds OperatorVersions (the webhook keeps a watch-fed cache).
@@ -88,10 +67,11 @@ pub trait OperatorVersions {
     /// `Err(why)` while the cache cannot answer (not synced, no cluster).
     fn ready(&self) -> Result<(), String>;
     /// The OperatorVersion `name` in `namespace`.
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>>;
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>>;
 }
 
-/// Which webhook is asked.
+/// Which webhook is asked. Both ask [`decide`] the same question; only the mutating one
+/// answers with a patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// The mutating webhook: defaults and migrated values, as a patch.
@@ -100,9 +80,9 @@ pub enum Mode {
     Validate,
 }
 
-/// The decision on one Instance.
+/// The verdict on one Instance.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub enum Verdict {
     /// Allowed; `parameters` are the values to store (when they differ from the object's).
     Allow {
         /// The parameters after defaults (and migration), when they changed.
@@ -128,105 +108,78 @@ fn params(obj: &Value) -> Value {
     }
 }
 
+/// The plan the old object has scheduled or running ([`plan::in_progress`]).
+fn in_progress(old: &Value, version: &Version) -> Option<String> {
+    let inst: Instance = serde_json::from_value(old.clone()).ok()?;
+    plan::in_progress(&inst, version)
+}
+
 /// Decides on an Instance `new` (and its previous state `old` on update), in `namespace`.
 pub fn decide(
-    mode: Mode,
     namespace: &str,
     old: Option<&Value>,
     new: &Value,
     store: &dyn OperatorVersions,
-) -> Decision {
+) -> Verdict {
     if let Err(why) = store.ready() {
-        return Decision::Unchecked(format!(
+        return Verdict::Unchecked(format!(
             "kudo's admission webhook cannot check Instances yet: {why}"
         ));
     }
     let Some(name) = ov_name(new) else {
-        return Decision::Unchecked(
+        return Verdict::Unchecked(
             "the Instance names no OperatorVersion (spec.operatorVersion.name)".into(),
         );
     };
-    let Some(ov) = store.get(namespace, name) else {
-        return Decision::Unchecked(format!(
+    let Some(to) = store.get(namespace, name) else {
+        return Verdict::Unchecked(format!(
             "OperatorVersion {namespace}/{name} is not known: install the operator version first"
         ));
     };
-    let schema = &ov.schema;
-    let mut warnings = Vec::new();
     let given = params(new);
-    // Values written through the v1beta1 endpoint arrive as strings: typed by the schema.
-    let typed = kudo_pkg::convert::typed_by_schema(schema, &given);
-    // An upgrade that left the parameters as they were: carry them over by oldName.
-    let old_ov = old.and_then(|o| ov_name(o).map(|n| (o, n)));
-    let upgrade = old_ov.filter(|(_, n)| *n != name);
-    let mut baseline: Option<Value> = None;
-    let mut migrated_explicit: Option<Value> = None;
-    if let Some((old_obj, old_name)) = upgrade {
-        let Some(old_info) = store.get(namespace, old_name) else {
-            return Decision::Unchecked(format!(
-                "the installed OperatorVersion {namespace}/{old_name} is not known: cannot upgrade from it"
-            ));
-        };
-        let old_values = params(old_obj);
-        if given == old_values {
-            match migrate::migrate(&old_info.schema, &old_values, schema, &old_info.version) {
-                Ok(m) => {
-                    warnings.extend(m.report.warnings().iter().map(ToString::to_string));
-                    baseline = Some(m.values.value().clone());
-                    migrated_explicit = Some(m.explicit);
+    let proposal = Proposal::Values(&given);
+    let decision = match old {
+        None => change::install(&to, proposal),
+        Some(old_obj) => {
+            let old_name = ov_name(old_obj).unwrap_or(name);
+            let from = if old_name == name {
+                to.clone()
+            } else {
+                match store.get(namespace, old_name) {
+                    Some(f) => f,
+                    None => {
+                        return Verdict::Unchecked(format!(
+                            "the installed OperatorVersion {namespace}/{old_name} is not known: cannot upgrade from it"
+                        ));
+                    }
                 }
-                Err(d) => return Decision::Deny(d),
+            };
+            let values = params(old_obj);
+            let running = in_progress(old_obj, &from);
+            let installed = Installed {
+                version: &from,
+                values: &values,
+                deleting: new.pointer("/metadata/deletionTimestamp").is_some()
+                    || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
+                in_progress: running.as_deref(),
+            };
+            if old_name == name {
+                change::update(&installed, proposal)
+            } else {
+                change::upgrade(&installed, &to, proposal)
             }
         }
-    }
-    let explicit = migrated_explicit.clone().unwrap_or(typed);
-    let (values, mut problems) = effective(
-        schema,
-        &Inputs {
-            current: Some(explicit.clone()),
-            ..Default::default()
-        },
-    );
-    problems.extend(ov.validator.validate(&values));
-    if mode == Mode::Validate {
-        match (old, upgrade, &baseline) {
-            (Some(_), Some(_), Some(migrated)) => {
-                problems.extend(immutable::check_update(schema, migrated, values.value()));
-                problems.extend(immutable::check_unset(schema, values.value()));
+    };
+    match decision {
+        Err(diags) => Verdict::Deny(diags),
+        Ok(d) => {
+            let warnings = d.warnings.iter().map(ToString::to_string).collect();
+            let stored = d.values.into_value();
+            Verdict::Allow {
+                parameters: (stored != given).then_some(stored),
+                warnings,
             }
-            (Some(_), Some(_), None) => {
-                problems.extend(immutable::check_unset(schema, values.value()));
-            }
-            (Some(old_obj), None, _) => {
-                let (before, _) = effective(
-                    schema,
-                    &Inputs {
-                        current: Some(params(old_obj)),
-                        ..Default::default()
-                    },
-                );
-                problems.extend(immutable::check_update(
-                    schema,
-                    before.value(),
-                    values.value(),
-                ));
-                let plans: Vec<&str> = ov.plans.iter().map(String::as_str).collect();
-                if let Err(d) = trigger::select(schema, &plans, before.value(), values.value()) {
-                    problems.extend(d);
-                }
-            }
-            _ => {}
         }
-    }
-    let (errors, rest): (Vec<_>, Vec<_>) = problems.into_iter().partition(Diagnostic::is_error);
-    if !errors.is_empty() {
-        return Decision::Deny(errors);
-    }
-    warnings.extend(rest.iter().map(ToString::to_string));
-    let stored = values.into_value();
-    Decision::Allow {
-        parameters: (stored != given).then_some(stored),
-        warnings,
     }
 }
 
@@ -309,8 +262,8 @@ fn answer(
         .as_ref()
         .and_then(|o| serde_json::to_value(o).ok());
     let namespace = request.namespace.clone().unwrap_or_default();
-    let reply = match decide(mode, &namespace, old.as_ref(), &new, store) {
-        Decision::Allow {
+    let reply = match decide(&namespace, old.as_ref(), &new, store) {
+        Verdict::Allow {
             parameters,
             warnings,
         } => {
@@ -338,7 +291,7 @@ fn answer(
                 _ => r,
             }
         }
-        Decision::Deny(diags) => {
+        Verdict::Deny(diags) => {
             let list: Vec<String> = diags.iter().map(ToString::to_string).collect();
             deny(
                 response,
@@ -349,7 +302,7 @@ fn answer(
                 ),
             )
         }
-        Decision::Unchecked(why) => deny(response, &why),
+        Verdict::Unchecked(why) => deny(response, &why),
     };
     (200, reply.into_review())
 }

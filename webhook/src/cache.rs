@@ -18,7 +18,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kudo_operator::convert::TypeSource;
 use kudo_operator::crd::v1beta2;
 
-use crate::admission::{OperatorVersionInfo, OperatorVersions};
+use crate::admission::{OperatorVersions, version_from_object};
+use kudo_pkg::change::Version;
 
 #[derive(Default)]
 struct Health {
@@ -26,7 +27,7 @@ struct Health {
     last_error: Option<String>,
 }
 
-type Compiled = HashMap<(String, String), (Option<String>, Arc<OperatorVersionInfo>)>;
+type Compiled = HashMap<(String, String), (Option<String>, Arc<Version>)>;
 
 /// The cache. Cheap to share behind an `Arc`.
 pub struct Cache {
@@ -73,7 +74,7 @@ impl Cache {
         (cache, run)
     }
 
-    fn info(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+    fn info(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
         let obj = self
             .store
             .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace))?;
@@ -86,7 +87,7 @@ impl Cache {
             return Some(info.clone());
         }
         let value = serde_json::to_value(obj.as_ref()).ok()?;
-        match OperatorVersionInfo::from_object(&value) {
+        match version_from_object(&value) {
             Ok(info) => {
                 let info = Arc::new(info);
                 compiled.insert(key, (version, info.clone()));
@@ -112,7 +113,7 @@ impl OperatorVersions for Cache {
         }
     }
 
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
         self.info(namespace, name)
     }
 }

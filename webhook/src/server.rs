@@ -465,7 +465,7 @@ impl OperatorVersions for NoCluster {
     fn ready(&self) -> Result<(), String> {
         Err("no OperatorVersion cache: this webhook runs without a cluster connection (--no-cluster), so Instances cannot be checked".into())
     }
-    fn get(&self, _: &str, _: &str) -> Option<Arc<admission::OperatorVersionInfo>> {
+    fn get(&self, _: &str, _: &str) -> Option<Arc<kudo_pkg::change::Version>> {
         None
     }
 }
@@ -486,7 +486,7 @@ impl OperatorVersions for Offline {
             self.0
         ))
     }
-    fn get(&self, _: &str, _: &str) -> Option<Arc<admission::OperatorVersionInfo>> {
+    fn get(&self, _: &str, _: &str) -> Option<Arc<kudo_pkg::change::Version>> {
         None
     }
 }

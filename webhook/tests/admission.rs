@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 use kudo_operator::convert::{NoTypes, convert};
-use kudo_webhook::admission::{Mode, OperatorVersionInfo, OperatorVersions, handle};
+use kudo_pkg::change::Version;
+use kudo_webhook::admission::{Mode, OperatorVersions, handle, version_from_object};
 use serde_json::{Value, json};
 
 fn wire(name: &str) -> Value {
@@ -21,12 +22,12 @@ fn wire(name: &str) -> Value {
 #[derive(Default)]
 struct Store {
     ready: Option<String>,
-    ovs: HashMap<(String, String), Arc<OperatorVersionInfo>>,
+    ovs: HashMap<(String, String), Arc<Version>>,
 }
 
 impl Store {
     fn with(mut self, namespace: &str, ov: Value) -> Self {
-        let info = OperatorVersionInfo::from_object(&ov).unwrap();
+        let info = version_from_object(&ov).unwrap();
         self.ovs
             .insert((namespace.into(), info.name.clone()), Arc::new(info));
         self
@@ -40,7 +41,7 @@ impl OperatorVersions for Store {
             Some(why) => Err(why.clone()),
         }
     }
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<OperatorVersionInfo>> {
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
         self.ovs.get(&(namespace.into(), name.into())).cloned()
     }
 }

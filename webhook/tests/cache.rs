@@ -7,7 +7,7 @@ use std::time::Duration;
 use http::{Request, Response};
 use kube::client::Body;
 use kudo_operator::convert::TypeSource;
-use kudo_webhook::admission::{Decision, Mode, OperatorVersions, decide};
+use kudo_webhook::admission::{OperatorVersions, Verdict, decide};
 use kudo_webhook::cache::Cache;
 use serde_json::{Value, json};
 
@@ -87,20 +87,18 @@ async fn the_cache_lists_then_follows_the_watch() {
     })
     .await;
     let decision = decide(
-        Mode::Validate,
         "shop",
         None,
         &instance(json!({"replicas": 2})),
         cache.as_ref(),
     );
-    assert!(matches!(decision, Decision::Deny(_)), "{decision:?}");
+    assert!(matches!(decision, Verdict::Deny(_)), "{decision:?}");
     let decision = decide(
-        Mode::Validate,
         "shop",
         None,
         &instance(json!({"replicas": 3})),
         cache.as_ref(),
     );
-    assert!(matches!(decision, Decision::Allow { .. }), "{decision:?}");
+    assert!(matches!(decision, Verdict::Allow { .. }), "{decision:?}");
     api.abort();
 }

@@ -35,7 +35,16 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::from(1));
     }
     // Refused parameters never need a cluster: the same check runs again in install().
-    if let Err(diags) = kudo_pkg::instance::install(&pkg, &docs, &a.values.overrides) {
+    let checked = kudo_pkg::change::Version::of_package(&pkg).and_then(|v| {
+        kudo_pkg::change::install(
+            &v,
+            kudo_pkg::change::Proposal::Edits {
+                files: &docs,
+                overrides: &a.values.overrides,
+            },
+        )
+    });
+    if let Err(diags) = checked {
         crate::report::diagnostics_with(&diags, sources);
         return Ok(ExitCode::from(1));
     }

@@ -67,27 +67,27 @@ fn finish(
     outcome: &Outcome,
     command: &str,
 ) -> Result<ExitCode, Error> {
-    crate::report::diagnostics(&outcome.warnings);
+    crate::report::diagnostics(&outcome.decision.warnings);
     let old_text = std::fs::read_to_string(file_path(a)).unwrap_or_default();
     let changed = outcome.text != old_text;
     let old_params = file.raw_parameters();
-    let secret_texts = secrets(schema, &old_params, &outcome.written);
+    let secret_texts = secrets(schema, &old_params, &outcome.decision.explicit);
     match a.output {
         ReportFormat::Json => {
             let changes: Vec<Value> = outcome
-                .selection
+                .decision
                 .changes
                 .iter()
                 .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
                 .collect();
             let mut report = json!({
                 "file": file_path(a).display().to_string(),
-                "plan": outcome.selection.plan,
+                "plan": outcome.decision.plan,
                 "changes": changes,
                 "written": changed && !a.dry_run,
                 "dryRun": a.dry_run,
             });
-            if let Some(r) = &outcome.report {
+            if let Some(r) = &outcome.decision.report {
                 report["migration"] = serde_json::to_value(r).unwrap_or_default();
             }
             if a.dry_run {
@@ -100,16 +100,16 @@ fn finish(
         }
         ReportFormat::Text => {
             let mut out = String::new();
-            if let Some(r) = &outcome.report {
+            if let Some(r) = &outcome.decision.report {
                 out.push_str(&migration(r));
             }
-            if command == "update" && outcome.selection.plan.is_none() {
+            if command == "update" && outcome.decision.plan.is_none() {
                 out.push_str("nothing changes: the parameters are already these\n");
             }
-            if let Some(plan) = &outcome.selection.plan {
+            if let Some(plan) = &outcome.decision.plan {
                 out.push_str(&format!("plan: {plan}\n"));
             }
-            for c in &outcome.selection.changes {
+            for c in &outcome.decision.changes {
                 out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
             }
             if a.dry_run {

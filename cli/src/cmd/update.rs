@@ -49,7 +49,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
         }
     };
     crate::report::diagnostics(&done.change.warnings);
-    let selection = &done.change.selection;
+    let selection = done.change.selection();
     let out = match a.edit.output {
         ReportFormat::Json => {
             let changes: Vec<_> = selection

@@ -51,7 +51,13 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
                 "instance": format!("{namespace}/{name}"),
                 "from": done.from,
                 "to": done.to,
-                "plan": done.change.selection.plan,
+                "plan": done.change.plan,
+                "changes": done
+                    .change
+                    .changes
+                    .iter()
+                    .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
+                    .collect::<Vec<_>>(),
                 "migration": done.change.report,
                 "createdOperatorVersion": done.created_operator_version,
                 "dryRun": a.edit.dry_run,
@@ -69,8 +75,14 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
             if let Some(r) = &done.change.report {
                 out.push_str(&super::instance::migration(r));
             }
-            if let Some(plan) = &done.change.selection.plan {
+            if let Some(plan) = &done.change.plan {
                 out.push_str(&format!("plan: {plan}\n"));
+            }
+            for c in &done.change.changes {
+                out.push_str(&format!(
+                    "  changed {} (runs {} in the new version)\n",
+                    c.pointer, c.plan
+                ));
             }
             if done.created_operator_version {
                 out.push_str(&format!(

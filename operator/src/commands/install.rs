@@ -3,7 +3,7 @@
 
 use kube::api::ObjectMeta;
 use kudo_pkg::Package;
-use kudo_pkg::instance::Change;
+use kudo_pkg::change::{self, Decision, Version};
 use serde_json::Value;
 
 use super::{
@@ -36,7 +36,7 @@ pub struct Installed {
     /// Whether the OperatorVersion was created (else it existed, with the same spec).
     pub created_operator_version: bool,
     /// The parameters (warnings included).
-    pub change: Change,
+    pub change: Decision,
 }
 
 /// The default Instance name of a package: `{operator}-instance`.
@@ -49,7 +49,7 @@ pub fn instance_name(pkg: &Package) -> String {
 /// (none: no `spec.parameters`).
 pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &Value) -> Instance {
     let op = &pkg.operator().name;
-    let ov = package::operator_version_name(op, &package::version(pkg));
+    let ov = pkg.operator_version_name();
     let empty = parameters.as_object().is_some_and(|m| m.is_empty());
     Instance {
         metadata: ObjectMeta {
@@ -76,8 +76,8 @@ pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &
 /// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let pkg = req.package;
-    let change = kudo_pkg::instance::install(pkg, req.inputs.files, req.inputs.overrides)
-        .map_err(Error::Parameters)?;
+    let version = Version::of_package(pkg).map_err(Error::Parameters)?;
+    let change = change::install(&version, req.inputs.proposal()).map_err(Error::Parameters)?;
     let name = req
         .instance
         .map(String::from)
@@ -114,7 +114,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         create_operator_version(t, &ov).await?;
     }
-    let object = instance_object(pkg, &t.namespace, &name, &change.written);
+    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
     let instance = match t.instances().create(&post_params(), &object).await {
         Ok(i) => i,
         Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),

@@ -28,7 +28,9 @@ use std::time::Duration;
 
 use kube::Api;
 use kudo_pkg::Diagnostic;
+use kudo_pkg::change::{Installed, Proposal, Version};
 use kudo_pkg::document::Document;
+use serde_json::Value;
 
 use crate::crd::v1beta2::{Instance, Operator, OperatorVersion};
 
@@ -103,6 +105,16 @@ pub struct Inputs<'a> {
     pub files: &'a [Document],
     /// `-p` arguments, as given.
     pub overrides: &'a [String],
+}
+
+impl<'a> Inputs<'a> {
+    /// The inputs as the policy takes them.
+    pub fn proposal(&self) -> Proposal<'a> {
+        Proposal::Edits {
+            files: self.files,
+            overrides: self.overrides,
+        }
+    }
 }
 
 /// Why a cluster command stopped. Nothing was written unless the variant says so.
@@ -335,6 +347,31 @@ fn package_of(ov: &OperatorVersion) -> Result<kudo_pkg::Package> {
         name: ov.metadata.name.clone().unwrap_or_default(),
         source,
     })
+}
+
+/// The policy's view of an OperatorVersion read from the cluster: its package and
+/// [`Version`] (named as the object is).
+fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
+    let pkg = package_of(ov)?;
+    let version = Version::of_package(&pkg).map_err(Error::Parameters)?;
+    let name = ov.metadata.name.clone().unwrap_or(version.name.clone());
+    Ok((pkg, Version { name, ..version }))
+}
+
+/// The Instance as [`kudo_pkg::change`] sees it: its values, whether it is being deleted, and
+/// the plan it has scheduled or running.
+fn installed<'a>(
+    inst: &Instance,
+    version: &'a Version,
+    values: &'a Value,
+    in_progress: &'a Option<String>,
+) -> Installed<'a> {
+    Installed {
+        version,
+        values,
+        deleting: inst.metadata.deletion_timestamp.is_some(),
+        in_progress: in_progress.as_deref(),
+    }
 }
 
 /// Whether the API server answered 409 Conflict.

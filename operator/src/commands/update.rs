@@ -1,5 +1,6 @@
 //! `kudo update --instance NAME`: the Instance's parameters changed in the cluster, with the
-//! rules of `kudo update -f` ([`kudo_pkg::instance::update_parameters`]).
+//! rules of `kudo update -f` and of the admission webhook ([`kudo_pkg::change::update`]): the
+//! Instance's deletion and the plan it has scheduled or running count too.
 //!
 //! The Instance and its OperatorVersion are read; the package is rebuilt from the
 //! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
@@ -12,15 +13,15 @@
 //! replaced.
 
 use kube::api::Patch;
-use kudo_pkg::Package;
-use kudo_pkg::instance::Change;
+use kudo_pkg::change::{self, Decision, Version};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Error, Inputs, MAX_ATTEMPTS, Result, Target, instance_and_version, is_conflict, merge,
-    operator_version, package_of, patch_params,
+    Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
+    merge, operator_version, patch_params, version_of,
 };
 use crate::crd::v1beta2::Instance;
+use crate::manager::plan;
 
 /// What to update.
 #[derive(Debug, Clone, Copy)]
@@ -36,9 +37,9 @@ pub struct Request<'a> {
 /// What an update did (or, with `dry_run`, would do).
 #[derive(Debug, Clone)]
 pub struct Updated {
-    /// The plan the change runs and every changed path (`selection.plan` is `None` when the
-    /// effective parameters stay the same), and warnings.
-    pub change: Change,
+    /// The plan the change runs and every changed path (`plan` is `None` when the effective
+    /// parameters stay the same), and warnings.
+    pub change: Decision,
     /// The OperatorVersion the Instance runs.
     pub operator_version: String,
     /// The merge patch sent (or that would be sent); `None` when nothing changes.
@@ -70,22 +71,21 @@ pub(super) fn resource_version(inst: &Instance) -> Result<String> {
 /// new parameters are invalid, change an immutable value or run two plans
 /// ([`Error::Parameters`]); [`Error::Conflict`] when every attempt met a newer Instance.
 pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
-    let mut cache: Option<(String, Package)> = None;
+    let mut cache: Option<(String, Version)> = None;
     for attempt in 1..=MAX_ATTEMPTS {
         let (inst, ov_name) = instance_and_version(t, req.instance).await?;
-        let pkg = match cache.take() {
-            Some((name, pkg)) if name == ov_name => pkg,
-            _ => package_of(&operator_version(t, &ov_name).await?)?,
+        let version = match cache.take() {
+            Some((name, v)) if name == ov_name => v,
+            _ => version_of(&operator_version(t, &ov_name).await?)?.1,
         };
         let current = parameters(&inst);
-        let change = kudo_pkg::instance::update_parameters(
-            &pkg,
-            &current,
-            req.inputs.files,
-            req.inputs.overrides,
+        let running = plan::in_progress(&inst, &version);
+        let change = change::update(
+            &installed(&inst, &version, &current, &running),
+            req.inputs.proposal(),
         )
         .map_err(Error::Parameters)?;
-        let Some(diff) = merge::diff(&current, &change.written) else {
+        let Some(diff) = merge::diff(&current, &change.explicit) else {
             return Ok(Updated {
                 change,
                 operator_version: ov_name,
@@ -121,7 +121,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                     attempts: attempt,
                 });
             }
-            Err(e) if is_conflict(&e) => cache = Some((ov_name, pkg)),
+            Err(e) if is_conflict(&e) => cache = Some((ov_name, version)),
             Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
         }
     }

@@ -1,5 +1,5 @@
 //! `kudo upgrade PACKAGE --instance NAME`: the Instance moved to the package's version, with
-//! the rules of `kudo upgrade -f` ([`kudo_pkg::instance::upgrade_parameters`]).
+//! the rules of `kudo upgrade -f` and of the admission webhook ([`kudo_pkg::change::upgrade`]).
 //!
 //! The installed OperatorVersion (read from the cluster) is the old package, PACKAGE the new:
 //! values move by `oldName`, `-P` and `-p` apply, everything is validated; then the new
@@ -9,14 +9,16 @@
 
 use kube::api::Patch;
 use kudo_pkg::Package;
-use kudo_pkg::instance::Change;
+use kudo_pkg::change::{self, Decision, Version};
 use serde_json::{Value, json};
 
 use super::update::{parameters, resource_version};
 use super::{
-    Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, instance_and_version,
-    is_conflict, merge, operator_version, package_of, patch_params, same_operator_version,
+    Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, installed,
+    instance_and_version, is_conflict, merge, operator_version, patch_params,
+    same_operator_version, version_of,
 };
+use crate::manager::plan;
 use crate::package;
 
 /// What to upgrade.
@@ -35,9 +37,9 @@ pub struct Request<'a> {
 /// What an upgrade did (or, with `dry_run`, would do).
 #[derive(Debug, Clone)]
 pub struct Upgraded {
-    /// The new parameters, the plan (`upgrade`, else `deploy`), warnings and the migration
-    /// report (moved, kept, defaulted, dropped).
-    pub change: Change,
+    /// The new parameters, the plan (`upgrade`, else `update`, else `deploy`), the changes
+    /// given with it, warnings and the migration report (moved, kept, defaulted, dropped).
+    pub change: Decision,
     /// The OperatorVersion the Instance ran.
     pub from: String,
     /// The OperatorVersion it runs now.
@@ -60,7 +62,8 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
     let (_, new_ov) = package::objects(new_pkg, &t.namespace);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
-    let mut old: Option<(String, Package)> = None;
+    let to_version = Version::of_package(new_pkg).map_err(Error::Parameters)?;
+    let mut old: Option<(String, Package, Version)> = None;
     let mut ov_exists: Option<bool> = None;
     let mut created = false;
     for attempt in 1..=MAX_ATTEMPTS {
@@ -71,9 +74,9 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
                 operator_version: from,
             });
         }
-        let old_pkg = match old.take() {
-            Some((name, pkg)) if name == from => pkg,
-            _ => package_of(&operator_version(t, &from).await?)?,
+        let (old_pkg, old_version) = match old.take() {
+            Some((name, pkg, v)) if name == from => (pkg, v),
+            _ => version_of(&operator_version(t, &from).await?)?,
         };
         if old_pkg.operator().name != new_pkg.operator().name {
             return Err(Error::OtherOperator {
@@ -83,12 +86,11 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             });
         }
         let current = parameters(&inst);
-        let change = kudo_pkg::instance::upgrade_parameters(
-            &old_pkg,
-            new_pkg,
-            &current,
-            req.inputs.files,
-            req.inputs.overrides,
+        let running = plan::in_progress(&inst, &old_version);
+        let change = change::upgrade(
+            &installed(&inst, &old_version, &current, &running),
+            &to_version,
+            req.inputs.proposal(),
         )
         .map_err(Error::Parameters)?;
         let exists = match ov_exists {
@@ -100,7 +102,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             }
         };
         let mut spec = json!({"operatorVersion": {"name": to}});
-        if let Some(diff) = merge::diff(&current, &change.written) {
+        if let Some(diff) = merge::diff(&current, &change.explicit) {
             spec["parameters"] = diff;
         }
         let patch = json!({
@@ -138,7 +140,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
                     attempts: attempt,
                 });
             }
-            Err(e) if is_conflict(&e) => old = Some((from, old_pkg)),
+            Err(e) if is_conflict(&e) => old = Some((from, old_pkg, old_version)),
             Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
         }
     }

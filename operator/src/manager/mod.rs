@@ -36,8 +36,8 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
-use kudo_pkg::values::{Inputs, effective};
-use kudo_pkg::{Package, Validator};
+use kudo_pkg::Package;
+use kudo_pkg::change::Version;
 use serde_json::{Value, json};
 
 pub use metrics::Metrics;
@@ -116,7 +116,7 @@ impl Default for Settings {
 /// An OperatorVersion's package, rebuilt and compiled once per resourceVersion.
 struct Compiled {
     pkg: Package,
-    validator: Validator,
+    version: Version,
 }
 
 /// What reconcile needs: the client, the OperatorVersions, events, metrics.
@@ -184,7 +184,7 @@ impl Context {
         }
         let pkg = crate::package::from_operator_version(&ov)
             .map_err(|e| format!("OperatorVersion {ns}/{name} is not a valid package: {e}"))?;
-        let validator = Validator::new(pkg.schema()).map_err(|d| {
+        let version = Version::of_package(&pkg).map_err(|d| {
             format!(
                 "OperatorVersion {ns}/{name} has an invalid parameter schema: {}",
                 d.iter()
@@ -193,7 +193,11 @@ impl Context {
                     .join("; ")
             )
         })?;
-        let c = Arc::new(Compiled { pkg, validator });
+        let version = Version {
+            name: name.to_string(),
+            ..version
+        };
+        let c = Arc::new(Compiled { pkg, version });
         if let Ok(mut m) = self.compiled.lock() {
             m.retain(|k, _| !k.starts_with(&format!("{ns}/{name}@")));
             m.insert(cache_key, c.clone());
@@ -325,15 +329,8 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         }
     } else {
         let given = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
-        let typed = kudo_pkg::convert::typed_by_schema(pkg.schema(), &given);
-        let (values, mut problems) = effective(
-            pkg.schema(),
-            &Inputs {
-                current: Some(typed),
-                ..Default::default()
-            },
-        );
-        problems.extend(compiled.validator.validate(&values));
+        let (values, mut problems) = compiled.version.effective(&given);
+        problems.extend(compiled.version.validator.validate(&values));
         let errors: Vec<String> = problems
             .iter()
             .filter(|d| d.is_error())
@@ -346,7 +343,7 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             return Ok(Action::requeue(ctx.settings.resync));
         }
         let values = values.into_value();
-        match plan::select(inst, pkg, &values, &status) {
+        match plan::select(inst, &compiled.version, &values, &status) {
             Ok(Some(start)) => begin(ctx, inst, pkg, &values, &start, &mut status, &now).await,
             Ok(None) => {}
             Err(refusal) => {
@@ -354,8 +351,8 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
                     Refusal::UnknownPlan(p) => format!(
                         "spec.planExecution.planName names plan `{p}`, which the operator does not have"
                     ),
-                    Refusal::Conflict(d) => format!(
-                        "the parameter change runs more than one plan: {}",
+                    Refusal::Refused(d) => format!(
+                        "the parameter change is refused: {}",
                         d.iter()
                             .map(ToString::to_string)
                             .collect::<Vec<_>>()

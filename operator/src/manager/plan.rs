@@ -5,14 +5,15 @@
 //! on):
 //! 1. never applied: `deploy`;
 //! 2. a new `spec.planExecution.uid`: `spec.planExecution.planName` (`kudo plan trigger`);
-//! 3. another OperatorVersion: `upgrade`, or `deploy` when the operator has none;
-//! 4. other effective parameters: the plan [`kudo_pkg::trigger::select`] picks (the same
+//! 3. another OperatorVersion: [`kudo_pkg::change::upgrade_plan`] (`upgrade`, else `update`,
+//!    else `deploy`);
+//! 4. other effective parameters: the plan [`kudo_pkg::change::update`] decides (the same
 //!    function the CLI and the admission webhook call).
 //!
 //! A plan's phases run one after the other (`serial`, the default) or all at once
 //! (`parallel`); so do a phase's steps. A step's tasks run in order.
 
-use kudo_pkg::trigger::{self, Selection};
+use kudo_pkg::change::{self, Installed, Proposal, Version};
 use kudo_pkg::{Diagnostic, Package};
 use serde_json::Value;
 
@@ -88,19 +89,16 @@ pub struct Start {
 pub enum Refusal {
     /// `spec.planExecution.planName` names no plan of the operator.
     UnknownPlan(String),
-    /// The parameter change runs two plans (the webhook refuses this; without it, it can land).
-    Conflict(Vec<Diagnostic>),
-}
-
-fn plan_names(pkg: &Package) -> Vec<&str> {
-    pkg.operator().plans.keys().map(String::as_str).collect()
+    /// The parameter change is refused by [`kudo_pkg::change::update`] (two plans, an
+    /// immutable value: the webhook refuses these; without it, they can land).
+    Refused(Vec<Diagnostic>),
 }
 
 /// The plan the Instance needs now, given its effective parameters; `None` when it is as the
 /// manager last left it.
 pub fn select(
     inst: &Instance,
-    pkg: &Package,
+    version: &Version,
     effective: &Value,
     status: &InstanceStatus,
 ) -> Result<Option<Start>, Refusal> {
@@ -110,7 +108,7 @@ pub fn select(
         uid: format!("{plan}-g{generation}"),
         reason,
     };
-    let has = |plan: &str| pkg.operator().plans.contains_key(plan);
+    let has = |plan: &str| version.has_plan(plan);
     let Some(applied) = &status.applied else {
         return Ok(Some(start("deploy", "first deployment".into())));
     };
@@ -133,7 +131,9 @@ pub fn select(
         .as_ref()
         .and_then(|r| r.name.clone());
     if ov != applied.operator_version {
-        let plan = if has("upgrade") { "upgrade" } else { "deploy" };
+        let Some(plan) = change::upgrade_plan(version) else {
+            return Err(Refusal::UnknownPlan(change::UPGRADE.into()));
+        };
         return Ok(Some(start(
             plan,
             format!(
@@ -147,20 +147,49 @@ pub fn select(
     if &before == effective {
         return Ok(None);
     }
-    let plans = plan_names(pkg);
-    match trigger::select(pkg.schema(), &plans, &before, effective) {
-        Ok(Selection {
-            plan: Some(plan),
-            changes,
-        }) => {
-            let paths: Vec<&str> = changes.iter().map(|c| c.pointer.as_str()).collect();
-            Ok(Some(start(
-                &plan,
-                format!("parameters changed: {}", paths.join(", ")),
-            )))
-        }
-        Ok(Selection { plan: None, .. }) => Ok(None),
-        Err(d) => Err(Refusal::Conflict(d)),
+    let installed = Installed {
+        version,
+        values: &before,
+        deleting: false,
+        in_progress: None,
+    };
+    let decision =
+        change::update(&installed, Proposal::Values(effective)).map_err(Refusal::Refused)?;
+    Ok(decision.plan.map(|plan| {
+        let paths: Vec<&str> = decision
+            .changes
+            .iter()
+            .map(|c| c.pointer.as_str())
+            .collect();
+        start(&plan, format!("parameters changed: {}", paths.join(", ")))
+    }))
+}
+
+/// The plan an Instance has scheduled or running, as the admission rules see it
+/// ([`kudo_pkg::change::Installed::in_progress`]):
+/// - the active plan, while its status is not terminal (COMPLETE or FATAL_ERROR);
+/// - else, when the manager has acted on the Instance before but not yet on its latest spec
+///   (its generation is newer than `status.observedGeneration`), the plan that spec will start.
+///
+/// An Instance the manager has never written a status for has nothing in progress: its
+/// `deploy` starts from whatever spec it finds.
+pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
+    let status = inst.status.as_ref()?;
+    if let Some(active) = &status.active_plan
+        && let Some(run) = status.plan_status.get(&active.name)
+        && !ExecStatus::parse(run.status.as_deref()).is_terminal()
+    {
+        return Some(active.name.clone());
+    }
+    let generation = inst.metadata.generation?;
+    if status.applied.is_none() || status.observed_generation.is_some_and(|o| o >= generation) {
+        return None;
+    }
+    let given = inst.spec.parameters.clone().unwrap_or_default();
+    let (values, _) = version.effective(&given);
+    match select(inst, version, values.value(), status) {
+        Ok(Some(start)) => Some(start.plan),
+        _ => None,
     }
 }
 
@@ -408,6 +437,10 @@ mod tests {
         Package::from_files(Path::new("demo"), files).unwrap()
     }
 
+    fn ver(pkg: &Package) -> Version {
+        Version::of_package(pkg).unwrap()
+    }
+
     fn two_phase() -> Package {
         package(
             "  deploy:\n    strategy: serial\n    phases:\n    - name: one\n      strategy: parallel\n      steps:\n      - {name: a, tasks: [t]}\n      - {name: b, tasks: [t]}\n    - name: two\n      steps:\n      - {name: c, tasks: [t]}\n      - {name: d, tasks: [t]}\n  backup:\n    phases:\n    - name: x\n      steps:\n      - {name: y, tasks: [t]}\n",
@@ -447,7 +480,7 @@ mod tests {
         let pkg = two_phase();
         let got = select(
             &instance(1, json!({})),
-            &pkg,
+            &ver(&pkg),
             &json!({}),
             &InstanceStatus::default(),
         );
@@ -465,7 +498,12 @@ mod tests {
     fn an_unchanged_instance_starts_nothing() {
         let pkg = two_phase();
         let eff = json!({"replicas": 1, "schedule": "daily"});
-        let got = select(&instance(3, json!({})), &pkg, &eff, &applied(eff.clone()));
+        let got = select(
+            &instance(3, json!({})),
+            &ver(&pkg),
+            &eff,
+            &applied(eff.clone()),
+        );
         assert_eq!(got, Ok(None));
     }
 
@@ -476,7 +514,7 @@ mod tests {
         let by_trigger = json!({"replicas": 1, "schedule": "hourly"});
         let got = select(
             &instance(2, json!({})),
-            &pkg,
+            &ver(&pkg),
             &by_trigger,
             &applied(before.clone()),
         )
@@ -490,7 +528,7 @@ mod tests {
         let fallback = json!({"replicas": 3, "schedule": "daily"});
         let got = select(
             &instance(2, json!({})),
-            &pkg,
+            &ver(&pkg),
             &fallback,
             &applied(before.clone()),
         )
@@ -499,8 +537,8 @@ mod tests {
         assert_eq!(got.plan, "deploy");
         let both = json!({"replicas": 3, "schedule": "hourly"});
         assert!(matches!(
-            select(&instance(2, json!({})), &pkg, &both, &applied(before)),
-            Err(Refusal::Conflict(d)) if d.len() == 2
+            select(&instance(2, json!({})), &ver(&pkg), &both, &applied(before)),
+            Err(Refusal::Refused(d)) if d.len() == 2
         ));
     }
 
@@ -514,14 +552,14 @@ mod tests {
             uid: Some("u-1".into()),
         });
         let mut status = applied(eff.clone());
-        let got = select(&inst, &pkg, &eff, &status).unwrap().unwrap();
+        let got = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
         assert_eq!((got.plan.as_str(), got.uid.as_str()), ("backup", "u-1"));
         begin(&mut status, &pkg, &inst, &eff, &got, "t0");
-        assert_eq!(select(&inst, &pkg, &eff, &status), Ok(None));
+        assert_eq!(select(&inst, &ver(&pkg), &eff, &status), Ok(None));
         inst.spec.plan_execution.as_mut().unwrap().plan_name = Some("nope".into());
         inst.spec.plan_execution.as_mut().unwrap().uid = Some("u-2".into());
         assert_eq!(
-            select(&inst, &pkg, &eff, &status),
+            select(&inst, &ver(&pkg), &eff, &status),
             Err(Refusal::UnknownPlan("nope".into()))
         );
     }
@@ -532,10 +570,10 @@ mod tests {
         let eff = json!({"replicas": 1, "schedule": "daily"});
         let mut status = applied(eff.clone());
         status.applied.as_mut().unwrap().operator_version = Some("demo-0.9.0".into());
-        let got = select(&instance(5, json!({})), &pkg, &eff, &status)
+        let got = select(&instance(5, json!({})), &ver(&pkg), &eff, &status)
             .unwrap()
             .unwrap();
-        assert_eq!(got.plan, "deploy", "no upgrade plan: deploy");
+        assert_eq!(got.plan, "deploy", "no upgrade or update plan: deploy");
         assert_eq!(got.reason, "upgrade from demo-0.9.0 to demo-1.0.0");
     }
 
@@ -595,7 +633,7 @@ mod tests {
             status.plan_status["backup"].status.as_deref(),
             Some("NEVER_RUN")
         );
-        let first = select(&inst, &pkg, &eff, &status).unwrap().unwrap();
+        let first = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
         begin(&mut status, &pkg, &inst, &eff, &first, "t0");
         let second = Start {
             plan: "backup".into(),

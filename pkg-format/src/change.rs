@@ -1,0 +1,1065 @@
+//! `change`: the one policy that decides whether an Instance may be installed, updated,
+//! upgraded or rewritten, what it then stores, and which plan runs.
+//!
+//! The CLI (`kudo install`, `kudo update`, `kudo upgrade`, on a file or in a cluster), the
+//! admission webhook and the manager call these functions and nothing else, so they cannot
+//! disagree. Each function takes what it decides on as data: the installed [`Version`] and
+//! values ([`Installed`]), the new version, and the new values as a [`Proposal`] (`-P`/`-p`
+//! inputs, or the complete `spec.parameters` a client sent). It returns a [`Decision`] (the
+//! values to store, the effective values, the plan, the changes, the migration report) or every
+//! problem at once.
+//!
+//! # Rules
+//!
+//! | rule | where | code when refused |
+//! |---|---|---|
+//! | values are compared after both sides are typed by their schema: `"7"` and `7` are the same value for an integer, so a change of representation is never a change | all | |
+//! | an install runs `deploy`; an operator without one cannot be installed | [`install`] | `unknown-plan` |
+//! | an update runs the plan of its changes ([`crate::trigger`]); two plans at once are refused | [`update`] | `trigger-conflict` |
+//! | no value under an `immutable` node changes, is added or is removed after install | [`update`], [`upgrade`] | `immutable-changed` |
+//! | an update with no change (a rewrite: `kudo migrate`, the manager's own writes) is always allowed and runs no plan | [`update`] | |
+//! | an upgrade runs `upgrade`, else `update`, else `deploy` of the new version | [`upgrade`] | `unknown-plan` |
+//! | changes given with an upgrade are allowed only when the plan they trigger in the new version is `deploy`; a value the new version removes is no change | [`upgrade`] | `upgrade-with-change` |
+//! | a parameter that becomes immutable, or a new immutable one, without a default must be given a value with the upgrade, and giving it one is allowed | [`upgrade`] | `immutable-unset` |
+//! | while the Instance is being deleted, no parameter change and no upgrade | [`update`], [`upgrade`] | `deleting` |
+//! | while a plan is scheduled or running, a change that runs another plan is refused, a change that runs the same plan restarts it, and an upgrade is refused | [`update`], [`upgrade`] | `plan-in-progress` |
+//!
+//! These are KUDO's admission rules where KEP-33 is silent. Where kudo is stricter than KUDO
+//! (an immutable value may not be removed, nor changed during an upgrade), docs/extensions.md
+//! says why.
+
+use serde_json::{Map, Value};
+
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::document::Document;
+use crate::migrate::{self, Report};
+use crate::package::Package;
+use crate::params::ParamSchema;
+use crate::pointer;
+use crate::trigger::{self, Selection};
+use crate::validate::Validator;
+use crate::values::{Inputs, Override, Values, effective};
+use crate::{convert, immutable};
+
+/// The plan a new Instance runs.
+pub const DEPLOY: &str = "deploy";
+/// The plan an upgrade runs, when the new version has it.
+pub const UPGRADE: &str = "upgrade";
+/// The plan a change without a `trigger` runs, when the operator has it (else `deploy`).
+pub const UPDATE: &str = "update";
+
+/// What the policy needs of one operator version: its parameter schema (compiled once) and its
+/// plans. Built from a package ([`Version::of_package`]) or from an OperatorVersion object.
+pub struct Version {
+    /// The OperatorVersion's name (`{operator}-{version}`).
+    pub name: String,
+    /// The version (`spec.version`).
+    pub version: String,
+    /// The parameter schema (a v1beta1 package's, converted).
+    pub schema: ParamSchema,
+    /// `schema`, compiled.
+    pub validator: Validator,
+    /// The plan names.
+    pub plans: Vec<String>,
+}
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Version")
+            .field("name", &self.name)
+            .field("plans", &self.plans)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Version {
+    /// A version from its parts; `Err` when the schema does not compile.
+    pub fn new(
+        name: String,
+        version: String,
+        schema: ParamSchema,
+        plans: Vec<String>,
+    ) -> Result<Version, Vec<Diagnostic>> {
+        let validator = Validator::new(&schema)?;
+        Ok(Version {
+            name,
+            version,
+            schema,
+            validator,
+            plans,
+        })
+    }
+
+    /// The version a package describes.
+    pub fn of_package(pkg: &Package) -> Result<Version, Vec<Diagnostic>> {
+        Version::new(
+            pkg.operator_version_name(),
+            pkg.version(),
+            pkg.schema().clone(),
+            pkg.operator().plans.keys().cloned().collect(),
+        )
+    }
+
+    /// True when the operator has plan `name`.
+    pub fn has_plan(&self, name: &str) -> bool {
+        self.plans.iter().any(|p| p == name)
+    }
+
+    fn plan_names(&self) -> Vec<&str> {
+        self.plans.iter().map(String::as_str).collect()
+    }
+
+    /// Stored values (`spec.parameters`: v1beta2 values, or v1beta1 strings) typed by this
+    /// version's schema, with the defaults filled in, and the problems met (not validated).
+    pub fn effective(&self, stored: &Value) -> (Values, Vec<Diagnostic>) {
+        effective(&self.schema, &current(self.typed(stored)))
+    }
+
+    /// Stored values typed by this version's schema (`"7"` -> 7 for an integer parameter).
+    pub fn typed(&self, stored: &Value) -> Value {
+        match stored {
+            Value::Object(_) => convert::typed_by_schema(&self.schema, stored),
+            _ => Value::Object(Map::new()),
+        }
+    }
+}
+
+/// The plan an upgrade to `to` runs: `upgrade`, else `update`, else `deploy` (KUDO's order).
+pub fn upgrade_plan(to: &Version) -> Option<&'static str> {
+    [UPGRADE, UPDATE, DEPLOY]
+        .into_iter()
+        .find(|p| to.has_plan(p))
+}
+
+/// An installed Instance, as the policy sees it.
+#[derive(Clone, Copy)]
+pub struct Installed<'a> {
+    /// The version it runs.
+    pub version: &'a Version,
+    /// Its `spec.parameters` as stored (typed or v1beta1 strings; what the user set).
+    pub values: &'a Value,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// The plan scheduled or running now, if any.
+    pub in_progress: Option<&'a str>,
+}
+
+/// The new values.
+#[derive(Clone, Copy)]
+pub enum Proposal<'a> {
+    /// `-P` files (merged in order) and `-p` overrides, on top of the installed (on upgrade:
+    /// the migrated) values.
+    Edits {
+        /// `-P` files in order.
+        files: &'a [Document],
+        /// `-p` arguments in order.
+        overrides: &'a [String],
+    },
+    /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
+    /// manager). On upgrade, values equal to the installed ones mean "carry them over".
+    Values(&'a Value),
+}
+
+impl Proposal<'_> {
+    /// No new values: `-P` and `-p` both empty.
+    pub const NONE: Proposal<'static> = Proposal::Edits {
+        files: &[],
+        overrides: &[],
+    };
+}
+
+/// What a change does, once allowed.
+#[derive(Clone)]
+pub struct Decision {
+    /// The effective parameters after the change (defaults applied), each with its origin.
+    pub values: Values,
+    /// The values to store in `spec.parameters` (typed): what the user set, not the defaults.
+    pub explicit: Value,
+    /// The plan to run; `None` when nothing changes.
+    pub plan: Option<String>,
+    /// Every changed value and the plan it runs in the (new) version.
+    pub changes: Vec<trigger::Change>,
+    /// The migration report (upgrade only).
+    pub report: Option<Report>,
+    /// Warnings (accepted, but worth reading).
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl std::fmt::Debug for Decision {
+    /// Values are left out: they may hold `writeOnly` secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decision")
+            .field("plan", &self.plan)
+            .field("changes", &self.changes)
+            .field("report", &self.report)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decision {
+    /// The plan and the changes, as [`trigger::select`] reports them.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            plan: self.plan.clone(),
+            changes: self.changes.clone(),
+        }
+    }
+}
+
+type Outcome = Result<Decision, Vec<Diagnostic>>;
+
+/// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
+pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
+    let (values, explicit, mut problems) = propose(to, &Value::Object(Map::new()), proposal);
+    problems.extend(to.validator.validate(&values));
+    if !to.has_plan(DEPLOY) {
+        problems.push(no_plan(
+            to,
+            "the operator has no `deploy` plan, so an Instance of it cannot be installed",
+        ));
+    }
+    let warnings = errors_or_warnings(problems)?;
+    Ok(Decision {
+        values,
+        explicit,
+        plan: Some(DEPLOY.into()),
+        changes: Vec::new(),
+        report: None,
+        warnings,
+    })
+}
+
+/// A change of parameters within the installed version. An update that changes nothing (after
+/// typing both sides) is a rewrite: allowed whatever the state, no plan runs.
+pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
+    let v = installed.version;
+    let old_explicit = v.typed(installed.values);
+    let (old, _) = effective(&v.schema, &current(old_explicit.clone()));
+    let (new, explicit, mut problems) = propose(v, &old_explicit, proposal);
+    let changed = trigger::changed_paths(old.value(), new.value());
+    if changed.is_empty() && matches!(proposal, Proposal::Values(_)) {
+        // A rewrite: what is stored stays as it is, so nothing about it can be refused now.
+        let warnings = problems
+            .into_iter()
+            .chain(v.validator.validate(&new))
+            .map(|mut d| {
+                d.severity = Severity::Warning;
+                d
+            })
+            .collect();
+        return Ok(unchanged(new, explicit, warnings));
+    }
+    problems.extend(v.validator.validate(&new));
+    problems.extend(with_origins(
+        &new,
+        immutable::check_update(&v.schema, old.value(), new.value()),
+    ));
+    if installed.deleting && !changed.is_empty() {
+        problems.push(deleting("change parameters"));
+    }
+    let selection = match trigger::select(&v.schema, &v.plan_names(), old.value(), new.value()) {
+        Ok(s) => s,
+        Err(d) => {
+            problems.extend(with_origins(&new, d));
+            Selection {
+                plan: None,
+                changes: Vec::new(),
+            }
+        }
+    };
+    if let (Some(running), Some(plan)) = (installed.in_progress, &selection.plan)
+        && running != plan
+    {
+        problems.extend(selection.changes.iter().map(|c| {
+            Diagnostic::error(
+                Code::PlanInProgress,
+                &c.pointer,
+                format!(
+                    "this change runs plan `{}`, but plan `{running}` is scheduled or running",
+                    c.plan
+                ),
+            )
+            .with_origin(new.origin(&c.pointer))
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), then update; a change that runs `{running}` itself restarts it"
+            ))
+        }));
+    }
+    let warnings = errors_or_warnings(problems)?;
+    Ok(Decision {
+        values: new,
+        explicit,
+        plan: selection.plan,
+        changes: selection.changes,
+        report: None,
+        warnings,
+    })
+}
+
+/// An upgrade of an installed Instance to `to`: the installed values carried over by `oldName`
+/// ([`migrate`]), then the proposal; the plan is [`upgrade_plan`].
+pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Outcome {
+    let from = installed.version;
+    let mut problems = Vec::new();
+    if installed.deleting {
+        problems.push(deleting("upgrade"));
+    }
+    if let Some(running) = installed.in_progress {
+        problems.push(
+            Diagnostic::error(
+                Code::PlanInProgress,
+                "",
+                format!(
+                    "cannot upgrade to {} while plan `{running}` is scheduled or running",
+                    to.name
+                ),
+            )
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), then upgrade"
+            )),
+        );
+    }
+    let old_explicit = from.typed(installed.values);
+    let m = match migrate::migrate(&from.schema, &old_explicit, &to.schema, &from.version) {
+        Ok(m) => m,
+        Err(d) => {
+            problems.extend(d);
+            return Err(problems);
+        }
+    };
+    let baseline = m.values.value();
+    let kept = match proposal {
+        Proposal::Values(v) if from.typed(v) == old_explicit => Proposal::Values(&m.explicit),
+        p => p,
+    };
+    let (new, explicit, more) = propose(to, &m.explicit, kept);
+    problems.extend(more);
+    problems.extend(to.validator.validate(&new));
+    // A value may be added where the installed version had no immutable value to keep: a
+    // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
+    let immutable_changes = immutable::check_update(&to.schema, baseline, new.value())
+        .into_iter()
+        .filter(|d| {
+            baseline.pointer(&d.pointer).is_some()
+                || immutable::immutable_at(&from.schema, &d.pointer).is_some()
+        });
+    problems.extend(with_origins(&new, immutable_changes.collect()));
+    problems.extend(immutable::check_unset(&to.schema, new.value()));
+    // The values the upgrade needs (those new immutable parameters) run no plan of their own.
+    let mut compared = baseline.clone();
+    for p in trigger::changed_paths(baseline, new.value()) {
+        let required = baseline.pointer(&p).is_none()
+            && immutable::immutable_at(&to.schema, &p).is_some()
+            && immutable::immutable_at(&from.schema, &p).is_none();
+        if let (true, Some(v), Ok(tokens)) =
+            (required, new.value().pointer(&p), pointer::tokens(&p))
+        {
+            pointer::set_creating(&mut compared, &tokens, v.clone());
+        }
+    }
+    let changes = match trigger::select(&to.schema, &to.plan_names(), &compared, new.value()) {
+        Ok(Selection {
+            plan: Some(plan),
+            changes,
+        }) if plan != DEPLOY => {
+            problems.extend(changes.iter().map(|c| {
+                Diagnostic::error(
+                    Code::UpgradeWithChange,
+                    &c.pointer,
+                    format!(
+                        "this change runs plan `{}` in {}; changes given with an upgrade may only run `deploy`",
+                        c.plan, to.name
+                    ),
+                )
+                .with_origin(new.origin(&c.pointer))
+                .with_help("upgrade first, then update this value")
+            }));
+            changes
+        }
+        Ok(s) => s.changes,
+        Err(d) => {
+            problems.extend(with_origins(&new, d));
+            Vec::new()
+        }
+    };
+    let plan = upgrade_plan(to);
+    if plan.is_none() {
+        problems.push(no_plan(
+            to,
+            "the new version has no `upgrade`, `update` or `deploy` plan to run the upgrade",
+        ));
+    }
+    let mut warnings = errors_or_warnings(problems)?;
+    warnings.extend(m.report.warnings());
+    Ok(Decision {
+        values: new,
+        explicit,
+        plan: plan.map(String::from),
+        changes,
+        report: Some(m.report),
+        warnings,
+    })
+}
+
+fn unchanged(values: Values, explicit: Value, warnings: Vec<Diagnostic>) -> Decision {
+    Decision {
+        values,
+        explicit,
+        plan: None,
+        changes: Vec::new(),
+        report: None,
+        warnings,
+    }
+}
+
+/// The effective values, the values to store and the problems of `proposal` on top of
+/// `baseline` (typed, explicit values of version `to`).
+fn propose(
+    to: &Version,
+    baseline: &Value,
+    proposal: Proposal<'_>,
+) -> (Values, Value, Vec<Diagnostic>) {
+    match proposal {
+        Proposal::Edits { files, overrides } => {
+            let (values, problems) = effective(
+                &to.schema,
+                &Inputs {
+                    current: Some(baseline.clone()),
+                    files,
+                    overrides,
+                },
+            );
+            let explicit = explicit(baseline, files, overrides, values.value());
+            (values, explicit, problems)
+        }
+        Proposal::Values(given) => {
+            let typed = to.typed(given);
+            let (values, problems) = effective(&to.schema, &current(typed.clone()));
+            (values, typed, problems)
+        }
+    }
+}
+
+fn current(values: Value) -> Inputs<'static> {
+    Inputs {
+        current: Some(values),
+        ..Default::default()
+    }
+}
+
+fn errors_or_warnings(problems: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let (errors, warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
+    if errors.is_empty() {
+        Ok(warnings)
+    } else {
+        Err(errors)
+    }
+}
+
+fn deleting(what: &str) -> Diagnostic {
+    Diagnostic::error(
+        Code::Deleting,
+        "",
+        format!("cannot {what}: the Instance is being deleted"),
+    )
+    .with_help("wait until the deletion ends, then install again")
+}
+
+fn no_plan(to: &Version, why: &str) -> Diagnostic {
+    Diagnostic::error(Code::UnknownPlan, "", format!("{}: {why}", to.name))
+}
+
+/// Each problem about a changed value says where the new value came from (`-p` argument N,
+/// a `-P` file, the Instance).
+fn with_origins(values: &Values, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .map(|d| {
+            let origin = values.origin(&d.pointer);
+            d.with_origin(origin)
+        })
+        .collect()
+}
+
+/// The values to store: `current` with the `-P` files merged in, then each `-p` value (the
+/// whole array when it goes through one), taken from the effective result.
+fn explicit(current: &Value, files: &[Document], overrides: &[String], effective: &Value) -> Value {
+    let mut out = current.clone();
+    for f in files {
+        if !f.value().is_null() {
+            json_patch::merge(&mut out, f.value());
+        }
+    }
+    if !out.is_object() {
+        out = Value::Object(Map::new());
+    }
+    for (i, arg) in overrides.iter().enumerate() {
+        let Ok(ov) = Override::parse(i + 1, arg) else {
+            continue;
+        };
+        // Write from the outermost array on the way, else the value itself.
+        let mut end = ov.tokens.len();
+        for k in 1..=ov.tokens.len() {
+            if effective
+                .pointer(&pointer::from_tokens(&ov.tokens[..k]))
+                .is_some_and(Value::is_array)
+            {
+                end = k;
+                break;
+            }
+        }
+        let at = &ov.tokens[..end];
+        if let Some(v) = effective.pointer(&pointer::from_tokens(at)) {
+            pointer::set_creating(&mut out, at, v.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The installed version: `update`, `backup-update` and `deploy` plans.
+    fn v1(plans: &[&str]) -> Version {
+        version(
+            "db-1.0.0",
+            json!({"type": "object", "properties": {
+                "clusterName": {"type": "string", "immutable": true, "default": "c1"},
+                "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
+                "ports": {"type": "array", "items": {"type": "integer"}, "default": [80]},
+                "flag": {"type": "boolean", "default": false},
+                "zone": {"type": "string"},
+                "removed": {"type": "string"},
+                "backup": {"type": "object", "trigger": "backup-update", "properties": {
+                    "enabled": {"type": "boolean", "default": false}}},
+                "password": {"type": "string", "writeOnly": true, "minLength": 8}
+            }}),
+            plans,
+        )
+    }
+
+    /// The new version: `removed` is gone, `zone` became immutable, `region` is a new immutable
+    /// parameter without a default, `cluster` moved by `oldName`.
+    fn v2(plans: &[&str]) -> Version {
+        version(
+            "db-2.0.0",
+            json!({"type": "object", "properties": {
+                "cluster": {"type": "string", "immutable": true, "default": "c1",
+                    "oldName": "clusterName"},
+                "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
+                "ports": {"type": "array", "items": {"type": "integer"}, "default": [80]},
+                "flag": {"type": "boolean", "default": false},
+                "zone": {"type": "string", "immutable": true},
+                "region": {"type": "string", "immutable": true},
+                "backup": {"type": "object", "trigger": "backup-update", "properties": {
+                    "enabled": {"type": "boolean", "default": false}}},
+                "password": {"type": "string", "writeOnly": true, "minLength": 8}
+            }}),
+            plans,
+        )
+    }
+
+    fn version(name: &str, schema: Value, plans: &[&str]) -> Version {
+        Version::new(
+            name.into(),
+            name.rsplit('-').next().unwrap_or_default().into(),
+            ParamSchema::from_value(schema).unwrap(),
+            plans.iter().map(|p| p.to_string()).collect(),
+        )
+        .unwrap()
+    }
+
+    const ALL: &[&str] = &["deploy", "update", "upgrade", "backup-update"];
+
+    /// The state of the installed Instance in a case.
+    #[derive(Clone, Copy, Default)]
+    struct State {
+        deleting: bool,
+        in_progress: Option<&'static str>,
+    }
+
+    const IDLE: State = State {
+        deleting: false,
+        in_progress: None,
+    };
+
+    fn outcome(r: Outcome) -> Result<Option<String>, Vec<Code>> {
+        r.map(|d| d.plan)
+            .map_err(|d| d.iter().map(|d| d.code).collect())
+    }
+
+    fn args(overrides: &[&str]) -> Vec<String> {
+        overrides.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Outcome {
+        let o = args(overrides);
+        let i = Installed {
+            version: v,
+            values: &installed,
+            deleting: state.deleting,
+            in_progress: state.in_progress,
+        };
+        update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+            },
+        )
+    }
+
+    fn upgrade_with(
+        from: &Version,
+        to: &Version,
+        installed: Value,
+        state: State,
+        overrides: &[&str],
+    ) -> Outcome {
+        let o = args(overrides);
+        let i = Installed {
+            version: from,
+            values: &installed,
+            deleting: state.deleting,
+            in_progress: state.in_progress,
+        };
+        upgrade(
+            &i,
+            to,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+            },
+        )
+    }
+
+    #[test]
+    fn install_runs_deploy_and_needs_a_deploy_plan() {
+        let got = install(&v1(ALL), Proposal::NONE);
+        assert_eq!(outcome(got), Ok(Some("deploy".into())));
+        let got = install(&v1(&["update"]), Proposal::NONE);
+        assert_eq!(outcome(got), Err(vec![Code::UnknownPlan]));
+        let o = args(&["nodeCount=0"]);
+        let got = install(
+            &v1(ALL),
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+            },
+        );
+        assert_eq!(outcome(got), Err(vec![Code::OutOfRange]));
+    }
+
+    /// Every update rule, by name: (rule, plans, installed, state, `-p`, outcome).
+    #[test]
+    fn update_rules() {
+        type Case = (
+            &'static str,
+            &'static [&'static str],
+            Value,
+            State,
+            &'static [&'static str],
+            Result<Option<&'static str>, Vec<Code>>,
+        );
+        let busy = |plan| State {
+            deleting: false,
+            in_progress: Some(plan),
+        };
+        let deleting = State {
+            deleting: true,
+            in_progress: None,
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "a trigger runs its plan",
+                ALL,
+                json!({}),
+                IDLE,
+                &["backup/enabled=true"],
+                Ok(Some("backup-update")),
+            ),
+            (
+                "no trigger runs update",
+                ALL,
+                json!({}),
+                IDLE,
+                &["nodeCount=4"],
+                Ok(Some("update")),
+            ),
+            (
+                "no trigger and no update plan runs deploy",
+                &["deploy", "backup-update"],
+                json!({}),
+                IDLE,
+                &["nodeCount=4"],
+                Ok(Some("deploy")),
+            ),
+            (
+                "nothing changes, no plan",
+                ALL,
+                json!({"nodeCount": 4}),
+                IDLE,
+                &["nodeCount=4"],
+                Ok(None),
+            ),
+            (
+                "setting the default is no change",
+                ALL,
+                json!({}),
+                IDLE,
+                &["nodeCount=3"],
+                Ok(None),
+            ),
+            (
+                "two plans are refused",
+                ALL,
+                json!({}),
+                IDLE,
+                &["nodeCount=4", "backup/enabled=true"],
+                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+            ),
+            (
+                "an immutable value cannot change",
+                ALL,
+                json!({}),
+                IDLE,
+                &["clusterName=c2"],
+                Err(vec![Code::ImmutableChanged]),
+            ),
+            (
+                "an invalid value is refused",
+                ALL,
+                json!({}),
+                IDLE,
+                &["nodeCount=0"],
+                Err(vec![Code::OutOfRange]),
+            ),
+            (
+                "an integer in another notation is refused",
+                ALL,
+                json!({}),
+                IDLE,
+                &["nodeCount=1e3"],
+                Err(vec![Code::TypeMismatch]),
+            ),
+            (
+                "no change while deleting",
+                ALL,
+                json!({}),
+                deleting,
+                &["nodeCount=4"],
+                Err(vec![Code::Deleting]),
+            ),
+            (
+                "a no-op while deleting is fine",
+                ALL,
+                json!({"nodeCount": 4}),
+                deleting,
+                &["nodeCount=4"],
+                Ok(None),
+            ),
+            (
+                "another plan while one runs is refused",
+                ALL,
+                json!({}),
+                busy("backup-update"),
+                &["nodeCount=4"],
+                Err(vec![Code::PlanInProgress]),
+            ),
+            (
+                "the same plan while it runs restarts it",
+                ALL,
+                json!({}),
+                busy("update"),
+                &["nodeCount=4"],
+                Ok(Some("update")),
+            ),
+            (
+                "a stored v1beta1 string is the same value",
+                ALL,
+                json!({"nodeCount": "7"}),
+                IDLE,
+                &["nodeCount=7"],
+                Ok(None),
+            ),
+        ];
+        for (rule, plans, installed, state, overrides, want) in cases {
+            let got = outcome(update_with(&v1(plans), installed, state, overrides));
+            let want = want.map(|p| p.map(String::from));
+            assert_eq!(got, want, "rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn a_change_of_representation_is_no_change_and_never_refused() {
+        let v = v1(ALL);
+        let stored =
+            json!({"nodeCount": "7", "flag": "false", "ports": "[80, 443]", "clusterName": "c9"});
+        let typed = json!({"nodeCount": 7, "flag": false, "ports": [80, 443], "clusterName": "c9"});
+        for state in [
+            IDLE,
+            State {
+                deleting: true,
+                in_progress: Some("backup-update"),
+            },
+        ] {
+            let i = Installed {
+                version: &v,
+                values: &stored,
+                deleting: state.deleting,
+                in_progress: state.in_progress,
+            };
+            let d = update(&i, Proposal::Values(&typed)).unwrap();
+            assert_eq!(d.plan, None);
+            assert!(d.changes.is_empty());
+            assert_eq!(d.explicit, typed);
+        }
+    }
+
+    #[test]
+    fn a_rewrite_of_values_that_no_longer_validate_is_allowed_with_warnings() {
+        let v = v1(ALL);
+        let stored = json!({"nodeCount": 0});
+        let i = Installed {
+            version: &v,
+            values: &stored,
+            deleting: false,
+            in_progress: None,
+        };
+        let d = update(&i, Proposal::Values(&stored)).unwrap();
+        assert_eq!(d.plan, None);
+        assert_eq!(
+            d.warnings.iter().map(|w| w.code).collect::<Vec<_>>(),
+            [Code::OutOfRange]
+        );
+        // The same values sent as a change are refused.
+        let i = Installed {
+            values: &json!({}),
+            ..i
+        };
+        assert_eq!(
+            outcome(update(&i, Proposal::Values(&stored))),
+            Err(vec![Code::OutOfRange])
+        );
+    }
+
+    /// Every upgrade rule, by name: (rule, new plans, installed, state, `-p`, outcome).
+    #[test]
+    fn upgrade_rules() {
+        type Case = (
+            &'static str,
+            &'static [&'static str],
+            Value,
+            State,
+            &'static [&'static str],
+            Result<Option<&'static str>, Vec<Code>>,
+        );
+        let given = json!({"zone": "z1"});
+        let cases: Vec<Case> = vec![
+            (
+                "upgrade runs upgrade",
+                ALL,
+                given.clone(),
+                IDLE,
+                &["region=eu"],
+                Ok(Some("upgrade")),
+            ),
+            (
+                "else update",
+                &["deploy", "update"],
+                given.clone(),
+                IDLE,
+                &["region=eu"],
+                Ok(Some("update")),
+            ),
+            (
+                "else deploy",
+                &["deploy"],
+                given.clone(),
+                IDLE,
+                &["region=eu"],
+                Ok(Some("deploy")),
+            ),
+            (
+                "a change that runs deploy is allowed",
+                &["deploy", "upgrade"],
+                given.clone(),
+                IDLE,
+                &["region=eu", "nodeCount=5"],
+                Ok(Some("upgrade")),
+            ),
+            (
+                "a change that runs update is refused",
+                ALL,
+                given.clone(),
+                IDLE,
+                &["region=eu", "nodeCount=5"],
+                Err(vec![Code::UpgradeWithChange]),
+            ),
+            (
+                "a change that runs a triggered plan is refused",
+                ALL,
+                given.clone(),
+                IDLE,
+                &["region=eu", "backup/enabled=true"],
+                Err(vec![Code::UpgradeWithChange]),
+            ),
+            (
+                "changes that run two plans are refused",
+                ALL,
+                given.clone(),
+                IDLE,
+                &["region=eu", "nodeCount=5", "backup/enabled=true"],
+                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+            ),
+            (
+                "a removed parameter is no change",
+                ALL,
+                json!({"zone": "z1", "removed": "x"}),
+                IDLE,
+                &["region=eu"],
+                Ok(Some("upgrade")),
+            ),
+            (
+                "a new immutable parameter without default needs a value",
+                ALL,
+                given.clone(),
+                IDLE,
+                &[],
+                Err(vec![Code::ImmutableUnset]),
+            ),
+            (
+                "a parameter that becomes immutable needs a value",
+                ALL,
+                json!({}),
+                IDLE,
+                &["region=eu"],
+                Err(vec![Code::ImmutableUnset]),
+            ),
+            (
+                "giving both a value is allowed",
+                ALL,
+                json!({}),
+                IDLE,
+                &["region=eu", "zone=z2"],
+                Ok(Some("upgrade")),
+            ),
+            (
+                "an immutable value cannot change in an upgrade (stricter than KUDO)",
+                ALL,
+                json!({"clusterName": "c9", "zone": "z1"}),
+                IDLE,
+                &["region=eu", "cluster=c2"],
+                Err(vec![Code::ImmutableChanged, Code::UpgradeWithChange]),
+            ),
+            (
+                "no upgrade while deleting",
+                ALL,
+                given.clone(),
+                State {
+                    deleting: true,
+                    in_progress: None,
+                },
+                &["region=eu"],
+                Err(vec![Code::Deleting]),
+            ),
+            (
+                "no upgrade while a plan runs",
+                ALL,
+                given.clone(),
+                State {
+                    deleting: false,
+                    in_progress: Some("deploy"),
+                },
+                &["region=eu"],
+                Err(vec![Code::PlanInProgress]),
+            ),
+            (
+                "no plan to run it",
+                &["backup-update"],
+                given.clone(),
+                IDLE,
+                &["region=eu"],
+                Err(vec![Code::UnknownPlan]),
+            ),
+        ];
+        for (rule, plans, installed, state, overrides, want) in cases {
+            let got = outcome(upgrade_with(
+                &v1(ALL),
+                &v2(plans),
+                installed,
+                state,
+                overrides,
+            ));
+            let want = want.map(|p| p.map(String::from));
+            assert_eq!(got, want, "rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn an_upgrade_reports_the_changes_given_with_it_and_the_migration() {
+        let installed = json!({"clusterName": "c9", "zone": "z1", "removed": "x"});
+        let d = upgrade_with(
+            &v1(ALL),
+            &v2(&["deploy", "upgrade"]),
+            installed,
+            IDLE,
+            &["region=eu", "nodeCount=5"],
+        )
+        .unwrap();
+        let changed: Vec<(&str, &str)> = d
+            .changes
+            .iter()
+            .map(|c| (c.pointer.as_str(), c.plan.as_str()))
+            .collect();
+        assert_eq!(
+            changed,
+            [("/nodeCount", "deploy")],
+            "the needed /region runs no plan"
+        );
+        assert_eq!(
+            d.explicit,
+            json!({"cluster": "c9", "zone": "z1", "region": "eu", "nodeCount": 5})
+        );
+        let report = d.report.unwrap();
+        assert_eq!(report.moved[0].to, "/cluster");
+        assert_eq!(report.dropped[0].pointer, "/removed");
+    }
+
+    #[test]
+    fn an_upgrade_whose_values_are_left_as_installed_migrates_them() {
+        let from = v1(ALL);
+        let to = v2(ALL);
+        let stored = json!({"clusterName": "c9", "zone": "z1", "region": "eu"});
+        let i = Installed {
+            version: &from,
+            values: &stored,
+            deleting: false,
+            in_progress: None,
+        };
+        // region is not a parameter of v1: migration keeps it only if v2 has it (it does).
+        let d = upgrade(&i, &to, Proposal::Values(&stored)).unwrap();
+        assert_eq!(
+            d.explicit,
+            json!({"cluster": "c9", "zone": "z1", "region": "eu"})
+        );
+        assert_eq!(d.plan.as_deref(), Some("upgrade"));
+        assert!(d.changes.is_empty());
+    }
+
+    #[test]
+    fn a_decision_never_prints_its_values() {
+        let o = args(&["password=hunter2-secret"]);
+        let d = install(
+            &v1(ALL),
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+            },
+        )
+        .unwrap();
+        assert!(!format!("{d:?}").contains("hunter2"));
+    }
+}
