@@ -1,6 +1,7 @@
 //! The schema extensions: `trigger`, `immutable`, `oldName`. KEP-33's own examples as golden
 //! tests, and the cases KUDO's admission webhook tested, rewritten for nested parameters.
 
+use kudo_pkg::change::{self, Installed, Proposal, Version};
 use kudo_pkg::migrate::migrate;
 use kudo_pkg::trigger::{Reason, select};
 use kudo_pkg::values::{self, Inputs};
@@ -186,22 +187,21 @@ enum Want {
     Refused(&'static [Code]),
 }
 
-/// An update: `-p`/`-P` style inputs on top of the installed effective values.
+/// An update: `-p`/`-P` style inputs on top of the installed values, decided by the one
+/// policy ([`kudo_pkg::change::update`]) the CLI, the webhook and the manager call.
 fn run_update(
     plans: &[&str],
     current: Value,
     patch: Value,
     overrides: &[&str],
 ) -> Result<Option<String>, Vec<Code>> {
-    let schema = table_schema();
-    let (old, problems) = values::effective(
-        &schema,
-        &Inputs {
-            current: Some(current.clone()),
-            ..Default::default()
-        },
-    );
-    assert!(problems.is_empty());
+    let version = Version::new(
+        "table-1.0.0".into(),
+        "1.0.0".into(),
+        table_schema(),
+        plans.iter().map(|p| p.to_string()).collect(),
+    )
+    .unwrap();
     let patch_doc =
         kudo_pkg::document::Document::parse(std::path::Path::new("p.yaml"), &patch.to_string())
             .unwrap();
@@ -211,29 +211,21 @@ fn run_update(
         vec![patch_doc]
     };
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let (new, problems) = values::effective(
-        &schema,
-        &Inputs {
-            current: Some(current),
+    let installed = Installed {
+        version: &version,
+        values: &current,
+        deleting: false,
+        in_progress: None,
+    };
+    change::update(
+        &installed,
+        Proposal::Edits {
             files: &files,
             overrides: &overrides,
         },
-    );
-    if !problems.is_empty() {
-        return Err(problems.iter().map(|d| d.code).collect());
-    }
-    let mut refused: Vec<Code> = immutable::check_update(&schema, old.value(), new.value())
-        .iter()
-        .map(|d| d.code)
-        .collect();
-    match select(&schema, plans, old.value(), new.value()) {
-        Ok(s) if refused.is_empty() => Ok(s.plan),
-        Ok(_) => Err(refused),
-        Err(d) => {
-            refused.extend(d.iter().map(|d| d.code));
-            Err(refused)
-        }
-    }
+    )
+    .map(|d| d.plan)
+    .map_err(|d| d.iter().map(|d| d.code).collect())
 }
 
 #[test]

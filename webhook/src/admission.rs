@@ -87,6 +87,8 @@ pub enum Verdict {
     Allow {
         /// The parameters after defaults (and migration), when they changed.
         parameters: Option<Value>,
+        /// The plan the change runs (none when nothing changes).
+        plan: Option<String>,
         /// Things the client should hear about.
         warnings: Vec<String>,
     },
@@ -177,6 +179,7 @@ pub fn decide(
             let stored = d.values.into_value();
             Verdict::Allow {
                 parameters: (stored != given).then_some(stored),
+                plan: d.plan,
                 warnings,
             }
         }
@@ -266,6 +269,7 @@ fn answer(
         Verdict::Allow {
             parameters,
             warnings,
+            ..
         } => {
             let mut r = response;
             if !warnings.is_empty() {

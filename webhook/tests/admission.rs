@@ -324,3 +324,122 @@ fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
         assert_eq!(review["response"]["allowed"], false);
     }
 }
+
+/// The captured v1beta1-endpoint update of `apps/web-2`, turned into a rewrite: the old object
+/// holds v1beta1 strings (as conversion delivers them when the OperatorVersion's types are not
+/// known), the new one the same values typed, with a KUDO plan status on both.
+fn rewrite_review(edit_new: impl Fn(&mut Value)) -> impl Fn(&mut Value) {
+    move |b: &mut Value| {
+        let strings = json!({"CLUSTER_NAME": "green", "NODE_COUNT": "7",
+            "BACKUP_ENABLED": "false", "PORTS": "[80, 443]"});
+        let typed = json!({"CLUSTER_NAME": "green", "NODE_COUNT": 7,
+            "BACKUP_ENABLED": false, "PORTS": [80, 443]});
+        let status = json!({"activePlan": {"name": "backup", "uid": "u1"},
+            "planStatus": {"backup": {"name": "backup", "status": "IN_PROGRESS", "uid": "u1"}}});
+        let r = &mut b["request"];
+        r["oldObject"]["spec"]["parameters"] = strings;
+        r["oldObject"]["status"] = status.clone();
+        r["object"]["spec"]["parameters"] = typed;
+        r["object"]["status"] = status;
+        edit_new(&mut r["object"]);
+    }
+}
+
+#[test]
+fn a_migration_rewrite_that_only_types_values_is_admitted() {
+    let s = store();
+    for (name, mode) in [
+        ("admission-mutate-update-sent-as-v1beta1.json", Mode::Mutate),
+        (
+            "admission-validate-update-sent-as-v1beta1.json",
+            Mode::Validate,
+        ),
+    ] {
+        let (status, r) = run(name, mode, &s, rewrite_review(|_| {}));
+        assert_eq!(status, 200);
+        assert_eq!(r["allowed"], true, "{name}: {r}");
+    }
+    // A real change in the same state is refused: `backup` is running, NODE_COUNT runs deploy.
+    let (_, r) = run(
+        "admission-validate-update-sent-as-v1beta1.json",
+        Mode::Validate,
+        &s,
+        rewrite_review(|o| o["spec"]["parameters"]["NODE_COUNT"] = json!(8)),
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(msg.contains("[plan-in-progress]"), "{msg}");
+}
+
+#[test]
+fn the_managers_writes_to_a_migrated_instance_are_admitted_even_while_it_is_deleted() {
+    let s = store();
+    // The manager removes its finalizer from an Instance being deleted: metadata only.
+    let finalizer = |o: &mut Value| {
+        o["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
+        o["metadata"]["finalizers"] = json!([]);
+    };
+    for (name, mode) in [
+        ("admission-mutate-update-sent-as-v1beta1.json", Mode::Mutate),
+        (
+            "admission-validate-update-sent-as-v1beta1.json",
+            Mode::Validate,
+        ),
+    ] {
+        let (_, r) = run(name, mode, &s, rewrite_review(finalizer));
+        assert_eq!(r["allowed"], true, "{name}: {r}");
+    }
+    let (_, r) = run(
+        "admission-validate-update-sent-as-v1beta1.json",
+        Mode::Validate,
+        &s,
+        rewrite_review(|o| {
+            finalizer(o);
+            o["spec"]["parameters"]["BACKUP_ENABLED"] = json!(true);
+        }),
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[deleting]")
+    );
+}
+
+#[test]
+fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
+    let v3 = db_schema();
+    let s = store().with("shop", sample_db("sample-db-1.0.0-0.3.0", "0.3.0", v3));
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        |b: &mut Value| {
+            b["request"]["object"]["spec"]["operatorVersion"]["name"] =
+                json!("sample-db-1.0.0-0.3.0");
+            b["request"]["object"]["spec"]["parameters"] =
+                b["request"]["oldObject"]["spec"]["parameters"].clone();
+            b["request"]["object"]["spec"]["parameters"]["auth"] = json!({"enabled": false});
+        },
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(msg.contains("[upgrade-with-change]"), "{msg}");
+    // The same upgrade changing an immutable value is denied, as the CLI denies it.
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        |b: &mut Value| {
+            b["request"]["object"]["spec"]["operatorVersion"]["name"] =
+                json!("sample-db-1.0.0-0.3.0");
+            b["request"]["object"]["spec"]["parameters"] =
+                b["request"]["oldObject"]["spec"]["parameters"].clone();
+            b["request"]["object"]["spec"]["parameters"]["clusterName"] = json!("other");
+        },
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(msg.contains("[immutable-changed]"), "{msg}");
+}
