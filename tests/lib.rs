@@ -40,32 +40,32 @@ pub fn shared() -> PathBuf {
 /// The `kudo` binary, built from this workspace first (so `cargo test -p kudo-tests` alone, or a
 /// fresh clone, never runs a stale or missing binary).
 pub fn kudo_bin() -> PathBuf {
-    static BUILD: std::sync::Once = std::sync::Once::new();
-    BUILD.call_once(|| build("kudo-cli", "kudo"));
+    build_binaries();
     target_bin("kudo")
 }
 
-/// Binary `bin` of workspace package `package` (`kudo-webhook`, `kudo-manager` of
-/// `kudo-operator`, ...), built first: the one place the suites find the binaries of other
-/// packages (`CARGO_BIN_EXE_*` only knows the binaries of this package).
-pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if !built.iter().any(|b| b == bin) {
-        build(package, bin);
-        built.push(bin.to_string());
-    }
+/// Binary `bin` of the workspace (`kudo-webhook`, `kudo-manager`, ...), built first: the one
+/// place the suites find the binaries of other packages (`CARGO_BIN_EXE_*` only knows the
+/// binaries of this package).
+pub fn workspace_bin(bin: &str) -> PathBuf {
+    build_binaries();
     target_bin(bin)
 }
 
-fn build(package: &str, bin: &str) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "-p", package, "--bin", bin])
-        .current_dir(repo())
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building the {bin} binary failed");
+/// Builds every binary of the workspace once, in one cargo invocation with the workspace's
+/// feature set: shared dependencies are compiled once, not once per binary (`.ci/run` builds
+/// them before the tests, so this finds them up to date).
+fn build_binaries() {
+    static BUILD: std::sync::Once = std::sync::Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "--workspace", "--bins"])
+            .current_dir(repo())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the workspace's binaries failed");
+    });
 }
 
 fn target_bin(bin: &str) -> PathBuf {

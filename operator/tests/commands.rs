@@ -105,6 +105,32 @@ fn merged(path: String, object: Value, generation: i64) -> Step {
     }
 }
 
+/// A JSON PATCH applied to `object` (with `generation` set), as the API server would: 422 when
+/// one of its `test`s fails.
+fn patched(path: String, object: Value, generation: i64) -> Step {
+    Step {
+        method: "PATCH",
+        path,
+        answer: Box::new(move |ops| {
+            let mut o = object.clone();
+            let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
+            if json_patch::patch(&mut o, &patch).is_err() {
+                return (422, test_failed());
+            }
+            o["metadata"]["generation"] = json!(generation);
+            (200, o)
+        }),
+        forever: false,
+    }
+}
+
+/// What kube-apiserver answers when a JSON patch's `test` fails.
+fn test_failed() -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server rejected our request due to an error in our request",
+        "reason": "Invalid", "code": 422})
+}
+
 /// A client whose server follows `script`, and the log of what it received.
 fn serve(script: Vec<Step>) -> (Target, Arc<Mutex<Vec<Seen>>>) {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
@@ -405,16 +431,47 @@ fn update_req<'a>(name: &'a str, overrides: &'a [String], dry_run: bool) -> upda
 }
 
 #[tokio::test]
-async fn update_after_a_conflict_reads_the_instance_again_and_keeps_both_changes() {
+async fn update_sends_only_its_change_guarded_by_what_it_read_so_other_writers_stay() {
     let pkg = cassandra();
-    let first = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
-    // Meanwhile another client changed logLevel.
-    let fresh = instance(
+    let read = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
+    // Meanwhile another client changed logLevel and the manager wrote status: no conflict.
+    let now = instance(
         "c",
         "cassandra-2.0.0",
         json!({"nodeCount": 3, "logLevel": "DEBUG"}),
-        "11",
+        "12",
     );
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), read),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        patched(at("instances", "c"), now, 3),
+    ]);
+    let overrides = args(&["nodeCount=5"]);
+    let done = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap();
+    assert_eq!((done.attempts, done.generation), (1, Some(3)));
+    assert_eq!(done.change.plan.as_deref(), Some("update"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[2].content_type, "application/json-patch+json");
+    assert_eq!(seen[2].query, "fieldManager=kudo");
+    assert_eq!(
+        seen[2].body,
+        json!([{"op": "test", "path": "/spec/parameters/nodeCount", "value": 3},
+            {"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5}])
+    );
+}
+
+#[tokio::test]
+async fn update_of_a_value_another_writer_changed_reads_again_and_the_last_writer_wins() {
+    let pkg = cassandra();
+    let first = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
+    // Meanwhile another client set nodeCount to 4: this update's test of 3 fails.
+    let fresh = instance("c", "cassandra-2.0.0", json!({"nodeCount": 4}), "11");
     let (t, seen) = serve(vec![
         ok("GET", at("instances", "c"), first),
         ok(
@@ -422,17 +479,15 @@ async fn update_after_a_conflict_reads_the_instance_again_and_keeps_both_changes
             at("operatorversions", "cassandra-2.0.0"),
             ov_of(&pkg),
         ),
-        step("PATCH", at("instances", "c"), 409, status(409, "Conflict")),
+        patched(at("instances", "c"), fresh.clone(), 3),
         ok("GET", at("instances", "c"), fresh.clone()),
-        merged(at("instances", "c"), fresh, 3),
+        patched(at("instances", "c"), fresh, 4),
     ]);
     let overrides = args(&["nodeCount=5"]);
     let done = update::update(&t, &update_req("c", &overrides, false))
         .await
         .unwrap();
-    assert_eq!(done.attempts, 2);
-    assert_eq!(done.generation, Some(3));
-    assert_eq!(done.change.plan.as_deref(), Some("update"));
+    assert_eq!((done.attempts, done.generation), (2, Some(4)));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen.iter()
@@ -446,32 +501,43 @@ async fn update_after_a_conflict_reads_the_instance_again_and_keeps_both_changes
             ("PATCH", at("instances", "c")),
         ])
     );
-    for (patch, rv) in [(&seen[2], "10"), (&seen[4], "11")] {
-        assert_eq!(patch.content_type, "application/merge-patch+json");
-        assert_eq!(patch.query, "fieldManager=kudo");
-        // The precondition, and only this update's change: the other writer's logLevel stays.
-        assert_eq!(
-            patch.body,
-            json!({"metadata": {"resourceVersion": rv}, "spec": {"parameters": {"nodeCount": 5}}})
-        );
-    }
-    let mut end = instance(
-        "c",
-        "cassandra-2.0.0",
-        json!({"nodeCount": 3, "logLevel": "DEBUG"}),
-        "11",
-    );
-    json_patch::merge(&mut end, &seen[4].body);
     assert_eq!(
-        end["spec"]["parameters"],
-        json!({"nodeCount": 5, "logLevel": "DEBUG"})
+        seen[4].body,
+        json!([{"op": "test", "path": "/spec/parameters/nodeCount", "value": 4},
+            {"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5}])
     );
 }
 
 #[tokio::test]
-async fn update_gives_up_after_conflicts_on_every_attempt() {
+async fn update_of_an_instance_without_parameters_holds_its_resource_version() {
     let pkg = cassandra();
-    let inst = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let mut bare = instance("c", "cassandra-2.0.0", json!({}), "10");
+    bare["spec"].as_object_mut().unwrap().remove("parameters");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), bare.clone()),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        merged(at("instances", "c"), bare, 2),
+    ]);
+    let overrides = args(&["nodeCount=5"]);
+    update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[2].content_type, "application/merge-patch+json");
+    assert_eq!(
+        seen[2].body,
+        json!({"metadata": {"resourceVersion": "10"}, "spec": {"parameters": {"nodeCount": 5}}})
+    );
+}
+
+#[tokio::test]
+async fn update_gives_up_after_being_overtaken_on_every_attempt() {
+    let pkg = cassandra();
+    let inst = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
     let mut script = vec![
         ok("GET", at("instances", "c"), inst.clone()),
         ok(
@@ -484,12 +550,7 @@ async fn update_gives_up_after_conflicts_on_every_attempt() {
         if i > 0 {
             script.push(ok("GET", at("instances", "c"), inst.clone()));
         }
-        script.push(step(
-            "PATCH",
-            at("instances", "c"),
-            409,
-            status(409, "Conflict"),
-        ));
+        script.push(step("PATCH", at("instances", "c"), 422, test_failed()));
     }
     let (t, seen) = serve(script);
     let overrides = args(&["nodeCount=5"]);
@@ -500,7 +561,12 @@ async fn update_gives_up_after_conflicts_on_every_attempt() {
         matches!(err, Error::Conflict { attempts, .. } if attempts == commands::MAX_ATTEMPTS),
         "{err}"
     );
-    let patches = requests(&seen).iter().filter(|(m, _)| m == "PATCH").count();
+    let patches = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "PATCH")
+        .count();
     assert_eq!(patches, commands::MAX_ATTEMPTS);
 }
 
@@ -585,8 +651,10 @@ async fn update_dry_run_reports_the_plan_and_the_changed_paths_and_sends_nothing
     assert_eq!(changed, ["/backup/enabled", "/backup/schedule"]);
     assert_eq!(
         done.patch,
-        Some(json!({"metadata": {"resourceVersion": "10"},
-            "spec": {"parameters": {"backup": {"enabled": true, "schedule": "0 3 * * *"}}}}))
+        Some(json!([
+            {"op": "test", "path": "/spec/parameters/backup/enabled", "value": false},
+            {"op": "replace", "path": "/spec/parameters/backup/enabled", "value": true},
+            {"op": "add", "path": "/spec/parameters/backup/schedule", "value": "0 3 * * *"}]))
     );
     assert_eq!(done.generation, None);
     assert!(requests(&seen).iter().all(|(m, _)| m == "GET"));

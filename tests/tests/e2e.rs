@@ -132,7 +132,7 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let log = |name: &str| std::fs::File::create(dir.join(name)).expect("a log file");
 
     let port = free_port(&host);
-    let webhook = Command::new(workspace_bin("kudo-webhook", "kudo-webhook"))
+    let webhook = Command::new(workspace_bin("kudo-webhook"))
         .args(["--listen", &format!("{host}:{port}")])
         .arg("--tls-cert")
         .arg(&cert)
@@ -144,7 +144,7 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
         .stderr(log("webhook.err"))
         .spawn()
         .expect("kudo-webhook starts");
-    let manager = Command::new(workspace_bin("kudo-operator", "kudo-manager"))
+    let manager = Command::new(workspace_bin("kudo-manager"))
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args([

@@ -62,12 +62,15 @@ pub fn version_from_object(object: &Value) -> Result<Version, String> {
     })
 }
 
-/// Where admission finds OperatorVersions (the webhook keeps a watch-fed cache).
+/// Where admission finds OperatorVersions (the webhook keeps a watch-fed cache that reads
+/// through to the API server on a miss).
 pub trait OperatorVersions {
-    /// `Err(why)` while the cache cannot answer (not synced, no cluster).
+    /// `Err(why)` while the store is not warm (not synced yet, no cluster): for `/readyz`.
+    /// Admission does not wait for it: [`OperatorVersions::get`] answers either way.
     fn ready(&self) -> Result<(), String>;
-    /// The OperatorVersion `name` in `namespace`.
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>>;
+    /// The OperatorVersion `name` in `namespace`: `Ok(None)` when it does not exist, `Err(why)`
+    /// when that cannot be known now (the API server cannot be reached).
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String>;
 }
 
 /// Which webhook is asked. Both ask [`decide`] the same question; only the mutating one
@@ -123,20 +126,34 @@ pub fn decide(
     new: &Value,
     store: &dyn OperatorVersions,
 ) -> Verdict {
-    if let Err(why) = store.ready() {
-        return Verdict::Unchecked(format!(
-            "kudo's admission webhook cannot check Instances yet: {why}"
-        ));
+    // Metadata only (the manager's finalizer, labels): nothing the policy looks at changes, so
+    // nothing needs the OperatorVersion, which may be gone (a namespace being deleted).
+    if let Some(old_obj) = old
+        && old_obj.get("spec") == new.get("spec")
+    {
+        return Verdict::Allow {
+            parameters: None,
+            plan: None,
+            warnings: Vec::new(),
+        };
     }
     let Some(name) = ov_name(new) else {
         return Verdict::Unchecked(
             "the Instance names no OperatorVersion (spec.operatorVersion.name)".into(),
         );
     };
-    let Some(to) = store.get(namespace, name) else {
-        return Verdict::Unchecked(format!(
-            "OperatorVersion {namespace}/{name} is not known: install the operator version first"
-        ));
+    let to = match store.get(namespace, name) {
+        Ok(Some(to)) => to,
+        Ok(None) => {
+            return Verdict::Unchecked(format!(
+                "OperatorVersion {namespace}/{name} does not exist: install the operator version first"
+            ));
+        }
+        Err(why) => {
+            return Verdict::Unchecked(format!(
+                "kudo's admission webhook cannot read OperatorVersion {namespace}/{name}: {why}"
+            ));
+        }
     };
     let given = params(new);
     let proposal = Proposal::Values(&given);
@@ -148,10 +165,15 @@ pub fn decide(
                 to.clone()
             } else {
                 match store.get(namespace, old_name) {
-                    Some(f) => f,
-                    None => {
+                    Ok(Some(f)) => f,
+                    Ok(None) => {
                         return Verdict::Unchecked(format!(
-                            "the installed OperatorVersion {namespace}/{old_name} is not known: cannot upgrade from it"
+                            "the installed OperatorVersion {namespace}/{old_name} does not exist: cannot upgrade from it"
+                        ));
+                    }
+                    Err(why) => {
+                        return Verdict::Unchecked(format!(
+                            "kudo's admission webhook cannot read OperatorVersion {namespace}/{old_name}: {why}"
                         ));
                     }
                 }

@@ -1,6 +1,11 @@
 //! The watch-fed cache of OperatorVersions: what admission checks Instances against, and what
 //! conversion types Instance values with.
 //!
+//! A decision never depends on how warm the cache is: an OperatorVersion the watch has not
+//! delivered yet (the webhook just started, the object was just created) is read from the API
+//! server directly, and only a 404 from it means "does not exist". What the direct read returns
+//! is kept until the watch delivers the object.
+//!
 //! A `kube::runtime` reflector keeps every `kudo.dev/v1beta2` OperatorVersion of the cluster
 //! (read as `DynamicObject`, so that an odd field in one of them never stops the watch). The
 //! cache is ready once the first full list has arrived; a watch error after that keeps serving
@@ -33,6 +38,7 @@ type Compiled = HashMap<(String, String), (Option<String>, Arc<Version>)>;
 pub struct Cache {
     store: Store<DynamicObject>,
     resource: ApiResource,
+    client: kube::Client,
     health: Arc<Mutex<Health>>,
     compiled: Mutex<Compiled>,
 }
@@ -41,13 +47,14 @@ impl Cache {
     /// The cache, and the future that keeps it filled (spawn it).
     pub fn start(client: kube::Client) -> (Arc<Cache>, impl Future<Output = ()> + Send) {
         let resource = ApiResource::erase::<v1beta2::OperatorVersion>(&());
-        let api: Api<DynamicObject> = Api::all_with(client, &resource);
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let writer = reflector::store::Writer::new(resource.clone());
         let reader = writer.as_reader();
         let health = Arc::new(Mutex::new(Health::default()));
         let cache = Arc::new(Cache {
             store: reader,
             resource: resource.clone(),
+            client,
             health: health.clone(),
             compiled: Mutex::new(HashMap::new()),
         });
@@ -74,30 +81,64 @@ impl Cache {
         (cache, run)
     }
 
-    fn info(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
-        let obj = self
-            .store
-            .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace))?;
-        let version = obj.metadata.resource_version.clone();
+    /// The compiled OperatorVersion: from the watch's store, else read from the API server.
+    fn info(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
         let key = (namespace.to_string(), name.to_string());
-        let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((v, info)) = compiled.get(&key)
+        let cached = self
+            .store
+            .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace));
+        let obj = match cached {
+            Some(obj) => obj,
+            None => {
+                // Read before the watch delivered it: kept until the watch does.
+                if let Some((_, v)) = self.compiled().get(&key) {
+                    return Ok(Some(v.clone()));
+                }
+                match self.read(namespace, name)? {
+                    Some(obj) => Arc::new(obj),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let version = obj.metadata.resource_version.clone();
+        if let Some((v, info)) = self.compiled().get(&key)
             && *v == version
         {
-            return Some(info.clone());
+            return Ok(Some(info.clone()));
         }
-        let value = serde_json::to_value(obj.as_ref()).ok()?;
+        let value = serde_json::to_value(obj.as_ref()).map_err(|e| e.to_string())?;
         match version_from_object(&value) {
             Ok(info) => {
                 let info = Arc::new(info);
-                compiled.insert(key, (version, info.clone()));
-                Some(info)
+                self.compiled().insert(key, (version, info.clone()));
+                Ok(Some(info))
             }
             Err(e) => {
                 tracing::warn!(namespace, name, error = %e, "OperatorVersion with unusable parameters");
-                None
+                Err(format!(
+                    "OperatorVersion {namespace}/{name} has unusable parameters: {e}"
+                ))
             }
         }
+    }
+
+    fn compiled(&self) -> std::sync::MutexGuard<'_, Compiled> {
+        self.compiled.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A direct GET of the OperatorVersion. The handlers run on blocking threads
+    /// (`spawn_blocking`), where waiting for the runtime is allowed; elsewhere (a
+    /// single-threaded runtime's own thread) the read cannot wait and says so.
+    fn read(&self, namespace: &str, name: &str) -> Result<Option<DynamicObject>, String> {
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| "no runtime to read the OperatorVersion with".to_string())?;
+        if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+            return Err("the OperatorVersion is not in the cache yet".into());
+        }
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, &self.resource);
+        tokio::task::block_in_place(|| handle.block_on(api.get_opt(name)))
+            .map_err(|e| format!("reading it from the API server failed: {e}"))
     }
 }
 
@@ -113,13 +154,20 @@ impl OperatorVersions for Cache {
         }
     }
 
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
         self.info(namespace, name)
     }
 }
 
 impl TypeSource for Cache {
     fn schema(&self, namespace: &str, name: &str) -> Option<kudo_pkg::ParamSchema> {
-        self.info(namespace, name).map(|i| i.schema.clone())
+        match self.info(namespace, name) {
+            Ok(Some(i)) => Some(i.schema.clone()),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(namespace, name, error = %e, "Instance values stay untyped");
+                None
+            }
+        }
     }
 }

@@ -465,8 +465,8 @@ impl OperatorVersions for NoCluster {
     fn ready(&self) -> Result<(), String> {
         Err("no OperatorVersion cache: this webhook runs without a cluster connection (--no-cluster), so Instances cannot be checked".into())
     }
-    fn get(&self, _: &str, _: &str) -> Option<Arc<kudo_pkg::change::Version>> {
-        None
+    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, String> {
+        Err(self.ready().unwrap_err())
     }
 }
 
@@ -486,8 +486,8 @@ impl OperatorVersions for Offline {
             self.0
         ))
     }
-    fn get(&self, _: &str, _: &str) -> Option<Arc<kudo_pkg::change::Version>> {
-        None
+    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, String> {
+        Err(self.ready().unwrap_err())
     }
 }
 

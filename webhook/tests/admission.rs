@@ -41,8 +41,9 @@ impl OperatorVersions for Store {
             Some(why) => Err(why.clone()),
         }
     }
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Version>> {
-        self.ovs.get(&(namespace.into(), name.into())).cloned()
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+        self.ready()?;
+        Ok(self.ovs.get(&(namespace.into(), name.into())).cloned())
     }
 }
 
@@ -311,7 +312,7 @@ fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
         r["status"]["message"]
             .as_str()
             .unwrap()
-            .contains("sample-db-1.0.0-0.2.0 is not known")
+            .contains("sample-db-1.0.0-0.2.0 does not exist")
     );
     for body in [
         &b"{"[..],

@@ -49,6 +49,18 @@ async fn the_cache_lists_then_follows_the_watch() {
         while let Some((request, send)) = handle.next_request().await {
             let uri = request.uri().to_string();
             assert_eq!(request.method(), "GET");
+            if uri == "/apis/kudo.dev/v1beta2/namespaces/other/operatorversions/db-0.2.0" {
+                // The direct read of what the watch does not hold: it does not exist.
+                let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "reason": "NotFound", "code": 404, "message": "not found"});
+                send.send_response(
+                    Response::builder()
+                        .status(404)
+                        .body(Body::from(status.to_string().into_bytes()))
+                        .unwrap(),
+                );
+                continue;
+            }
             assert!(
                 uri.starts_with("/apis/kudo.dev/v1beta2/operatorversions?"),
                 "{uri}"
@@ -76,13 +88,18 @@ async fn the_cache_lists_then_follows_the_watch() {
     });
     tokio::spawn(run);
     wait_for("the first list", || cache.ready().is_ok()).await;
-    assert!(cache.get("shop", "db-0.2.0").is_some());
-    assert!(cache.get("other", "db-0.2.0").is_none());
+    assert!(cache.get("shop", "db-0.2.0").unwrap().is_some());
+    assert!(
+        matches!(cache.get("other", "db-0.2.0"), Ok(None)),
+        "read from the API server: 404"
+    );
     assert!(cache.schema("shop", "db-0.2.0").is_some());
     // the watch's modification replaces the compiled OperatorVersion
     wait_for("the modification", || {
         cache
             .get("shop", "db-0.2.0")
+            .ok()
+            .flatten()
             .is_some_and(|i| i.schema.as_value()["properties"]["replicas"]["minimum"] == 3)
     })
     .await;

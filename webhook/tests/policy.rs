@@ -77,8 +77,8 @@ impl OperatorVersions for Store {
     fn ready(&self) -> Result<(), String> {
         Ok(())
     }
-    fn get(&self, _: &str, name: &str) -> Option<Arc<Version>> {
-        self.0.get(name).cloned()
+    fn get(&self, _: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+        Ok(self.0.get(name).cloned())
     }
 }
 

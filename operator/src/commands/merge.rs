@@ -2,7 +2,7 @@
 //! other, so that a write carries only what this command changes and leaves other writers'
 //! changes alone.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The merge patch that turns `old` into `new`: changed keys with their new values, removed
 /// keys as `null`, objects compared key by key, anything else (arrays too) replaced whole.
@@ -39,6 +39,53 @@ pub fn diff(old: &Value, new: &Value) -> Option<Value> {
     }
 }
 
+/// The RFC 6902 patch that turns `old` into `new`, both found at pointer `base` of the object,
+/// with a `test` of every value it replaces or removes: the API server applies it only while the
+/// values this command read are still there, whatever else changed meanwhile, so writers of
+/// different values never conflict and a writer of the same value learns it was overtaken.
+/// Objects are compared key by key, anything else replaced whole. `None` when they are equal.
+pub fn guarded(base: &str, old: &Value, new: &Value) -> Option<Vec<Value>> {
+    let mut ops = Vec::new();
+    guarded_into(base, old, new, &mut ops);
+    (!ops.is_empty()).then_some(ops)
+}
+
+fn guarded_into(at: &str, old: &Value, new: &Value, ops: &mut Vec<Value>) {
+    if old == new {
+        return;
+    }
+    let child = |k: &str| format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (k, ov) in o {
+                match n.get(k) {
+                    None => {
+                        ops.push(json!({"op": "test", "path": child(k), "value": ov}));
+                        ops.push(json!({"op": "remove", "path": child(k)}));
+                    }
+                    Some(nv) => guarded_into(&child(k), ov, nv, ops),
+                }
+            }
+            for (k, nv) in n {
+                if !o.contains_key(k) {
+                    ops.push(json!({"op": "add", "path": child(k), "value": nv}));
+                }
+            }
+        }
+        _ => {
+            ops.push(json!({"op": "test", "path": at, "value": old}));
+            ops.push(json!({"op": "replace", "path": at, "value": new}));
+        }
+    }
+}
+
+/// Whether the API server refused a JSON patch because one of its `test`s failed (422 with
+/// its generic message; a refusal by validation names the field instead).
+pub fn test_failed(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 422
+        && s.message == "the server rejected our request due to an error in our request")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +120,35 @@ mod tests {
                 assert_eq!(applied, new, "{old} -> {new}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod guarded_tests {
+    use super::*;
+
+    #[test]
+    fn a_guarded_patch_tests_what_it_replaces_or_removes_and_adds_the_rest() {
+        let old = json!({"a": 1, "gone": "x", "o": {"k": [1], "same": true}, "a/b": 0});
+        let new = json!({"a": 2, "o": {"k": [1, 2], "same": true, "n": "v"}, "a/b": 0});
+        assert_eq!(
+            guarded("/spec/parameters", &old, &new).unwrap(),
+            vec![
+                json!({"op": "test", "path": "/spec/parameters/a", "value": 1}),
+                json!({"op": "replace", "path": "/spec/parameters/a", "value": 2}),
+                json!({"op": "test", "path": "/spec/parameters/gone", "value": "x"}),
+                json!({"op": "remove", "path": "/spec/parameters/gone"}),
+                json!({"op": "test", "path": "/spec/parameters/o/k", "value": [1]}),
+                json!({"op": "replace", "path": "/spec/parameters/o/k", "value": [1, 2]}),
+                json!({"op": "add", "path": "/spec/parameters/o/n", "value": "v"}),
+            ]
+        );
+        assert_eq!(guarded("/p", &old, &old), None);
+        // The patch turns old into new.
+        let mut doc = json!({"spec": {"parameters": old.clone()}});
+        let ops = guarded("/spec/parameters", &old, &new).unwrap();
+        let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops)).unwrap();
+        json_patch::patch(&mut doc, &patch).unwrap();
+        assert_eq!(doc["spec"]["parameters"], new);
     }
 }

@@ -37,8 +37,19 @@ use crate::crd::v1beta2::{Instance, Operator, OperatorVersion};
 /// The result type of the cluster commands.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Writes of the Instance retried after a 409 Conflict before giving up.
-pub const MAX_ATTEMPTS: usize = 5;
+/// Writes of the Instance tried before giving up when another writer got there first.
+pub const MAX_ATTEMPTS: usize = 8;
+
+/// The wait before attempt `attempt + 1`: 25 ms doubling per attempt, at most 1.6 s, each
+/// between half and all of that at random, so that writers that met once do not meet again.
+fn backoff(attempt: usize) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let ceiling = 25u64 << attempt.min(6);
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    Duration::from_millis(ceiling / 2 + random % (ceiling / 2 + 1))
+}
 
 /// Where a command works: the cluster client and the namespace of the objects.
 #[derive(Clone)]

@@ -5,12 +5,16 @@
 //! The Instance and its OperatorVersion are read; the package is rebuilt from the
 //! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
 //! `immutable` and the one-plan-per-update rule run before anything is sent. The write is a
-//! JSON merge patch holding `metadata.resourceVersion` (the API server refuses it with 409
-//! Conflict when the Instance changed since it was read) and only the parameter values that
-//! change. On a conflict the Instance is read again and the overrides applied to the fresh
-//! object, up to [`MAX_ATTEMPTS`](super::MAX_ATTEMPTS) times: two updates of different
-//! parameters both end up in the Instance, and every write was validated against the state it
-//! replaced.
+//! JSON patch ([`merge::guarded`]) of only the parameter values that change, each replaced or
+//! removed value guarded by a `test` of the value this update read: updates of different
+//! parameters never conflict, whatever else (the manager's status, other updates) changed the
+//! Instance meanwhile, and the admission webhook checks the result as a whole with the same
+//! policy. When a tested value changed (another update of the same parameter got there first),
+//! the Instance is read again and the overrides applied to the fresh object, after a jittered
+//! backoff, up to [`MAX_ATTEMPTS`](super::MAX_ATTEMPTS) times: the last writer wins, and no
+//! update is lost without its writer being told. An Instance without `spec.parameters` is
+//! written with a merge patch holding `metadata.resourceVersion` instead (409 Conflict when it
+//! changed).
 
 use kube::api::Patch;
 use kudo_pkg::change::{self, Decision, Version};
@@ -94,10 +98,19 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 attempts: attempt - 1,
             });
         };
-        let patch = json!({
-            "metadata": {"resourceVersion": resource_version(&inst)?},
-            "spec": {"parameters": diff},
-        });
+        let guarded = match &inst.spec.parameters {
+            Some(Value::Object(_)) => {
+                merge::guarded("/spec/parameters", &current, &change.explicit)
+            }
+            _ => None,
+        };
+        let patch = match &guarded {
+            Some(ops) => Value::Array(ops.clone()),
+            None => json!({
+                "metadata": {"resourceVersion": resource_version(&inst)?},
+                "spec": {"parameters": diff},
+            }),
+        };
         if req.dry_run {
             return Ok(Updated {
                 change,
@@ -107,11 +120,21 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 attempts: 0,
             });
         }
-        match t
-            .instances()
-            .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
-            .await
-        {
+        let sent = match &guarded {
+            Some(ops) => {
+                let ops: json_patch::Patch = serde_json::from_value(Value::Array(ops.clone()))
+                    .map_err(|e| Error::Internal(format!("an invalid JSON patch: {e}")))?;
+                t.instances()
+                    .patch(req.instance, &patch_params(), &Patch::<()>::Json(ops))
+                    .await
+            }
+            None => {
+                t.instances()
+                    .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
+                    .await
+            }
+        };
+        match sent {
             Ok(written) => {
                 return Ok(Updated {
                     change,
@@ -121,7 +144,10 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                     attempts: attempt,
                 });
             }
-            Err(e) if is_conflict(&e) => cache = Some((ov_name, version)),
+            Err(e) if is_conflict(&e) || merge::test_failed(&e) => {
+                cache = Some((ov_name, version));
+                tokio::time::sleep(super::backoff(attempt)).await;
+            }
             Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
         }
     }

@@ -633,10 +633,25 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
     let instances: Api<Instance> = Api::all(client.clone());
-    instances
-        .list(&ListParams::default().limit(1))
-        .await
-        .map_err(Error::NoCrd)?;
+    let shutdown = futures::FutureExt::shared(shutdown);
+    // The CRDs may come after the manager (`kudo init` creates both): wait, never exit for it.
+    let mut waited = 0u32;
+    loop {
+        match instances.list(&ListParams::default().limit(1)).await {
+            Ok(_) => break,
+            Err(e) => {
+                if waited.is_multiple_of(30) {
+                    tracing::warn!(error = %Error::NoCrd(e), "waiting for the kudo CRDs");
+                }
+                waited += 1;
+                tokio::select! {
+                    () = shutdown.clone() => return Ok(()),
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+    tracing::info!("the kudo CRDs are served: running");
     let ovs: Api<OperatorVersion> = Api::all(client.clone());
     let (store, writer) = reflector::store();
     let ov_changes = reflector::reflector(writer, watcher(ovs, watcher::Config::default()))

@@ -1,5 +1,6 @@
-//! Running the manager as a process: `/healthz` and `/metrics` over HTTP, leader election on a
-//! Lease (kube-lease-manager), then the controller until shutdown or until leadership is lost.
+//! Running the manager as a process: `/healthz`, `/readyz` (the controller runs) and
+//! `/metrics` over HTTP, leader election on a Lease (kube-lease-manager), then the controller
+//! until shutdown or until leadership is lost.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,8 +48,25 @@ pub async fn serve(
         .await
         .map_err(|e| Error::Serve(opts.metrics_addr, e))?;
     let metrics_ctx = ctx.clone();
+    let ready_ctx = ctx.clone();
     let app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = ready_ctx.get().is_some();
+                async move {
+                    if ready {
+                        (axum::http::StatusCode::OK, "ready\n")
+                    } else {
+                        (
+                            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                            "not ready: waiting for leadership or for the kudo CRDs (kudo init)\n",
+                        )
+                    }
+                }
+            }),
+        )
         .route(
             "/metrics",
             get(move || {
