@@ -48,6 +48,11 @@ fn kubeconfig_from(var: Option<OsString>) -> Result<PathBuf, &'static str> {
     }
 }
 
+/// Whether `CI` says this is a CI run (`true` or `1`), where skipping is failing.
+fn in_ci(var: Option<OsString>) -> bool {
+    var.is_some_and(|v| v == "true" || v == "1")
+}
+
 /// Prints past the test harness's capture, so a skip is visible in `cargo test` output.
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
@@ -62,6 +67,8 @@ fn without_the_variable_the_suite_is_skipped_with_a_message_naming_it() {
         kubeconfig_from(Some("/tmp/kind.yaml".into())),
         Ok(PathBuf::from("/tmp/kind.yaml"))
     );
+    assert!(in_ci(Some("true".into())) && in_ci(Some("1".into())));
+    assert!(!in_ci(None) && !in_ci(Some("false".into())));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +217,10 @@ impl Scenario {
     fn start_with(name: &str, alone: bool) -> Option<Scenario> {
         let kubeconfig = match kubeconfig_from(std::env::var_os(KUBECONFIG_VAR)) {
             Ok(k) => k,
+            // In CI the control plane is part of the run: a scenario without it fails.
+            Err(message) if in_ci(std::env::var_os("CI")) => {
+                panic!("{name}: CI is set, and the end-to-end suite has no cluster: {message}")
+            }
             Err(message) => {
                 say(&format!("{name}: {message}"));
                 return None;
@@ -335,7 +346,12 @@ impl Scenario {
     /// A merge patch on the Instance's v1beta2 object, the way any client could send it
     /// (`kubectl patch --type merge`), bypassing the CLI's checks.
     fn patch_raw(&self, name: &str, patch: Value) -> Result<Value, kube::Error> {
-        let api = self.instances("v1beta2");
+        self.patch_raw_as("v1beta2", name, patch)
+    }
+
+    /// The same through the API version `version` (a kubectl whose discovery predates v1beta2).
+    fn patch_raw_as(&self, version: &str, name: &str, patch: Value) -> Result<Value, kube::Error> {
+        let api = self.instances(version);
         self.runtime
             .block_on(api.patch(name, &PatchParams::default(), &Patch::Merge(patch)))
             .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
@@ -609,6 +625,8 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
         ],
     );
     s.wait_plan("app", "deploy");
+    // --wait: an upgrade while a plan runs is refused (KUDO's rule), so each one waits for its
+    // plan before the next.
     let upgrade = |v: &str| {
         s.kudo(&[
             "upgrade",
@@ -617,13 +635,15 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
             "app",
             "-n",
             &s.namespace,
+            "--wait",
         ])
         .assert()
     };
-    // 0.2.0 is not skippable: 0.3.0's oldName points into it.
+    // 0.2.0 is not skippable: 0.3.0's oldName points into it, which 0.1.0 does not have.
     upgrade("v3")
         .code(1)
-        .stderr(predicates::str::contains("0.2.0"));
+        .stderr(predicates::str::contains("old-name-not-found"))
+        .stderr(predicates::str::contains("0.1.0"));
     upgrade("v2").success();
     wait_until("0.2.0 runs", || {
         s.instance("app")["spec"]["operatorVersion"]["name"] == "my-operator-0.2.0"
@@ -650,6 +670,28 @@ fn uninstall_runs_the_cleanup_plan_then_removes_the_instance() {
     };
     s.install(&configs(), "cfg", &[]);
     s.wait_plan("cfg", "deploy");
+    // The cleanup plan creates the ConfigMap cfg-farewell, which goes with the Instance: a
+    // watch started now sees it come, however short its life.
+    let config_maps = s.api("v1", "ConfigMap", "configmaps");
+    let added: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = added.clone();
+    let watched = config_maps.clone();
+    let watch = s.runtime.spawn(async move {
+        use futures::StreamExt;
+        let Ok(stream) = watched.watch(&Default::default(), "0").await else {
+            return;
+        };
+        futures::pin_mut!(stream);
+        while let Some(Ok(kube::api::WatchEvent::Added(o))) = stream.next().await {
+            if let Ok(mut l) = log.lock() {
+                l.push(o.metadata.name.unwrap_or_default());
+            }
+        }
+    });
+    // The watch runs while the runtime is driven: let it connect, then keep driving it while
+    // kudo uninstall runs.
+    s.runtime
+        .block_on(async { tokio::time::sleep(Duration::from_millis(500)).await });
     let mut uninstall = Command::new(kudo_bin())
         .args([
             "uninstall",
@@ -664,20 +706,63 @@ fn uninstall_runs_the_cleanup_plan_then_removes_the_instance() {
         .stdout(Stdio::null())
         .spawn()
         .expect("kudo runs");
-    // The cleanup plan's Job takes five seconds: long enough to be seen running.
-    wait_until("the cleanup plan runs", || {
-        match s.get(&s.instances("v1beta2"), "cfg") {
-            Some(i) => i["status"]["activePlan"]["name"] == "cleanup",
-            None => panic!("the Instance went before its cleanup plan was seen"),
-        }
+    let mut ended = None;
+    wait_until("kudo uninstall ends", || {
+        s.runtime
+            .block_on(async { tokio::time::sleep(Duration::from_millis(50)).await });
+        ended = uninstall.try_wait().expect("kudo uninstall runs");
+        ended.is_some()
     });
-    let status = uninstall.wait().expect("kudo uninstall ends");
-    assert!(status.success(), "kudo uninstall: {status}");
+    assert!(
+        ended.is_some_and(|e| e.success()),
+        "kudo uninstall: {ended:?}"
+    );
     assert!(s.get(&s.instances("v1beta2"), "cfg").is_none());
-    let jobs = s.api("batch/v1", "Job", "jobs");
-    wait_until("the cleanup Job is collected with its Instance", || {
-        s.get(&jobs, "cfg-farewell").is_none()
+    wait_until("the cleanup plan's ConfigMap was seen", || {
+        added
+            .lock()
+            .is_ok_and(|l| l.iter().any(|n| n == "cfg-farewell"))
     });
+    watch.abort();
+    // What the plans created is collected with the Instance (owner references).
+    wait_until("the Instance's objects are collected with it", || {
+        ["cfg-farewell", "cfg-config", "cfg-rotation"]
+            .iter()
+            .all(|n| s.get(&config_maps, n).is_none())
+    });
+}
+
+#[test]
+fn a_too_short_secret_is_refused_through_either_api_version_and_never_echoed() {
+    let Some(s) = Scenario::start("secret") else {
+        return;
+    };
+    s.install(&configs(), "cfg", &["auth/adminPassword=long-enough-pw-1"]);
+    s.wait_plan("cfg", "deploy");
+    let short = "tiny-pw-9";
+    let nested = json!({"spec": {"parameters": {"auth": {"adminPassword": short}}}});
+    let as_text = json!({"spec": {"parameters": {"auth":
+        json!({"adminPassword": short}).to_string()}}});
+    for (version, patch, how) in [
+        ("v1beta2", nested.clone(), "a v1beta2 value"),
+        ("v1beta1", as_text, "a v1beta1 string"),
+        ("v1beta1", nested, "a nested object sent to v1beta1"),
+    ] {
+        let refused = refusal(s.patch_raw_as(version, "cfg", patch));
+        assert!(
+            !refused.contains(short),
+            "{how}: the secret is echoed: {refused}"
+        );
+        assert!(
+            refused.contains("auth"),
+            "{how}: the parameter is not named: {refused}"
+        );
+        assert_eq!(
+            s.instance("cfg")["spec"]["parameters"]["auth"]["adminPassword"],
+            "long-enough-pw-1",
+            "{how}: the stored value changed"
+        );
+    }
 }
 
 #[test]
@@ -799,11 +884,12 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
         "{report}"
     );
 
-    // Through v1beta2: typed values, the schema the conversion gives.
+    // Through v1beta2: typed values, the schema the conversion gives (KEP-33's v1 declares no
+    // type for BACKUP_ENABLED: a string parameter, so "true" stays the string).
     let v2 = s.instance("old");
     assert_eq!(
         v2["spec"]["parameters"],
-        json!({"CLUSTER_NAME": "blue", "BACKUP_ENABLED": true,
+        json!({"CLUSTER_NAME": "blue", "BACKUP_ENABLED": "true",
             "BACKUP_CREDENTIALS_USERNAME": "u", "BACKUP_CREDENTIALS_PASSWORD": "p"})
     );
     assert_eq!(v2["metadata"]["labels"]["team"], "data");
