@@ -119,6 +119,25 @@ fn in_progress(old: &Value, version: &Version) -> Option<String> {
     plan::in_progress(&inst, version)
 }
 
+/// OperatorVersion `namespace/name`, or the verdict that it cannot be checked (`missing` says
+/// what its absence means).
+fn lookup(
+    store: &dyn OperatorVersions,
+    namespace: &str,
+    name: &str,
+    missing: &str,
+) -> Result<Arc<Version>, Verdict> {
+    match store.get(namespace, name) {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(Verdict::Unchecked(format!(
+            "OperatorVersion {namespace}/{name} does not exist: {missing}"
+        ))),
+        Err(why) => Err(Verdict::Unchecked(format!(
+            "kudo's admission webhook cannot read OperatorVersion {namespace}/{name}: {why}"
+        ))),
+    }
+}
+
 /// Decides on an Instance `new` (and its previous state `old` on update), in `namespace`.
 pub fn decide(
     namespace: &str,
@@ -142,18 +161,9 @@ pub fn decide(
             "the Instance names no OperatorVersion (spec.operatorVersion.name)".into(),
         );
     };
-    let to = match store.get(namespace, name) {
-        Ok(Some(to)) => to,
-        Ok(None) => {
-            return Verdict::Unchecked(format!(
-                "OperatorVersion {namespace}/{name} does not exist: install the operator version first"
-            ));
-        }
-        Err(why) => {
-            return Verdict::Unchecked(format!(
-                "kudo's admission webhook cannot read OperatorVersion {namespace}/{name}: {why}"
-            ));
-        }
+    let to = match lookup(store, namespace, name, "install the operator version first") {
+        Ok(to) => to,
+        Err(unchecked) => return unchecked,
     };
     let given = params(new);
     let proposal = Proposal::Values(&given);
@@ -164,18 +174,9 @@ pub fn decide(
             let from = if old_name == name {
                 to.clone()
             } else {
-                match store.get(namespace, old_name) {
-                    Ok(Some(f)) => f,
-                    Ok(None) => {
-                        return Verdict::Unchecked(format!(
-                            "the installed OperatorVersion {namespace}/{old_name} does not exist: cannot upgrade from it"
-                        ));
-                    }
-                    Err(why) => {
-                        return Verdict::Unchecked(format!(
-                            "kudo's admission webhook cannot read OperatorVersion {namespace}/{old_name}: {why}"
-                        ));
-                    }
+                match lookup(store, namespace, old_name, "cannot upgrade from it") {
+                    Ok(from) => from,
+                    Err(unchecked) => return unchecked,
                 }
             };
             let values = params(old_obj);
