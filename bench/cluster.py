@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The in-cluster half measured on a real API server (../shared/k8s: kube-apiserver v1.24).
+
+    python3 bench/cluster.py            # needs etcd (apt-get install etcd-server etcd-client)
+
+It builds the release binaries, starts the control plane in a fresh state directory, runs
+kudo-webhook and kudo-manager on this machine (as the end-to-end suite does) and `kudo init`
+pointing at them, then measures:
+
+1. LIST of N Instances stored as v1beta1, read as v1beta2 (one conversion per object, through
+   the webhook) against the same LIST read as v1beta1 (no conversion);
+2. 50 concurrent `kudo update --instance` processes on 50 different parameters of one Instance,
+   with the manager running: how many land, p50/p99 of their wall time;
+3. 200 Instances, each updated once: time until every plan is COMPLETE, against a bare
+   server-side-apply loop of the ConfigMaps those plans write; the manager's peak RSS.
+
+Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
+timed test: it reports what it measured.
+"""
+
+import concurrent.futures
+import json
+import os
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("KUDO_SHARED_DIR", ROOT.parent / "shared"))
+BIN = ROOT / "target" / "release"
+OUT = ROOT / "target" / "kudo-bench"
+N_LIST = int(os.environ.get("N_LIST", "1000"))
+N_INSTANCES = int(os.environ.get("N_INSTANCES", "200"))
+N_CONCURRENT = 50
+
+
+def run(*args, **kw):
+    return subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True, **kw)
+
+
+class Cluster:
+    def __init__(self, kubeconfig):
+        self.kubeconfig = kubeconfig
+        text = Path(kubeconfig).read_text()
+        self.server = text.split("server: ")[1].split()[0]
+        self.token = text.split("token: ")[1].split()[0]
+        ca = text.split("certificate-authority: ")[1].split()[0]
+        self.ctx = ssl.create_default_context(cafile=ca)
+
+    def request(self, method, path, body=None, content_type="application/json"):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        with urllib.request.urlopen(req, context=self.ctx, timeout=300) as r:
+            return json.loads(r.read() or b"null")
+
+    def apply(self, path, obj):
+        return self.request(
+            "PATCH", path + "?fieldManager=bench&force=true", obj, "application/apply-patch+yaml"
+        )
+
+
+def kudo(cluster, *args):
+    return run(BIN / "kudo", *args, "--kubeconfig", cluster.kubeconfig)
+
+
+def start_daemons(cluster, logs):
+    host = "127.0.0.1"
+    port = 19443
+    certs = Path(logs)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+        "/CN=bench-ca", "-keyout", certs / "ca.key", "-out", certs / "ca.pem")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+        "-keyout", certs / "tls.key", "-out", certs / "tls.csr")
+    (certs / "san.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    run("openssl", "x509", "-req", "-in", certs / "tls.csr", "-CA", certs / "ca.pem", "-CAkey",
+        certs / "ca.key", "-CAcreateserial", "-days", "2", "-extfile", certs / "san.ext", "-out",
+        certs / "tls.crt")
+    webhook = subprocess.Popen(
+        [BIN / "kudo-webhook", "--listen", f"{host}:{port}", "--tls-cert", certs / "tls.crt",
+         "--tls-key", certs / "tls.key", "--kubeconfig", cluster.kubeconfig],
+        stdout=open(certs / "webhook.log", "w"), stderr=subprocess.STDOUT)
+    manager = subprocess.Popen(
+        [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
+         "127.0.0.1:19080"],
+        stdout=open(certs / "manager.log", "w"), stderr=subprocess.STDOUT)
+    time.sleep(1)
+    kudo(cluster, "init", "--webhook-url", f"https://{host}:{port}", "--ca-bundle",
+         certs / "ca.pem")
+    return webhook, manager
+
+
+def peak_rss_mib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+def wait_complete(cluster, ns, names, timeout=900):
+    deadline = time.time() + timeout
+    pending = set(names)
+    while pending and time.time() < deadline:
+        items = cluster.request("GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances")["items"]
+        for i in items:
+            st = i.get("status", {})
+            active = st.get("activePlan", {}).get("name")
+            gen = i["metadata"].get("generation")
+            if (active and st.get("planStatus", {}).get(active, {}).get("status") == "COMPLETE"
+                    and st.get("observedGeneration") == gen):
+                pending.discard(i["metadata"]["name"])
+        time.sleep(0.2)
+    return not pending
+
+
+def list_conversion(cluster):
+    """N Instances stored as v1beta1 (created before kudo's v1beta2 storage), then listed."""
+    ns = "bench-list"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    items = []
+    for i in range(N_LIST):
+        items.append({"apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+                      "metadata": {"name": f"old-{i:04}", "namespace": ns},
+                      "spec": {"operatorVersion": {"name": "e2e-configs-0.1.0"},
+                               "parameters": {"replicas": str(1 + i % 5), "clusterName": "c"}}})
+    return ns, items
+
+
+def timed(f, n):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cargo", "build", "--release", "--workspace", "--bins", "--locked"],
+                   cwd=ROOT, check=True)
+    state = tempfile.mkdtemp(prefix="kudo-bench-")
+    env = dict(os.environ, K8S_RUN_DIR=f"{state}/k8s")
+    started = run(SHARED / "k8s" / "start.sh", env=env).stdout
+    kubeconfig = started.strip().split("=", 1)[1]
+    cluster = Cluster(kubeconfig)
+    results = {}
+    webhook = manager = None
+    try:
+        # 1. kudo's installation; then storage moved back to v1beta1 while N Instances are
+        # created (as a KUDO installation left them), and forward again by `kudo init`.
+        ns, items = list_conversion(cluster)
+        pkg = ROOT / "tests" / "fixtures" / "e2e" / "configs"
+        webhook, manager = start_daemons(cluster, state)
+        kudo(cluster, "install", pkg, "--instance", "seed", "-n", ns, "--wait")
+        crds = ["instances.kudo.dev"]
+        for name in crds:
+            crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+            live = cluster.request("GET", crd_path)
+            for v in live["spec"]["versions"]:
+                v["storage"] = v["name"] == "v1beta1"
+            cluster.request("PUT", crd_path, live)
+        time.sleep(2)
+        t = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda o: cluster.request(
+                "POST", f"/apis/kudo.dev/v1beta1/namespaces/{ns}/instances", o), items))
+        results["create_v1beta1_instances_s"] = round(time.perf_counter() - t, 2)
+        kudo(cluster, "init", "--webhook-url", "https://127.0.0.1:19443", "--ca-bundle",
+             Path(state) / "ca.pem")
+        time.sleep(2)
+        path = f"/apis/kudo.dev/{{}}/namespaces/{ns}/instances"
+        cluster.request("GET", path.format("v1beta2"))  # warm
+        conv = timed(lambda: cluster.request("GET", path.format("v1beta2")), 10)
+        plain = timed(lambda: cluster.request("GET", path.format("v1beta1")), 10)
+        typed = cluster.request("GET", path.format("v1beta2"))["items"]
+        untyped = sum(1 for i in typed if isinstance(i["spec"].get("parameters", {}).get("replicas"), str))
+        results["list"] = {
+            "objects": len(typed),
+            "v1beta2_converted_p50_s": round(statistics.median(conv), 3),
+            "v1beta1_unconverted_p50_s": round(statistics.median(plain), 3),
+            "ratio": round(statistics.median(conv) / statistics.median(plain), 2),
+            "values_left_untyped": untyped,
+        }
+        print(json.dumps(results), flush=True)
+
+        # 2. 50 concurrent updates of one Instance, with the manager running.
+        ns2 = "bench-concurrent"
+        cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns2}})
+        kudo(cluster, "install", pkg, "--instance", "many", "-n", ns2, "--wait")
+
+        def one(i):
+            t = time.perf_counter()
+            p = subprocess.run([BIN / "kudo", "update", "--instance", "many", "-n", ns2, "-p",
+                                f"settings/k{i % 20:02}=v{i}" if i < 20 else f"replicas={i}",
+                                "--kubeconfig", kubeconfig], capture_output=True, text=True)
+            return p.returncode, time.perf_counter() - t, p.stderr[-300:]
+
+        # 20 settings and the replicas: distinct parameters for 21 of them; the other 29
+        # race on replicas (the same parameter: the last writer wins).
+        with concurrent.futures.ThreadPoolExecutor(N_CONCURRENT) as pool:
+            outcomes = list(pool.map(one, range(N_CONCURRENT)))
+        landed = sum(1 for c, _, _ in outcomes if c == 0)
+        times = [d for _, d, _ in outcomes]
+        results["concurrent_updates"] = {
+            "updates": N_CONCURRENT,
+            "succeeded": landed,
+            "p50_s": round(pct(times, 50), 3),
+            "p99_s": round(pct(times, 99), 3),
+            "failures": [e for c, _, e in outcomes if c != 0][:3],
+        }
+        print(json.dumps(results["concurrent_updates"]), flush=True)
+
+        # 3. N instances each updated once: until COMPLETE, against a bare SSA loop.
+        ns3 = "bench-many"
+        cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns3}})
+        names = [f"i{i:03}" for i in range(N_INSTANCES)]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: kudo(cluster, "install", pkg, "--instance", n, "-n", ns3),
+                          names))
+        assert wait_complete(cluster, ns3, names), "the installs did not complete"
+        t = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: kudo(cluster, "update", "--instance", n, "-n", ns3, "-p",
+                                         "replicas=3"), names))
+        done = wait_complete(cluster, ns3, names)
+        kudo_s = time.perf_counter() - t
+        t = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: cluster.apply(
+                f"/api/v1/namespaces/{ns3}/configmaps/{n}-bare",
+                {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": f"{n}-bare", "namespace": ns3},
+                 "data": {"replicas": "3", "clusterName": "e2e"}}), names))
+        bare_s = time.perf_counter() - t
+        results["many_instances"] = {
+            "instances": N_INSTANCES,
+            "all_complete": done,
+            "kudo_update_to_complete_s": round(kudo_s, 2),
+            "bare_ssa_loop_s": round(bare_s, 2),
+            "throughput_vs_bare": round(bare_s / kudo_s, 3),
+            "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
+            "webhook_peak_rss_mib": round(peak_rss_mib(webhook.pid), 1),
+        }
+    finally:
+        for p in (webhook, manager):
+            if p:
+                p.terminate()
+        subprocess.run([SHARED / "k8s" / "stop.sh", "--clean"], env=env)
+    (OUT / "cluster.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
