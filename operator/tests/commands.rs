@@ -312,6 +312,38 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
 }
 
 #[tokio::test]
+async fn concurrent_installs_of_one_package_share_the_operator_version_another_created() {
+    let pkg = cassandra();
+    let (operator, ov) = package::objects(&pkg, NS);
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "second")),
+        ok("GET", at("operators", "cassandra"), json_of(&operator)),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        // Another install created it between the read and this create.
+        step(
+            "POST",
+            collection("operatorversions"),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            json_of(&ov),
+        ),
+        created(collection("instances")),
+    ]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("second"),
+        inputs: Inputs::default(),
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
+    assert_eq!(requests(&seen).len(), 6);
+}
+
+#[tokio::test]
 async fn install_with_invalid_parameters_sends_no_request() {
     let pkg = cassandra();
     let (t, seen) = serve(vec![]);

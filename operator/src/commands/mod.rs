@@ -443,14 +443,18 @@ async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<boo
     }
 }
 
-/// Creates an OperatorVersion.
+/// Creates an OperatorVersion. Created meanwhile by another install of the same package (409):
+/// fine when its spec is the same, refused like any other differing one when not.
 async fn create_operator_version(t: &Target, ov: &OperatorVersion) -> Result<()> {
     let name = ov.metadata.name.clone().unwrap_or_default();
-    t.operator_versions()
-        .create(&post_params(), ov)
-        .await
-        .map_err(t.api("create", "OperatorVersion", &name))?;
-    Ok(())
+    match t.operator_versions().create(&post_params(), ov).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            same_operator_version(t, ov).await?;
+            Ok(())
+        }
+        Err(e) => Err(t.api("create", "OperatorVersion", &name)(e)),
+    }
 }
 
 /// The top-level `spec` fields whose values differ.
