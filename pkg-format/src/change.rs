@@ -144,6 +144,19 @@ pub struct Installed<'a> {
     pub in_progress: Option<&'a str>,
 }
 
+impl<'a> Installed<'a> {
+    /// An Instance that is not being deleted and has no plan in progress (an Instance kept in a
+    /// file, or the state the manager last acted on).
+    pub fn at_rest(version: &'a Version, values: &'a Value) -> Installed<'a> {
+        Installed {
+            version,
+            values,
+            deleting: false,
+            in_progress: None,
+        }
+    }
+}
+
 /// The new values.
 #[derive(Clone, Copy)]
 pub enum Proposal<'a> {

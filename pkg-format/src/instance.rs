@@ -160,12 +160,7 @@ pub fn update(
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
-    let installed = Installed {
-        version: &version,
-        values: &current,
-        deleting: false,
-        in_progress: None,
-    };
+    let installed = Installed::at_rest(&version, &current);
     let decision = change::update(&installed, Proposal::Edits { files, overrides })?;
     let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
@@ -202,12 +197,7 @@ pub fn upgrade(
     let current = file.parameters(old_pkg.params())?;
     let from = Version::of_package(old_pkg)?;
     let to = Version::of_package(new_pkg)?;
-    let installed = Installed {
-        version: &from,
-        values: &current,
-        deleting: false,
-        in_progress: None,
-    };
+    let installed = Installed::at_rest(&from, &current);
     let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,

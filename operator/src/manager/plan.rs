@@ -147,12 +147,7 @@ pub fn select(
     if &before == effective {
         return Ok(None);
     }
-    let installed = Installed {
-        version,
-        values: &before,
-        deleting: false,
-        in_progress: None,
-    };
+    let installed = Installed::at_rest(version, &before);
     let decision =
         change::update(&installed, Proposal::Values(effective)).map_err(Refusal::Refused)?;
     Ok(decision.plan.map(|plan| {
