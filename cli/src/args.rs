@@ -127,6 +127,15 @@ pub struct InitArgs {
     /// PEM CA bundle that signed the webhook's certificate.
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
+    /// After applying, wait until kudo answers: the CRDs established, kudo.dev/v1beta2
+    /// served, the conversion and admission webhooks answering through the API server (a
+    /// dry-run Instance, nothing written), and with the in-cluster webhook, the manager's
+    /// Deployment available. The end of --wait-time exits with 1 and says what is missing.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub wait: bool,
+    /// How long --wait waits: `30s`, `5m`, `1h30m` (default 5m). Implies --wait.
+    #[arg(long, value_name = "DURATION", value_parser = crate::cmd::cluster::duration, conflicts_with = "dry_run")]
+    pub wait_time: Option<std::time::Duration>,
 }
 
 /// `kudo completion`.

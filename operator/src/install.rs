@@ -289,6 +289,181 @@ async fn apply_one(client: &kube::Client, object: &Value, dry_run: bool) -> Resu
     Ok(format!("{kind}/{name} applied"))
 }
 
+/// Name of the Instance `kudo init --wait` sends (server-side dry run, nothing written) to see
+/// the webhooks answer through the API server.
+pub const PROBE: &str = "kudo-init-probe";
+
+/// What [`wait_ready`] has seen, one line each, in order.
+pub type Progress = Vec<String>;
+
+/// Waits until the installation answers, as a client would use it, or `timeout` passes:
+/// 1. every kudo CRD is `Established`;
+/// 2. the API server serves `kudo.dev/v1beta2` Instances (a LIST answers, not a 404);
+/// 3. the webhooks answer through the API server: an Instance is created through `v1beta1` as a
+///    server-side dry run (nothing is written), which the API server converts through the
+///    conversion webhook and sends to both admission webhooks. An admission denial (it names
+///    an OperatorVersion that does not exist) is an answer; "failed calling webhook" and
+///    conversion failures are not yet;
+/// 4. with the in-cluster webhook ([`WebhookTarget::Service`]), the manager's Deployment has an
+///    available replica. A manager running outside the cluster is not looked for.
+///
+/// Returns the lines of what became ready; on timeout, what is still missing and why.
+pub async fn wait_ready(
+    client: &kube::Client,
+    o: &Options,
+    timeout: std::time::Duration,
+) -> Result<Progress, String> {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + timeout;
+    let mut done = Progress::new();
+    let mut stage = 0usize;
+    let checks: Vec<&str> = match o.webhook {
+        WebhookTarget::Service { .. } => vec!["crds", "served", "webhooks", "manager"],
+        WebhookTarget::Url { .. } => vec!["crds", "served", "webhooks"],
+    };
+    let mut waiting_for;
+    loop {
+        let check = checks[stage];
+        let outcome = match check {
+            "crds" => crds_established(client).await,
+            "served" => instances_served(client, &o.namespace).await,
+            "webhooks" => webhooks_answer(client, &o.namespace).await,
+            _ => manager_available(client, &o.namespace).await,
+        };
+        match outcome {
+            Ok(line) => {
+                done.push(line);
+                stage += 1;
+                if stage == checks.len() {
+                    return Ok(done);
+                }
+                continue;
+            }
+            Err(why) => waiting_for = why,
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "not ready after {}: {waiting_for}",
+                crate::commands::humanize(timeout)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// What the API server said: its message alone for a refusal (not the whole Status).
+fn said(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+async fn crds_established(client: &kube::Client) -> Result<String, String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    for name in [
+        "operators.kudo.dev",
+        "operatorversions.kudo.dev",
+        "instances.kudo.dev",
+    ] {
+        let crd = api
+            .get_opt(name)
+            .await
+            .map_err(|e| {
+                format!(
+                    "CustomResourceDefinition/{name} cannot be read: {}",
+                    said(&e)
+                )
+            })?
+            .ok_or_else(|| format!("CustomResourceDefinition/{name} does not exist"))?;
+        let established = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            });
+        if !established {
+            return Err(format!(
+                "CustomResourceDefinition/{name} is not established yet"
+            ));
+        }
+    }
+    Ok("the kudo CRDs are established".into())
+}
+
+async fn instances_served(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use kube::api::ListParams;
+    let api: kube::Api<crate::crd::v1beta2::Instance> =
+        kube::Api::namespaced(client.clone(), namespace);
+    api.list_metadata(&ListParams::default().limit(1))
+        .await
+        .map_err(|e| {
+            format!(
+                "kudo.dev/v1beta2 Instances are not served yet: {}",
+                said(&e)
+            )
+        })?;
+    Ok("kudo.dev/v1beta2 is served".into())
+}
+
+async fn webhooks_answer(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use kube::api::PostParams;
+    let api: kube::Api<crate::crd::v1beta1::Instance> =
+        kube::Api::namespaced(client.clone(), namespace);
+    let probe: crate::crd::v1beta1::Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": PROBE, "namespace": namespace},
+        "spec": {"operatorVersion": {"name": PROBE}, "parameters": {}},
+    }))
+    .map_err(|e| format!("internal error: the probe Instance: {e}"))?;
+    let params = PostParams {
+        dry_run: true,
+        field_manager: Some(FIELD_MANAGER.into()),
+    };
+    match api.create(&params, &probe).await {
+        Ok(_) => Ok("the conversion and admission webhooks answer".into()),
+        Err(kube::Error::Api(s)) if s.message.contains("denied the request") => {
+            Ok("the conversion and admission webhooks answer".into())
+        }
+        Err(kube::Error::Api(s)) if s.code == 403 && !s.message.contains("webhook") => {
+            Err(format!(
+                "cannot check the webhooks: creating an Instance (dry run) in {namespace} is forbidden: {}",
+                s.message
+            ))
+        }
+        Err(e) => Err(format!("the webhooks do not answer yet: {}", said(&e))),
+    }
+}
+
+async fn manager_available(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), namespace);
+    let d = api
+        .get_opt(MANAGER)
+        .await
+        .map_err(|e| {
+            format!(
+                "Deployment {namespace}/{MANAGER} cannot be read: {}",
+                said(&e)
+            )
+        })?
+        .ok_or_else(|| format!("Deployment {namespace}/{MANAGER} does not exist"))?;
+    let available = d
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    if available < 1 {
+        return Err(format!(
+            "Deployment {namespace}/{MANAGER} has no available replica yet"
+        ));
+    }
+    Ok(format!("Deployment {namespace}/{MANAGER} is available"))
+}
+
 fn deployment(
     o: &Options,
     name: &str,

@@ -75,26 +75,116 @@ fn without_the_variable_the_suite_is_skipped_with_a_message_naming_it() {
 // The webhook and the manager, out of cluster
 
 /// `kudo-webhook` and `kudo-manager` running on this machine, and the installation pointing at
-/// them. Killed when the last scenario holding them ends.
+/// them. Killed when the last scenario holding them ends; either can be restarted (killed, and
+/// started again with the same flags, its log appended to).
 struct Daemons {
-    webhook: Child,
-    manager: Child,
+    /// `None` only while being (re)started.
+    webhook: Mutex<Option<Child>>,
+    manager: Mutex<Option<Child>>,
     /// `https://HOST:PORT`.
     url: String,
     /// The CA bundle file the API server trusts the webhook with.
     ca_bundle: PathBuf,
+    host: String,
+    port: u16,
+    metrics_port: u16,
+    kubeconfig: PathBuf,
+    /// Logs and certificates.
+    dir: PathBuf,
+}
+
+impl Daemons {
+    fn log(&self, name: &str) -> std::fs::File {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(name))
+            .expect("a log file")
+    }
+
+    fn spawn_webhook(&self) -> Child {
+        Command::new(workspace_bin("kudo-webhook"))
+            .args(["--listen", &format!("{}:{}", self.host, self.port)])
+            .arg("--tls-cert")
+            .arg(self.dir.join("tls.crt"))
+            .arg("--tls-key")
+            .arg(self.dir.join("tls.key"))
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .stdout(self.log("webhook.log"))
+            .stderr(self.log("webhook.err"))
+            .spawn()
+            .expect("kudo-webhook starts")
+    }
+
+    fn spawn_manager(&self) -> Child {
+        Command::new(workspace_bin("kudo-manager"))
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args([
+                "--metrics-addr",
+                &format!("127.0.0.1:{}", self.metrics_port),
+            ])
+            .stdout(self.log("manager.log"))
+            .stderr(self.log("manager.err"))
+            .spawn()
+            .expect("kudo-manager starts")
+    }
+
+    fn wait_listening(&self) {
+        wait_until("the webhook listens", || {
+            TcpStream::connect((self.host.as_str(), self.port)).is_ok()
+        });
+    }
+
+    /// Kills the webhook (SIGKILL: no graceful shutdown) and starts it again.
+    fn restart_webhook(&self) {
+        let mut child = self.webhook.lock().unwrap_or_else(|e| e.into_inner());
+        stop(&mut child);
+        *child = Some(self.spawn_webhook());
+        self.wait_listening();
+    }
+
+    /// The manager's `kudo_manager_reconciliations_total` (0 while it does not answer).
+    fn reconciliations(&self) -> u64 {
+        use std::io::Read as _;
+        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.metrics_port)) else {
+            return 0;
+        };
+        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = c.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
+        let mut body = String::new();
+        let _ = c.read_to_string(&mut body);
+        body.lines()
+            .find_map(|l| l.strip_prefix("kudo_manager_reconciliations_total "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Kills the manager (SIGKILL) and starts it again.
+    fn restart_manager(&self) {
+        let mut child = self.manager.lock().unwrap_or_else(|e| e.into_inner());
+        stop(&mut child);
+        *child = Some(self.spawn_manager());
+    }
+}
+
+fn stop(child: &mut Option<Child>) {
+    if let Some(mut c) = child.take() {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
 }
 
 impl Drop for Daemons {
     fn drop(&mut self) {
-        for child in [&mut self.webhook, &mut self.manager] {
-            let _ = child.kill();
-            let _ = child.wait();
+        for child in [&self.webhook, &self.manager] {
+            stop(&mut child.lock().unwrap_or_else(|e| e.into_inner()));
         }
     }
 }
 
-/// The running daemons, shared by the scenarios that run at the same time.
+/// The daemons, shared by the scenarios that run at the same time.
 static DAEMONS: Mutex<Weak<Daemons>> = Mutex::new(Weak::new());
 /// Scenarios read-lock the cluster; the migration scenario write-locks it.
 static CLUSTER: RwLock<()> = RwLock::new(());
@@ -128,58 +218,46 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let certs =
         kudo_webhook::certs::generate(std::slice::from_ref(&host), Duration::from_secs(24 * 3600))
             .expect("a CA and a serving certificate");
-    let file = |name: &str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).expect("writable log directory");
-        path
-    };
-    let ca_bundle = file("ca.pem", &certs.ca_pem);
-    let cert = file("tls.crt", &certs.cert_pem);
-    let key = file("tls.key", &certs.key_pem);
-    let log = |name: &str| std::fs::File::create(dir.join(name)).expect("a log file");
-
+    for (name, text) in [
+        ("ca.pem", &certs.ca_pem),
+        ("tls.crt", &certs.cert_pem),
+        ("tls.key", &certs.key_pem),
+    ] {
+        std::fs::write(dir.join(name), text).expect("writable log directory");
+    }
     let port = free_port(&host);
-    let webhook = Command::new(workspace_bin("kudo-webhook"))
-        .args(["--listen", &format!("{host}:{port}")])
-        .arg("--tls-cert")
-        .arg(&cert)
-        .arg("--tls-key")
-        .arg(&key)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .stdout(log("webhook.log"))
-        .stderr(log("webhook.err"))
-        .spawn()
-        .expect("kudo-webhook starts");
-    let manager = Command::new(workspace_bin("kudo-manager"))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args([
-            "--metrics-addr",
-            &format!("127.0.0.1:{}", free_port("127.0.0.1")),
-        ])
-        .stdout(log("manager.log"))
-        .stderr(log("manager.err"))
-        .spawn()
-        .expect("kudo-manager starts");
-    let d = Arc::new(Daemons {
-        webhook,
-        manager,
+    let d = Daemons {
+        webhook: Mutex::new(None),
+        manager: Mutex::new(None),
         url: format!("https://{host}:{port}"),
-        ca_bundle,
-    });
-    wait_until("the webhook listens", || {
-        TcpStream::connect((host.as_str(), port)).is_ok()
-    });
+        ca_bundle: dir.join("ca.pem"),
+        host,
+        port,
+        metrics_port: free_port("127.0.0.1"),
+        kubeconfig: kubeconfig.to_path_buf(),
+        dir,
+    };
+    *d.webhook.lock().unwrap_or_else(|e| e.into_inner()) = Some(d.spawn_webhook());
+    *d.manager.lock().unwrap_or_else(|e| e.into_inner()) = Some(d.spawn_manager());
+    let d = Arc::new(d);
+    d.wait_listening();
     init(kubeconfig, &d);
     *shared = Arc::downgrade(&d);
     d
 }
 
-/// `kudo init` pointing the CRD conversion and the admission webhooks at the local webhook.
+/// `kudo init --wait` pointing the CRD conversion and the admission webhooks at the local
+/// webhook: it returns once the CRDs are established and the webhooks answer.
 fn init(kubeconfig: &Path, d: &Daemons) {
     let out = Command::new(kudo_bin())
-        .args(["init", "--webhook-url", &d.url, "--ca-bundle"])
+        .args([
+            "init",
+            "--wait-time",
+            "2m",
+            "--webhook-url",
+            &d.url,
+            "--ca-bundle",
+        ])
         .arg(&d.ca_bundle)
         .arg("--kubeconfig")
         .arg(kubeconfig)
@@ -865,8 +943,11 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
         s.apply(o);
     }
 
-    // kudo's installation, then the migration.
+    // kudo's installation, then at once (no sleep) an install and the migration: `init
+    // --wait` has returned once the new CRDs are served and the webhooks answer.
     init(&s.kubeconfig, &s.daemons);
+    s.install(&configs(), "fresh", &[]);
+    assert_eq!(s.config_map("fresh-config")["replicas"], "1");
     let out = s
         .kudo(&["migrate", "-o", "json"])
         .assert()
@@ -939,6 +1020,81 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
         "{again}"
     );
     assert_eq!(again["storedVersions"], json!([]));
+}
+
+/// The status of step `step` of phase `main` of plan `plan`.
+fn step_status(instance: &Value, plan: &str, step: &str) -> String {
+    let steps = &instance["status"]["planStatus"][plan]["phases"][0]["steps"];
+    steps
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == step))
+        .and_then(|s| s["status"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn the_manager_and_the_webhook_restarted_mid_plan_finish_it_without_rerunning_a_step() {
+    // Alone: it restarts the daemons every scenario shares.
+    let Some(s) = Scenario::start_alone("restart") else {
+        return;
+    };
+    let package = fixture("e2e/gated");
+    s.kudo(&[
+        "install",
+        &package.to_string_lossy(),
+        "--instance",
+        "g",
+        "-n",
+        &s.namespace,
+    ])
+    .assert()
+    .success();
+    wait_until(
+        "step first is COMPLETE and the plan waits on the gate Pod",
+        || {
+            let i = s.instance("g");
+            step_status(&i, "deploy", "first") == "COMPLETE"
+                && step_status(&i, "deploy", "gate") == "IN_PROGRESS"
+        },
+    );
+    // Took over from the manager: a step `first` run again would apply its ConfigMap (with
+    // force) and put the template's value back.
+    s.runtime
+        .block_on(s.api("v1", "ConfigMap", "configmaps").patch(
+            "g-first",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"mark": "set-by-the-test"}})),
+        ))
+        .expect("the ConfigMap is patched");
+
+    s.daemons.restart_manager();
+    s.daemons.restart_webhook();
+    // The new manager has looked at the waiting plan before the gate opens.
+    wait_until("the restarted manager reconciles", || {
+        s.daemons.reconciliations() > 0
+    });
+    let i = s.instance("g");
+    assert_eq!(step_status(&i, "deploy", "first"), "COMPLETE");
+    assert_eq!(step_status(&i, "deploy", "gate"), "IN_PROGRESS");
+
+    // The kubelet's part: the gate Pod ran to completion.
+    s.runtime
+        .block_on(s.api("v1", "Pod", "pods").patch_status(
+            "g-gate",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Succeeded"}})),
+        ))
+        .expect("the Pod's status is written");
+    s.wait_plan("g", "deploy");
+    assert_eq!(s.config_map("g-last")["note"], "first");
+    assert_eq!(s.config_map("g-first")["mark"], "set-by-the-test");
+
+    // The restarted webhook (its cache cold) admits an update, which runs the update plan.
+    s.update("g", &["note=second"]).success();
+    s.wait_plan("g", "update");
+    assert_eq!(s.config_map("g-last")["note"], "second");
+    assert_eq!(s.config_map("g-first")["mark"], "set-by-the-test");
 }
 
 /// The README's example installs (a v1beta1 package, converted on install). Not waited for:

@@ -83,6 +83,21 @@ fn out_of_cluster_webhooks_and_refusals() {
         .args(["init", "--dry-run", "--webhook-url", "https://x"])
         .assert()
         .code(2);
+    // --wait waits on what is applied: with --dry-run nothing is, so the pair is a usage
+    // error, and so is a --wait-time that is not a duration.
+    for wait in [&["--wait"][..], &["--wait-time", "30s"]] {
+        kudo()
+            .args(["init", "--dry-run"])
+            .args(wait)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--dry-run"));
+    }
+    kudo()
+        .args(["init", "--wait-time", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a duration"));
     // Applying needs a cluster: a kubeconfig that cannot be read is a clear error, nothing is
     // printed on stdout.
     kudo()

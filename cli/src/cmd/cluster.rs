@@ -44,7 +44,7 @@ impl WaitArgs {
     }
 }
 
-fn duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     commands::parse_duration(text)
         .ok_or_else(|| format!("not a duration: {text:?} (examples: 30s, 5m, 1h30m)"))
 }

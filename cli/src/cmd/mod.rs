@@ -112,14 +112,32 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
             let client =
                 kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
                     .await?;
-            install::apply(&client, &objects).await
+            let mut lines = install::apply(&client, &objects).await?;
+            if a.wait || a.wait_time.is_some() {
+                for l in lines.drain(..) {
+                    eprintln!("{l}");
+                }
+                let timeout = a
+                    .wait_time
+                    .unwrap_or(kudo_operator::commands::wait::DEFAULT_TIMEOUT);
+                lines = install::wait_ready(&client, &o, timeout).await?;
+            }
+            Ok::<_, String>(lines)
         });
         return match result {
             Ok(lines) => {
                 for l in lines {
                     eprintln!("{l}");
                 }
-                print(&format!("kudo is installed in namespace {}\n", o.namespace))?;
+                let ready = if a.wait || a.wait_time.is_some() {
+                    " and ready"
+                } else {
+                    ""
+                };
+                print(&format!(
+                    "kudo is installed{ready} in namespace {}\n",
+                    o.namespace
+                ))?;
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
