@@ -37,6 +37,8 @@ OUT = ROOT / "target" / "kudo-bench"
 N_LIST = int(os.environ.get("N_LIST", "1000"))
 N_INSTANCES = int(os.environ.get("N_INSTANCES", "200"))
 N_CONCURRENT = 50
+# Which parts to run (comma-separated): list, concurrent, many.
+PARTS = set(os.environ.get("BENCH_PARTS", "list,concurrent,many").split(","))
 
 
 def run(*args, **kw):
@@ -94,8 +96,7 @@ def start_daemons(cluster, logs):
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
          "127.0.0.1:19080"],
         stdout=open(certs / "manager.log", "w"), stderr=subprocess.STDOUT)
-    time.sleep(1)
-    kudo(cluster, "init", "--webhook-url", f"https://{host}:{port}", "--ca-bundle",
+    kudo(cluster, "init", "--wait", "--webhook-url", f"https://{host}:{port}", "--ca-bundle",
          certs / "ca.pem")
     return webhook, manager
 
@@ -165,103 +166,129 @@ def main():
     results = {}
     webhook = manager = None
     try:
-        # 1. kudo's installation; then storage moved back to v1beta1 while N Instances are
-        # created (as a KUDO installation left them), and forward again by `kudo init`.
-        ns, items = list_conversion(cluster)
         pkg = ROOT / "tests" / "fixtures" / "e2e" / "configs"
         webhook, manager = start_daemons(cluster, state)
-        kudo(cluster, "install", pkg, "--instance", "seed", "-n", ns, "--wait")
-        crds = ["instances.kudo.dev"]
-        for name in crds:
-            crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
-            live = cluster.request("GET", crd_path)
-            for v in live["spec"]["versions"]:
-                v["storage"] = v["name"] == "v1beta1"
-            cluster.request("PUT", crd_path, live)
-        time.sleep(2)
-        t = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda o: cluster.request(
-                "POST", f"/apis/kudo.dev/v1beta1/namespaces/{ns}/instances", o), items))
-        results["create_v1beta1_instances_s"] = round(time.perf_counter() - t, 2)
-        kudo(cluster, "init", "--webhook-url", "https://127.0.0.1:19443", "--ca-bundle",
-             Path(state) / "ca.pem")
-        time.sleep(2)
-        path = f"/apis/kudo.dev/{{}}/namespaces/{ns}/instances"
-        cluster.request("GET", path.format("v1beta2"))  # warm
-        conv = timed(lambda: cluster.request("GET", path.format("v1beta2")), 10)
-        plain = timed(lambda: cluster.request("GET", path.format("v1beta1")), 10)
-        typed = cluster.request("GET", path.format("v1beta2"))["items"]
-        untyped = sum(1 for i in typed if isinstance(i["spec"].get("parameters", {}).get("replicas"), str))
-        results["list"] = {
-            "objects": len(typed),
-            "v1beta2_converted_p50_s": round(statistics.median(conv), 3),
-            "v1beta1_unconverted_p50_s": round(statistics.median(plain), 3),
-            "ratio": round(statistics.median(conv) / statistics.median(plain), 2),
-            "values_left_untyped": untyped,
-        }
-        print(json.dumps(results), flush=True)
+        # 1. kudo's installation; then storage moved back to v1beta1 while N Instances are
+        # created (as a KUDO installation left them), and forward again by `kudo init`.
+        if "list" in PARTS:
+            ns, items = list_conversion(cluster)
+            kudo(cluster, "install", pkg, "--instance", "seed", "-n", ns, "--wait")
+            crds = ["instances.kudo.dev"]
+            for name in crds:
+                crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+                live = cluster.request("GET", crd_path)
+                for v in live["spec"]["versions"]:
+                    v["storage"] = v["name"] == "v1beta1"
+                cluster.request("PUT", crd_path, live)
+            time.sleep(2)
+            t = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                list(pool.map(lambda o: cluster.request(
+                    "POST", f"/apis/kudo.dev/v1beta1/namespaces/{ns}/instances", o), items))
+            results["create_v1beta1_instances_s"] = round(time.perf_counter() - t, 2)
+            kudo(cluster, "init", "--webhook-url", "https://127.0.0.1:19443", "--ca-bundle",
+                 Path(state) / "ca.pem")
+            time.sleep(2)
+            path = f"/apis/kudo.dev/{{}}/namespaces/{ns}/instances"
+            cluster.request("GET", path.format("v1beta2"))  # warm
+            conv = timed(lambda: cluster.request("GET", path.format("v1beta2")), 10)
+            plain = timed(lambda: cluster.request("GET", path.format("v1beta1")), 10)
+            typed = cluster.request("GET", path.format("v1beta2"))["items"]
+            untyped = sum(1 for i in typed if isinstance(i["spec"].get("parameters", {}).get("replicas"), str))
+            results["list"] = {
+                "objects": len(typed),
+                "v1beta2_converted_p50_s": round(statistics.median(conv), 3),
+                "v1beta1_unconverted_p50_s": round(statistics.median(plain), 3),
+                "ratio": round(statistics.median(conv) / statistics.median(plain), 2),
+                "values_left_untyped": untyped,
+            }
+            print(json.dumps(results), flush=True)
 
         # 2. 50 concurrent updates of one Instance, with the manager running.
-        ns2 = "bench-concurrent"
-        cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns2}})
-        kudo(cluster, "install", pkg, "--instance", "many", "-n", ns2, "--wait")
+        if "concurrent" in PARTS:
+            ns2 = "bench-concurrent"
+            cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns2}})
+            kudo(cluster, "install", pkg, "--instance", "many", "-n", ns2, "--wait")
 
-        def one(i):
-            t = time.perf_counter()
-            p = subprocess.run([BIN / "kudo", "update", "--instance", "many", "-n", ns2, "-p",
-                                f"settings/k{i % 20:02}=v{i}" if i < 20 else f"replicas={i}",
-                                "--kubeconfig", kubeconfig], capture_output=True, text=True)
-            return p.returncode, time.perf_counter() - t, p.stderr[-300:]
+            def one(i):
+                t = time.perf_counter()
+                p = subprocess.run([BIN / "kudo", "update", "--instance", "many", "-n", ns2, "-p",
+                                    f"settings/k{i % 20:02}=v{i}" if i < 20 else f"replicas={i}",
+                                    "--kubeconfig", kubeconfig], capture_output=True, text=True)
+                return p.returncode, time.perf_counter() - t, p.stderr[-300:]
 
-        # 20 settings and the replicas: distinct parameters for 21 of them; the other 29
-        # race on replicas (the same parameter: the last writer wins).
-        with concurrent.futures.ThreadPoolExecutor(N_CONCURRENT) as pool:
-            outcomes = list(pool.map(one, range(N_CONCURRENT)))
-        landed = sum(1 for c, _, _ in outcomes if c == 0)
-        times = [d for _, d, _ in outcomes]
-        results["concurrent_updates"] = {
-            "updates": N_CONCURRENT,
-            "succeeded": landed,
-            "p50_s": round(pct(times, 50), 3),
-            "p99_s": round(pct(times, 99), 3),
-            "failures": [e for c, _, e in outcomes if c != 0][:3],
-        }
-        print(json.dumps(results["concurrent_updates"]), flush=True)
+            # 20 settings and the replicas: distinct parameters for 21 of them; the other 29
+            # race on replicas (the same parameter: the last writer wins).
+            with concurrent.futures.ThreadPoolExecutor(N_CONCURRENT) as pool:
+                outcomes = list(pool.map(one, range(N_CONCURRENT)))
+            landed = sum(1 for c, _, _ in outcomes if c == 0)
+            times = [d for _, d, _ in outcomes]
+            results["concurrent_updates"] = {
+                "updates": N_CONCURRENT,
+                "succeeded": landed,
+                "p50_s": round(pct(times, 50), 3),
+                "p99_s": round(pct(times, 99), 3),
+                "failures": [e for c, _, e in outcomes if c != 0][:3],
+            }
+            print(json.dumps(results["concurrent_updates"]), flush=True)
 
         # 3. N instances each updated once: until COMPLETE, against a bare SSA loop.
-        ns3 = "bench-many"
-        cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns3}})
-        names = [f"i{i:03}" for i in range(N_INSTANCES)]
-        # The first install creates the Operator and OperatorVersion; the others find them.
-        kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns3)
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: kudo(cluster, "install", pkg, "--instance", n, "-n", ns3),
-                          names[1:]))
-        assert wait_complete(cluster, ns3, names), "the installs did not complete"
-        t = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: kudo(cluster, "update", "--instance", n, "-n", ns3, "-p",
-                                         "replicas=3"), names))
-        done = wait_complete(cluster, ns3, names)
-        kudo_s = time.perf_counter() - t
-        t = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: cluster.apply(
-                f"/api/v1/namespaces/{ns3}/configmaps/{n}-bare",
-                {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": f"{n}-bare", "namespace": ns3},
-                 "data": {"replicas": "3", "clusterName": "e2e"}}), names))
-        bare_s = time.perf_counter() - t
-        results["many_instances"] = {
-            "instances": N_INSTANCES,
-            "all_complete": done,
-            "kudo_update_to_complete_s": round(kudo_s, 2),
-            "bare_ssa_loop_s": round(bare_s, 2),
-            "throughput_vs_bare": round(bare_s / kudo_s, 3),
-            "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
-            "webhook_peak_rss_mib": round(peak_rss_mib(webhook.pid), 1),
-        }
+        if "many" in PARTS:
+            ns3 = "bench-many"
+            cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns3}})
+            names = [f"i{i:03}" for i in range(N_INSTANCES)]
+            # The first install creates the Operator and OperatorVersion; the others find them.
+            kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns3)
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda n: kudo(cluster, "install", pkg, "--instance", n, "-n", ns3),
+                              names[1:]))
+            assert wait_complete(cluster, ns3, names), "the installs did not complete"
+            rss_before = peak_rss_mib(manager.pid)
+            t = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda n: kudo(cluster, "update", "--instance", n, "-n", ns3, "-p",
+                                             "replicas=3"), names))
+            issued_s = time.perf_counter() - t
+            done = wait_complete(cluster, ns3, names)
+            kudo_s = time.perf_counter() - t
+            # The same updates sent raw (one merge patch each, 8 threads, the bare loop's
+            # client): what the in-cluster half (admission, the manager) costs without 200
+            # CLI processes starting, reading their kubeconfig and opening connections.
+            t = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda n: cluster.request(
+                    "PATCH", f"/apis/kudo.dev/v1beta2/namespaces/{ns3}/instances/{n}",
+                    {"spec": {"parameters": {"replicas": 4}}}, "application/merge-patch+json"),
+                    names))
+            raw_issued_s = time.perf_counter() - t
+            ctx = ssl.create_default_context(cafile=str(Path(state) / "ca.pem"))
+            with urllib.request.urlopen("https://127.0.0.1:19443/metrics", context=ctx) as r:
+                (OUT / "webhook-metrics.txt").write_bytes(r.read())
+            raw_done = wait_complete(cluster, ns3, names)
+            raw_s = time.perf_counter() - t
+            t = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda n: cluster.apply(
+                    f"/api/v1/namespaces/{ns3}/configmaps/{n}-bare",
+                    {"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": f"{n}-bare", "namespace": ns3},
+                     "data": {"replicas": "3", "clusterName": "e2e"}}), names))
+            bare_s = time.perf_counter() - t
+            results["many_instances"] = {
+                "instances": N_INSTANCES,
+                "all_complete": done,
+                "kudo_update_to_complete_s": round(kudo_s, 2),
+                "of_which_the_cli_updates_s": round(issued_s, 2),
+                "manager_peak_rss_before_updates_mib": round(rss_before, 1),
+                "bare_ssa_loop_s": round(bare_s, 2),
+                "throughput_vs_bare": round(bare_s / kudo_s, 3),
+                "raw_patches_to_complete_s": round(raw_s, 2),
+                "of_which_the_raw_patches_s": round(raw_issued_s, 2),
+                "raw_all_complete": raw_done,
+                "raw_throughput_vs_bare": round(bare_s / raw_s, 3),
+                "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
+                "webhook_peak_rss_mib": round(peak_rss_mib(webhook.pid), 1),
+            }
     finally:
         for p in (webhook, manager):
             if p:

@@ -84,6 +84,7 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
             }),
             version: Some(version),
             app_version: op.app_version.clone(),
+            template_engine: Some(pkg.template_engine().as_str().into()),
             templates: pkg.templates().clone(),
             tasks,
             parameters: Some(pkg.schema().as_value().clone()),
@@ -128,6 +129,19 @@ pub fn from_operator_version(ov: &OperatorVersion) -> kudo_pkg::Result<Package> 
     if let Some(v) = &spec.app_version {
         operator["appVersion"] = json!(v);
     }
+    // Named, or else what made the OperatorVersion: KUDO's (its flat parameters are kept by
+    // the conversion in an annotation) has Go templates, kudo's names its engine.
+    let made_by_kudo_v1 = ov
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(crate::convert::V1BETA1_PARAMETERS));
+    let engine = match &spec.template_engine {
+        Some(e) => e.as_str(),
+        None if made_by_kudo_v1 => "go",
+        None => "handlebars",
+    };
+    operator["templateEngine"] = json!(engine);
     let mut params = match &spec.parameters {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),

@@ -15,7 +15,8 @@
 //!
 //! Each parameter becomes a property with `type`, `default` (typed), `enum` (typed), `title`
 //! (from `displayName`), `description`, `trigger` and `immutable`. `required` lists the required
-//! parameters (KUDO's default) that have no default. Fields KUDO did not define are copied as they
+//! parameters (KUDO's default) that have no default, except arrays and maps: KUDO stores their
+//! missing default as the YAML of nil, so it never asks for them. Fields KUDO did not define are copied as they
 //! are, so nothing a parameter carries is lost.
 
 use serde_json::{Map, Value};
@@ -61,7 +62,10 @@ pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
         for (k, v) in &p.extra {
             prop.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        if p.is_required() && p.default.is_none() {
+        // KUDO stores an array or map parameter's missing default as the YAML of nil, so it
+        // has a default (null) and is never asked for.
+        let collection = matches!(ty, V1beta1Type::Array | V1beta1Type::Map);
+        if p.is_required() && p.default.is_none() && !collection {
             required.push(Value::String(p.name.clone()));
         }
         properties.insert(p.name.clone(), Value::Object(prop));

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::document::Document;
 use crate::error::{Error, Result};
+use crate::gotemplate::TemplateEngine;
 use crate::params::{ParamSchema, Params};
 
 /// Largest package archive read, compressed or not (a package is text; this stops archive bombs).
@@ -107,6 +108,8 @@ struct RawOperator {
     tasks: RawTasks,
     #[serde(default)]
     plans: IndexMap<String, Plan>,
+    #[serde(default)]
+    template_engine: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -151,6 +154,9 @@ pub struct Operator {
     pub tasks: Vec<Task>,
     /// Plans in file order.
     pub plans: IndexMap<String, Plan>,
+    /// `templateEngine`, when given (else [`Package::template_engine`] goes by the parameters'
+    /// format).
+    pub template_engine: Option<TemplateEngine>,
 }
 
 impl Operator {
@@ -201,7 +207,19 @@ impl Operator {
                 })
                 .collect(),
         };
+        let template_engine = match raw.template_engine.as_deref() {
+            None => None,
+            Some(name) => Some(TemplateEngine::parse(name).ok_or_else(|| Error::Invalid {
+                path: doc.path().to_path_buf(),
+                location: doc.location("/templateEngine").map(|l| (l.line, l.col)),
+                message: format!(
+                    "/templateEngine: `{name}` is not a template engine (one of: {})",
+                    TemplateEngine::NAMES.join(", ")
+                ),
+            })?),
+        };
         Ok(Operator {
+            template_engine,
             api_version: raw.api_version,
             name: raw.name,
             operator_version: raw.operator_version.or(raw.version),
@@ -358,6 +376,32 @@ impl Package {
         &self.schema
     }
 
+    /// The language of the templates: operator.yaml's `templateEngine`, else Go templates for
+    /// a KUDO package (flat `kudo.dev/v1beta1` parameters) and Handlebars for a kudo package.
+    pub fn template_engine(&self) -> TemplateEngine {
+        self.operator.template_engine.unwrap_or(match self.params {
+            Params::V1beta1(_) => TemplateEngine::Go,
+            _ => TemplateEngine::Handlebars,
+        })
+    }
+
+    /// operator.yaml as it must read once params.yaml is converted to v1beta2: a package whose
+    /// Go templates were chosen by its v1beta1 format names its engine (`templateEngine: go`),
+    /// so that its templates are still read as Go templates. `None` when nothing changes.
+    pub fn operator_yaml_for_v1beta2(&self) -> Option<String> {
+        if self.operator.template_engine.is_some() || self.template_engine() != TemplateEngine::Go {
+            return None;
+        }
+        let mut text = self.operator_doc.text().to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(
+            "# Written by `kudo package convert`: the templates are KUDO's Go templates.\ntemplateEngine: go\n",
+        );
+        Some(text)
+    }
+
     /// Template files by their path under `templates/`.
     pub fn templates(&self) -> &BTreeMap<String, String> {
         &self.templates
@@ -434,4 +478,61 @@ fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
             .collect();
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(operator_extra: &str, params: &str) -> Result<Package> {
+        let operator = format!(
+            "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\n{operator_extra}"
+        );
+        let mut files = BTreeMap::new();
+        files.insert("operator.yaml".to_string(), operator.into_bytes());
+        files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
+        Package::from_files(Path::new("pkg"), files)
+    }
+
+    const V1: &str = "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: A\n    default: x\n";
+    const V2: &str = "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties: {}\n";
+
+    #[test]
+    fn the_template_engine_is_named_or_follows_the_parameters_format() {
+        let engine = |extra: &str, params: &str| package(extra, params).unwrap().template_engine();
+        assert_eq!(engine("", V1), TemplateEngine::Go);
+        assert_eq!(engine("", V2), TemplateEngine::Handlebars);
+        assert_eq!(
+            engine("templateEngine: handlebars\n", V1),
+            TemplateEngine::Handlebars
+        );
+        assert_eq!(engine("templateEngine: go\n", V2), TemplateEngine::Go);
+        let Err(Error::Invalid {
+            location, message, ..
+        }) = package("templateEngine: jinja\n", V1)
+        else {
+            panic!("an unknown engine loads")
+        };
+        assert_eq!(location, Some((4, 17)));
+        assert!(
+            message.contains("`jinja`") && message.contains("go, handlebars"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn converting_a_kudo_package_names_its_go_engine_once() {
+        let text = package("", V1)
+            .unwrap()
+            .operator_yaml_for_v1beta2()
+            .unwrap();
+        assert!(text.ends_with("templateEngine: go\n"), "{text}");
+        assert!(text.starts_with("apiVersion: kudo.dev/v1beta1\nname: t\n"));
+        for (extra, params) in [("templateEngine: go\n", V1), ("", V2)] {
+            assert_eq!(
+                package(extra, params).unwrap().operator_yaml_for_v1beta2(),
+                None
+            );
+        }
+    }
 }

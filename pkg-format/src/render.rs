@@ -1,6 +1,8 @@
 //! Rendering a plan's templates into Kubernetes objects.
 //!
-//! Templates are Handlebars, rendered in strict mode (a missing value in `{{ }}` is an error,
+//! A package's templates are Go templates or Handlebars ([`Package::template_engine`]). Go
+//! templates are rendered as KUDO renders them: see [`crate::gotemplate`]. Handlebars
+//! templates are rendered in strict mode (a missing value in `{{ }}` is an error,
 //! not an empty string) without HTML escaping. The context is:
 //!
 //! | name | value |
@@ -26,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::document::Document;
+use crate::gotemplate::{self, TemplateEngine};
 use crate::package::{Operator, Package};
 
 /// Which instance and plan to render for.
@@ -207,13 +210,85 @@ pub fn render_task(
     render_uses(pkg, params, opts, uses)
 }
 
+/// A package's templates, parsed once each by the package's engine.
+enum Engine {
+    Handlebars(Box<Handlebars<'static>>),
+    Go(std::collections::HashMap<String, gotmpl::Template>),
+}
+
+impl Engine {
+    fn of(pkg: &Package) -> Engine {
+        match pkg.template_engine() {
+            TemplateEngine::Handlebars => Engine::Handlebars(Box::new(engine())),
+            TemplateEngine::Go => Engine::Go(Default::default()),
+        }
+    }
+
+    /// Renders template `u` (text `text`, file `file`), parsing it first if needed.
+    fn render(
+        &mut self,
+        pkg: &Package,
+        params: &Value,
+        opts: &RenderOptions,
+        u: &Use,
+        text: &str,
+        file: &Path,
+    ) -> Result<String, Diagnostic> {
+        match self {
+            Engine::Handlebars(hb) => {
+                if !hb.has_template(&u.template)
+                    && let Err(e) = hb.register_template_string(&u.template, text)
+                {
+                    let (line, col) = e.pos().unwrap_or((1, 0));
+                    return Err(template_diag(
+                        file,
+                        line,
+                        col,
+                        format!("does not parse: {}", e.reason()),
+                    ));
+                }
+                let ctx = context(pkg.operator(), params, opts, u);
+                hb.render(&u.template, &ctx).map_err(|e| {
+                    template_diag(
+                        file,
+                        e.line_no.unwrap_or(1),
+                        e.column_no.unwrap_or(0),
+                        format!("does not render: {}", render_reason(&e)),
+                    )
+                })
+            }
+            Engine::Go(parsed) => {
+                let go_failure = |verb: &str, f: gotemplate::Failure| {
+                    let (line, col) = f.at.unwrap_or((1, 0));
+                    template_diag(file, line, col, format!("does not {verb}: {}", f.message))
+                };
+                if !parsed.contains_key(&u.template) {
+                    let t =
+                        gotemplate::parse(&u.template, text).map_err(|f| go_failure("parse", f))?;
+                    parsed.insert(u.template.clone(), t);
+                }
+                let t = &parsed[&u.template];
+                let at = gotemplate::At {
+                    instance: &opts.instance,
+                    namespace: &opts.namespace,
+                    plan: &opts.plan,
+                    phase: &u.phase,
+                    step: &u.step,
+                };
+                let ctx = gotemplate::context(pkg.operator(), pkg.schema(), params, at);
+                gotemplate::execute(t, &ctx).map_err(|f| go_failure("render", f))
+            }
+        }
+    }
+}
+
 fn render_uses(
     pkg: &Package,
     params: &Value,
     opts: &RenderOptions,
     uses: Vec<Use>,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
-    let mut hb = engine();
+    let mut engine = Engine::of(pkg);
     let mut out = Vec::new();
     let mut diags = Vec::new();
     for u in uses {
@@ -229,20 +304,7 @@ fn render_uses(
             ));
             continue;
         };
-        if !hb.has_template(&u.template)
-            && let Err(e) = hb.register_template_string(&u.template, text)
-        {
-            let (line, col) = e.pos().unwrap_or((1, 0));
-            diags.push(template_diag(
-                &file,
-                line,
-                col,
-                format!("does not parse: {}", e.reason()),
-            ));
-            continue;
-        }
-        let ctx = context(pkg.operator(), params, opts, &u);
-        match hb.render(&u.template, &ctx) {
+        match engine.render(pkg, params, opts, &u, text, &file) {
             Ok(text) => match objects(&file, &text) {
                 Ok(objects) => out.push(Rendered {
                     template: u.template,
@@ -254,12 +316,7 @@ fn render_uses(
                 }),
                 Err(d) => diags.push(d),
             },
-            Err(e) => diags.push(template_diag(
-                &file,
-                e.line_no.unwrap_or(1),
-                e.column_no.unwrap_or(0),
-                format!("does not render: {}", render_reason(&e)),
-            )),
+            Err(d) => diags.push(d),
         }
     }
     if diags.is_empty() {

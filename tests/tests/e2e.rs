@@ -1022,6 +1022,31 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     assert_eq!(again["storedVersions"], json!([]));
 }
 
+/// A KUDO operator (v1beta1 parameters, Go templates with sprig) installs and updates: the
+/// manager renders its templates from the OperatorVersion as KUDO would.
+#[test]
+fn a_kudo_operator_with_go_templates_installs_and_updates() {
+    let Some(s) = Scenario::start("kudo-go") else {
+        return;
+    };
+    s.install(&fixture("e2e/kudo-go"), "k", &["NODE_COUNT=2"]);
+    let ov = s
+        .get(
+            &s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions"),
+            "e2e-kudo-go-0.1.0",
+        )
+        .expect("the OperatorVersion");
+    assert_eq!(ov["spec"]["templateEngine"], "go");
+    let data = s.config_map("k-app");
+    assert_eq!(data["operator"], "e2e-kudo-go-0.1.0 (1.2.3), plan deploy");
+    assert_eq!(data["metrics"], "on");
+    assert_eq!(data["nodes"], "k-0,k-1");
+    assert_eq!(data["quarter"], "256");
+    assert_eq!(data["ports"], "[9042,7000]");
+    s.update("k", &["METRICS_ENABLED=false"]).success();
+    assert_eq!(s.config_map("k-app")["metrics"], "off");
+}
+
 /// The status of step `step` of phase `main` of plan `plan`.
 fn step_status(instance: &Value, plan: &str, step: &str) -> String {
     let steps = &instance["status"]["planStatus"][plan]["phases"][0]["steps"];

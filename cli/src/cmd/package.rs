@@ -23,6 +23,14 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
                 "--in-place needs a package directory; use --output DIR for an archive",
             ));
         }
+        // operator.yaml first: naming the Go engine is harmless while params.yaml is v1beta1.
+        if let Some(op) = pkg.operator_yaml_for_v1beta2() {
+            super::write_atomic(&a.package.join("operator.yaml"), &op)?;
+            eprintln!(
+                "kept the Go templates: templateEngine: go in {}",
+                a.package.join("operator.yaml").display()
+            );
+        }
         super::write_atomic(&a.package.join("params.yaml"), &text)?;
         eprintln!("converted {}", a.package.join("params.yaml").display());
     } else if let Some(dir) = &a.output {
@@ -65,7 +73,12 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
     let root = tmp.path();
     let op_src = pkg.source().join("operator.yaml");
     if pkg.source().is_dir() {
-        std::fs::copy(&op_src, root.join("operator.yaml")).map_err(io(&op_src))?;
+        match pkg.operator_yaml_for_v1beta2() {
+            Some(op) => std::fs::write(root.join("operator.yaml"), op).map_err(io(root))?,
+            None => {
+                std::fs::copy(&op_src, root.join("operator.yaml")).map_err(io(&op_src))?;
+            }
+        }
     } else {
         return Err(invalid(
             pkg.source(),

@@ -44,6 +44,11 @@ pub struct OperatorVersionSpec {
     /// The version of the application it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_version: Option<String>,
+    /// The language of the templates: `go` (Go `text/template` with sprig, as KUDO renders
+    /// them) or `handlebars`. A kudo extension: when absent, an OperatorVersion made by KUDO
+    /// (flat v1beta1 parameters) has Go templates and any other Handlebars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_engine: Option<String>,
     /// Templates by file name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub templates: BTreeMap<String, String>,

@@ -257,6 +257,7 @@ mod tests {
     fn package(params: &str, operator_tasks_extra: &str, templates: &[(&str, &str)]) -> Package {
         let operator = format!(
             "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.18.0\n\
+             templateEngine: handlebars\n\
              tasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [all.yaml]\n{operator_tasks_extra}\
              plans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [app]\n  \
              update:\n    phases: []\n"
@@ -272,6 +273,79 @@ mod tests {
             files.insert(format!("templates/{name}"), text.as_bytes().to_vec());
         }
         Package::from_files(Path::new("pkg"), files).unwrap()
+    }
+
+    /// A KUDO package (v1beta1 parameters, so Go templates) with `templates/all.yaml`.
+    fn go_package(params: &str, template: &str) -> Package {
+        let operator = "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.18.0\n\
+             tasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [all.yaml]\n\
+             plans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [app]\n";
+        let mut files = BTreeMap::new();
+        files.insert("operator.yaml".to_string(), operator.as_bytes().to_vec());
+        files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
+        files.insert(
+            "templates/all.yaml".to_string(),
+            template.as_bytes().to_vec(),
+        );
+        Package::from_files(Path::new("pkg"), files).unwrap()
+    }
+
+    #[test]
+    fn go_templates_are_checked_like_handlebars_ones() {
+        use crate::gotemplate::TemplateEngine;
+        let params = "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: NODE_COUNT\n    default: \"3\"\n  - name: SPARE\n    default: x\n";
+        let head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\ndata:\n";
+        type Expected<'a> = &'a [(Code, &'a str, bool)];
+        let cases: &[(&str, Expected)] = &[
+            (
+                "  n: \"{{ .Params.NODE_COUNT }}\"\n  s: \"{{ $.Params.SPARE | upper }}\"\n",
+                &[],
+            ),
+            (
+                "  n: \"{{ .Params.NODE_CONT }}\"\n  s: \"{{ .Params.SPARE }}\"\n",
+                &[
+                    (Code::UndefinedParameter, "/NODE_CONT", true),
+                    (Code::Unused, "/NODE_COUNT", false),
+                ],
+            ),
+            (
+                "  n: \"{{ nope .Params.NODE_COUNT }}{{ .Nmae }}{{ uuidv4 }}{{ .Params.SPARE }}\"\n",
+                &[
+                    (Code::Template, "", true),
+                    (Code::Template, "", true),
+                    (Code::Template, "", true),
+                ],
+            ),
+            // a range over a parameter uses it whole; the dot inside is not followed
+            (
+                "{{ range $i := until (int .Params.NODE_COUNT) }}  n{{ $i }}: \"{{ . }}\"\n{{ end }}  s: {{ .Params.SPARE }}\n",
+                &[],
+            ),
+            ("  n: {{ if }}\n", &[(Code::Template, "", true)]),
+        ];
+        for (body, want) in cases {
+            let pkg = go_package(params, &format!("{head}{body}"));
+            assert_eq!(pkg.template_engine(), TemplateEngine::Go);
+            let got = findings(&pkg);
+            let want: Vec<(Code, String, bool)> = want
+                .iter()
+                .map(|(c, p, e)| (*c, p.to_string(), *e))
+                .collect();
+            assert_eq!(got, want, "{body}: {:#?}", verify(&pkg));
+        }
+        // The messages: Go's words for an unknown function, sprig's name for one kudo lacks.
+        let pkg = go_package(
+            params,
+            &format!(
+                "{head}  n: \"{{{{ nope 1 }}}}{{{{ uuidv4 }}}}{{{{ .Params.NODE_COUNT }}}}{{{{ .Params.SPARE }}}}\"\n"
+            ),
+        );
+        let text: Vec<String> = verify(&pkg).iter().map(|d| d.message.clone()).collect();
+        assert!(
+            text[0].contains("function \"nope\" not defined"),
+            "{text:?}"
+        );
+        assert!(text[1].contains("sprig's `uuidv4`"), "{text:?}");
     }
 
     /// (code, pointer, is error) of every finding.

@@ -35,9 +35,12 @@ use handlebars::{Path as HbPath, PathSeg};
 use super::operator::toggle_tokens;
 use super::params_origin;
 use crate::diag::{Code, Diagnostic, Location, Origin};
+use crate::gotemplate::TemplateEngine;
 use crate::package::Package;
 use crate::params::{ParamSchema, Params, v1beta2::Child};
 use crate::pointer;
+
+mod go;
 
 /// Helpers whose block makes each item of their first argument the context.
 const EACH: &str = "each";
@@ -53,8 +56,19 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let mut uses: Vec<Use> = Vec::new();
     let mut skipped = Vec::new();
     let mut all_read = true;
+    let go = pkg.template_engine() == TemplateEngine::Go;
     for (name, text) in pkg.templates() {
         let file = pkg.source().join("templates").join(name);
+        if go {
+            let mut s = Scanner::new(schema, name, file.clone(), &mut uses);
+            let read = s.go_template(text);
+            all_read &= read;
+            if !s.diags.is_empty() {
+                skipped.push(file);
+            }
+            out.extend(s.diags);
+            continue;
+        }
         let template = match Template::compile(text) {
             Ok(t) => t,
             Err(e) => {
@@ -76,18 +90,7 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
                 continue;
             }
         };
-        let mut s = Scanner {
-            schema,
-            name,
-            file: file.clone(),
-            frames: vec![Frame {
-                scope: Scope::Root,
-                params: Vec::new(),
-            }],
-            at: (1, 1),
-            uses: &mut uses,
-            diags: Vec::new(),
-        };
+        let mut s = Scanner::new(schema, name, file.clone(), &mut uses);
         s.template(&template);
         if !s.diags.is_empty() {
             skipped.push(file);
@@ -142,6 +145,29 @@ struct Scanner<'a> {
     at: (usize, usize),
     uses: &'a mut Vec<Use>,
     diags: Vec<Diagnostic>,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner of template `name` (file `file`), its context the render context.
+    fn new(
+        schema: &'a ParamSchema,
+        name: &'a str,
+        file: PathBuf,
+        uses: &'a mut Vec<Use>,
+    ) -> Scanner<'a> {
+        Scanner {
+            schema,
+            name,
+            file,
+            frames: vec![Frame {
+                scope: Scope::Root,
+                params: Vec::new(),
+            }],
+            at: (1, 1),
+            uses,
+            diags: Vec::new(),
+        }
+    }
 }
 
 impl Scanner<'_> {
@@ -321,7 +347,7 @@ impl Scanner<'_> {
                 }
             }
         };
-        let mut tokens = match base {
+        let tokens = match base {
             Scope::Opaque => return Scope::Opaque,
             Scope::Param(t) => t,
             Scope::Root => match names.first() {
@@ -340,10 +366,22 @@ impl Scanner<'_> {
                 Some(_) => return Scope::Opaque,
             },
         };
+        self.params_path(tokens, &names, usage, raw)
+    }
+
+    /// Follows `names` in the schema from the parameter at `tokens` (the root: empty),
+    /// reporting the first step the schema does not have, and records the use.
+    fn params_path(
+        &mut self,
+        mut tokens: Vec<String>,
+        names: &[&str],
+        usage: Usage,
+        raw: &str,
+    ) -> Scope {
         let Some(mut node) = self.schema.node_at(&tokens) else {
             return Scope::Opaque;
         };
-        for name in names {
+        for &name in names {
             match self.schema.child(node, name) {
                 Child::Unknown => {
                     self.undefined(&tokens, name, node, raw);
