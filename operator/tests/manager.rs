@@ -48,6 +48,8 @@ fn resources(group_version: &str) -> Value {
         "v1" => &[
             ("configmaps", "ConfigMap", true),
             ("services", "Service", true),
+            ("pods", "Pod", true),
+            ("secrets", "Secret", true),
             ("namespaces", "Namespace", false),
         ],
         "apps/v1" => &[
@@ -687,4 +689,259 @@ async fn an_instance_of_an_unknown_operator_version_says_so_in_its_status() {
         ready(&status),
         ("False".into(), "OperatorVersionMissing".into())
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// KUDO's Pipe task
+
+const PIPE_OPERATOR: &str = r#"
+apiVersion: kudo.dev/v1beta1
+name: demo
+operatorVersion: 1.0.0
+tasks:
+- name: gen
+  kind: Pipe
+  spec:
+    pod: gen-pod.yaml
+    pipe:
+    - {file: /tmp/out/cert.pem, kind: Secret, key: cert}
+    - {envFile: /tmp/out/settings.env, kind: ConfigMap, key: settings}
+- name: app
+  kind: Apply
+  spec: {resources: [app.yaml]}
+plans:
+  deploy:
+    phases:
+    - name: main
+      strategy: serial
+      steps:
+      - {name: gen, tasks: [gen]}
+      - {name: app, tasks: [app]}
+"#;
+
+const PIPE_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ignored\nspec:\n  volumes:\n  - name: out\n    emptyDir: {}\n  initContainers:\n  - name: init\n    image: alpine\n    command: [sh, -c, \"echo {{ .Params.CN }} > /tmp/out/cert.pem\"]\n    volumeMounts:\n    - {name: out, mountPath: /tmp/out}\n";
+
+/// A KUDO package (v1beta1, Go templates) whose deploy plan pipes a Secret and a ConfigMap
+/// from a Pod into the next step's template.
+fn pipe_package() -> Package {
+    let mut files = BTreeMap::new();
+    files.insert(
+        "operator.yaml".to_string(),
+        PIPE_OPERATOR.as_bytes().to_vec(),
+    );
+    files.insert(
+        "params.yaml".to_string(),
+        b"apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: CN\n    default: demo.local\n"
+            .to_vec(),
+    );
+    files.insert(
+        "templates/gen-pod.yaml".to_string(),
+        PIPE_POD.as_bytes().to_vec(),
+    );
+    files.insert(
+        "templates/app.yaml".to_string(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-app\ndata:\n  cert: {{ .Pipes.cert }}\n  settings: {{ .Pipes.settings }}\n".to_vec(),
+    );
+    Package::from_files(Path::new("demo"), files).unwrap()
+}
+
+/// Files a Pipe Pod "holds", by path; a path missing is a failed `cat`.
+struct Files {
+    files: HashMap<String, Result<Vec<u8>, manager::pipe::FileError>>,
+    read: Mutex<Vec<String>>,
+}
+
+impl manager::pipe::PodFiles for Files {
+    fn read<'a>(
+        &'a self,
+        namespace: &'a str,
+        pod: &'a str,
+        path: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<u8>, manager::pipe::FileError>> {
+        self.read
+            .lock()
+            .unwrap()
+            .push(format!("{namespace}/{pod}:{path}"));
+        let answer = self.files.get(path).cloned().unwrap_or_else(|| {
+            Err(manager::pipe::FileError::Failed(format!(
+                "cat: can't open '{path}': No such file or directory"
+            )))
+        });
+        Box::pin(async move { answer })
+    }
+}
+
+/// The body of the PATCH whose path ends with `path`.
+fn patched(seen: &[Seen], path: &str) -> Value {
+    seen.iter()
+        .find(|s| s.method == "PATCH" && s.path.ends_with(path))
+        .map(|s| s.body.clone())
+        .unwrap_or_else(|| panic!("no PATCH of {path}"))
+}
+
+const PIPE_POD_NAME: &str = "demo.deploy.main.gen.gen.pipepod";
+
+async fn reconcile_pipe(files: Arc<Files>, pod_ready: bool) -> (Action, Vec<Seen>) {
+    let inst = instance(json!({})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    if pod_ready {
+        fake.object_status(
+            PIPE_POD_NAME,
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
+        );
+    }
+    let (store, mut writer) = reflector::store();
+    let (_, ov) = package::objects(&pipe_package(), "ns");
+    writer.apply_watcher_event(&watcher::Event::Apply(ov));
+    let ctx = Arc::new(
+        Context::new(client, store, SETTINGS)
+            .with_clock(|| "2026-11-22T00:00:00Z".into())
+            .with_pod_files(files),
+    );
+    let action = tokio::time::timeout(
+        Duration::from_secs(10),
+        manager::reconcile(Arc::new(inst), ctx),
+    )
+    .await
+    .expect("reconcile finished")
+    .expect("reconcile succeeded");
+    (action, fake.take())
+}
+
+fn files(entries: &[(&str, Result<&[u8], manager::pipe::FileError>)]) -> Arc<Files> {
+    Arc::new(Files {
+        files: entries
+            .iter()
+            .map(|(p, r)| (p.to_string(), r.clone().map(<[u8]>::to_vec)))
+            .collect(),
+        read: Mutex::default(),
+    })
+}
+
+#[tokio::test]
+async fn a_pipe_task_runs_its_pod_copies_its_files_into_artifacts_and_feeds_the_next_step() {
+    let pem: &[u8] = b"-----BEGIN CERTIFICATE-----\n";
+    let env: &[u8] = b"# generated\nMODE=tls\nPORT=8443\n";
+    let ok = files(&[
+        ("/tmp/out/cert.pem", Ok(pem)),
+        ("/tmp/out/settings.env", Ok(env)),
+    ]);
+
+    // The Pod is not Ready yet: applied, with the waiter added, and the step waits.
+    let (action, seen) = reconcile_pipe(ok.clone(), false).await;
+    assert_eq!(action, Action::requeue(SETTINGS.progress));
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            &format!("PATCH /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let body = |path: &str| patched(&seen, path);
+    let pod = &body(PIPE_POD_NAME);
+    assert_eq!(pod["metadata"]["annotations"]["kudo.dev/pipepod"], "true");
+    assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], "inst-uid");
+    assert_eq!(pod["spec"]["containers"][0]["name"], "waiter");
+    assert_eq!(pod["spec"]["restartPolicy"], "OnFailure");
+    assert!(
+        pod["spec"]["initContainers"][0]["command"][2]
+            .as_str()
+            .unwrap()
+            .contains("demo.local")
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        step_statuses(&status, "deploy"),
+        [
+            ("gen".into(), "IN_PROGRESS".into()),
+            ("app".into(), "PENDING".into())
+        ]
+    );
+    assert!(ok.read.lock().unwrap().is_empty());
+
+    // Ready: every file read from the waiter, an artifact each, the Pod deleted, and the next
+    // step renders their names.
+    let (action, seen) = reconcile_pipe(ok.clone(), true).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        *ok.read.lock().unwrap(),
+        [
+            format!("ns/{PIPE_POD_NAME}:/tmp/out/cert.pem"),
+            format!("ns/{PIPE_POD_NAME}:/tmp/out/settings.env"),
+        ]
+    );
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            &format!("PATCH /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            // discovery, once per kind
+            "GET /api/v1",
+            "PATCH /api/v1/namespaces/ns/secrets/demo.deploy.main.gen.gen.cert",
+            "GET /api/v1",
+            "PATCH /api/v1/namespaces/ns/configmaps/demo.deploy.main.gen.gen.settings",
+            &format!("DELETE /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+            "PATCH /api/v1/namespaces/ns/configmaps/demo-app",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let body = |path: &str| patched(&seen, path);
+    let secret = &body("/secrets/demo.deploy.main.gen.gen.cert");
+    assert_eq!(secret["type"], "Opaque");
+    assert_eq!(
+        secret["data"]["cert.pem"],
+        "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+    );
+    assert_eq!(secret["metadata"]["ownerReferences"][0]["uid"], "inst-uid");
+    assert_eq!(
+        body("/configmaps/demo.deploy.main.gen.gen.settings")["data"],
+        json!({"MODE": "tls", "PORT": "8443"})
+    );
+    assert_eq!(
+        body("/configmaps/demo-app")["data"],
+        json!({"cert": "demo.deploy.main.gen.gen.cert",
+            "settings": "demo.deploy.main.gen.gen.settings"})
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["planStatus"]["deploy"]["status"], "COMPLETE");
+}
+
+#[tokio::test]
+async fn a_pipe_file_missing_or_too_large_fails_the_step_and_an_unreachable_pod_is_retried() {
+    use manager::pipe::FileError;
+    let pem: &[u8] = b"x";
+    for (cert, status, says) in [
+        (None, "FATAL_ERROR", "cannot be read: cat: can't open"),
+        (
+            Some(Err(FileError::TooLarge)),
+            "FATAL_ERROR",
+            "larger than 1048576 bytes",
+        ),
+        (
+            Some(Err(FileError::Unreachable("connection reset".into()))),
+            "ERROR",
+            "connection reset",
+        ),
+    ] {
+        let mut entries: Vec<(&str, Result<&[u8], FileError>)> =
+            vec![("/tmp/out/settings.env", Ok(pem))];
+        if let Some(c) = cert {
+            entries.push(("/tmp/out/cert.pem", c));
+        }
+        let (_, seen) = reconcile_pipe(files(&entries), true).await;
+        let st = Fake::last_status(&seen);
+        let step = &st["planStatus"]["deploy"]["phases"][0]["steps"][0];
+        assert_eq!(step["status"], status, "{step}");
+        assert!(step["message"].as_str().unwrap().contains(says), "{step}");
+        // Nothing made, the Pod left for the next try (or for the Instance's deletion).
+        assert!(
+            !Fake::calls(&seen)
+                .iter()
+                .any(|c| c.contains("/secrets/") || c.starts_with("DELETE")),
+            "{:?}",
+            Fake::calls(&seen)
+        );
+    }
 }

@@ -292,27 +292,12 @@ pub fn pipes(op: &Operator, at: At<'_>) -> BTreeMap<String, String> {
                         &task.name,
                         key,
                     ];
-                    out.insert(key.to_string(), artifact_name(&parts));
+                    out.insert(key.to_string(), crate::pipe::artifact_name(&parts));
                 }
             }
         }
     }
     out
-}
-
-/// KUDO's name of a pipe artifact: the parts, each lower-cased with every character outside
-/// `a-z0-9` removed, joined with `.`.
-pub fn artifact_name(parts: &[&str]) -> String {
-    parts
-        .iter()
-        .map(|p| {
-            p.to_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 #[cfg(test)]
@@ -351,14 +336,6 @@ mod tests {
         assert!(matches!(m["L"], GoValue::List(_)));
         assert!(matches!(m["M"], GoValue::Map(_)));
         assert_eq!(m["NONE"], GoValue::Nil);
-    }
-
-    #[test]
-    fn pipe_artifacts_are_named_as_kudo_names_them() {
-        assert_eq!(
-            artifact_name(&["My-Inst", "deploy", "main", "gen_cert", "pipe", "Cert.PEM"]),
-            "myinst.deploy.main.gencert.pipe.certpem"
-        );
     }
 
     fn render(src: &str, data: Value) -> Result<String, Failure> {

@@ -63,6 +63,7 @@ pub mod listing;
 pub mod migrate;
 pub mod package;
 pub mod params;
+pub mod pipe;
 pub mod pointer;
 pub mod render;
 pub mod sprig;

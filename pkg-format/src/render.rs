@@ -176,7 +176,7 @@ pub fn render_plan(
     opts: &RenderOptions,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
     let uses = plan_templates(pkg.operator(), &opts.plan, params).map_err(|d| vec![d])?;
-    render_uses(pkg, params, opts, uses)
+    render_uses(pkg, params, opts, uses, Naming::Required)
 }
 
 /// Renders the templates of one task (whatever its kind: what an Apply or an enabled Toggle
@@ -207,7 +207,28 @@ pub fn render_task(
             template: template.clone(),
         })
         .collect();
-    render_uses(pkg, params, opts, uses)
+    render_uses(pkg, params, opts, uses, Naming::Required)
+}
+
+/// Renders a Pipe task's Pod template (`at.template`) as its step sees it. KUDO names the Pod,
+/// so the template need not.
+pub fn render_pipe_pod(
+    pkg: &Package,
+    params: &Value,
+    opts: &RenderOptions,
+    at: Use,
+) -> Result<Rendered, Vec<Diagnostic>> {
+    let mut rendered = render_uses(pkg, params, opts, vec![at], Naming::Given)?;
+    rendered.pop().ok_or_else(Vec::new)
+}
+
+/// Whether a rendered object must carry its name.
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    /// `metadata.name` (or `generateName`) is required.
+    Required,
+    /// kudo gives the name (a Pipe Pod).
+    Given,
 }
 
 /// A package's templates, parsed once each by the package's engine.
@@ -287,6 +308,7 @@ fn render_uses(
     params: &Value,
     opts: &RenderOptions,
     uses: Vec<Use>,
+    naming: Naming,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
     let mut engine = Engine::of(pkg);
     let mut out = Vec::new();
@@ -305,7 +327,7 @@ fn render_uses(
             continue;
         };
         match engine.render(pkg, params, opts, &u, text, &file) {
-            Ok(text) => match objects(&file, &text) {
+            Ok(text) => match objects(&file, &text, naming) {
                 Ok(objects) => out.push(Rendered {
                     template: u.template,
                     phase: u.phase,
@@ -370,7 +392,7 @@ fn context(op: &Operator, params: &Value, opts: &RenderOptions, u: &Use) -> Valu
 }
 
 /// Parses rendered text and checks that each document is a Kubernetes object.
-fn objects(file: &Path, text: &str) -> Result<Vec<Value>, Diagnostic> {
+fn objects(file: &Path, text: &str, naming: Naming) -> Result<Vec<Value>, Diagnostic> {
     let rendered: PathBuf = file.to_path_buf();
     let docs = Document::parse_stream(&rendered, text).map_err(|e| {
         let (line, col) = match &e {
@@ -391,10 +413,11 @@ fn objects(file: &Path, text: &str) -> Result<Vec<Value>, Diagnostic> {
         }
         let ok = d.get("apiVersion").is_some_and(Value::is_string)
             && d.get("kind").is_some_and(Value::is_string)
-            && d.get("metadata").is_some_and(|m| {
-                m.get("name").is_some_and(Value::is_string)
-                    || m.get("generateName").is_some_and(Value::is_string)
-            });
+            && (naming == Naming::Given
+                || d.get("metadata").is_some_and(|m| {
+                    m.get("name").is_some_and(Value::is_string)
+                        || m.get("generateName").is_some_and(Value::is_string)
+                }));
         if !ok {
             return Err(template_diag(
                 file,

@@ -20,6 +20,7 @@
 
 pub mod health;
 mod metrics;
+pub mod pipe;
 pub mod plan;
 mod serve;
 pub mod tasks;
@@ -159,6 +160,12 @@ impl Context {
             failures: Mutex::default(),
             clock: now,
         }
+    }
+
+    /// The same, Pipe files read by `files` (tests).
+    pub fn with_pod_files(mut self, files: Arc<dyn pipe::PodFiles>) -> Context {
+        self.objects = self.objects.with_files(files);
+        self
     }
 
     /// The same, with a fixed clock (tests).

@@ -3,12 +3,12 @@
 //! or deleted.
 //!
 //! Task kinds: `Apply`; `Delete`; `Toggle` (applies its resources when its parameter is true,
-//! deletes them otherwise); `Dummy` (does nothing). A step with `delete: true` deletes its
-//! tasks' objects. `Pipe` and `KudoOperator` are not supported: a step using them fails for good
-//! with a message saying so.
+//! deletes them otherwise); `Pipe` (KUDO's: see [`super::pipe`]); `Dummy` (does nothing). A
+//! step with `delete: true` deletes its tasks' objects. `KudoOperator` is not supported: a step
+//! using it fails for good with a message saying so.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
@@ -19,6 +19,7 @@ use kudo_pkg::{Diagnostic, Package};
 use serde_json::{Value, json};
 
 use super::health::{Health, health};
+use super::pipe::{ExecFiles, PodFiles};
 use crate::crd::v1beta2::Instance;
 use crate::labels;
 
@@ -51,15 +52,28 @@ pub struct StepRef<'a> {
 pub struct Objects {
     client: Client,
     resources: Mutex<HashMap<String, (ApiResource, bool)>>,
+    files: Arc<dyn PodFiles>,
 }
 
 impl Objects {
-    /// Objects reached through `client`.
+    /// Objects reached through `client`; Pipe files read with `exec`.
     pub fn new(client: Client) -> Objects {
         Objects {
+            files: Arc::new(ExecFiles::new(client.clone())),
             client,
             resources: Mutex::default(),
         }
+    }
+
+    /// The same, Pipe files read by `files` (tests).
+    pub fn with_files(mut self, files: Arc<dyn PodFiles>) -> Objects {
+        self.files = files;
+        self
+    }
+
+    /// How Pipe files are read.
+    pub(super) fn files(&self) -> &dyn PodFiles {
+        self.files.as_ref()
     }
 
     /// The API resource of `obj`'s kind, and whether it is namespaced.
@@ -96,7 +110,7 @@ impl Objects {
     }
 
     /// Applies `obj` (already prepared) and returns what the API server stored.
-    async fn apply(&self, mut obj: Value, inst: &Instance) -> Result<Value, Outcome> {
+    pub(super) async fn apply(&self, mut obj: Value, inst: &Instance) -> Result<Value, Outcome> {
         let (ar, namespaced) = self.resource(&obj).await.map_err(Outcome::Retry)?;
         let ns = inst.namespace().unwrap_or_default();
         if namespaced {
@@ -133,7 +147,7 @@ impl Objects {
     }
 
     /// Deletes `obj`; one that is already gone is fine.
-    async fn delete(&self, obj: &Value, inst: &Instance) -> Result<(), Outcome> {
+    pub(super) async fn delete(&self, obj: &Value, inst: &Instance) -> Result<(), Outcome> {
         let (ar, namespaced) = self.resource(obj).await.map_err(Outcome::Retry)?;
         let ns = obj
             .pointer("/metadata/namespace")
@@ -166,7 +180,7 @@ fn classify(e: &kube::Error, what: &str) -> Outcome {
 }
 
 /// Labels and annotations that tie an object to its Instance and to where the plan applied it.
-fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> Value {
+pub(super) fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> Value {
     let ov = inst
         .spec
         .operator_version
@@ -192,7 +206,7 @@ fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> 
     obj
 }
 
-fn diagnostics(d: &[Diagnostic]) -> String {
+pub(super) fn diagnostics(d: &[Diagnostic]) -> String {
     d.iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
@@ -237,9 +251,15 @@ pub async fn run_step(
                 .as_deref()
                 .is_some_and(|p| toggle_enabled(params, p)),
             "Dummy" => continue,
+            "Pipe" if !step.delete => {
+                match super::pipe::run(objects, inst, pkg, params, at, task).await {
+                    Ok(()) => continue,
+                    Err(o) => return o,
+                }
+            }
             other => {
                 return Outcome::Fatal(format!(
-                    "task `{task_name}` is of kind {other}, which kudo-manager does not run (it runs Apply, Delete, Toggle and Dummy)"
+                    "task `{task_name}` is of kind {other}, which kudo-manager does not run (it runs Apply, Delete, Toggle, Pipe and Dummy)"
                 ));
             }
         };

@@ -103,13 +103,71 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
                 plan: plan.clone(),
                 ..opts.clone()
             };
-            if let Err(diags) = render::render_plan(pkg, defaults.value(), &opts) {
-                for d in diags {
-                    let repeated = matches!(&d.origin, Origin::File(l)
-                        if unparsed_or_undefined.iter().any(|p| p == &l.path));
-                    if !repeated && !out.contains(&d) {
-                        out.push(d);
+            let mut diags = render::render_plan(pkg, defaults.value(), &opts)
+                .err()
+                .unwrap_or_default();
+            diags.extend(pipe_pods(pkg, defaults.value(), &opts));
+            for d in diags {
+                let repeated = matches!(&d.origin, Origin::File(l)
+                    if unparsed_or_undefined.iter().any(|p| p == &l.path));
+                if !repeated && !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The Pods of the plan's Pipe tasks, rendered with the defaults and checked as the manager
+/// checks them before running one (KUDO's rules, [`crate::pipe::check_pod`]).
+fn pipe_pods(pkg: &Package, values: &serde_json::Value, opts: &RenderOptions) -> Vec<Diagnostic> {
+    let op = pkg.operator();
+    let Some(plan) = op.plans.get(&opts.plan) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for phase in &plan.phases {
+        for step in &phase.steps {
+            for task in step.tasks.iter().filter_map(|t| op.task(t)) {
+                let Some(spec) = (task.kind == "Pipe")
+                    .then(|| crate::pipe::PipeTask::of(task).ok())
+                    .flatten()
+                else {
+                    continue; // not a Pipe, or one the operator checks already report
+                };
+                let at = render::Use {
+                    phase: phase.name.clone(),
+                    step: step.name.clone(),
+                    task: task.name.clone(),
+                    template: spec.pod.clone(),
+                };
+                let problem = match render::render_pipe_pod(pkg, values, opts, at) {
+                    Err(diags) => {
+                        out.extend(diags);
+                        continue;
                     }
+                    Ok(r) => match &r.objects[..] {
+                        [pod] if pod["kind"] == "Pod" => {
+                            crate::pipe::check_pod(pod, &spec.files).err()
+                        }
+                        _ => Some("must hold exactly one Pod".to_string()),
+                    },
+                };
+                if let Some(p) = problem {
+                    let file = pkg.source().join("templates").join(&spec.pod);
+                    out.push(
+                        Diagnostic::error(
+                            Code::Template,
+                            "",
+                            format!("Pipe task `{}`: templates/{}: {p}", task.name, spec.pod),
+                        )
+                        .with_origin(Origin::File(Location {
+                            path: file,
+                            line: 1,
+                            col: 1,
+                        })),
+                    );
                 }
             }
         }
@@ -346,6 +404,38 @@ mod tests {
             "{text:?}"
         );
         assert!(text[1].contains("sprig's `uuidv4`"), "{text:?}");
+    }
+
+    #[test]
+    fn a_pipe_pod_is_rendered_and_checked_as_the_manager_will() {
+        let operator = "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.18.0\n\
+             tasks:\n  - name: gen\n    kind: Pipe\n    spec:\n      pod: pod.yaml\n      pipe:\n        - {file: /out/a, kind: Secret, key: a}\n\
+             plans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [gen]\n";
+        let pod = |extra: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nspec:\n  volumes: [{{name: o, emptyDir: {{}}}}]\n  initContainers:\n    - name: i\n      image: x\n      volumeMounts: [{{name: o, mountPath: /out}}]\n{extra}"
+            )
+        };
+        let check = |pod: String| {
+            let mut files = BTreeMap::new();
+            files.insert("operator.yaml".to_string(), operator.as_bytes().to_vec());
+            files.insert(
+                "params.yaml".to_string(),
+                b"apiVersion: kudo.dev/v1beta1\nparameters: []\n".to_vec(),
+            );
+            files.insert("templates/pod.yaml".to_string(), pod.into_bytes());
+            verify(&Package::from_files(Path::new("pkg"), files).unwrap())
+        };
+        // KUDO names the Pod: the template need not.
+        assert_eq!(check(pod("")), vec![]);
+        let d = check(pod("  containers: [{name: c, image: x}]\n"));
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].code, Code::Template);
+        assert!(
+            d[0].message.contains("must have no containers"),
+            "{}",
+            d[0].message
+        );
     }
 
     /// (code, pointer, is error) of every finding.
