@@ -211,3 +211,33 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
         assert_eq!(render_all(&converted), render_all(&original), "{name}");
     }
 }
+
+/// Golden files: the deploy plan of three KUDO operators rendered with their defaults, byte for
+/// byte (these renders are the ones found identical to Go's own text/template + sprig, see
+/// docs/templates.md).
+#[test]
+fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
+    use kudo_pkg::render::{RenderOptions, render_plan};
+    let root = kudo_tests::shared().join("corpus/kudo-operators-full");
+    for name in ["zookeeper", "redis", "kafka"] {
+        let pkg = Package::load(&root.join(name)).unwrap();
+        let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
+        let values = version.effective(&serde_json::json!({})).0.into_value();
+        let opts = RenderOptions {
+            instance: "inst".into(),
+            namespace: "ns".into(),
+            plan: "deploy".into(),
+        };
+        let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+        let mut text = String::new();
+        for r in &rendered {
+            // every document parses as a Kubernetes object (checked by the renderer)
+            assert!(!r.objects.is_empty(), "{name}: {}", r.template);
+            text.push_str(&format!(
+                "# templates/{} (step {}, task {})\n{}\n",
+                r.template, r.step, r.task, r.text
+            ));
+        }
+        insta::assert_snapshot!(format!("deploy_{name}"), text);
+    }
+}

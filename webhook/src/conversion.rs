@@ -64,6 +64,15 @@ pub fn handle(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
     }
     let desired = request.desired_api_version.as_str();
     let count = request.objects.len();
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let first = request.objects.first().map(|o| o.describe());
+        tracing::debug!(
+            desired,
+            count,
+            first = first.as_deref().unwrap_or(""),
+            "conversion review"
+        );
+    }
     let mut out = Vec::with_capacity(body.len() + body.len() / 4 + 256);
     out.extend_from_slice(br#"{"apiVersion":"#);
     let _ = serde_json::to_writer(&mut out, REVIEW_API_VERSION);
