@@ -40,7 +40,7 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
         .map(|t| Task {
             name: t.name.clone(),
             kind: t.kind.clone(),
-            spec: (!t.spec.is_null()).then(|| t.spec.clone()),
+            spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t)),
         })
         .collect();
     let plans = op
@@ -94,6 +94,33 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
         },
     };
     (operator, ov)
+}
+
+/// A task's spec; a KudoOperator task whose `package` is a path gets the dependency's
+/// `operatorName` (and its `operatorVersion` when the task gives none), so the manager finds
+/// the child's OperatorVersion without the package files. A path that does not load is left as
+/// it is: `kudo install` refuses it before anything is written
+/// ([`kudo_pkg::dependency::resolve`]).
+fn with_dependency_named(pkg: &Package, task: &kudo_pkg::package::Task) -> Value {
+    let mut spec = task.spec.clone();
+    let Ok(dep) = kudo_pkg::dependency::KudoOperatorTask::of(task) else {
+        return spec;
+    };
+    if task.kind != "KudoOperator" || !dep.is_path() {
+        return spec;
+    }
+    let base = if pkg.source().is_dir() {
+        pkg.source().to_path_buf()
+    } else {
+        pkg.source().parent().map(PathBuf::from).unwrap_or_default()
+    };
+    if let Ok(child) = Package::load(&base.join(&dep.package)) {
+        spec["operatorName"] = json!(child.operator().name);
+        if dep.operator_version.is_none() {
+            spec["operatorVersion"] = json!(child.version());
+        }
+    }
+    spec
 }
 
 /// The package an OperatorVersion was made from (operator.yaml, the v1beta2 params file and

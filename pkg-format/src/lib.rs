@@ -52,6 +52,7 @@ pub mod archive;
 pub mod author;
 pub mod change;
 pub mod convert;
+pub mod dependency;
 pub mod diag;
 pub mod document;
 pub mod edit;

@@ -222,13 +222,27 @@ pub fn render_pipe_pod(
     rendered.pop().ok_or_else(Vec::new)
 }
 
-/// Whether a rendered object must carry its name.
+/// Renders a KudoOperator task's `parameterFile` (`at.template`): the child Instance's
+/// parameters as YAML text, not Kubernetes objects.
+pub fn render_parameter_file(
+    pkg: &Package,
+    params: &Value,
+    opts: &RenderOptions,
+    at: Use,
+) -> Result<String, Vec<Diagnostic>> {
+    let mut rendered = render_uses(pkg, params, opts, vec![at], Naming::Text)?;
+    Ok(rendered.pop().map(|r| r.text).unwrap_or_default())
+}
+
+/// What a rendered template holds.
 #[derive(Clone, Copy, PartialEq)]
 enum Naming {
-    /// `metadata.name` (or `generateName`) is required.
+    /// Objects, each with `metadata.name` (or `generateName`).
     Required,
-    /// kudo gives the name (a Pipe Pod).
+    /// Objects that kudo names (a Pipe Pod).
     Given,
+    /// Text (a parameter file): not parsed as objects.
+    Text,
 }
 
 /// A package's templates, parsed once each by the package's engine.
@@ -327,6 +341,14 @@ fn render_uses(
             continue;
         };
         match engine.render(pkg, params, opts, &u, text, &file) {
+            Ok(text) if naming == Naming::Text => out.push(Rendered {
+                template: u.template,
+                phase: u.phase,
+                step: u.step,
+                task: u.task,
+                text,
+                objects: Vec::new(),
+            }),
             Ok(text) => match objects(&file, &text, naming) {
                 Ok(objects) => out.push(Rendered {
                     template: u.template,

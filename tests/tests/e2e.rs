@@ -1047,6 +1047,34 @@ fn a_kudo_operator_with_go_templates_installs_and_updates() {
     assert_eq!(s.config_map("k-app")["metrics"], "off");
 }
 
+/// A KudoOperator task: the dependency (a path in the parent package) installed with the
+/// parent, run as a child Instance owned by the parent, with the parameters its file renders;
+/// uninstalling the parent removes the child, which runs its own cleanup plan.
+#[test]
+fn a_dependency_runs_as_a_child_instance_and_goes_with_its_parent() {
+    let Some(s) = Scenario::start("dependency") else {
+        return;
+    };
+    s.install(&fixture("e2e/parent"), "p", &["childReplicas=3"]);
+    let child = s.instance("p-e2e-configs");
+    assert_eq!(child["spec"]["parameters"]["replicas"], 3);
+    assert_eq!(child["metadata"]["ownerReferences"][0]["name"], "p");
+    assert_eq!(
+        child["status"]["planStatus"]["deploy"]["status"],
+        "COMPLETE"
+    );
+    assert_eq!(s.config_map("p-e2e-configs-config")["replicas"], "3");
+    assert_eq!(s.config_map("p-summary")["child"], "p-e2e-configs");
+
+    s.kudo(&["uninstall", "--instance", "p", "-n", &s.namespace, "--wait"])
+        .assert()
+        .success();
+    wait_until("the child Instance and its objects are gone", || {
+        s.get(&s.instances("v1beta2"), "p-e2e-configs").is_none()
+            && s.config_map("p-e2e-configs-config").is_null()
+    });
+}
+
 /// The status of step `step` of phase `main` of plan `plan`.
 fn step_status(instance: &Value, plan: &str, step: &str) -> String {
     let steps = &instance["status"]["planStatus"][plan]["phases"][0]["steps"];

@@ -7,7 +7,8 @@ use kudo_pkg::change::{self, Decision, Version};
 use serde_json::Value;
 
 use super::{
-    Error, Inputs, Result, Target, create_operator_version, post_params, same_operator_version,
+    Error, Inputs, Result, Target, create_operator_version, ensure_operator, install_dependencies,
+    post_params, same_operator_version,
 };
 use crate::crd::common::ObjectRef;
 use crate::crd::v1beta2::{Instance, InstanceSpec};
@@ -94,23 +95,10 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     {
         return Err(exists());
     }
+    install_dependencies(t, pkg).await?;
     let (operator, ov) = package::objects(pkg, &t.namespace);
-    let op_name = operator.metadata.name.clone().unwrap_or_default();
-    let has_operator = t
-        .operators()
-        .get_opt(&op_name)
-        .await
-        .map_err(t.api("get", "Operator", &op_name))?
-        .is_some();
     let has_ov = same_operator_version(t, &ov).await?;
-    if !has_operator {
-        match t.operators().create(&post_params(), &operator).await {
-            Ok(_) => {}
-            // Created meanwhile by someone else: what we need is there.
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
-            Err(e) => return Err(t.api("create", "Operator", &op_name)(e)),
-        }
-    }
+    let has_operator = !ensure_operator(t, &operator).await?;
     if !has_ov {
         create_operator_version(t, &ov).await?;
     }

@@ -155,6 +155,10 @@ pub enum Error {
         /// Name.
         name: String,
     },
+    /// A KudoOperator dependency cannot be resolved (a name, a missing path, another version,
+    /// a cycle).
+    #[error("dependency: {0}")]
+    Dependency(String),
     /// An object the command needs is not there.
     #[error("{kind} {namespace}/{name} not found")]
     NotFound {
@@ -440,6 +444,40 @@ async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<boo
             name,
             fields,
         })
+    }
+}
+
+/// Installs the Operator and OperatorVersion of every KudoOperator dependency of `pkg` (and
+/// theirs, deepest first) that the namespace does not have yet. An OperatorVersion of the same
+/// name with another spec is refused, as for the package itself.
+async fn install_dependencies(t: &Target, pkg: &kudo_pkg::Package) -> Result<()> {
+    let deps = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
+    for dep in &deps {
+        let (operator, ov) = crate::package::objects(&dep.package, &t.namespace);
+        ensure_operator(t, &operator).await?;
+        if !same_operator_version(t, &ov).await? {
+            create_operator_version(t, &ov).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates the Operator unless it exists (or is created meanwhile). `true` when it was made.
+async fn ensure_operator(t: &Target, operator: &crate::crd::v1beta2::Operator) -> Result<bool> {
+    let name = operator.metadata.name.clone().unwrap_or_default();
+    if t.operators()
+        .get_opt(&name)
+        .await
+        .map_err(t.api("get", "Operator", &name))?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    match t.operators().create(&post_params(), operator).await {
+        Ok(_) => Ok(true),
+        // Created meanwhile by someone else: what we need is there.
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(e) => Err(t.api("create", "Operator", &name)(e)),
     }
 }
 

@@ -60,6 +60,12 @@ pub struct Upgraded {
 /// or when the new OperatorVersion exists with another spec.
 pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
+    if req.dry_run {
+        // Resolved (a dependency that cannot be found is refused here too), nothing written.
+        kudo_pkg::dependency::resolve(new_pkg).map_err(Error::Dependency)?;
+    } else {
+        super::install_dependencies(t, new_pkg).await?;
+    }
     let (_, new_ov) = package::objects(new_pkg, &t.namespace);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
     let to_version = Version::of_package(new_pkg).map_err(Error::Parameters)?;

@@ -10,6 +10,7 @@
 //! | Service | type `LoadBalancer`: an ingress address; other types: once applied |
 //! | CustomResourceDefinition | condition `Established` |
 //! | Namespace | phase `Active` |
+//! | kudo Instance (a KudoOperator child) | its controller saw this generation and its active plan is COMPLETE; FATAL_ERROR is fatal |
 //! | anything else | once applied |
 
 use serde_json::Value;
@@ -157,6 +158,34 @@ pub fn health(obj: &Value) -> Health {
                 Health::Progressing("CRD is not established".into())
             }
         }
+        ("kudo.dev", "Instance") => {
+            let generation = obj.pointer("/metadata/generation").and_then(Value::as_i64);
+            let observed = obj
+                .pointer("/status/observedGeneration")
+                .and_then(Value::as_i64);
+            let active = obj
+                .pointer("/status/activePlan/name")
+                .and_then(Value::as_str);
+            match active {
+                Some(plan) if observed.is_some() && observed == generation => {
+                    let status = obj
+                        .pointer(&format!("/status/planStatus/{plan}/status"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("PENDING");
+                    match status {
+                        "COMPLETE" => Health::Healthy,
+                        "FATAL_ERROR" => Health::Failed(format!(
+                            "plan `{plan}` failed: {}",
+                            obj.pointer(&format!("/status/planStatus/{plan}/message"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                        )),
+                        other => Health::Progressing(format!("plan `{plan}` is {other}")),
+                    }
+                }
+                _ => Health::Progressing("its plan has not started yet".into()),
+            }
+        }
         ("", "Namespace") => match obj.pointer("/status/phase").and_then(Value::as_str) {
             Some("Active") => Health::Healthy,
             other => Health::Progressing(format!("namespace is {}", other.unwrap_or("not active"))),
@@ -253,5 +282,28 @@ mod tests {
         );
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap"});
         assert_eq!(health(&cm), Health::Healthy);
+    }
+
+    #[test]
+    fn a_child_instance_is_healthy_once_its_plan_for_this_generation_completes() {
+        let child = |observed: i64, status: &str| {
+            json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+                "metadata": {"generation": 2},
+                "status": {"observedGeneration": observed, "activePlan": {"name": "deploy"},
+                    "planStatus": {"deploy": {"status": status, "message": "boom"}}}})
+        };
+        assert_eq!(health(&child(2, "COMPLETE")), Health::Healthy);
+        assert!(matches!(
+            health(&child(1, "COMPLETE")),
+            Health::Progressing(_)
+        ));
+        assert!(
+            matches!(health(&child(2, "IN_PROGRESS")), Health::Progressing(m) if m.contains("IN_PROGRESS"))
+        );
+        assert!(
+            matches!(health(&child(2, "FATAL_ERROR")), Health::Failed(m) if m.contains("boom"))
+        );
+        let fresh = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance"});
+        assert!(matches!(health(&fresh), Health::Progressing(_)));
     }
 }

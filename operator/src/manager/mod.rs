@@ -18,6 +18,7 @@
 //! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
 //! Failures become events and metrics ([`Metrics`]); retries back off exponentially.
 
+pub mod child;
 pub mod health;
 mod metrics;
 pub mod pipe;

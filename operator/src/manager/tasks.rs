@@ -3,9 +3,9 @@
 //! or deleted.
 //!
 //! Task kinds: `Apply`; `Delete`; `Toggle` (applies its resources when its parameter is true,
-//! deletes them otherwise); `Pipe` (KUDO's: see [`super::pipe`]); `Dummy` (does nothing). A
-//! step with `delete: true` deletes its tasks' objects. `KudoOperator` is not supported: a step
-//! using it fails for good with a message saying so.
+//! deletes them otherwise); `Pipe` (KUDO's: see [`super::pipe`]); `KudoOperator` (a child
+//! Instance: see [`super::child`]); `Dummy` (does nothing). A step with `delete: true` deletes
+//! its tasks' objects.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -257,9 +257,15 @@ pub async fn run_step(
                     Err(o) => return o,
                 }
             }
+            "KudoOperator" if !step.delete => {
+                match super::child::run(objects, inst, pkg, params, at, task).await {
+                    Ok(()) => continue,
+                    Err(o) => return o,
+                }
+            }
             other => {
                 return Outcome::Fatal(format!(
-                    "task `{task_name}` is of kind {other}, which kudo-manager does not run (it runs Apply, Delete, Toggle, Pipe and Dummy)"
+                    "task `{task_name}` is of kind {other}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)"
                 ));
             }
         };
