@@ -7,11 +7,10 @@
 //! it with the parent and wrote `operatorName` into the task. The child goes through kudo's
 //! admission like any Instance: its parameters are checked against its own schema.
 
-use kube::ResourceExt;
 use kudo_pkg::Package;
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::document::Document;
-use kudo_pkg::render::{RenderOptions, Use, render_parameter_file};
+use kudo_pkg::render::{Use, render_parameter_file};
 use serde_json::{Value, json};
 
 use super::health::{Health, health};
@@ -35,11 +34,7 @@ pub async fn run(
         )));
     };
     let ov = kudo_pkg::package::operator_version_name(spec.operator(), version);
-    let opts = RenderOptions {
-        instance: inst.name_any(),
-        namespace: inst.namespace().unwrap_or_default(),
-        plan: at.plan.into(),
-    };
+    let opts = at.render_options(inst);
     let parameters = match &spec.parameter_file {
         None => json!({}),
         Some(file) => {

@@ -9,11 +9,11 @@
 //! step for good; an API server that cannot be reached is retried.
 
 use futures::future::BoxFuture;
+use kube::Client;
 use kube::api::{Api, AttachParams};
-use kube::{Client, ResourceExt};
 use kudo_pkg::Package;
 use kudo_pkg::pipe::{self, MAX_FILE_SIZE, PipeTask, WAITER};
-use kudo_pkg::render::{RenderOptions, Use, render_pipe_pod};
+use kudo_pkg::render::{Use, render_pipe_pod};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -120,11 +120,7 @@ pub async fn run(
 ) -> Result<(), Outcome> {
     let op = pkg.operator();
     let spec = PipeTask::of(task).map_err(Outcome::Fatal)?;
-    let opts = RenderOptions {
-        instance: inst.name_any(),
-        namespace: inst.namespace().unwrap_or_default(),
-        plan: at.plan.into(),
-    };
+    let opts = at.render_options(inst);
     let template = Use {
         phase: at.phase.into(),
         step: at.step.into(),

@@ -47,6 +47,17 @@ pub struct StepRef<'a> {
     pub step: &'a str,
 }
 
+impl StepRef<'_> {
+    /// How the step's templates are rendered for `inst`.
+    pub fn render_options(&self, inst: &Instance) -> RenderOptions {
+        RenderOptions {
+            instance: inst.name_any(),
+            namespace: inst.namespace().unwrap_or_default(),
+            plan: self.plan.into(),
+        }
+    }
+}
+
 /// The cluster side of running tasks: a client and the API resources of the kinds seen so far
 /// (found by discovery, once per kind).
 pub struct Objects {
@@ -233,11 +244,7 @@ pub async fn run_step(
             at.plan, at.step, at.phase
         ));
     };
-    let opts = RenderOptions {
-        instance: inst.name_any(),
-        namespace: inst.namespace().unwrap_or_default(),
-        plan: at.plan.into(),
-    };
+    let opts = at.render_options(inst);
     for task_name in &step.tasks {
         let Some(task) = op.task(task_name) else {
             return Outcome::Fatal(format!("task `{task_name}` is not defined"));
