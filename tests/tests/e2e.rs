@@ -974,6 +974,14 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
             "BACKUP_CREDENTIALS_USERNAME": "u", "BACKUP_CREDENTIALS_PASSWORD": "p"})
     );
     assert_eq!(v2["metadata"]["labels"]["team"], "data");
+    // The manager reconciles the migrated Instance (its writes are status and finalizers, none
+    // denied): the deploy plan of KUDO's package, Go templates, completes.
+    s.wait_plan("old", "deploy");
+    let config = s.config_map("old-config");
+    assert_eq!(
+        (&config["cluster"], &config["backup"], &config["user"]),
+        (&json!("blue"), &json!("true"), &json!("u"))
+    );
     let ovs = |v: &str| {
         s.api(
             &format!("kudo.dev/{v}"),

@@ -438,6 +438,31 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_typo_of_an_extension_keyword_is_an_error_naming_what_it_loses() {
+        for (typo, meant, loses) in [
+            ("imutable: true", "immutable", "can be changed"),
+            ("triger: deploy", "trigger", "default plan"),
+            ("oldname: OLD", "oldName", "carry the old value"),
+            ("writeonly: true", "writeOnly", "secret"),
+        ] {
+            let v2 = format!("{V2}properties:\n  a: {{type: string, default: x, {typo}}}\n");
+            let v1 = format!(
+                "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: a\n    default: x\n    {typo}\n"
+            );
+            for params in [v2, v1] {
+                let d: Vec<Diagnostic> = verify(&package(&params, "", &[]))
+                    .into_iter()
+                    .filter(|d| d.code == Code::UnknownKeyword)
+                    .collect();
+                assert_eq!(d.len(), 1, "{params}: {d:#?}");
+                assert!(d[0].is_error(), "{params}");
+                assert!(d[0].message.contains(loses), "{}", d[0].message);
+                assert!(d[0].help.as_deref().unwrap_or("").contains(meant), "{d:?}");
+            }
+        }
+    }
+
     /// (code, pointer, is error) of every finding.
     fn findings(pkg: &Package) -> Vec<(Code, String, bool)> {
         verify(pkg)
@@ -519,8 +544,8 @@ mod tests {
             ),
             (
                 "properties:\n  a: {type: string, default: x, Trigger: update, minimun: 1, title: A, examples: [x], x-ui: 1, $comment: c}\n",
-                "typos of keywords are warned about, known vocabulary is not",
-                &[(UnknownKeyword, "/a", false), (UnknownKeyword, "/a", false)],
+                "typos of keywords are warned about, of kudo's guarantees refused; known vocabulary is neither",
+                &[(UnknownKeyword, "/a", true), (UnknownKeyword, "/a", false)],
             ),
         ];
         for (params, what, want) in cases {

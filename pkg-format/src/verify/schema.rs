@@ -285,7 +285,12 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
         Params::V1beta1(p) => {
             for param in &p.parameters {
                 for key in param.extra.keys() {
-                    if let Some(m) = did_you_mean(key, V1BETA1_FIELDS.iter().copied()) {
+                    // kudo's extensions are carried over from a v1beta1 parameter as written
+                    if GUARANTEES.contains(&key.as_str()) {
+                        continue;
+                    }
+                    let known = V1BETA1_FIELDS.iter().chain(&GUARANTEES).copied();
+                    if let Some(m) = did_you_mean(key, known) {
                         out.push(
                             unknown_keyword(key, &pointer::push("", &param.name), m, "a parameter")
                                 .with_origin(file_origin(
@@ -321,13 +326,30 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
     });
 }
 
+/// kudo's extensions (and `writeOnly`, which hides secrets): a typo of one silently drops a
+/// guarantee its author believes in, so it is an error, not a warning.
+const GUARANTEES: [&str; 4] = ["trigger", "immutable", "oldName", "writeOnly"];
+
 fn unknown_keyword(key: &str, value_ptr: &str, meant: &str, what: &str) -> Diagnostic {
-    Diagnostic::warning(
-        Code::UnknownKeyword,
-        value_ptr,
-        format!("`{key}` is not a keyword of {what}: it is ignored"),
-    )
-    .with_help(format!("did you mean `{meant}`?"))
+    let message = format!("`{key}` is not a keyword of {what}: it is ignored");
+    if GUARANTEES.contains(&meant) {
+        let lost = match meant {
+            "trigger" => "a change runs the default plan instead",
+            "immutable" => "the value can be changed",
+            "oldName" => "an upgrade does not carry the old value over",
+            _ => "the value is not treated as a secret",
+        };
+        return Diagnostic::error(
+            Code::UnknownKeyword,
+            value_ptr,
+            format!("{message}, so {lost}"),
+        )
+        .with_help(format!(
+            "did you mean `{meant}`? (the keyword is case-sensitive)"
+        ));
+    }
+    Diagnostic::warning(Code::UnknownKeyword, value_ptr, message)
+        .with_help(format!("did you mean `{meant}`?"))
 }
 
 /// The origin of a keyword of `node` (or of something inside it: `rest`).
