@@ -103,6 +103,10 @@ pub enum Code {
     PlanInProgress,
     /// The Instance is being deleted: no parameter change and no upgrade.
     Deleting,
+    /// A file named on the command line does not exist.
+    FileNotFound,
+    /// A file named on the command line exists but cannot be read (a directory, permissions).
+    FileUnreadable,
 }
 
 impl Code {
@@ -110,6 +114,8 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Code::YamlSyntax => "yaml-syntax",
+            Code::FileNotFound => "file-not-found",
+            Code::FileUnreadable => "file-unreadable",
             Code::UnknownParameter => "unknown-parameter",
             Code::TypeMismatch => "type-mismatch",
             Code::Required => "required",

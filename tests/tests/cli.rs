@@ -286,3 +286,26 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+#[test]
+fn a_values_file_that_cannot_be_read_says_so_by_its_code() {
+    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.yaml");
+    for (file, code, says) in [
+        (&missing, "file-not-found", "No such file"),
+        (&dir.path().to_path_buf(), "file-unreadable", "directory"),
+    ] {
+        kudo()
+            .args(["template"])
+            .arg(&cassandra)
+            .arg("-P")
+            .arg(file)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains(code))
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("yaml-syntax").not());
+    }
+}

@@ -184,10 +184,25 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                 Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
+            Err(Error::Io { path, source }) => {
+                let code = if source.kind() == std::io::ErrorKind::NotFound {
+                    Code::FileNotFound
+                } else {
+                    Code::FileUnreadable
+                };
+                diags.push(Diagnostic::error(
+                    code,
+                    "",
+                    format!(
+                        "-P {}: cannot read the values file: {source}",
+                        path.display()
+                    ),
+                ));
+            }
             Err(e) => diags.push(Diagnostic::error(
-                Code::YamlSyntax,
+                Code::FileUnreadable,
                 "",
-                format!("cannot read values file: {e}"),
+                format!("-P {}: cannot read the values file: {e}", f.display()),
             )),
         }
     }
