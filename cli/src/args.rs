@@ -447,7 +447,8 @@ pub struct ListParametersArgs {
 /// `kudo package convert`.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory or a .tgz; or a params.yaml file alone (or a directory holding
+    /// only one), whose converted parameters are printed, written in place or into --output.
     pub package: PathBuf,
     /// Write the converted package (all files) into this new directory.
     #[arg(long, value_name = "DIR", conflicts_with = "in_place")]

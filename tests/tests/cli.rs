@@ -309,3 +309,55 @@ fn a_values_file_that_cannot_be_read_says_so_by_its_code() {
             .stderr(predicate::str::contains("yaml-syntax").not());
     }
 }
+
+#[test]
+fn package_convert_takes_a_params_file_alone_or_a_folder_holding_only_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let only = dir.path().join("only");
+    std::fs::create_dir(&only).unwrap();
+    let v1 = "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: NODES\n    type: integer\n    default: \"3\"\n";
+    std::fs::write(only.join("params.yaml"), v1).unwrap();
+    for target in [only.clone(), only.join("params.yaml")] {
+        kudo()
+            .args(["package", "convert"])
+            .arg(&target)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("apiVersion: kudo.dev/v1beta2"))
+            .stdout(predicate::str::contains("default: 3"));
+    }
+    let out = dir.path().join("out");
+    kudo()
+        .args(["package", "convert"])
+        .arg(only.join("params.yaml"))
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(out.join("params.yaml"))
+            .unwrap()
+            .contains("kudo.dev/v1beta2")
+    );
+    kudo()
+        .args(["package", "convert"])
+        .arg(only.join("params.yaml"))
+        .arg("--in-place")
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(only.join("params.yaml"))
+            .unwrap()
+            .contains("type: integer")
+    );
+    // An empty folder: what kudo expected, nothing written.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    kudo()
+        .args(["package", "convert"])
+        .arg(&empty)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("a params.yaml file"));
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+}

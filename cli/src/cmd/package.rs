@@ -8,6 +8,9 @@ use kudo_pkg::{Error, Params};
 use crate::args::{ConvertArgs, CreateArgs, ReportFormat, VerifyArgs};
 
 pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
+    if let Some(params) = params_only(&a.package)? {
+        return convert_params(&a, &params);
+    }
     let pkg = super::load(&a.package)?;
     if matches!(pkg.params(), Params::V1beta2(_)) {
         eprintln!(
@@ -36,6 +39,56 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     } else if let Some(dir) = &a.output {
         write_package(&pkg, dir, &text)?;
         eprintln!("wrote the converted package to {}", dir.display());
+    } else {
+        super::print(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The params.yaml to convert when `path` is one (any file that is not an archive) or a
+/// directory holding one without an operator.yaml (three real KUDO folders are so).
+fn params_only(path: &Path) -> Result<Option<std::path::PathBuf>, Error> {
+    let archive = |p: &Path| {
+        let name = p.to_string_lossy();
+        name.ends_with(".tgz") || name.ends_with(".tar.gz")
+    };
+    if path.is_file() && !archive(path) {
+        return Ok(Some(path.to_path_buf()));
+    }
+    if path.is_dir() && !path.join("operator.yaml").exists() {
+        let params = path.join("params.yaml");
+        if params.is_file() {
+            return Ok(Some(params));
+        }
+        return Err(invalid(
+            path,
+            "holds neither operator.yaml nor params.yaml: give a package directory, a .tgz, or a params.yaml file",
+        ));
+    }
+    Ok(None)
+}
+
+/// Converts a params.yaml alone: printed, replaced (--in-place) or written as DIR/params.yaml.
+fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
+    let doc = kudo_pkg::document::Document::read(file)?;
+    let params = Params::parse(&doc)?;
+    if matches!(params, Params::V1beta2(_)) {
+        eprintln!(
+            "note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert",
+            file.display()
+        );
+    }
+    let text = super::to_yaml(&params.schema().to_params_file());
+    if a.in_place {
+        super::write_atomic(file, &text)?;
+        eprintln!("converted {}", file.display());
+    } else if let Some(dir) = &a.output {
+        if dir.exists() {
+            return Err(invalid(dir, "already exists; choose a new directory"));
+        }
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        super::write_atomic(&dir.join("params.yaml"), &text)?;
+        eprintln!("wrote {}", dir.join("params.yaml").display());
     } else {
         super::print(&text)?;
     }
