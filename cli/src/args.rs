@@ -84,6 +84,10 @@ pub enum Command {
     Plan(crate::cmd::plan::PlanCommand),
     /// List Instances, Operators or OperatorVersions of a namespace (a table, or -o json|yaml).
     Get(crate::cmd::get::GetArgs),
+    /// Print this client's version and, when a cluster is reachable, its Kubernetes version
+    /// and whether kudo is installed there (the version each kudo CRD stores). --client: no
+    /// cluster is contacted. An unreachable cluster is reported, not an error.
+    Version(crate::cmd::version::VersionArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
     Completion(CompletionArgs),

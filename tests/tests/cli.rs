@@ -361,3 +361,25 @@ fn package_convert_takes_a_params_file_alone_or_a_folder_holding_only_one() {
         .stderr(predicate::str::contains("a params.yaml file"));
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
 }
+
+#[test]
+fn kudo_version_prints_the_client_and_reports_an_unreachable_cluster() {
+    let out = kudo()
+        .args(["version", "--client", "-o", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["client"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(v.get("server").is_none());
+    // No cluster: still exit 0, the server part says why.
+    kudo()
+        .args(["version", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Client: kudo"))
+        .stdout(predicate::str::contains("Server: not reachable"))
+        .stdout(predicate::str::contains("/nonexistent/kubeconfig"));
+}

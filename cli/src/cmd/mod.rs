@@ -15,6 +15,7 @@ mod template;
 pub mod uninstall;
 mod update;
 mod upgrade;
+pub mod version;
 
 use std::io::Write;
 use std::path::Path;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Uninstall(a) => uninstall::run(a),
         Command::Plan(c) => plan::run(c),
         Command::Get(a) => get::run(a),
+        Command::Version(a) => version::run(a),
     }
 }
 

@@ -1,0 +1,129 @@
+//! `kudo version`: this client's version, and the cluster's when one is reachable (its
+//! Kubernetes version and whether kudo is installed there, with the version each kudo CRD
+//! stores).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use kudo_pkg::Error;
+use serde_json::{Value, json};
+
+/// `kudo version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Only this client's version: no cluster is contacted.
+    #[arg(long)]
+    pub client: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: VersionFormat,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+/// Output formats of `kudo version`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum VersionFormat {
+    /// Human-readable.
+    Text,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// How long the cluster is given to answer.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+pub fn run(a: VersionArgs) -> Result<ExitCode, Error> {
+    let client = json!({"version": env!("CARGO_PKG_VERSION")});
+    let server = if a.client { None } else { Some(server(&a)) };
+    let mut report = json!({"client": client});
+    if let Some(s) = &server {
+        report["server"] = s.clone();
+    }
+    let text = match a.output {
+        VersionFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        VersionFormat::Yaml => super::to_yaml(&report),
+        VersionFormat::Text => {
+            let mut t = format!("Client: kudo {}\n", env!("CARGO_PKG_VERSION"));
+            match &server {
+                None => {}
+                Some(s) if s.get("error").is_some() => {
+                    t.push_str(&format!(
+                        "Server: not reachable: {}\n",
+                        s["error"].as_str().unwrap_or("")
+                    ));
+                }
+                Some(s) => {
+                    t.push_str(&format!(
+                        "Server: Kubernetes {}\n",
+                        s["kubernetes"].as_str().unwrap_or("?")
+                    ));
+                    match s["kudo"]["crds"].as_object() {
+                        Some(crds) if !crds.is_empty() => {
+                            let stored: Vec<String> = crds
+                                .iter()
+                                .map(|(n, v)| format!("{n} stores {}", v.as_str().unwrap_or("?")))
+                                .collect();
+                            t.push_str(&format!("kudo: installed ({})\n", stored.join(", ")));
+                        }
+                        _ => t.push_str("kudo: not installed (run `kudo init`)\n"),
+                    }
+                }
+            }
+            t
+        }
+    };
+    super::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The cluster's side, or `{"error": why}`: a version is printed either way.
+fn server(a: &VersionArgs) -> Value {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return json!({"error": format!("cannot start the async runtime: {e}")}),
+    };
+    runtime.block_on(async {
+        let found = tokio::time::timeout(TIMEOUT, async {
+            let client =
+                kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
+                    .await?;
+            let version = client
+                .apiserver_version()
+                .await
+                .map_err(|e| format!("the API server does not answer: {e}"))?;
+            let crds: kube::Api<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            > = kube::Api::all(client);
+            let mut stored = serde_json::Map::new();
+            for name in ["operators.kudo.dev", "operatorversions.kudo.dev", "instances.kudo.dev"] {
+                if let Ok(Some(crd)) = crds.get_opt(name).await
+                    && let Some(v) = crd.spec.versions.iter().find(|v| v.storage)
+                {
+                    stored.insert(name.into(), json!(v.name));
+                }
+            }
+            Ok::<_, String>(json!({"kubernetes": version.git_version, "kudo": {"crds": stored}}))
+        })
+        .await;
+        match found {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => json!({"error": e}),
+            Err(_) => json!({"error": format!("no answer within {}s", TIMEOUT.as_secs())}),
+        }
+    })
+}
