@@ -7,8 +7,8 @@ use kudo_pkg::change::{self, Decision, Version};
 use serde_json::Value;
 
 use super::{
-    Error, Inputs, Result, Target, create_operator_version, ensure_operator, install_dependencies,
-    post_params, same_operator_version,
+    Error, Inputs, Result, Target, create_missing, create_operator, create_operator_version,
+    dependencies, post_params, same_operator_version,
 };
 use crate::crd::common::ObjectRef;
 use crate::crd::v1beta2::{Instance, InstanceSpec};
@@ -95,10 +95,21 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     {
         return Err(exists());
     }
-    install_dependencies(t, pkg).await?;
+    // Every dependency's objects checked (read only) before anything is written.
+    let deps = dependencies(t, pkg).await?;
     let (operator, ov) = package::objects(pkg, &t.namespace);
+    let op_name = operator.metadata.name.clone().unwrap_or_default();
+    let has_operator = t
+        .operators()
+        .get_opt(&op_name)
+        .await
+        .map_err(t.api("get", "Operator", &op_name))?
+        .is_some();
     let has_ov = same_operator_version(t, &ov).await?;
-    let has_operator = !ensure_operator(t, &operator).await?;
+    create_missing(t, &deps).await?;
+    if !has_operator {
+        create_operator(t, &operator).await?;
+    }
     if !has_ov {
         create_operator_version(t, &ov).await?;
     }

@@ -447,16 +447,33 @@ async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<boo
     }
 }
 
-/// Installs the Operator and OperatorVersion of every KudoOperator dependency of `pkg` (and
-/// theirs, deepest first) that the namespace does not have yet. An OperatorVersion of the same
-/// name with another spec is refused, as for the package itself.
-async fn install_dependencies(t: &Target, pkg: &kudo_pkg::Package) -> Result<()> {
+/// The Operator and OperatorVersion of every KudoOperator dependency of `pkg` (and theirs,
+/// deepest first), each with whether its OperatorVersion is already there. Reads only: an
+/// OperatorVersion of the same name with another spec is refused here, before anything is
+/// written, as for the package itself.
+async fn dependencies(
+    t: &Target,
+    pkg: &kudo_pkg::Package,
+) -> Result<Vec<(crate::crd::v1beta2::Operator, OperatorVersion, bool)>> {
     let deps = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
+    let mut out = Vec::new();
     for dep in &deps {
         let (operator, ov) = crate::package::objects(&dep.package, &t.namespace);
-        ensure_operator(t, &operator).await?;
-        if !same_operator_version(t, &ov).await? {
-            create_operator_version(t, &ov).await?;
+        let has_ov = same_operator_version(t, &ov).await?;
+        out.push((operator, ov, has_ov));
+    }
+    Ok(out)
+}
+
+/// Creates what [`dependencies`] found missing.
+async fn create_missing(
+    t: &Target,
+    deps: &[(crate::crd::v1beta2::Operator, OperatorVersion, bool)],
+) -> Result<()> {
+    for (operator, ov, has_ov) in deps {
+        ensure_operator(t, operator).await?;
+        if !has_ov {
+            create_operator_version(t, ov).await?;
         }
     }
     Ok(())
@@ -473,9 +490,14 @@ async fn ensure_operator(t: &Target, operator: &crate::crd::v1beta2::Operator) -
     {
         return Ok(false);
     }
+    create_operator(t, operator).await
+}
+
+/// Creates the Operator; one created meanwhile by someone else (409) is what we need.
+async fn create_operator(t: &Target, operator: &crate::crd::v1beta2::Operator) -> Result<bool> {
+    let name = operator.metadata.name.clone().unwrap_or_default();
     match t.operators().create(&post_params(), operator).await {
         Ok(_) => Ok(true),
-        // Created meanwhile by someone else: what we need is there.
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
         Err(e) => Err(t.api("create", "Operator", &name)(e)),
     }

@@ -60,11 +60,10 @@ pub struct Upgraded {
 /// or when the new OperatorVersion exists with another spec.
 pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
-    if req.dry_run {
-        // Resolved (a dependency that cannot be found is refused here too), nothing written.
-        kudo_pkg::dependency::resolve(new_pkg).map_err(Error::Dependency)?;
-    } else {
-        super::install_dependencies(t, new_pkg).await?;
+    // Checked (read only) before anything is written; created unless this is a dry run.
+    let deps = super::dependencies(t, new_pkg).await?;
+    if !req.dry_run {
+        super::create_missing(t, &deps).await?;
     }
     let (_, new_ov) = package::objects(new_pkg, &t.namespace);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
