@@ -18,6 +18,10 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    if let Some(hint) = helm_habit(std::env::args().skip(1)) {
+        eprintln!("error: {hint}");
+        return ExitCode::from(2);
+    }
     let cli = args::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,
@@ -25,5 +29,64 @@ fn main() -> ExitCode {
             report::error(&e);
             ExitCode::from(1)
         }
+    }
+}
+
+/// A usage error for Helm's value flags, which clap would answer with a misleading "use
+/// `-- --set`" tip. Anything after `--` is left alone.
+fn helm_habit(args: impl Iterator<Item = String>) -> Option<String> {
+    for a in args {
+        if a == "--" {
+            return None;
+        }
+        let flag = a.split('=').next().unwrap_or("");
+        match flag {
+            "--set" | "--set-string" | "--set-json" => {
+                return Some(format!(
+                    "kudo has no {flag}: give each value with -p POINTER=VALUE, a JSON pointer \
+                     (`-p topology/0/datacenterName=DC1`), or a values file with -P FILE"
+                ));
+            }
+            "--values" => {
+                return Some(
+                    "kudo has no --values: give a values file (an RFC 7396 merge patch) with -P FILE"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::helm_habit;
+
+    #[test]
+    fn helm_value_flags_get_kudo_s_equivalent() {
+        let args = |a: &[&str]| {
+            a.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        assert!(
+            helm_habit(args(&["template", ".", "--set", "a.b=1"]))
+                .unwrap()
+                .contains("-p POINTER=VALUE")
+        );
+        assert!(
+            helm_habit(args(&["template", ".", "--set-string=a=1"]))
+                .unwrap()
+                .contains("--set-string")
+        );
+        assert!(
+            helm_habit(args(&["install", ".", "--values", "v.yaml"]))
+                .unwrap()
+                .contains("-P FILE")
+        );
+        assert_eq!(helm_habit(args(&["template", ".", "-p", "a=1"])), None);
+        assert_eq!(helm_habit(args(&["template", "--", "--set"])), None);
     }
 }

@@ -471,6 +471,17 @@ pub(crate) fn suggest_sibling(
 /// "did you mean ...?" for an unknown token under the known prefix `parent`: a close sibling,
 /// else the same name deeper in the tree, else the list of parameters at that level.
 fn suggest(schema: &ParamSchema, parent: &[String], bad: &str) -> Option<String> {
+    // Helm's habit: `-p jvm.heapSize=2G` for `/jvm/heapSize`.
+    if bad.contains('.') {
+        let mut dotted = parent.to_vec();
+        dotted.extend(bad.split('.').map(String::from));
+        if schema.node_at(&dotted).is_some() {
+            return Some(format!(
+                "did you mean {}? -p takes a JSON pointer (`/` between names), not a dotted path",
+                pointer::from_tokens(&dotted)
+            ));
+        }
+    }
     if let Some(h) = suggest_sibling(schema, parent, bad) {
         return Some(h);
     }

@@ -383,3 +383,28 @@ fn kudo_version_prints_the_client_and_reports_an_unreachable_cluster() {
         .stdout(predicate::str::contains("Server: not reachable"))
         .stdout(predicate::str::contains("/nonexistent/kubeconfig"));
 }
+
+#[test]
+fn helm_habits_get_kudo_s_words() {
+    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    // A dotted path: the JSON pointer it meant.
+    kudo()
+        .arg("template")
+        .arg(&cassandra)
+        .args(["-p", "jvm.heapSize=2G"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown-parameter"))
+        .stderr(predicate::str::contains("did you mean /jvm/heapSize?"));
+    // Helm's value flags: a usage error naming kudo's.
+    for (flag, says) in [("--set", "-p POINTER=VALUE"), ("--values", "-P FILE")] {
+        kudo()
+            .arg("template")
+            .arg(&cassandra)
+            .args([flag, "x"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("-- --").not());
+    }
+}
