@@ -317,18 +317,25 @@ pub async fn wait_ready(
     let deadline = Instant::now() + timeout;
     let mut done = Progress::new();
     let mut stage = 0usize;
-    let checks: Vec<&str> = match o.webhook {
-        WebhookTarget::Service { .. } => vec!["crds", "served", "webhooks", "manager"],
-        WebhookTarget::Url { .. } => vec!["crds", "served", "webhooks"],
+    enum Check {
+        Crds,
+        Served,
+        Webhooks,
+        Manager,
+    }
+    let checks: &[Check] = match o.webhook {
+        WebhookTarget::Service { .. } => {
+            &[Check::Crds, Check::Served, Check::Webhooks, Check::Manager]
+        }
+        WebhookTarget::Url { .. } => &[Check::Crds, Check::Served, Check::Webhooks],
     };
     let mut waiting_for;
     loop {
-        let check = checks[stage];
-        let outcome = match check {
-            "crds" => crds_established(client).await,
-            "served" => instances_served(client, &o.namespace).await,
-            "webhooks" => webhooks_answer(client, &o.namespace).await,
-            _ => manager_available(client, &o.namespace).await,
+        let outcome = match checks[stage] {
+            Check::Crds => crds_established(client).await,
+            Check::Served => instances_served(client, &o.namespace).await,
+            Check::Webhooks => webhooks_answer(client, &o.namespace).await,
+            Check::Manager => manager_available(client, &o.namespace).await,
         };
         match outcome {
             Ok(line) => {

@@ -109,12 +109,7 @@ fn with_dependency_named(pkg: &Package, task: &kudo_pkg::package::Task) -> Value
     if task.kind != "KudoOperator" || !dep.is_path() {
         return spec;
     }
-    let base = if pkg.source().is_dir() {
-        pkg.source().to_path_buf()
-    } else {
-        pkg.source().parent().map(PathBuf::from).unwrap_or_default()
-    };
-    if let Ok(child) = Package::load(&base.join(&dep.package)) {
+    if let Ok(child) = Package::load(&dep.package_path(pkg)) {
         spec["operatorName"] = json!(child.operator().name);
         if dep.operator_version.is_none() {
             spec["operatorVersion"] = json!(child.version());

@@ -68,6 +68,18 @@ impl KudoOperatorTask {
             || p.ends_with(".tar.gz")
     }
 
+    /// Where the dependency's package is, for a `package` path given in `parent`: relative to
+    /// the parent's directory (or to the directory of its `.tgz`).
+    pub fn package_path(&self, parent: &Package) -> PathBuf {
+        let source = parent.source();
+        let base = if source.is_dir() {
+            source
+        } else {
+            source.parent().unwrap_or(Path::new(""))
+        };
+        base.join(&self.package)
+    }
+
     /// The child Instance's name for parent Instance `parent`.
     pub fn child_name(&self, parent: &str) -> String {
         self.instance_name
@@ -105,14 +117,6 @@ fn walk(
     seen: &mut Vec<PathBuf>,
     out: &mut Vec<Dependency>,
 ) -> Result<(), String> {
-    let base = if pkg.source().is_dir() {
-        pkg.source().to_path_buf()
-    } else {
-        pkg.source()
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
-    };
     for task in pkg
         .operator()
         .tasks
@@ -126,7 +130,7 @@ fn walk(
                 task.name, spec.package, spec.package
             ));
         }
-        let path = base.join(&spec.package);
+        let path = spec.package_path(pkg);
         let key = canonical(&path);
         if stack.contains(&key) {
             return Err(format!(

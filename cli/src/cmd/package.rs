@@ -12,13 +12,7 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
         return convert_params(&a, &params);
     }
     let pkg = super::load(&a.package)?;
-    if matches!(pkg.params(), Params::V1beta2(_)) {
-        eprintln!(
-            "note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert",
-            a.package.display()
-        );
-    }
-    let text = super::to_yaml(&pkg.schema().to_params_file());
+    let text = converted(pkg.params(), &a.package);
     if a.in_place {
         if !a.package.is_dir() {
             return Err(invalid(
@@ -71,14 +65,7 @@ fn params_only(path: &Path) -> Result<Option<std::path::PathBuf>, Error> {
 /// Converts a params.yaml alone: printed, replaced (--in-place) or written as DIR/params.yaml.
 fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
     let doc = kudo_pkg::document::Document::read(file)?;
-    let params = Params::parse(&doc)?;
-    if matches!(params, Params::V1beta2(_)) {
-        eprintln!(
-            "note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert",
-            file.display()
-        );
-    }
-    let text = super::to_yaml(&params.schema().to_params_file());
+    let text = converted(&Params::parse(&doc)?, file);
     if a.in_place {
         super::write_atomic(file, &text)?;
         eprintln!("converted {}", file.display());
@@ -93,6 +80,17 @@ fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
         super::print(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The v1beta2 params.yaml of `params` (read from `from`), noting when it already was one.
+fn converted(params: &Params, from: &Path) -> String {
+    if matches!(params, Params::V1beta2(_)) {
+        eprintln!(
+            "note: {} already uses kudo.dev/v1beta2 parameters; nothing to convert",
+            from.display()
+        );
+    }
+    super::to_yaml(&params.schema().to_params_file())
 }
 
 fn invalid(path: &Path, message: &str) -> Error {
