@@ -1,5 +1,6 @@
-//! Shared fixtures of kudo's integration tests: where the repository, its examples and the
-//! project's shared data (corpus, conformance cases, wire captures) are.
+//! Shared fixtures of kudo's integration tests: where the repository, its examples, its own
+//! fixtures (`tests/fixtures/`) and the data that is not the project's (the corpus of real KUDO
+//! packages, in [`shared`]) are, and the binaries under test.
 
 use std::path::PathBuf;
 
@@ -23,18 +24,49 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The project's shared data: `$KUDO_SHARED_DIR`, else `shared/` beside the repository (as CI
-/// lays it out). Tests that need it fail, never skip, when it is missing.
-pub fn shared() -> PathBuf {
-    let dir = std::env::var_os("KUDO_SHARED_DIR")
+/// Whether `CI` says this is a CI run (`true` or `1`), where a missing prerequisite fails a
+/// test instead of skipping it.
+pub fn in_ci() -> bool {
+    ci(std::env::var_os("CI"))
+}
+
+fn ci(var: Option<std::ffi::OsString>) -> bool {
+    var.is_some_and(|v| v == "true" || v == "1")
+}
+
+/// Where the data that is not the project's own lives (the corpus of real KUDO packages, the
+/// spec's wire captures and conformance tables): `$KUDO_SHARED_DIR`, else `shared/` beside the
+/// repository (as CI lays it out).
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("KUDO_SHARED_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("..").join("shared"));
-    assert!(
-        dir.join("corpus").is_dir(),
-        "the shared data directory {} is missing (set KUDO_SHARED_DIR)",
+        .unwrap_or_else(|| repo().join("..").join("shared"))
+}
+
+/// The shared data directory ([`shared_dir`]), or `None` when it is absent: the calling test
+/// then says in one line that it is skipped and returns. In CI its absence fails the test.
+///
+/// ```ignore
+/// let Some(shared) = kudo_tests::shared() else { return };
+/// ```
+pub fn shared() -> Option<PathBuf> {
+    let dir = shared_dir();
+    if dir.join("corpus").is_dir() {
+        return Some(dir);
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let why = format!(
+        "{test}: skipped: the shared data (the corpus of real KUDO packages) is not at {}; \
+         set KUDO_SHARED_DIR",
         dir.display()
     );
-    dir
+    assert!(!in_ci(), "{why} (CI is set, so this fails)");
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{why}");
+    None
 }
 
 /// The `kudo` binary, built from this workspace first (so `cargo test -p kudo-tests` alone, or a
@@ -96,4 +128,13 @@ pub fn folders_with(root: &std::path::Path, file: &str) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ci_is_true_or_1() {
+        assert!(super::ci(Some("true".into())) && super::ci(Some("1".into())));
+        assert!(!super::ci(None) && !super::ci(Some("false".into())));
+    }
 }

@@ -1,17 +1,14 @@
-//! Conversion on the objects kube-apiserver really sent (`shared/wire/`), and round trips.
-
-use std::path::PathBuf;
+//! Conversion on the objects kube-apiserver really sent (`tests/fixtures/wire/`), and round trips.
 
 use kudo_operator::convert::{self, NoTypes, TypeSource, V1BETA1_PARAMETERS};
 use kudo_pkg::ParamSchema;
 use serde_json::{Value, json};
 
+#[path = "../../tests/support/wire.rs"]
+mod support;
+
 fn wire(name: &str) -> Value {
-    let dir = std::env::var_os("KUDO_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let text = std::fs::read_to_string(dir.join("wire").join(name)).expect("the wire captures");
-    serde_json::from_str(&text).unwrap()
+    support::capture(name)
 }
 
 fn objects(capture: &Value) -> Vec<Value> {
@@ -26,7 +23,7 @@ struct Captured(ParamSchema);
 
 impl TypeSource for Captured {
     fn schema(&self, namespace: &str, name: &str) -> Option<ParamSchema> {
-        (namespace == "apps" && name == "sample-app-0.1.0").then(|| self.0.clone())
+        (namespace == support::NAMESPACE && name == "sample-app-0.1.0").then(|| self.0.clone())
     }
 }
 
@@ -42,6 +39,9 @@ fn without(mut v: Value, annotation: &str) -> Value {
         .and_then(Value::as_object_mut)
     {
         a.remove(annotation);
+        if a.is_empty() {
+            v["metadata"].as_object_mut().unwrap().remove("annotations");
+        }
     }
     v
 }

@@ -1,5 +1,7 @@
 //! The standards the parameters engine implements, from their own examples:
 //! RFC 7396 Appendix A through the `-P` path, RFC 6901 section 5 through the pointer parser.
+//! The examples are the project's own case tables (`tests/fixtures/conformance/`); the spec's
+//! copies, when present beside the repository, must hold the same cases.
 
 use std::path::Path;
 
@@ -9,8 +11,22 @@ use kudo_pkg::{Origin, pointer};
 use serde_json::Value;
 
 fn cases(file: &str) -> Value {
-    let path = kudo_tests::shared().join("conformance").join(file);
+    let path = kudo_tests::fixture("conformance").join(file);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_specs_copies_of_the_examples_are_the_same_cases() {
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    for file in ["rfc7396-appendix-a.json", "rfc6901-section-5.json"] {
+        let path = shared.join("conformance").join(file);
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let ours = cases(file);
+        assert_eq!(ours["cases"], theirs["cases"], "{file}");
+        assert_eq!(ours["document"], theirs["document"], "{file}");
+    }
 }
 
 #[test]
@@ -61,5 +77,72 @@ fn rfc6901_section_5_through_the_pointer_parser() {
         assert_eq!(at, &c["value"], "pointer {p:?}");
         // and back: encoding the tokens gives the same pointer
         assert_eq!(pointer::from_tokens(&tokens), p);
+    }
+}
+
+/// The spec's captures of kube-apiserver's reviews (`shared/wire/`, made by another webhook),
+/// when present: kudo answers each conversion with a reply of the shape the API server
+/// accepted there, and each admission review with its own uid.
+#[test]
+fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
+    use kudo_operator::convert::NoTypes;
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let dir = shared.join("wire");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let capture: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let body = capture["request_body"].to_string();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        let reply: Value = if name.starts_with("conversion") {
+            let (reply, _) = kudo_webhook::conversion::handle(body.as_bytes(), &NoTypes);
+            assert_eq!(reply.http_status, 200, "{name}");
+            serde_json::from_slice(&reply.body).unwrap()
+        } else {
+            let mode = if name.contains("mutate") {
+                kudo_webhook::admission::Mode::Mutate
+            } else {
+                kudo_webhook::admission::Mode::Validate
+            };
+            let (status, review) =
+                kudo_webhook::admission::handle(body.as_bytes(), mode, &NoOperatorVersions);
+            assert_eq!(status, 200, "{name}");
+            review
+        };
+        let valid = &capture["a_valid_response_body"];
+        assert_eq!(keys(&reply), keys(valid), "{name}");
+        assert_eq!(
+            reply["response"]["uid"], valid["response"]["uid"],
+            "{name}: the reply names the request's uid"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 11, "the spec has 11 captures");
+}
+
+/// A store without OperatorVersions: admission answers (denies) with the request's uid.
+struct NoOperatorVersions;
+
+impl kudo_webhook::admission::OperatorVersions for NoOperatorVersions {
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn get(
+        &self,
+        _: &str,
+        _: &str,
+    ) -> Result<Option<std::sync::Arc<kudo_pkg::change::Version>>, String> {
+        Ok(None)
     }
 }

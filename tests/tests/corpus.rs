@@ -9,7 +9,10 @@ use serde_json::Value;
 
 #[test]
 fn every_corpus_package_loads_converts_and_its_defaults_validate() {
-    let root = kudo_tests::shared().join("corpus/kudo-operators");
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators");
     let dirs = kudo_tests::folders_with(&root, "params.yaml");
     let mut failures = Vec::new();
     let (mut full, mut params_only, mut v1beta2, mut legacy_map, mut defaults_checked) =
@@ -91,8 +94,10 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
 
 #[test]
 fn the_corpus_legacy_task_map_and_version_field_are_read() {
-    let pkg =
-        Package::load(&kudo_tests::shared().join("corpus/kudo-operators/zookeeper/0.1.0")).unwrap();
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let pkg = Package::load(&shared.join("corpus/kudo-operators/zookeeper/0.1.0")).unwrap();
     let op = pkg.operator();
     assert_eq!(op.operator_version.as_deref(), Some("0.1.0"));
     assert_eq!(
@@ -105,10 +110,11 @@ fn the_corpus_legacy_task_map_and_version_field_are_read() {
 
 #[test]
 fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
-    let pkg = Package::load(
-        &kudo_tests::shared().join("corpus/kudo-operators/_drafts/kafka-params-v1beta2"),
-    )
-    .unwrap();
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let pkg =
+        Package::load(&shared.join("corpus/kudo-operators/_drafts/kafka-params-v1beta2")).unwrap();
     let Params::V1beta2(schema) = pkg.params() else {
         panic!("expected v1beta2")
     };
@@ -127,7 +133,10 @@ fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
 fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
     use kudo_pkg::gotemplate::TemplateEngine;
     use kudo_pkg::render::{RenderOptions, render_plan};
-    let root = kudo_tests::shared().join("corpus/kudo-operators-full");
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
     let dirs = kudo_tests::folders_with(&root, "operator.yaml");
     assert_eq!(dirs.len(), 14, "{dirs:?}");
     let mut failures = Vec::new();
@@ -173,7 +182,10 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
 #[test]
 fn converted_kudo_operators_render_exactly_as_the_originals() {
     use kudo_pkg::render::{RenderOptions, render_plan};
-    let root = kudo_tests::shared().join("corpus/kudo-operators-full");
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
     let tmp = tempfile::tempdir().unwrap();
     let render_all = |pkg: &Package| -> Vec<String> {
         let version = kudo_pkg::change::Version::of_package(pkg).expect("a valid schema");
@@ -218,7 +230,10 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
 #[test]
 fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
     use kudo_pkg::render::{RenderOptions, render_plan};
-    let root = kudo_tests::shared().join("corpus/kudo-operators-full");
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
     for name in ["zookeeper", "redis", "kafka"] {
         let pkg = Package::load(&root.join(name)).unwrap();
         let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");

@@ -138,7 +138,10 @@ fn our_examples_verify_without_errors_or_warnings() {
 /// and free of trigger conflicts).
 #[test]
 fn verify_over_the_corpus_finds_only_the_packages_own_defects() {
-    let root = kudo_tests::shared().join("corpus/kudo-operators");
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators");
     let dirs = kudo_tests::folders_with(&root, "operator.yaml");
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -1,5 +1,5 @@
 //! The `/convert` handler on a 1000-object ConversionReview (the three captured objects of
-//! `shared/wire/`, repeated with distinct names), against the floor: serde_json parsing the same
+//! `tests/fixtures/wire/`, repeated with distinct names), against the floor: serde_json parsing the same
 //! body and serializing it back. Criterion gives the medians; the percentile pass after it
 //! prints p50/p99 of single calls and objects/s.
 
@@ -11,6 +11,8 @@ use serde_json::Value;
 
 #[path = "support/list_review.rs"]
 mod support;
+#[path = "../../tests/support/wire.rs"]
+mod wire;
 use support::list_review as body;
 
 fn handler(b: &[u8]) -> Vec<u8> {

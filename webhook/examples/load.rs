@@ -9,7 +9,7 @@
 //! Starts the server (the same `server::serve` as the binary) with a generated certificate,
 //! then CLIENTS concurrent clients (default 64) send, for SECONDS (default 60): single-object
 //! ConversionReviews (what watch-driven reads send, 90 % of requests) and admission reviews
-//! (10 %), all from `shared/wire/`; with `list`, only 1000-object ConversionReviews (a LIST of
+//! (10 %), all from `tests/fixtures/wire/`; with `list`, only 1000-object ConversionReviews (a LIST of
 //! 1000 stored objects), to v1beta2 and to v1beta1 in turn. Prints the count, errors (anything
 //! but HTTP 200 with a well-formed answer), throughput and the latency distribution.
 
@@ -20,15 +20,14 @@ use std::time::{Duration, Instant};
 
 use kudo_webhook::server::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, KeyPair};
-use serde_json::Value;
 
 #[path = "../benches/support/list_review.rs"]
 mod support;
+#[path = "../../tests/support/wire.rs"]
+mod wire;
 
 fn wire_body(name: &str) -> Vec<u8> {
-    let path = support::shared_dir().join("wire").join(name);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    v["request_body"].to_string().into_bytes()
+    wire::capture(name)["request_body"].to_string().into_bytes()
 }
 
 /// A well-formed review with a response: a conversion that succeeded, or an admission answer
@@ -79,6 +78,7 @@ async fn main() {
         types: Arc::new(NoCluster),
         store: Arc::new(NoCluster),
         metrics: Default::default(),
+        capture: None,
     });
     // LOAD_SERVER_BIN: run that `kudo-webhook` binary as a child process instead of the server
     // in this process, so its own peak memory can be read at the end.

@@ -9,7 +9,8 @@
 //! readiness, metrics, limits and certificate reload; [`cache`] is the watch-fed OperatorVersion
 //! cache behind [`admission::OperatorVersions`] and `kudo_operator::convert::TypeSource`;
 //! [`certs`] keeps a self-managed CA and serving certificate in a Secret, injects the CA bundle
-//! into the CRDs and webhook configurations, and renews before expiry.
+//! into the CRDs and webhook configurations, and renews before expiry; [`capture`] writes the
+//! reviews received to files (`--capture-dir`), the source of the tests' wire fixtures.
 //!
 //! ```
 //! use kudo_operator::convert::NoTypes;
@@ -28,6 +29,7 @@
 
 pub mod admission;
 pub mod cache;
+pub mod capture;
 pub mod certs;
 pub mod conversion;
 pub mod server;

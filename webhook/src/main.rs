@@ -74,6 +74,11 @@ struct Args {
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
+    /// Write every review received, with the answer, to DIR/<namespace>/<class>.json (the
+    /// wire fixtures of kudo's tests come from these; docs/e2e.md). Reviews hold the objects as
+    /// sent, secret values included: for test clusters only.
+    #[arg(long, value_name = "DIR")]
+    capture_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
                 types: Arc::new(NoCluster),
                 store: Arc::new(NoCluster),
                 metrics: Default::default(),
+                capture: args.capture_dir.clone(),
             },
             (false, Ok(client)) => {
                 let (cache, run) = Cache::start(client);
@@ -149,6 +155,7 @@ fn main() -> ExitCode {
                     types: cache.clone(),
                     store: cache,
                     metrics: Default::default(),
+                    capture: args.capture_dir.clone(),
                 }
             }
             (false, Err(why)) => {
@@ -157,6 +164,7 @@ fn main() -> ExitCode {
                     types: Arc::new(Offline(why.clone())),
                     store: Arc::new(Offline(why)),
                     metrics: Default::default(),
+                    capture: args.capture_dir.clone(),
                 }
             }
         };

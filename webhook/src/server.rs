@@ -29,7 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, OriginalUri, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -121,6 +121,8 @@ pub struct Shared {
     pub store: Arc<dyn OperatorVersions + Send + Sync>,
     /// Prometheus metrics.
     pub metrics: Metrics,
+    /// Where reviews are captured ([`crate::capture`]); `None`: not captured.
+    pub capture: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -297,11 +299,33 @@ fn json(status: u16, body: Vec<u8>) -> Response {
         .into_response()
 }
 
-async fn convert(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+/// Captures one review when [`Shared::capture`] is set.
+fn capture(
+    shared: &Shared,
+    endpoint: &str,
+    uri: &axum::http::Uri,
+    body: &[u8],
+    status: u16,
+    reply: &[u8],
+) {
+    let Some(dir) = &shared.capture else { return };
+    match crate::capture::write(dir, endpoint, &uri.to_string(), body, status, reply) {
+        Ok(Some(file)) => tracing::debug!(file = %file.display(), "captured"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, dir = %dir.display(), "cannot write the capture"),
+    }
+}
+
+async fn convert(
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
+    body: Bytes,
+) -> Response {
     let started = Instant::now();
     let s = shared.clone();
     let done = tokio::task::spawn_blocking(move || {
         let (reply, counts) = conversion::handle(&body, s.types.as_ref());
+        capture(&s, "convert", &uri, &body, reply.http_status, &reply.body);
         (reply.http_status, reply.body, counts)
     })
     .await;
@@ -324,12 +348,20 @@ async fn convert(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     json(status, bytes)
 }
 
-async fn admit(shared: Arc<Shared>, body: Bytes, mode: Mode, endpoint: &'static str) -> Response {
+async fn admit(
+    shared: Arc<Shared>,
+    uri: axum::http::Uri,
+    body: Bytes,
+    mode: Mode,
+    endpoint: &'static str,
+) -> Response {
     let started = Instant::now();
     let s = shared.clone();
     let done = tokio::task::spawn_blocking(move || {
         let (status, review) = admission::handle(&body, mode, s.store.as_ref());
-        (status, serde_json::to_vec(&review).unwrap_or_default())
+        let reply = serde_json::to_vec(&review).unwrap_or_default();
+        capture(&s, endpoint, &uri, &body, status, &reply);
+        (status, reply)
     })
     .await;
     let (status, bytes) = done.unwrap_or_else(|e| {
@@ -340,12 +372,20 @@ async fn admit(shared: Arc<Shared>, body: Bytes, mode: Mode, endpoint: &'static 
     json(status, bytes)
 }
 
-async fn mutate(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    admit(shared, body, Mode::Mutate, "mutate").await
+async fn mutate(
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
+    body: Bytes,
+) -> Response {
+    admit(shared, uri, body, Mode::Mutate, "mutate").await
 }
 
-async fn validate(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    admit(shared, body, Mode::Validate, "validate").await
+async fn validate(
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
+    body: Bytes,
+) -> Response {
+    admit(shared, uri, body, Mode::Validate, "validate").await
 }
 
 async fn readyz(State(shared): State<Arc<Shared>>) -> Response {

@@ -1,19 +1,16 @@
-//! `/convert` on the exact wire format kube-apiserver sends (`shared/wire/`), on a LIST-sized
+//! `/convert` on the exact wire format kube-apiserver sends (`tests/fixtures/wire/`), on a LIST-sized
 //! review, and on bad input.
-
-use std::path::PathBuf;
 
 use kudo_operator::convert::{NoTypes, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
 use kudo_webhook::conversion::handle;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+#[path = "../../tests/support/wire.rs"]
+mod support;
+
 fn wire(name: &str) -> Value {
-    let dir = std::env::var_os("KUDO_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let text = std::fs::read_to_string(dir.join("wire").join(name)).expect("the wire captures");
-    serde_json::from_str(&text).unwrap()
+    support::capture(name)
 }
 
 const CAPTURES: &[&str] = &[
@@ -89,7 +86,7 @@ fn the_captured_reviews_get_replies_of_the_accepted_shape() {
         assert_eq!(status, 200, "{name}");
         assert_accepted(request, &response);
         // The same top-level shape as the reply the API server accepted.
-        let valid = &capture["a_valid_response_body"];
+        let valid = &capture["response_body"];
         let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         let mut want = keys(valid);
         let mut have = keys(&response);

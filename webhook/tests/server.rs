@@ -2,13 +2,16 @@
 //! hot reload, graceful shutdown.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kudo_webhook::server::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, IsCa, KeyPair};
 use serde_json::Value;
+
+#[path = "../../tests/support/wire.rs"]
+mod support;
 
 struct Ca {
     cert: rcgen::Certificate,
@@ -61,13 +64,9 @@ fn client(ca: &Ca) -> reqwest::Client {
 }
 
 fn wire_body(name: &str) -> Vec<u8> {
-    let dir = std::env::var_os("KUDO_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("wire").join(name)).unwrap())
-            .unwrap();
-    v["request_body"].to_string().into_bytes()
+    support::capture(name)["request_body"]
+        .to_string()
+        .into_bytes()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,6 +88,7 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
         types: Arc::new(NoCluster),
         store: Arc::new(NoCluster),
         metrics: Default::default(),
+        capture: None,
     });
     let (addr_tx, addr_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -1,16 +1,8 @@
 //! The LIST-sized ConversionReview of the benchmarks and the load run: the three objects
-//! kube-apiserver sent in `shared/wire/`, repeated with distinct names and uids, 1000 in all.
-
-use std::path::PathBuf;
+//! kube-apiserver sent in `tests/fixtures/wire/`, repeated with distinct names and uids, 1000 in
+//! all. The including crate has the `wire` module (`tests/support/wire.rs`).
 
 use serde_json::{Value, json};
-
-/// The directory of the shared data (`KUDO_SHARED_DIR`, else beside the repository).
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("KUDO_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
 
 /// A 1000-object ConversionReview asking for `desired`, as bytes.
 pub fn list_review(desired: &str) -> Vec<u8> {
@@ -20,9 +12,7 @@ pub fn list_review(desired: &str) -> Vec<u8> {
         "conversion-instance-v1beta2-to-v1beta1.json",
         "conversion-operatorversion-v1beta1-to-v1beta2.json",
     ] {
-        let text = std::fs::read_to_string(shared_dir().join("wire").join(name))
-            .expect("the wire captures");
-        let v: Value = serde_json::from_str(&text).expect("a captured review");
+        let v: Value = crate::wire::capture(name);
         samples.extend(
             v["request_body"]["request"]["objects"]
                 .as_array()
