@@ -68,8 +68,13 @@ pub enum Code {
     Template,
     /// operator.yaml is malformed or inconsistent (plans, tasks).
     Operator,
-    /// A name that KUDO cannot use: a duplicate (case-insensitive), or one with `;` or `,`.
+    /// A name that KUDO cannot use: a duplicate (case-insensitive), or one with `;` or `,`
+    /// (or `/` in a parameter group).
     InvalidName,
+    /// A v1beta1 parameter's `group` that the `groups` section does not define.
+    UnknownGroup,
+    /// A task's template creates a `Namespace` (KUDO's rule: only `namespaceManifest` does).
+    NamespaceObject,
     /// A version field that is missing or not semver.
     Version,
     /// A task no plan uses, a parameter no template uses (warnings).
@@ -142,6 +147,8 @@ impl Code {
             Code::Template => "template",
             Code::Operator => "operator",
             Code::InvalidName => "invalid-name",
+            Code::UnknownGroup => "unknown-group",
+            Code::NamespaceObject => "namespace-object",
             Code::Version => "version",
             Code::Unused => "unused",
             Code::UndefinedParameter => "undefined-parameter",

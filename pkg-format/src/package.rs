@@ -110,6 +110,8 @@ struct RawOperator {
     plans: IndexMap<String, Plan>,
     #[serde(default)]
     template_engine: Option<String>,
+    #[serde(default)]
+    namespace_manifest: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -157,6 +159,9 @@ pub struct Operator {
     /// `templateEngine`, when given (else [`Package::template_engine`] goes by the parameters'
     /// format).
     pub template_engine: Option<TemplateEngine>,
+    /// `namespaceManifest`: the template (under `templates/`) of the Namespace KUDO created
+    /// for an Instance installed with `--create-namespace`; `None` when absent or empty.
+    pub namespace_manifest: Option<String>,
 }
 
 impl Operator {
@@ -228,6 +233,7 @@ impl Operator {
             kubernetes_version: raw.kubernetes_version,
             tasks,
             plans: raw.plans,
+            namespace_manifest: raw.namespace_manifest.filter(|m| !m.trim().is_empty()),
         })
     }
 

@@ -274,6 +274,67 @@ fn verify_reports_json_and_fails_on_a_bad_default() {
     );
 }
 
+/// KUDO's verifier checks on a v1beta1 package: every planted defect of
+/// `tests/fixtures/verify-kudo/defects` in one run, exit 1, each with its code, its
+/// pointer and its file:line; the clean twin verifies.
+#[test]
+fn verify_has_kudos_checks_and_reports_every_finding_in_one_run() {
+    let fixtures = kudo_tests::fixture("verify-kudo");
+    let out = kudo()
+        .args(["package", "verify", "-o", "json"])
+        .arg(fixtures.join("defects"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let found: Vec<(String, String, String, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let path = d["origin"]["path"].as_str().unwrap_or_default();
+            let file = path.rsplit_once("defects/").map_or(path, |(_, f)| f);
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["pointer"].as_str().unwrap().to_string(),
+                file.to_string(),
+                d["origin"]["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    for want in [
+        ("unknown-group", "/NODES", "params.yaml", 10),
+        ("invalid-name", "/DEBUG", "params.yaml", 20),
+        ("required", "/TUNING", "params.yaml", 16),
+        ("namespace-object", "", "templates/namespaced.yaml", 2),
+        ("unused", "", "templates/forgotten.yaml", 1),
+        (
+            "undefined-parameter",
+            "/PROT",
+            "templates/configmap.yaml",
+            8,
+        ),
+        ("template", "", "templates/configmap.yaml", 5),
+        ("template", "", "templates/configmap.yaml", 11),
+        ("template", "", "templates/namespace.yaml", 2),
+    ] {
+        let want = (
+            want.0.to_string(),
+            want.1.to_string(),
+            want.2.to_string(),
+            want.3,
+        );
+        assert!(found.contains(&want), "{want:?} not in {found:#?}");
+    }
+    kudo()
+        .args(["package", "verify"])
+        .arg(fixtures.join("clean"))
+        .assert()
+        .success();
+}
+
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

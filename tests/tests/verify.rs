@@ -112,6 +112,36 @@ fn every_planted_defect_is_found_where_it_is_and_nothing_else() {
     assert!(failed(&diags));
 }
 
+/// The checks learned from KUDO's verifier (groups, `advanced`, Namespace objects,
+/// `namespaceManifest`, unused templates, every template on its own): every defect planted in
+/// `verify-kudo/defects` in one run, nothing else; `verify-kudo/clean` uses each feature
+/// correctly and verifies clean.
+#[test]
+fn kudos_verifier_checks_find_every_planted_defect_in_one_run_and_nothing_else() {
+    let root = kudo_tests::fixture("verify-kudo/defects");
+    let diags = verify(&Package::load(&root).unwrap());
+    let markers = markers(&root);
+    let text: Vec<String> = diags
+        .iter()
+        .map(|d| format!("{d} @ {:?}", d.origin))
+        .collect();
+    for m in &markers {
+        assert!(
+            diags.iter().any(|d| matches(d, m)),
+            "planted defect not found: {m:?}\nfound:\n{}",
+            text.join("\n")
+        );
+    }
+    assert_eq!(diags.len(), markers.len(), "found:\n{}", text.join("\n"));
+    // an unused template is advice; the rest fails the package
+    for d in &diags {
+        assert_eq!(d.is_error(), d.code != Code::Unused, "{d}");
+    }
+    let clean = verify(&Package::load(&kudo_tests::fixture("verify-kudo/clean")).unwrap());
+    let text: Vec<String> = clean.iter().map(ToString::to_string).collect();
+    assert!(clean.is_empty(), "{}", text.join("\n"));
+}
+
 #[test]
 fn what_a_user_reads_about_the_broken_package() {
     std::env::set_current_dir(kudo_tests::repo()).unwrap();

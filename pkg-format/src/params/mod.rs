@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::document::Document;
 use crate::error::{Error, Result};
 
-pub use v1beta1::{V1beta1Parameter, V1beta1Params, V1beta1Type};
+pub use v1beta1::{V1beta1Group, V1beta1Parameter, V1beta1Params, V1beta1Type};
 pub use v1beta2::{Draft, ParamSchema};
 
 /// The api version string of the flat format.

@@ -12,11 +12,22 @@
 //!     trigger: deploy
 //!     immutable: false
 //!     enum: ["1", "3", "5"]
+//!     group: cluster        # how an installer presents it: a group of `groups`,
+//!     advanced: false       # hidden unless asked for,
+//!     hint: An odd number.  # with a hint
+//! groups:
+//!   - name: cluster
+//!     displayName: Cluster
+//!     description: The size and shape of the cluster.
+//!     prio: 1
 //! ```
 //!
 //! The pre-November-2019 map format (`NODE_COUNT: {default: "3", description: ...}`) is read
-//! into the same model. Fields KUDO did not know (typos like `desription`, or `example`) are kept
-//! in [`V1beta1Parameter::extra`] so that nothing is lost on conversion.
+//! into the same model; it has no `groups`. KUDO's presentation fields (`group`, `advanced`,
+//! `hint`: "descriptive only", KUDO did not put them in its OperatorVersion) are checked for
+//! their type and kept as written in [`V1beta1Parameter::extra`], with fields KUDO did not
+//! know (typos like `desription`, or `example`), so that nothing is lost on conversion; read
+//! them with [`V1beta1Parameter::group`] and [`V1beta1Parameter::is_advanced`].
 
 use std::fmt;
 
@@ -114,7 +125,9 @@ pub struct V1beta1Parameter {
     pub immutable: Option<bool>,
     /// `enum`.
     pub enum_values: Option<Vec<Value>>,
-    /// Fields KUDO did not define, kept as written.
+    /// Fields kept as written for the conversion to copy: KUDO's presentation fields
+    /// (`group`, `advanced`, `hint`; their types are checked when read) and fields KUDO did not
+    /// define.
     pub extra: Map<String, Value>,
     /// Pointer of this parameter inside the params file (for locations).
     pub pointer: String,
@@ -130,6 +143,40 @@ impl V1beta1Parameter {
     pub fn value_type(&self) -> V1beta1Type {
         self.ty.unwrap_or(V1beta1Type::String)
     }
+
+    /// `group`: the name of the group (of [`V1beta1Params::groups`]) an installer shows the
+    /// parameter in; `None` when absent or empty (no group, as KUDO read it).
+    pub fn group(&self) -> Option<&str> {
+        self.extra
+            .get("group")
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty())
+    }
+
+    /// `advanced: true`: an installer hides the parameter unless asked for advanced ones.
+    pub fn is_advanced(&self) -> bool {
+        match self.extra.get("advanced") {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => s == "true",
+            _ => false,
+        }
+    }
+}
+
+/// A group of parameters (`groups` in params.yaml): how an installer presents the
+/// parameters whose `group` names it. KUDO's `packages.Group`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct V1beta1Group {
+    /// Name, referenced by a parameter's `group`.
+    pub name: String,
+    /// `displayName`.
+    pub display_name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `prio`: the order of the groups (KUDO's `Priority`).
+    pub priority: Option<i64>,
+    /// Pointer of this group inside the params file (for locations).
+    pub pointer: String,
 }
 
 /// A v1beta1 params file.
@@ -139,6 +186,8 @@ pub struct V1beta1Params {
     pub shape: V1beta1Shape,
     /// The parameters in file order.
     pub parameters: Vec<V1beta1Parameter>,
+    /// The parameter groups in file order (`groups`, list format only).
+    pub groups: Vec<V1beta1Group>,
 }
 
 impl V1beta1Params {
@@ -147,6 +196,7 @@ impl V1beta1Params {
         V1beta1Params {
             shape: V1beta1Shape::List,
             parameters: Vec::new(),
+            groups: Vec::new(),
         }
     }
 
@@ -166,6 +216,7 @@ impl V1beta1Params {
             return Err(invalid("", "params file must be a mapping".into()));
         };
         let mut parameters = Vec::new();
+        let mut groups = Vec::new();
         let shape;
         if root.contains_key("apiVersion") || root.contains_key("parameters") {
             shape = V1beta1Shape::List;
@@ -194,15 +245,24 @@ impl V1beta1Params {
                     return Err(invalid("/parameters", "`parameters` must be a list".into()));
                 }
             }
+            match root.get("groups") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        groups.push(group(item, &format!("/groups/{i}"), &invalid)?);
+                    }
+                }
+                Some(_) => return Err(invalid("/groups", "`groups` must be a list".into())),
+            }
             if let Some(k) = root
                 .keys()
-                .find(|k| !matches!(k.as_str(), "apiVersion" | "parameters"))
+                .find(|k| !matches!(k.as_str(), "apiVersion" | "parameters" | "groups"))
             {
                 let ptr = pointer::push("", k);
                 return Err(invalid(
                     &ptr,
                     format!(
-                        "unexpected top-level field `{k}` (expected `apiVersion` and `parameters`)"
+                        "unexpected top-level field `{k}` (expected `apiVersion`, `parameters` and `groups`)"
                     ),
                 ));
             }
@@ -224,8 +284,55 @@ impl V1beta1Params {
                 parameters.push(parameter(name.clone(), fields, &ptr, &invalid)?);
             }
         }
-        Ok(V1beta1Params { shape, parameters })
+        Ok(V1beta1Params {
+            shape,
+            parameters,
+            groups,
+        })
     }
+}
+
+/// One entry of `groups`. Unknown fields are ignored, as KUDO ignored them.
+fn group(item: &Value, ptr: &str, invalid: &dyn Fn(&str, String) -> Error) -> Result<V1beta1Group> {
+    let Value::Object(fields) = item else {
+        return Err(invalid(ptr, "a group must be a mapping".into()));
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(n)) if !n.is_empty() => n.clone(),
+        _ => {
+            return Err(invalid(
+                ptr,
+                "a group needs a non-empty string `name`".into(),
+            ));
+        }
+    };
+    let text = |key: &str| -> Result<Option<String>> {
+        match fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(invalid(
+                &pointer::push(ptr, key),
+                format!("`{key}` of group `{name}` must be text"),
+            )),
+        }
+    };
+    let priority = match fields.get("prio") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+        Some(_) => {
+            return Err(invalid(
+                &pointer::push(ptr, "prio"),
+                format!("`prio` of group `{name}` must be an integer"),
+            ));
+        }
+    };
+    Ok(V1beta1Group {
+        display_name: text("displayName")?,
+        description: text("description")?,
+        priority,
+        name,
+        pointer: ptr.to_string(),
+    })
 }
 
 fn parameter(
@@ -299,6 +406,17 @@ fn parameter(
                 Value::Array(v) => p.enum_values = Some(v.clone()),
                 _ => return Err(invalid(&at, format!("`enum` of `{}` must be a list", p.name))),
             },
+            // presentation only: typed as KUDO typed them, kept as written for the conversion
+            "group" | "hint" => match value {
+                Value::Null | Value::String(_) => {
+                    p.extra.insert(key.clone(), value.clone());
+                }
+                _ => return Err(invalid(&at, format!("`{key}` of `{}` must be text", p.name))),
+            },
+            "advanced" => {
+                flag()?;
+                p.extra.insert(key.clone(), value.clone());
+            }
             _ => {
                 p.extra.insert(key.clone(), value.clone());
             }
@@ -335,6 +453,82 @@ mod tests {
             n.extra.get("desription"),
             Some(&Value::String("typo kept".into()))
         );
+    }
+
+    #[test]
+    fn groups_and_the_presentation_fields_are_read_and_kept_for_the_conversion() {
+        let p = parse(
+            "apiVersion: kudo.dev/v1beta1\ngroups:\n  - name: cluster\n    displayName: Cluster\n    description: Its size.\n    prio: 2\n  - name: tls\nparameters:\n  - name: N\n    group: cluster\n    advanced: true\n    hint: Odd.\n  - name: M\n    group: \"\"\n    advanced: \"false\"\n",
+        );
+        assert_eq!(
+            p.groups,
+            vec![
+                V1beta1Group {
+                    name: "cluster".into(),
+                    display_name: Some("Cluster".into()),
+                    description: Some("Its size.".into()),
+                    priority: Some(2),
+                    pointer: "/groups/0".into(),
+                },
+                V1beta1Group {
+                    name: "tls".into(),
+                    display_name: None,
+                    description: None,
+                    priority: None,
+                    pointer: "/groups/1".into(),
+                },
+            ]
+        );
+        let (n, m) = (&p.parameters[0], &p.parameters[1]);
+        assert_eq!((n.group(), n.is_advanced()), (Some("cluster"), true));
+        assert_eq!((m.group(), m.is_advanced()), (None, false));
+        let kept: Vec<&str> = n.extra.keys().map(String::as_str).collect();
+        assert_eq!(kept, ["group", "advanced", "hint"]);
+    }
+
+    #[test]
+    fn malformed_groups_and_presentation_fields_point_at_the_field() {
+        let head = "apiVersion: kudo.dev/v1beta1\n";
+        let cases: &[(&str, (usize, usize), &str)] = &[
+            ("groups: cluster\n", (2, 9), "`groups` must be a list"),
+            (
+                "groups:\n  - displayName: X\n",
+                (3, 5),
+                "a group needs a non-empty string `name`",
+            ),
+            (
+                "groups:\n  - name: a\n    prio: high\n",
+                (4, 11),
+                "`prio` of group `a` must be an integer",
+            ),
+            (
+                "parameters:\n  - name: N\n    group: [a]\n",
+                (4, 5),
+                "`group` of `N` must be text",
+            ),
+            (
+                "parameters:\n  - name: N\n    advanced: yes please\n",
+                (4, 15),
+                "`advanced` of `N` must be true or false",
+            ),
+            (
+                "parameters: []\nextra: 1\n",
+                (3, 8),
+                "unexpected top-level field `extra`",
+            ),
+        ];
+        for (text, at, want) in cases {
+            let doc = Document::parse(Path::new("params.yaml"), &format!("{head}{text}")).unwrap();
+            match V1beta1Params::parse(&doc).unwrap_err() {
+                Error::Invalid {
+                    location, message, ..
+                } => {
+                    assert_eq!(location, Some(*at), "{text}");
+                    assert!(message.contains(want), "{text}: {message}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 
     #[test]

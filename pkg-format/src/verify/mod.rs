@@ -13,6 +13,11 @@
 //! | every task is well-formed for its kind (`Apply`/`Delete`: resources; `Toggle`: resources and a defined `parameter`; `Pipe`: `pod` and well-formed `pipe` files; `KudoOperator`: `package` and `operatorVersion`; `Dummy`); no unknown kind | `operator` | error |
 //! | every template a task names (resources, a Pipe `pod`, a KudoOperator `parameterFile`) exists | `template` | error |
 //! | every task is used by a plan | `unused` | warning |
+//! | every file under `templates/` is named by a task or is the `namespaceManifest` | `unused` | warning |
+//! | v1beta1 `groups` have unique names without `/`; a parameter's `group` has no `/` and is one of them | `invalid-name` | error |
+//! | a v1beta1 `advanced` parameter that is required has a `default` | `required` | error |
+//! | no template but the `namespaceManifest` creates a Namespace (as written, or as rendered) | `template` | error |
+//! | the `namespaceManifest` exists, renders with the defaults and is one `v1` Namespace | `template` | error |
 //! | parameter names are unique case-insensitively (v1beta1 list; v1beta2 sibling properties) and have no `;` or `,` | `invalid-name` | error |
 //! | the schema is structural in the Kubernetes sense ([`crate::structural`], parameter rules) | `not-structural` | error |
 //! | no unknown keyword that looks like a typo of a known one (`imutable`, `defualt`) | `unknown-keyword` | warning |
@@ -25,7 +30,13 @@
 //! | the schema is valid against its metaschema and compiles | `invalid-schema` | error |
 //! | templates reference only defined parameters (`Params.a.b`, through `#each`/`#with` blocks) | `undefined-parameter` | error |
 //! | every leaf parameter is used by a template or a Toggle task, unless it has a `trigger` | `unused` | warning |
-//! | every template parses, and renders with the defaults into Kubernetes objects | `template` | error |
+//! | templates use only names of the render context (`Name`, not `Nmae`) | `template` | error |
+//! | every template parses, and every plan renders with the defaults into Kubernetes objects | `template` | error |
+//!
+//! No check waits for another to pass, and each template is judged on its own: a template that
+//! does not parse, or has a finding of its own, is not rendered (rendering would stop at that
+//! finding), and every other template still is. KUDO's verifier (`kudo package verify`) is
+//! covered check by check; `docs/verify.md` lists how.
 //!
 //! v1beta1 packages are checked through their converted schema ([`Package::schema`]), with each
 //! finding placed at the v1beta1 parameter's line; keyword typos are looked for among the
@@ -33,7 +44,10 @@
 //! docs.
 
 mod names;
+mod namespace;
 mod operator;
+mod presentation;
+mod rendering;
 mod schema;
 mod templates;
 
@@ -44,134 +58,59 @@ use crate::document::Document;
 use crate::package::Package;
 use crate::params::Params;
 use crate::pointer;
-use crate::render::{self, RenderOptions};
 use crate::validate::Validator;
 use crate::values::Values;
 
 /// Runs every check; the result holds errors and warnings, in check order.
+///
+/// No check depends on another passing: a schema that does not compile still has its
+/// templates rendered with its defaults, and a template that does not render does not keep
+/// the others from being rendered.
 pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     operator::check(pkg, &mut out);
     names::check(pkg, &mut out);
+    presentation::check(pkg, &mut out);
     schema::check(pkg, &mut out);
-    let unparsed_or_undefined = templates::check(pkg, &mut out);
-
-    let schema = pkg.schema();
-    let validator = match Validator::new(schema) {
-        Ok(v) => v,
-        Err(diags) => {
-            out.extend(diags.into_iter().map(|d| {
-                let origin = params_origin(pkg, &d.pointer);
-                d.with_origin(origin)
-            }));
-            return out;
-        }
-    };
+    let skipped = templates::check(pkg, &mut out);
+    let namespaces = namespace::templates(pkg, &mut out);
 
     // The defaults together (nested ones filled in). A default already found invalid at its
     // own node is not reported twice.
+    let schema = pkg.schema();
     let mut defaults = Values::new(Value::Object(Default::default()), Origin::None);
     defaults.apply_defaults(schema);
-    for d in validator.validate(&defaults) {
-        if d.code == Code::Required {
-            continue; // a package may require the user to give a value
-        }
-        if out
-            .iter()
-            .any(|o| o.code == Code::InvalidDefault && o.pointer == d.pointer)
-        {
-            continue;
-        }
-        let origin = default_location(pkg, &d.pointer)
-            .map(Origin::File)
-            .unwrap_or(Origin::Default);
-        out.push(Diagnostic {
-            code: Code::InvalidDefault,
-            message: format!("the default {}", d.message),
-            origin,
-            ..d
-        });
-    }
-
-    // Render every plan with the defaults, unless a template is missing or does not parse
-    // (already reported). A template that uses an undefined parameter cannot render either:
-    // its render errors would only repeat that.
-    if !out.iter().any(|d| d.code == Code::Template) {
-        let opts = RenderOptions::default();
-        for plan in pkg.operator().plans.keys() {
-            let opts = RenderOptions {
-                plan: plan.clone(),
-                ..opts.clone()
-            };
-            let mut diags = render::render_plan(pkg, defaults.value(), &opts)
-                .err()
-                .unwrap_or_default();
-            diags.extend(pipe_pods(pkg, defaults.value(), &opts));
-            for d in diags {
-                let repeated = matches!(&d.origin, Origin::File(l)
-                    if unparsed_or_undefined.iter().any(|p| p == &l.path));
-                if !repeated && !out.contains(&d) {
-                    out.push(d);
+    match Validator::new(schema) {
+        Ok(validator) => {
+            for d in validator.validate(&defaults) {
+                if d.code == Code::Required {
+                    continue; // a package may require the user to give a value
                 }
+                if out
+                    .iter()
+                    .any(|o| o.code == Code::InvalidDefault && o.pointer == d.pointer)
+                {
+                    continue;
+                }
+                let origin = default_location(pkg, &d.pointer)
+                    .map(Origin::File)
+                    .unwrap_or(Origin::Default);
+                out.push(Diagnostic {
+                    code: Code::InvalidDefault,
+                    message: format!("the default {}", d.message),
+                    origin,
+                    ..d
+                });
             }
         }
+        Err(diags) => out.extend(diags.into_iter().map(|d| {
+            let origin = params_origin(pkg, &d.pointer);
+            d.with_origin(origin)
+        })),
     }
-    out
-}
 
-/// The Pods of the plan's Pipe tasks, rendered with the defaults and checked as the manager
-/// checks them before running one (KUDO's rules, [`crate::pipe::check_pod`]).
-fn pipe_pods(pkg: &Package, values: &serde_json::Value, opts: &RenderOptions) -> Vec<Diagnostic> {
-    let op = pkg.operator();
-    let Some(plan) = op.plans.get(&opts.plan) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for phase in &plan.phases {
-        for step in &phase.steps {
-            for task in step.tasks.iter().filter_map(|t| op.task(t)) {
-                let Some(spec) = (task.kind == "Pipe")
-                    .then(|| crate::pipe::PipeTask::of(task).ok())
-                    .flatten()
-                else {
-                    continue; // not a Pipe, or one the operator checks already report
-                };
-                let at = render::Use {
-                    phase: phase.name.clone(),
-                    step: step.name.clone(),
-                    task: task.name.clone(),
-                    template: spec.pod.clone(),
-                };
-                let problem = match render::render_pipe_pod(pkg, values, opts, at) {
-                    Err(diags) => {
-                        out.extend(diags);
-                        continue;
-                    }
-                    Ok(r) => match &r.objects[..] {
-                        [pod] if pod["kind"] == "Pod" => {
-                            crate::pipe::check_pod(pod, &spec.files).err()
-                        }
-                        _ => Some("must hold exactly one Pod".to_string()),
-                    },
-                };
-                if let Some(p) = problem {
-                    let file = pkg.source().join("templates").join(&spec.pod);
-                    out.push(
-                        Diagnostic::error(
-                            Code::Template,
-                            "",
-                            format!("Pipe task `{}`: templates/{}: {p}", task.name, spec.pod),
-                        )
-                        .with_origin(Origin::File(Location {
-                            path: file,
-                            line: 1,
-                            col: 1,
-                        })),
-                    );
-                }
-            }
-        }
-    }
+    namespace::manifest(pkg, defaults.value(), &skipped, &mut out);
+    rendering::check(pkg, defaults.value(), &skipped, namespaces, &mut out);
     out
 }
 
@@ -404,6 +343,55 @@ mod tests {
             "{text:?}"
         );
         assert!(text[1].contains("sprig's `uuidv4`"), "{text:?}");
+    }
+
+    #[test]
+    fn every_template_is_judged_on_its_own_and_nothing_stops_the_other_checks() {
+        let operator = "name: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.18.0\n\
+             tasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [names.yaml, object.yaml, parse.yaml, missing.yaml, fine.yaml]\n\
+             plans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [app]\n";
+        // a pattern that does not compile: the schema is invalid, its defaults still render
+        let params =
+            format!("{V2}properties:\n  team: {{type: string, default: data, pattern: \"(\"}}\n");
+        let mut files = BTreeMap::new();
+        files.insert("operator.yaml".to_string(), operator.as_bytes().to_vec());
+        files.insert("params.yaml".to_string(), params.into_bytes());
+        for (name, text) in [
+            // two names the render context lacks: both, not only the first that fails
+            (
+                "names.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{Nmae}}\n  namespace: {{Namespce}}\n",
+            ),
+            // renders, but not to an object
+            ("object.yaml", "apiVersion: v1\nkind: ConfigMap\ndata: {}\n"),
+            ("parse.yaml", "apiVersion: v1\n{{#if Params.team}}\n"),
+            // renders with the invalid schema's defaults; a Namespace all the same
+            (
+                "fine.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{Params.team}}\n",
+            ),
+        ] {
+            files.insert(format!("templates/{name}"), text.as_bytes().to_vec());
+        }
+        let pkg = Package::from_files(Path::new("pkg"), files).unwrap();
+        let got: Vec<(Code, String, usize)> = verify(&pkg)
+            .iter()
+            .map(|d| match &d.origin {
+                Origin::File(l) => (d.code, l.path.display().to_string(), l.line),
+                other => panic!("{d} says not where it is: {other:?}"),
+            })
+            .collect();
+        let want = [
+            (Code::Template, "pkg/operator.yaml", 8), // missing.yaml
+            (Code::Template, "pkg/templates/names.yaml", 4),
+            (Code::Template, "pkg/templates/names.yaml", 5),
+            (Code::Template, "pkg/templates/parse.yaml", 3), // the `#if` is never closed
+            (Code::NamespaceObject, "pkg/templates/fine.yaml", 2),
+            (Code::InvalidSchema, "pkg/params.yaml", 4),
+            (Code::Template, "pkg/templates/object.yaml", 1),
+        ]
+        .map(|(c, f, l)| (c, f.to_string(), l));
+        assert_eq!(got, want, "{:#?}", verify(&pkg));
     }
 
     #[test]

@@ -7,13 +7,17 @@
 //! and `-`); `KudoOperator` needs `package` and `operatorVersion`; `Dummy` needs nothing. The
 //! legacy task map (`name: {resources: [...]}`) holds Apply tasks.
 //!
+//! Every template a task names exists; every file under `templates/` is named by a task (of
+//! any kind, used by a plan or not) or is the `namespaceManifest`, else it is never applied
+//! (a warning, as in KUDO's verifier).
+//!
 //! Not checked: that a KudoOperator's package exists in a repository, and the values of a
 //! Pipe's `file` paths (they live in the pod).
 
 use serde_json::Value;
 
 use super::{did_you_mean, operator_origin};
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::package::{Package, Task};
 use crate::params::Params;
 use crate::pointer;
@@ -30,7 +34,7 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
                 "",
                 format!("operator.yaml: {message}; the last value is used"),
             )
-            .with_origin(crate::diag::Origin::File(crate::diag::Location {
+            .with_origin(Origin::File(Location {
                 path: doc.path().to_path_buf(),
                 line: *line,
                 col: *col,
@@ -43,6 +47,7 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
         task_well_formed(pkg, i, task, out);
     }
     unused_tasks(pkg, out);
+    unused_templates(pkg, out);
 }
 
 /// KUDO read every version with Masterminds/semver's `NewVersion`, which accepts a leading `v`
@@ -263,24 +268,7 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
         }
     }
 
-    // Templates the task names: its resources, a Pipe's pod, a KudoOperator's parameter file.
-    let mut templates: Vec<(String, &str)> = task
-        .resources
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (format!("resources/{i}"), r.as_str()))
-        .collect();
-    if kind == "Pipe"
-        && let Some(p) = text("pod")
-    {
-        templates.push(("pod".into(), p));
-    }
-    if kind == "KudoOperator"
-        && let Some(p) = text("parameterFile")
-    {
-        templates.push(("parameterFile".into(), p));
-    }
-    for (field, file) in templates {
+    for (field, file) in task_templates(task) {
         if !pkg.templates().contains_key(file) {
             let ptr = format!("{spec_at}/{field}");
             out.push(
@@ -292,6 +280,71 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
                 .with_origin(operator_origin(pkg, &ptr)),
             );
         }
+    }
+}
+
+/// The templates a task names, with the spec field that names each: its `resources` (of any
+/// kind: a task of an unknown kind is reported once, as such), a Pipe's `pod`, a
+/// KudoOperator's `parameterFile`.
+pub(super) fn task_templates(task: &Task) -> Vec<(String, &str)> {
+    let text = |field: &str| {
+        task.spec
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let mut templates: Vec<(String, &str)> = task
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("resources/{i}"), r.as_str()))
+        .collect();
+    if task.kind == "Pipe"
+        && let Some(p) = text("pod")
+    {
+        templates.push(("pod".into(), p));
+    }
+    if task.kind == "KudoOperator"
+        && let Some(p) = text("parameterFile")
+    {
+        templates.push(("parameterFile".into(), p));
+    }
+    templates
+}
+
+/// Every template operator.yaml names: the tasks' ([`task_templates`]) and the
+/// `namespaceManifest`.
+pub(super) fn named_templates(pkg: &Package) -> Vec<&str> {
+    let op = pkg.operator();
+    op.tasks
+        .iter()
+        .flat_map(|t| task_templates(t).into_iter().map(|(_, f)| f))
+        .chain(op.namespace_manifest.as_deref())
+        .collect()
+}
+
+/// A template file no task names, and that is not the `namespaceManifest`: it is never
+/// applied (KUDO's "template is not referenced from any task").
+fn unused_templates(pkg: &Package, out: &mut Vec<Diagnostic>) {
+    let named = named_templates(pkg);
+    for name in pkg.templates().keys() {
+        if named.contains(&name.as_str()) {
+            continue;
+        }
+        out.push(
+            Diagnostic::warning(
+                Code::Unused,
+                "",
+                format!("templates/{name} is not used by any task, nor as the `namespaceManifest`"),
+            )
+            .with_origin(Origin::File(Location {
+                path: pkg.source().join("templates").join(name),
+                line: 1,
+                col: 1,
+            }))
+            .with_help("remove it, or name it in a task's `resources`"),
+        );
     }
 }
 

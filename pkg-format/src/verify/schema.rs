@@ -285,8 +285,10 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
         Params::V1beta1(p) => {
             for param in &p.parameters {
                 for key in param.extra.keys() {
-                    // kudo's extensions are carried over from a v1beta1 parameter as written
-                    if GUARANTEES.contains(&key.as_str()) {
+                    // KUDO's presentation fields (`group`, `advanced`, `hint`, checked in
+                    // `presentation`) and kudo's extensions are carried over as written
+                    if V1BETA1_FIELDS.contains(&key.as_str()) || GUARANTEES.contains(&key.as_str())
+                    {
                         continue;
                     }
                     let known = V1BETA1_FIELDS.iter().chain(&GUARANTEES).copied();

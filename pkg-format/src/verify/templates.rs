@@ -7,7 +7,9 @@
 //! render context (`Params`, `Name`, `Namespace`, ... see [`crate::render`]); `#each X` makes
 //! each item of `X` the context (an array's `items`, a map's value schema), `#with X` makes `X`
 //! the context, block parameters (`as |item i|`) name them, `../` goes to the enclosing block's
-//! context and `@root` to the top. A path is checked against the schema step by step
+//! context and `@root` to the top. A path from the render context names one of its names
+//! (`{{Nmae}}` is an error: strict rendering fails on it, as KUDO's `missingkey=error` does).
+//! A path is checked against the schema step by step
 //! ([`ParamSchema::child`]): numeric steps are array indexes, steps into a free-form object
 //! (no `properties`, or `additionalProperties`) are always defined. The first step the schema
 //! does not have is reported, with a suggestion.
@@ -17,13 +19,14 @@
 //! parameter under `/resources`; a block's subject such as `#each Params.list` or
 //! `#if Params.backup` does not), or when a Toggle task names it. Only leaf parameters are
 //! reported, and not one with its own `trigger` (it may exist only to run a plan, as KUDO
-//! allowed). The check is skipped when a template does not parse or a task names a template the
-//! package does not have: an unread template might use anything.
+//! allowed). The check is skipped when a template does not parse or operator.yaml names a
+//! template the package does not have (a task's, or the `namespaceManifest`): an unread
+//! template might use anything.
 //!
 //! Not checked: paths whose context is not a parameter (`#each` over a closed object, whose
 //! values each have their own schema; custom block helpers), `lookup` with a computed key,
-//! partials and decorators (no partials are registered), indexes against `prefixItems` lengths,
-//! and paths outside `Params` (`Name`, `Namespace`... are checked by rendering).
+//! partials and decorators (no partials are registered), and indexes against `prefixItems`
+//! lengths.
 
 use std::path::PathBuf;
 
@@ -47,12 +50,29 @@ const EACH: &str = "each";
 /// Helpers whose block makes their first argument the context.
 const WITH: &str = "with";
 
-/// Runs both checks; returns the templates that did not parse or use an undefined parameter
-/// (rendering them would only repeat that).
+/// The names of the Handlebars render context ([`crate::render`]); Go templates also have
+/// `Pipes` (see `go.rs`).
+const CONTEXT: [&str; 9] = [
+    "Params",
+    "Name",
+    "Namespace",
+    "OperatorName",
+    "OperatorVersion",
+    "AppVersion",
+    "PlanName",
+    "PhaseName",
+    "StepName",
+];
+
+/// Runs both checks on every template; returns the templates that did not parse or have a
+/// finding of their own (an undefined parameter or name, an unknown function): rendering
+/// stops at the first such reference, so it would only repeat one of them.
 pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let schema = pkg.schema();
-    // a template a task names is missing (reported by the operator checks)
-    let missing = out.iter().any(|d| d.code == Code::Template);
+    // a template operator.yaml names is missing (reported by the operator checks)
+    let missing = super::operator::named_templates(pkg)
+        .iter()
+        .any(|t| !pkg.templates().contains_key(*t));
     let mut uses: Vec<Use> = Vec::new();
     let mut skipped = Vec::new();
     let mut all_read = true;
@@ -363,7 +383,12 @@ impl Scanner<'_> {
                     names.remove(0);
                     Vec::new()
                 }
-                Some(_) => return Scope::Opaque,
+                Some(first) => {
+                    if !CONTEXT.contains(first) {
+                        self.unknown_context_name(first, raw, &CONTEXT);
+                    }
+                    return Scope::Opaque;
+                }
             },
         };
         self.params_path(tokens, &names, usage, raw)
@@ -402,6 +427,29 @@ impl Scanner<'_> {
             whole: usage == Usage::Value,
         });
         Scope::Param(tokens)
+    }
+
+    /// A name the render context does not have (`{{Nmae}}`, `{{ .Nmae }}`): rendering fails on
+    /// it (Handlebars' strict mode, Go's `missingkey=error`).
+    fn unknown_context_name(&mut self, name: &str, raw: &str, context: &[&str]) {
+        let mut d = Diagnostic::error(
+            Code::Template,
+            "",
+            format!(
+                "template {} uses `{raw}`: the render context has no `{name}` (it has {})",
+                self.name,
+                context.join(", ")
+            ),
+        )
+        .with_origin(Origin::File(Location {
+            path: self.file.clone(),
+            line: self.at.0,
+            col: self.at.1.max(1),
+        }));
+        if let Some(m) = super::did_you_mean(name, context.iter().copied()) {
+            d = d.with_help(format!("did you mean `{m}`?"));
+        }
+        self.diags.push(d);
     }
 
     fn undefined(&mut self, known: &[String], bad: &str, node: &serde_json::Value, raw: &str) {
@@ -540,6 +588,7 @@ fn schema_pointer(schema: &ParamSchema, tokens: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::Severity;
     use serde_json::json;
 
     fn schema() -> ParamSchema {
@@ -564,6 +613,17 @@ mod tests {
 
     /// The undefined pointers a template references, and the uses it records.
     fn scan(text: &str) -> (Vec<String>, Vec<(String, bool)>) {
+        let (diags, uses) = scan_diags(text);
+        let undefined = diags
+            .iter()
+            .filter(|d| d.code == Code::UndefinedParameter)
+            .map(|d| d.pointer.clone())
+            .collect();
+        (undefined, uses)
+    }
+
+    /// Every finding of a template, and the uses it records.
+    fn scan_diags(text: &str) -> (Vec<Diagnostic>, Vec<(String, bool)>) {
         let schema = schema();
         let mut uses = Vec::new();
         let mut s = Scanner {
@@ -579,12 +639,60 @@ mod tests {
             diags: Vec::new(),
         };
         s.template(&Template::compile(text).unwrap());
-        let undefined = s.diags.iter().map(|d| d.pointer.clone()).collect();
+        let diags = std::mem::take(&mut s.diags);
         let uses = uses
             .iter()
             .map(|u| (pointer::from_tokens(&u.tokens), u.whole))
             .collect();
-        (undefined, uses)
+        (diags, uses)
+    }
+
+    #[test]
+    fn a_name_the_render_context_lacks_is_an_error_where_it_is_written() {
+        // (template, the line and column of each finding, the help of the first)
+        type Case<'a> = (&'a str, &'a [(usize, usize)], Option<&'a str>);
+        let cases: &[Case] = &[
+            (
+                "{{Name}} {{Namespace}} {{OperatorName}} {{OperatorVersion}} {{AppVersion}} {{PlanName}} {{PhaseName}} {{StepName}} {{Params.name}} {{@root.Name}} {{this}} {{@index}}",
+                &[],
+                None,
+            ),
+            (
+                "a: {{Nmae}}\nb: {{quote Namespce}}\n{{#if Unknown}}x{{/if}}",
+                &[(1, 4), (2, 4), (3, 1)],
+                Some("did you mean `Name`?"),
+            ),
+            // inside a block the context is the block's value; `../` and `@root` climb out
+            (
+                "{{#each Params.topology}}{{dc}}{{../Nme}}{{@root.PlanNme}}{{/each}}",
+                &[(1, 32), (1, 42)],
+                Some("did you mean `Name`?"),
+            ),
+            (
+                "{{#with Params.backup}}{{enabled}}{{/with}}{{#each Params.extra}}{{Whatever}}{{/each}}",
+                &[],
+                None,
+            ),
+        ];
+        for (text, want, help) in cases {
+            let (diags, _) = scan_diags(text);
+            let got: Vec<(usize, usize)> = diags
+                .iter()
+                .map(|d| {
+                    assert_eq!((d.code, d.severity), (Code::Template, Severity::Error));
+                    match &d.origin {
+                        Origin::File(l) => (l.line, l.col),
+                        other => panic!("{other:?}"),
+                    }
+                })
+                .collect();
+            assert_eq!(got, *want, "template: {text}");
+            assert_eq!(
+                diags.first().and_then(|d| d.help.as_deref()),
+                *help,
+                "template: {text}"
+            );
+        }
     }
 
     #[test]

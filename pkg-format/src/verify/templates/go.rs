@@ -22,19 +22,16 @@ const BUILTINS: [&str; 20] = [
     "print", "printf", "println", "slice", "urlquery", "break",
 ];
 
-/// The names of KUDO's render context.
-const CONTEXT: [&str; 10] = [
-    "Params",
-    "Pipes",
-    "Name",
-    "Namespace",
-    "OperatorName",
-    "OperatorVersion",
-    "AppVersion",
-    "PlanName",
-    "PhaseName",
-    "StepName",
-];
+/// The names of KUDO's render context: Handlebars' and `Pipes`.
+const CONTEXT: [&str; 10] = {
+    let mut names = ["Pipes"; 10];
+    let mut i = 0;
+    while i < super::CONTEXT.len() {
+        names[i] = super::CONTEXT[i];
+        i += 1;
+    }
+    names
+};
 
 impl Scanner<'_> {
     /// Checks a Go template; `false` when it does not parse (so nothing can be said of what
@@ -189,14 +186,7 @@ impl Go<'_> {
             let rest: Vec<&str> = names[1..].iter().map(|n| n.as_str()).collect();
             s.params_path(Vec::new(), &rest, Usage::Value, raw);
         } else if !CONTEXT.contains(&first.as_str()) {
-            s.error(
-                Code::Template,
-                format!(
-                    "template {} uses `{raw}`: the render context has no `{first}` (it has {})",
-                    s.name,
-                    CONTEXT.join(", ")
-                ),
-            );
+            s.unknown_context_name(first, raw, &CONTEXT);
         }
     }
 }

@@ -1,0 +1,172 @@
+//! Rendering with the defaults, as the manager renders: every plan, step by step, with the
+//! context of the step that runs each task.
+//!
+//! - `Apply`, `Delete` and `Toggle` tasks: all their resources, into Kubernetes objects (a
+//!   Toggle renders whether it applies or deletes them, a Delete renders what it deletes);
+//! - `Pipe` tasks: the Pod, checked as the manager checks it before running one (KUDO's rules,
+//!   [`crate::pipe::check_pod`]);
+//! - `KudoOperator` tasks: the `parameterFile`, as text (it holds the child's parameters, not
+//!   objects);
+//! - a rendered object of kind `Namespace` is refused as in [`super::namespace`]: a `kind`
+//!   computed by the template is found here, and so is the `namespaceManifest` when a task
+//!   applies it (a task may not create the Namespace, whatever the template).
+//!
+//! Each template is judged on its own: one that is missing, does not parse or has findings of
+//! its own (`skipped`, reported by the other checks) adds no rendering finding (rendering stops
+//! at what was reported, and would repeat it), and every other template is still rendered.
+//! Templates no task of a plan names are not rendered (they are never applied; an unused
+//! template is reported as such).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::namespace;
+use crate::diag::{Code, Diagnostic, Location, Origin};
+use crate::package::{Package, Task};
+use crate::render::{self, RenderOptions, Use};
+
+/// What rendering already reported, so that nothing is reported twice.
+struct Findings<'a> {
+    pkg: &'a Package,
+    skipped: &'a [PathBuf],
+    /// Templates already reported as creating a Namespace.
+    namespaces: Vec<String>,
+    out: &'a mut Vec<Diagnostic>,
+}
+
+impl Findings<'_> {
+    /// Adds rendering's findings, except those about templates the other checks reported
+    /// (missing ones, without a file: the operator checks name them where a task names them;
+    /// skipped ones) and repeats.
+    fn add(&mut self, diags: Vec<Diagnostic>) {
+        for d in diags {
+            let repeated = match &d.origin {
+                Origin::File(l) => self.skipped.contains(&l.path),
+                _ => true,
+            };
+            if !repeated && !self.out.contains(&d) {
+                self.out.push(d);
+            }
+        }
+    }
+
+    /// Refuses the rendered templates that hold a Namespace, once each.
+    fn objects(&mut self, rendered: &[render::Rendered]) {
+        for r in rendered {
+            if self.namespaces.contains(&r.template)
+                || !r.objects.iter().any(|o| o["kind"] == "Namespace")
+            {
+                continue;
+            }
+            self.namespaces.push(r.template.clone());
+            let d = namespace::namespace_object(self.pkg, &r.template, 1, 1);
+            self.out.push(d);
+        }
+    }
+}
+
+/// Renders every plan with `values`; `namespaces` are the templates already reported as
+/// creating a Namespace.
+pub(super) fn check(
+    pkg: &Package,
+    values: &Value,
+    skipped: &[PathBuf],
+    namespaces: Vec<String>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut f = Findings {
+        pkg,
+        skipped,
+        namespaces,
+        out,
+    };
+    let op = pkg.operator();
+    for (plan_name, plan) in &op.plans {
+        let opts = RenderOptions {
+            plan: plan_name.clone(),
+            ..RenderOptions::default()
+        };
+        for phase in &plan.phases {
+            for step in &phase.steps {
+                // a task the operator does not define is reported by the operator checks
+                for task in step.tasks.iter().filter_map(|t| op.task(t)) {
+                    let at = |template: &str| Use {
+                        phase: phase.name.clone(),
+                        step: step.name.clone(),
+                        task: task.name.clone(),
+                        template: template.to_string(),
+                    };
+                    match task.kind.as_str() {
+                        "Apply" | "Delete" | "Toggle" => {
+                            match render::render_task(
+                                pkg,
+                                values,
+                                &opts,
+                                &phase.name,
+                                &step.name,
+                                &task.name,
+                            ) {
+                                Ok(rendered) => f.objects(&rendered),
+                                Err(diags) => f.add(diags),
+                            }
+                        }
+                        "Pipe" => pipe_pod(&mut f, values, &opts, task, &at),
+                        "KudoOperator" => {
+                            let file = task
+                                .spec
+                                .get("parameterFile")
+                                .and_then(Value::as_str)
+                                .map(str::trim)
+                                .filter(|p| !p.is_empty());
+                            if let Some(file) = file
+                                && let Err(diags) =
+                                    render::render_parameter_file(pkg, values, &opts, at(file))
+                            {
+                                f.add(diags);
+                            }
+                        }
+                        _ => {} // an unknown kind is reported by the operator checks
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A Pipe task's Pod, rendered and checked as the manager checks it before running one.
+fn pipe_pod(
+    f: &mut Findings<'_>,
+    values: &Value,
+    opts: &RenderOptions,
+    task: &Task,
+    at: &dyn Fn(&str) -> Use,
+) {
+    let Ok(spec) = crate::pipe::PipeTask::of(task) else {
+        return; // a malformed Pipe task is reported by the operator checks
+    };
+    let file = f.pkg.source().join("templates").join(&spec.pod);
+    if f.skipped.contains(&file) {
+        return;
+    }
+    let problem = match render::render_pipe_pod(f.pkg, values, opts, at(&spec.pod)) {
+        Err(diags) => return f.add(diags),
+        Ok(r) => match &r.objects[..] {
+            [pod] if pod["kind"] == "Pod" => crate::pipe::check_pod(pod, &spec.files).err(),
+            _ => Some("must hold exactly one Pod".to_string()),
+        },
+    };
+    if let Some(p) = problem {
+        let d = Diagnostic::error(
+            Code::Template,
+            "",
+            format!("Pipe task `{}`: templates/{}: {p}", task.name, spec.pod),
+        )
+        .with_origin(Origin::File(Location {
+            path: file,
+            line: 1,
+            col: 1,
+        }));
+        f.add(vec![d]);
+    }
+}
