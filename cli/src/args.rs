@@ -155,10 +155,11 @@ pub struct CompletionArgs {
 pub struct CreateArgs {
     /// The package directory.
     pub package: PathBuf,
-    /// Directory to write NAME-VERSION.tgz into.
+    /// Directory to write NAME-VERSION.tgz into (KUDO's --destination is accepted too).
     #[arg(
         short = 'd',
-        long = "destination",
+        long = "output-dir",
+        visible_alias = "destination",
         value_name = "DIR",
         default_value = "."
     )]
@@ -283,6 +284,9 @@ pub struct TemplateArgs {
     /// The plan whose Apply tasks (and enabled Toggle tasks) are rendered.
     #[arg(long, default_value = "deploy")]
     pub plan: String,
+    /// Output format: a multi-document YAML stream, or one JSON `List` of the objects.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
+    pub output: DataFormat,
 }
 
 /// Output formats of data.
@@ -314,7 +318,7 @@ pub struct ParamsArgs {
 pub enum PackageCommand {
     /// Convert a package's params.yaml from kudo.dev/v1beta1 to kudo.dev/v1beta2 (JSON-schema).
     ///
-    /// Prints the new params.yaml on stdout unless --output or --in-place is given. Defaults
+    /// Prints the new params.yaml on stdout unless --output-dir or --in-place is given. Defaults
     /// are typed ("3" becomes 3 for an integer); nothing a parameter carries is dropped.
     Convert(ConvertArgs),
     /// Check a package: it loads, its schema is valid, every default validates, every template
@@ -355,14 +359,15 @@ pub struct AddParameterArgs {
     /// The package directory.
     pub package: PathBuf,
     /// Where the parameter goes: a JSON pointer to an object parameter (`/backup/credentials`),
-    /// `/` for the top level, `/topology/0` for the items of an array of objects.
+    /// `/` for the top level, `/topology/[]` (or `/topology/0`) for the items of an array of
+    /// objects.
     #[arg(long, value_name = "POINTER")]
     pub path: Option<String>,
     /// The name.
     #[arg(long)]
     pub name: Option<String>,
     /// string, integer, number, boolean, object, array (of strings) or array:TYPE.
-    #[arg(long = "type", value_name = "TYPE")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = crate::cmd::author::type_flag)]
     pub ty: Option<String>,
     /// The default, as YAML typed by the type (`3`, `true`, `[a, b]`).
     #[arg(long, value_name = "VALUE")]
@@ -381,7 +386,7 @@ pub struct AddParameterArgs {
     pub enum_values: Vec<String>,
     /// A constraint that fits the type, KEYWORD=VALUE: minimum=1, maxLength=63,
     /// pattern=^[a-z]+$, minItems=1, ... (repeat for each).
-    #[arg(long = "constraint", value_name = "KEYWORD=VALUE")]
+    #[arg(long = "constraint", value_name = "KEYWORD=VALUE", value_parser = crate::cmd::author::constraint_flag)]
     pub constraints: Vec<String>,
     /// The plan a change of this parameter runs.
     #[arg(long, value_name = "PLAN")]
@@ -405,7 +410,8 @@ pub struct AddParameterArgs {
 #[derive(Debug, Subcommand)]
 pub enum ListCommand {
     /// The parameters as a tree table: type, default, required, the plan a change runs,
-    /// immutability (own, or inherited from an ancestor), and with -d the description.
+    /// immutability (own, or inherited from an ancestor), and with --descriptions the
+    /// description.
     ///
     /// v1beta1 packages are shown through their conversion to v1beta2. Defaults of writeOnly
     /// parameters are masked. The table fits the terminal; when stdout is not a terminal it is
@@ -432,7 +438,7 @@ pub struct ListParametersArgs {
     /// The package: a directory or a .tgz.
     pub package: PathBuf,
     /// Add the description column.
-    #[arg(short = 'd', long)]
+    #[arg(long)]
     pub descriptions: bool,
     /// Only required parameters (and the objects they are in).
     #[arg(long)]
@@ -452,10 +458,15 @@ pub struct ListParametersArgs {
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
     /// The package: a directory or a .tgz; or a params.yaml file alone (or a directory holding
-    /// only one), whose converted parameters are printed, written in place or into --output.
+    /// only one), whose converted parameters are printed, written in place or into --output-dir.
     pub package: PathBuf,
     /// Write the converted package (all files) into this new directory.
-    #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
+    #[arg(
+        short = 'd',
+        long = "output-dir",
+        value_name = "DIR",
+        conflicts_with = "in_place"
+    )]
     pub output: Option<PathBuf>,
     /// Replace the package's params.yaml (a directory package only).
     #[arg(long)]

@@ -34,20 +34,19 @@ impl fmt::Display for Report<'_> {
             write!(f, ", got {v}")?;
         }
         match &d.origin {
-            Origin::None => Ok(()),
+            Origin::None => {}
             // the snippet below names the file and line
-            Origin::File(_) if self.source.is_some() => Ok(()),
-            o => write!(f, " (from {o})"),
+            Origin::File(_) if self.source.is_some() => {}
+            o => write!(f, " (from {o})")?,
         }
+        // The code ends the first line, as in the webhook's messages (`[unknown-parameter]`).
+        write!(f, " [{}]", d.code)
     }
 }
 
 impl std::error::Error for Report<'_> {}
 
 impl miette::Diagnostic for Report<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.diag.code))
-    }
     fn severity(&self) -> Option<miette::Severity> {
         Some(match self.diag.severity {
             Severity::Error => miette::Severity::Error,

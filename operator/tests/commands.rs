@@ -275,6 +275,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
             files: &[],
             overrides: &overrides,
         },
+        dry_run: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(done.created_operator && done.created_operator_version);
@@ -337,6 +338,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         package: &pkg,
         instance: Some("second"),
         inputs: Inputs::default(),
+        dry_run: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
@@ -355,6 +357,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
             files: &[],
             overrides: &overrides,
         },
+        dry_run: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let mut got = codes(&err);
@@ -376,6 +379,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
+        dry_run: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -403,6 +407,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
+        dry_run: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     match &err {
@@ -436,6 +441,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
+        dry_run: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(!done.created_operator && !done.created_operator_version);

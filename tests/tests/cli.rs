@@ -207,7 +207,7 @@ fn convert_in_place_and_to_a_new_directory() {
     kudo()
         .args(["package", "convert"])
         .arg(&pkg)
-        .arg("--output")
+        .arg("--output-dir")
         .arg(&out)
         .assert()
         .success();
@@ -220,7 +220,7 @@ fn convert_in_place_and_to_a_new_directory() {
     kudo()
         .args(["package", "convert"])
         .arg(&pkg)
-        .arg("--output")
+        .arg("--output-dir")
         .arg(&out)
         .assert()
         .code(1);
@@ -391,7 +391,7 @@ fn package_convert_takes_a_params_file_alone_or_a_folder_holding_only_one() {
     kudo()
         .args(["package", "convert"])
         .arg(only.join("params.yaml"))
-        .arg("--output")
+        .arg("--output-dir")
         .arg(&out)
         .assert()
         .success();

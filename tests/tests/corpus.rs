@@ -213,7 +213,7 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
         assert_cmd::Command::new(kudo_tests::kudo_bin())
             .args(["package", "convert"])
             .arg(&dir)
-            .arg("--output")
+            .arg("--output-dir")
             .arg(&out)
             .assert()
             .success();

@@ -579,7 +579,46 @@ fn install_runs_the_deploy_plan_with_the_given_parameters() {
     let Some(s) = Scenario::start("install") else {
         return;
     };
+    // --dry-run first: what would be created, and nothing is
+    let package = configs().to_string_lossy().into_owned();
+    let dry = |instance: &str, extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            &*package,
+            "--instance",
+            instance,
+            "-n",
+            &s.namespace,
+        ];
+        args.extend(["--dry-run", "-p", "replicas=3"]);
+        args.extend(extra);
+        let out = s.kudo(&args).assert().success().get_output().stdout.clone();
+        text(&out)
+    };
+    let out = dry("cfg", &[]);
+    assert!(out.contains("OperatorVersion"), "{out}");
+    assert!(out.contains("could not check it"), "{out}");
+    assert!(out.contains("nothing was written"), "{out}");
+    assert!(s.get(&s.instances("v1beta2"), "cfg").is_none());
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    assert!(
+        s.get(&ovs, "e2e-configs-0.1.0").is_none(),
+        "a dry run wrote nothing"
+    );
     s.install(&configs(), "cfg", &["replicas=3", "settings/k01=one"]);
+    // with the OperatorVersion there, the API server and the webhooks check the dry run
+    let out = dry("cfg2", &[]);
+    assert!(
+        out.contains("accepted by the API server's dry run"),
+        "{out}"
+    );
+    let list: Value = serde_json::from_str(&dry("cfg2", &["-o", "json"])).expect("-o json");
+    assert_eq!(list["items"][0]["kind"], "Instance", "{list}");
+    assert_eq!(
+        list["items"][0]["spec"]["parameters"]["replicas"], 3,
+        "{list}"
+    );
+    assert!(s.get(&s.instances("v1beta2"), "cfg2").is_none());
     s.wait_plan("cfg", "deploy");
     let i = s.instance("cfg");
     assert_eq!(i["spec"]["parameters"]["replicas"], 3);

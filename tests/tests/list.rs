@@ -26,7 +26,7 @@ fn tree_tables() {
         for width in ["80", "200"] {
             insta::assert_snapshot!(
                 format!("table_{name}_{width}"),
-                list(&pkg, &["-d", "--width", width])
+                list(&pkg, &["--descriptions", "--width", width])
             );
         }
     }
@@ -35,7 +35,7 @@ fn tree_tables() {
 #[test]
 fn a_secret_default_is_masked_everywhere() {
     let pkg = fixture("deep-schema");
-    for args in [&["-d"][..], &["-o", "json"], &["-o", "yaml"]] {
+    for args in [&["--descriptions"][..], &["-o", "json"], &["-o", "yaml"]] {
         let out = list(&pkg, args);
         assert!(!out.contains("not-a-real-key"), "{args:?}: {out}");
     }

@@ -57,6 +57,7 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
             return Ok(ExitCode::from(1));
         }
         Err(Stop::Refused(message)) => return Err(refused(&a, &message)),
+        Err(Stop::Usage(message)) => return Ok(super::usage_error(&message)),
         Err(Stop::Interrupted) => {
             eprintln!("interrupted: nothing written");
             return Ok(ExitCode::from(130));
@@ -90,9 +91,8 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
             .interact()
             .unwrap_or(false)
     } else {
-        return Err(refused(
-            &a,
-            "stdin is not a terminal: pass --yes to write without confirmation",
+        return Ok(super::usage_error(
+            "stdin is not a terminal, so nothing can be confirmed: pass --yes to write",
         ));
     };
     if !go {
@@ -118,8 +118,10 @@ fn refused(a: &AddParameterArgs, message: &str) -> Error {
 
 /// Why the wizard stopped without a parameter.
 enum Stop {
-    /// A flag or answer that cannot be used.
+    /// A flag or answer that cannot be used with this package.
     Refused(String),
+    /// The command was called wrong: a flag that is needed without a terminal (exit 2).
+    Usage(String),
     /// Ctrl-C or end of input.
     Interrupted,
 }
@@ -143,8 +145,12 @@ fn place(pkg: &Package, path: &str) -> Result<String, Stop> {
         format!("/{p}")
     };
     let places = author::places(pkg);
-    if places.iter().any(|(ptr, _)| *ptr == p) {
-        Ok(p)
+    // The pointer (`/topology/0`) or the place as listed (`/topology/[]`).
+    if let Some((ptr, _)) = places
+        .iter()
+        .find(|(ptr, shown)| *ptr == p || shown.split(' ').next() == Some(p.as_str()))
+    {
+        Ok(ptr.clone())
     } else {
         Err(Stop::Refused(format!(
             "--path {path}: not a place for a parameter; one of: {}",
@@ -157,12 +163,28 @@ fn place(pkg: &Package, path: &str) -> Result<String, Stop> {
     }
 }
 
+/// `--type`, as clap checks it (a wrong one is a usage error).
+pub fn type_flag(s: &str) -> Result<String, String> {
+    match ParamType::parse(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(
+            "use string, integer, number, boolean, object, array or array:TYPE (array:integer)"
+                .into(),
+        ),
+    }
+}
+
+/// `--constraint`, as clap checks it.
+pub fn constraint_flag(s: &str) -> Result<String, String> {
+    match s.split_once('=') {
+        Some((k, _)) if !k.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("expected KEYWORD=VALUE (minimum=1, maxLength=63, pattern=^[a-z]+$)".into()),
+    }
+}
+
 fn parse_type(s: &str) -> Result<ParamType, Stop> {
-    ParamType::parse(s).ok_or_else(|| {
-        Stop::Refused(format!(
-            "--type {s}: use string, integer, number, boolean, object, array or array:TYPE"
-        ))
-    })
+    ParamType::parse(s)
+        .ok_or_else(|| Stop::Usage(format!("--type {s}: {}", type_flag(s).unwrap_err())))
 }
 
 fn constraints(a: &AddParameterArgs) -> Result<Vec<(String, String)>, Stop> {
@@ -171,7 +193,7 @@ fn constraints(a: &AddParameterArgs) -> Result<Vec<(String, String)>, Stop> {
         .map(|c| {
             c.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-                .ok_or_else(|| Stop::Refused(format!("--constraint {c}: expected KEYWORD=VALUE")))
+                .ok_or_else(|| Stop::Usage(format!("--constraint {c}: expected KEYWORD=VALUE")))
         })
         .collect()
 }
@@ -186,7 +208,7 @@ fn scripted(pkg: &Package, a: &AddParameterArgs) -> Result<Option<NewParameter>,
         missing.push("--type");
     }
     if !missing.is_empty() {
-        return Err(Stop::Refused(format!(
+        return Err(Stop::Usage(format!(
             "stdin is not a terminal, so nothing can be asked: give {}",
             missing.join(" and ")
         )));

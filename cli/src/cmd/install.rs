@@ -8,7 +8,7 @@ use kudo_operator::commands::{Inputs, install, wait};
 use kudo_pkg::Error;
 
 use super::cluster::{self, ClusterArgs, WaitArgs};
-use crate::args::ValueArgs;
+use crate::args::{DataFormat, ValueArgs};
 
 /// `kudo install`.
 #[derive(Debug, Args)]
@@ -24,6 +24,15 @@ pub struct InstallArgs {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub wait: WaitArgs,
+    /// Write nothing: check the parameters and the cluster (an existing Instance, a differing
+    /// OperatorVersion), send the Instance as a server-side dry run when its OperatorVersion
+    /// exists (the API server and kudo's admission webhook check it), and say what would be
+    /// created.
+    #[arg(long, conflicts_with_all = ["wait", "wait_time"])]
+    pub dry_run: bool,
+    /// With --dry-run: print the objects that would be created (a `List`) instead of a summary.
+    #[arg(short = 'o', long = "output", value_enum, requires = "dry_run")]
+    pub output: Option<DataFormat>,
 }
 
 pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
@@ -55,7 +64,9 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             files: &docs,
             overrides: &a.values.overrides,
         },
+        dry_run: a.dry_run,
     };
+    let (dry_run, output) = (a.dry_run, a.output);
     let waiting = a.wait.options();
     let result = cluster::block_on(&a.cluster, async |t| {
         let done = install::install(&t, &req).await?;
@@ -68,6 +79,9 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             .and_then(|r| r.name.clone())
             .unwrap_or_default();
         crate::report::diagnostics(&done.change.warnings);
+        if dry_run {
+            return Ok(dry_run_report(&t.namespace, &done, &name, &ov, output));
+        }
         if done.created_operator {
             eprintln!("Operator {}/{} created", t.namespace, pkg.operator().name);
         }
@@ -95,4 +109,46 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         }
         Err(f) => Ok(cluster::fail("install", f, sources)),
     }
+}
+
+/// What `install --dry-run` prints: the objects as a `List` (`-o`), or a summary.
+fn dry_run_report(
+    namespace: &str,
+    done: &install::Installed,
+    name: &str,
+    ov: &str,
+    output: Option<DataFormat>,
+) -> String {
+    if let Some(format) = output {
+        let mut items = done.created.clone();
+        items.push(serde_json::to_value(&done.instance).unwrap_or_default());
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        return match format {
+            DataFormat::Json => {
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&list).unwrap_or_default()
+                )
+            }
+            DataFormat::Yaml => super::to_yaml(&list),
+        };
+    }
+    let mut out = String::new();
+    for o in &done.created {
+        out.push_str(&format!(
+            "{} {namespace}/{} would be created\n",
+            o["kind"].as_str().unwrap_or_default(),
+            o["metadata"]["name"].as_str().unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!(
+        "Instance {namespace}/{name} would be created (OperatorVersion {ov}){}\n",
+        if done.server_checked {
+            ", accepted by the API server's dry run"
+        } else {
+            "; the API server could not check it, since its OperatorVersion does not exist yet"
+        }
+    ));
+    out.push_str("nothing was written (--dry-run)\n");
+    out
 }

@@ -1,7 +1,7 @@
 //! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
 //! code; the logic they call lives in `kudo-pkg`.
 
-mod author;
+pub(crate) mod author;
 pub mod cluster;
 pub mod get;
 pub mod install;
@@ -26,6 +26,12 @@ use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
 use crate::args::{AddCommand, Cli, Command, ListCommand, PackageCommand, ValueArgs};
+
+/// A usage error found after clap: printed as clap prints its own, exit code 2.
+pub fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}\n\nFor more information, try '--help'.");
+    ExitCode::from(2)
+}
 
 /// Runs the command. `Err` is an error that stopped it (printed by `main`).
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
@@ -249,7 +255,7 @@ fn print(text: &str) -> Result<(), Error> {
 }
 
 /// YAML text of a JSON value.
-fn to_yaml(value: &serde_json::Value) -> String {
+pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
     serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot print as YAML: {e}\n"))
 }
 

@@ -17,7 +17,7 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
         if !a.package.is_dir() {
             return Err(invalid(
                 &a.package,
-                "--in-place needs a package directory; use --output DIR for an archive",
+                "--in-place needs a package directory; use --output-dir DIR for an archive",
             ));
         }
         // operator.yaml first: naming the Go engine is harmless while params.yaml is v1beta1.
@@ -133,7 +133,7 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
     } else {
         return Err(invalid(
             pkg.source(),
-            "--output from an archive is not supported yet; unpack it first",
+            "--output-dir from an archive is not supported yet; unpack it first",
         ));
     }
     std::fs::write(root.join("params.yaml"), params).map_err(io(root))?;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use kudo_pkg::Error;
 use kudo_pkg::render::{self, RenderOptions};
 
-use crate::args::TemplateArgs;
+use crate::args::{DataFormat, TemplateArgs};
 
 pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
     let pkg = super::load(&a.package)?;
@@ -18,6 +18,16 @@ pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
         plan: a.plan,
     };
     match render::render_plan(&pkg, values.value(), &opts) {
+        Ok(rendered) if a.output == DataFormat::Json => {
+            let items: Vec<&serde_json::Value> =
+                rendered.iter().flat_map(|r| r.objects.iter()).collect();
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+            super::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&list).unwrap_or_default()
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Ok(rendered) => {
             let mut out = String::new();
             for r in rendered {

@@ -24,6 +24,9 @@ pub struct Request<'a> {
     pub instance: Option<&'a str>,
     /// `-P` and `-p`.
     pub inputs: Inputs<'a>,
+    /// Write nothing: every check is made, and the Instance is sent as a server-side dry run
+    /// when its OperatorVersion exists (the API server and kudo's admission webhook check it).
+    pub dry_run: bool,
 }
 
 /// What was installed.
@@ -38,6 +41,13 @@ pub struct Installed {
     pub created_operator_version: bool,
     /// The parameters (warnings included).
     pub change: Decision,
+    /// The OperatorVersions of dependencies, then the Operator and the OperatorVersion, that
+    /// were (or, with `dry_run`, would be) created. (A dependency's Operator is created too
+    /// when missing.)
+    pub created: Vec<Value>,
+    /// With `dry_run`: whether the API server checked the Instance (it can only when its
+    /// OperatorVersion exists already). Always true without `dry_run`.
+    pub server_checked: bool,
 }
 
 /// The default Instance name of a package: `{operator}-instance`.
@@ -106,6 +116,42 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         .map_err(t.api("get", "Operator", &op_name))?
         .is_some();
     let has_ov = same_operator_version(t, &ov).await?;
+    let mut created = Vec::new();
+    for (_, dep_ov, dep_has_ov) in &deps {
+        if !dep_has_ov {
+            created.push(serde_json::to_value(dep_ov).unwrap_or_default());
+        }
+    }
+    if !has_operator {
+        created.push(serde_json::to_value(&operator).unwrap_or_default());
+    }
+    if !has_ov {
+        created.push(serde_json::to_value(&ov).unwrap_or_default());
+    }
+    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
+    if req.dry_run {
+        let (instance, server_checked) = if has_ov {
+            let params = kube::api::PostParams {
+                dry_run: true,
+                ..post_params()
+            };
+            match t.instances().create(&params, &object).await {
+                Ok(i) => (i, true),
+                Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
+                Err(e) => return Err(t.api("create (dry run)", "Instance", &name)(e)),
+            }
+        } else {
+            (object, false)
+        };
+        return Ok(Installed {
+            instance,
+            created_operator: !has_operator,
+            created_operator_version: !has_ov,
+            change,
+            created,
+            server_checked,
+        });
+    }
     create_missing(t, &deps).await?;
     if !has_operator {
         create_operator(t, &operator).await?;
@@ -113,7 +159,6 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         create_operator_version(t, &ov).await?;
     }
-    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
     let instance = match t.instances().create(&post_params(), &object).await {
         Ok(i) => i,
         Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
@@ -124,5 +169,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         created_operator: !has_operator,
         created_operator_version: !has_ov,
         change,
+        created,
+        server_checked: true,
     })
 }
