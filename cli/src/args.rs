@@ -9,7 +9,14 @@ use crate::cmd::cluster::{ClusterArgs, WaitArgs};
 
 /// kudo: operator packages with structured (JSON-schema) parameters.
 #[derive(Debug, Parser)]
-#[command(name = "kudo", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "kudo",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = crate::examples::KUDO
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
@@ -23,13 +30,17 @@ pub enum Command {
     ///
     /// Prints one multi-document YAML stream on stdout. Invalid parameters print nothing on
     /// stdout, every problem on stderr, and exit with code 1.
+    #[command(after_help = crate::examples::TEMPLATE)]
     Template(TemplateArgs),
     /// Print the effective parameters: package defaults, then -P files, then -p overrides.
     ///
     /// The output is validated and can be fed back with -P. Values of writeOnly parameters are
     /// left out (and listed on stderr) unless --show-secrets is given.
+    #[command(after_help = crate::examples::PARAMS)]
     Params(ParamsArgs),
-    /// Work on an operator package (convert, verify).
+    /// Work on an operator package: verify, list its parameters, add one, convert it to
+    /// structured parameters, create its archive.
+    #[command(after_help = crate::examples::PACKAGE)]
     #[command(subcommand)]
     Package(PackageCommand),
     /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
@@ -45,6 +56,7 @@ pub enum Command {
     /// changes would run two different plans, then rewrites the file in place: only the
     /// parameter values change, comments and layout stay. Prints the plan that the change
     /// runs and the changed paths. Any refusal leaves the file untouched and exits with 1.
+    #[command(after_help = crate::examples::UPDATE)]
     Update(UpdateArgs),
     /// Upgrade an Instance to another package version: in the cluster (PACKAGE --instance) or
     /// kept in a file (-f).
@@ -57,6 +69,7 @@ pub enum Command {
     /// values that land nowhere, all reported), then applies -P and -p, validates, checks
     /// immutable parameters, and writes the new values, apiVersion and operator version into
     /// the file. A refused upgrade leaves the file untouched and exits with 1.
+    #[command(after_help = crate::examples::UPGRADE)]
     Upgrade(UpgradeArgs),
     /// Everything a cluster needs to run kudo: namespace, CRDs (v1beta2 stored, v1beta1 served,
     /// converted by the webhook), RBAC, the manager and webhook Deployments, the webhook
@@ -68,6 +81,7 @@ pub enum Command {
     /// can foresee leaves nothing but the namespace. --dry-run prints the objects instead. With
     /// --webhook-url and --ca-bundle the API server calls webhooks running outside the cluster
     /// (development, the end-to-end suite) and no webhook Deployment or Service is made.
+    #[command(after_help = crate::examples::INIT)]
     Init(InitArgs),
     /// Install an operator package in a cluster: its Operator and OperatorVersion (when
     /// missing) and an Instance (default name: OPERATOR-instance) holding the -P/-p values.
@@ -75,21 +89,27 @@ pub enum Command {
     /// The parameters are validated first, as `kudo params` does: nothing is written when
     /// anything is refused. An existing Instance, or an OperatorVersion of the same name with
     /// another content, is refused.
+    #[command(after_help = crate::examples::INSTALL)]
     Install(crate::cmd::install::InstallArgs),
     /// Delete an Instance (the manager runs its cleanup plan first); --wait waits until it is
     /// gone.
+    #[command(after_help = crate::examples::UNINSTALL)]
     Uninstall(crate::cmd::uninstall::UninstallArgs),
     /// The plans of an Instance: their status, or run one.
+    #[command(after_help = crate::examples::PLAN)]
     #[command(subcommand)]
     Plan(crate::cmd::plan::PlanCommand),
     /// List Instances, Operators or OperatorVersions of a namespace (a table, or -o json|yaml).
+    #[command(after_help = crate::examples::GET)]
     Get(crate::cmd::get::GetArgs),
     /// Print this client's version and, when a cluster is reachable, its Kubernetes version
     /// and whether kudo is installed there (the version each kudo CRD stores). --client: no
     /// cluster is contacted. An unreachable cluster is reported, not an error.
+    #[command(after_help = crate::examples::VERSION)]
     Version(crate::cmd::version::VersionArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
+    #[command(after_help = crate::examples::COMPLETION)]
     Completion(CompletionArgs),
     /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of
     /// every OperatorVersion and Instance (nothing is written if one fails), the CRDs with
@@ -98,6 +118,7 @@ pub enum Command {
     ///
     /// Every phase is idempotent: running it again is safe and resumes an interrupted run.
     /// --dry-run runs the pre-flight only and prints what would be rewritten.
+    #[command(after_help = crate::examples::MIGRATE)]
     Migrate(crate::cmd::migrate::MigrateArgs),
 }
 
@@ -258,7 +279,8 @@ pub struct UpgradeArgs {
 #[derive(Debug, Args)]
 pub struct ValueArgs {
     /// Set a parameter: a JSON pointer (leading / optional) = a YAML value typed by the schema,
-    /// e.g. `-p topology/0/datacenterName=DC1`, `-p nodeCount=5`, `-p 'labels=[a, b]'`.
+    /// e.g. `-p topology/0/datacenterName=DC1`, `-p nodeCount=5`,
+    /// `-p 'topology/0/labels=[{key: team, value: data}]'`.
     /// Applied in order, after every -P file. Array items must exist; `-` (append) is refused.
     #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
@@ -320,18 +342,21 @@ pub enum PackageCommand {
     ///
     /// Prints the new params.yaml on stdout unless --output-dir or --in-place is given. Defaults
     /// are typed ("3" becomes 3 for an integer); nothing a parameter carries is dropped.
+    #[command(after_help = crate::examples::CONVERT)]
     Convert(ConvertArgs),
     /// Check a package: it loads, its schema is valid, every default validates, every template
     /// renders with the defaults. Exits with 1 when there is an error.
+    #[command(after_help = crate::examples::VERIFY)]
     Verify(VerifyArgs),
     /// List what a package defines.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = crate::examples::LIST_PARAMETERS)]
     List(ListCommand),
     /// Add something to a package.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = crate::examples::ADD_PARAMETER)]
     Add(AddCommand),
     /// Verify a package directory, then write it as NAME-VERSION.tgz (reproducible: the same
     /// package always gives the same bytes). Nothing is written when verify finds an error.
+    #[command(after_help = crate::examples::CREATE)]
     Create(CreateArgs),
 }
 
@@ -350,6 +375,7 @@ pub enum AddCommand {
     ///
     /// Without a terminal nothing is asked: --name and --type are needed (--path defaults to the
     /// top level), fields not given stay unset, and --yes is needed to write.
+    #[command(after_help = crate::examples::ADD_PARAMETER)]
     Parameter(AddParameterArgs),
 }
 
@@ -416,6 +442,7 @@ pub enum ListCommand {
     /// v1beta1 packages are shown through their conversion to v1beta2. Defaults of writeOnly
     /// parameters are masked. The table fits the terminal; when stdout is not a terminal it is
     /// printed plain, without borders or width limit (unless --width is given).
+    #[command(after_help = crate::examples::LIST_PARAMETERS)]
     Parameters(ListParametersArgs),
 }
 

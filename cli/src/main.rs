@@ -6,6 +6,7 @@
 
 mod args;
 mod cmd;
+mod examples;
 mod report;
 
 use std::process::ExitCode;

@@ -246,7 +246,6 @@ fn refusals_leave_params_yaml_byte_identical() {
             &["--name", "x", "--type", "string", "--immutable", "--yes"],
             "needs a default or must be required",
         ),
-        (&["--name", "x", "--type", "strin", "--yes"], "--type strin"),
         (
             &[
                 "--name",
@@ -259,19 +258,46 @@ fn refusals_leave_params_yaml_byte_identical() {
             ],
             "does not apply",
         ),
-        (&["--name", "x", "--type", "string"], "--yes"),
-        (&["--name", "x"], "give --type"),
         (
             &["--name", "a b", "--type", "string", "--yes"],
             "cannot contain",
         ),
     ];
-    for (args, why) in cases {
+    // the command called wrong: usage errors, exit 2
+    let usage: &[(&[&str], &str)] = &[
+        (
+            &["--name", "x", "--type", "strin", "--yes"],
+            "invalid value 'strin' for '--type <TYPE>'",
+        ),
+        (
+            &["--name", "x", "--type", "int", "--yes"],
+            "string, integer, number",
+        ),
+        (
+            &[
+                "--name",
+                "x",
+                "--type",
+                "string",
+                "--constraint",
+                "minimum",
+                "--yes",
+            ],
+            "expected KEYWORD=VALUE",
+        ),
+        (&["--name", "x", "--type", "string"], "pass --yes"),
+        (&["--name", "x"], "give --type"),
+    ];
+    for (args, code, why) in cases
+        .iter()
+        .map(|(a, w)| (a, 1, w))
+        .chain(usage.iter().map(|(a, w)| (a, 2, w)))
+    {
         let (_d, pkg) = copy_package(&fixture("commented"));
         let file = pkg.join("params.yaml");
         let before = std::fs::read(&file).unwrap();
         add(&pkg, args)
-            .code(1)
+            .code(code)
             .stderr(predicate::str::contains(*why));
         assert_eq!(std::fs::read(&file).unwrap(), before, "{args:?}");
     }

@@ -107,6 +107,41 @@ fn immutable_cell(r: &Row) -> &'static str {
     }
 }
 
+/// A default as shown (compact JSON, masked when secret) with a space after each `,` and `:`
+/// outside strings (`[{"a": 1, "b": 2}]`), so that a table wraps it between values, never
+/// inside one.
+fn spaced(shown: &kudo_pkg::Shown) -> String {
+    let text = shown.to_string();
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        out.push(c);
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ',' || c == ':' {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+/// The width (in characters) of the longest whitespace-separated word of `texts`.
+fn longest_word<'a>(texts: impl Iterator<Item = &'a str>) -> u16 {
+    let longest = texts
+        .flat_map(str::split_whitespace)
+        .map(|w| w.chars().count())
+        .max()
+        .unwrap_or(0);
+    u16::try_from(longest).unwrap_or(u16::MAX - 2)
+}
+
 fn table(rows: &[Row], a: &ListParametersArgs) -> String {
     let terminal = std::io::stdout().is_terminal();
     let mut t = Table::new();
@@ -143,12 +178,7 @@ fn table(rows: &[Row], a: &ListParametersArgs) -> String {
         let mut cells = vec![
             Cell::new(tree_cell(r)),
             Cell::new(&r.type_name),
-            Cell::new(
-                r.default
-                    .as_ref()
-                    .map(|d| d.to_string())
-                    .unwrap_or_default(),
-            ),
+            Cell::new(r.default.as_ref().map(spaced).unwrap_or_default()),
             Cell::new(if r.required { "yes" } else { "" }),
             Cell::new(trigger_cell(r)),
             Cell::new(immutable_cell(r)),
@@ -165,19 +195,30 @@ fn table(rows: &[Row], a: &ListParametersArgs) -> String {
             c.set_constraint(ColumnConstraint::ContentWidth);
         }
     }
-    // Below these the table may be wider than asked: the tree is never cut.
+    // Below these the table may be wider than asked: the tree is never cut, and a cell wraps
+    // only between words (a column is never narrower than its longest word).
+    let defaults: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.default.as_ref().map(spaced))
+        .collect();
+    // (a column's width counts its padding, one space on each side)
+    let default_min = (longest_word(defaults.iter().map(String::as_str)) + 2).max(16);
     if let Some(c) = t.column_mut(2) {
         c.set_constraint(if a.descriptions {
             ColumnConstraint::Boundaries {
-                lower: Width::Fixed(16),
-                upper: Width::Fixed(24),
+                lower: Width::Fixed(default_min),
+                upper: Width::Fixed(default_min.max(24)),
             }
         } else {
-            ColumnConstraint::LowerBoundary(Width::Fixed(16))
+            ColumnConstraint::LowerBoundary(Width::Fixed(default_min))
         });
     }
+    let description_min =
+        (longest_word(rows.iter().filter_map(|r| r.description.as_deref())) + 2).max(20);
     if let Some(c) = t.column_mut(6) {
-        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(20)));
+        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+            description_min,
+        )));
     }
     let mut out = t.trim_fmt();
     out.push_str("\n\n↑ inherited from an enclosing parameter; (plan) no trigger: the operator's fallback plan\n");

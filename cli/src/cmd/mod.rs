@@ -173,7 +173,30 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
 
 /// Loads the package named on the command line.
 fn load(path: &Path) -> Result<Package, Error> {
+    if !path.exists() {
+        return Err(Error::Invalid {
+            path: path.to_path_buf(),
+            location: None,
+            message: not_a_package(path),
+        });
+    }
     Package::load(path)
+}
+
+/// Why a PACKAGE argument that does not exist is not one: a name (KUDO's `kubectl kudo install
+/// cassandra` habit) gets what kudo takes instead.
+fn not_a_package(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let bare_name = path.components().count() == 1 && path.extension().is_none();
+    if bare_name {
+        format!(
+            "no such file or directory. kudo takes a package directory or a .tgz file, not a \
+             repository name (as `kubectl kudo install {text}` did): give the package's path, \
+             e.g. `./{text}` or `{text}-0.1.0.tgz`"
+        )
+    } else {
+        "no such file or directory: PACKAGE is a package directory or a .tgz file".into()
+    }
 }
 
 /// Reads the -P files; a file that cannot be read or parsed becomes a diagnostic.

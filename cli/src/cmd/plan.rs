@@ -15,8 +15,10 @@ pub enum PlanCommand {
     /// The plans of an Instance: the active plan as a tree of phases and steps with their
     /// statuses, and the status of every other plan. --wait waits until the active plan is
     /// COMPLETE or FATAL_ERROR (exit 1 on FATAL_ERROR).
+    #[command(after_help = crate::examples::PLAN)]
     Status(StatusArgs),
     /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
+    #[command(after_help = crate::examples::PLAN)]
     Trigger(TriggerArgs),
 }
 

@@ -1,0 +1,189 @@
+//! The Examples section of each command's `--help` (lines of at most 96 characters, so that
+//! clap never wraps them; a command continues on the next line after ` \`). Every command
+//! (a line that starts with `  kudo `) is run by `tests/tests/help.rs` on a copy of the shipped
+//! examples: offline commands must succeed; cluster commands are run against a kubeconfig
+//! that does not exist, so they must get past argument parsing, the package and the
+//! parameters, and stop at the cluster.
+
+pub const KUDO: &str = "\
+Examples:
+  kudo package verify examples/cassandra-v1beta2
+  kudo template examples/cassandra-v1beta2 -p nodeCount=5
+  kudo install examples/cassandra-v1beta2 --instance cassandra -n prod --wait
+";
+
+pub const TEMPLATE: &str = "\
+Examples:
+  # The objects of the deploy plan, with the defaults
+  kudo template examples/cassandra-v1beta2
+
+  # With a values file and overrides (JSON pointers, values typed by the schema)
+  kudo template examples/cassandra-v1beta2 -P examples/values/cassandra-v1beta2.yaml \\
+    -p topology/0/datacenterName=DC1 -p 'topology/0/labels=[{key: team, value: data}]'
+
+  # Another plan of a KUDO (v1beta1) package, as one JSON List, in a namespace
+  kudo template examples/zookeeper-v1beta1 -p NODE_COUNT=5 --plan update -n prod -o json
+";
+
+pub const PARAMS: &str = "\
+Examples:
+  kudo params examples/cassandra-v1beta2 -p nodeCount=5 -p jvm/heapSize=2G
+
+  # The effective values as JSON, fed back later with -P
+  kudo params examples/cassandra-v1beta2 -P examples/values/cassandra-v1beta2.yaml -o json
+";
+
+pub const PACKAGE: &str = "\
+Examples:
+  kudo package verify examples/cassandra-v1beta2
+  kudo package list parameters examples/cassandra-v1beta2
+  kudo package convert examples/zookeeper-v1beta1 --output-dir zookeeper-v1beta2
+  kudo package add parameter examples/cassandra-v1beta2 --path /backup --name keepDays \\
+    --type integer --default 7 --yes
+  kudo package create examples/cassandra-v1beta2 --output-dir .
+";
+
+pub const CONVERT: &str = "\
+Examples:
+  # The converted params.yaml on stdout
+  kudo package convert examples/zookeeper-v1beta1
+
+  # The whole package, converted, into a new directory
+  kudo package convert examples/zookeeper-v1beta1 --output-dir zookeeper-v1beta2
+
+  # A params.yaml alone
+  kudo package convert examples/zookeeper-v1beta1/params.yaml
+";
+
+pub const VERIFY: &str = "\
+Examples:
+  kudo package verify examples/cassandra-v1beta2
+  kudo package verify examples/zookeeper-v1beta1 -o json
+";
+
+pub const LIST_PARAMETERS: &str = "\
+Examples:
+  kudo package list parameters examples/cassandra-v1beta2
+  kudo package list parameters examples/cassandra-v1beta2 --required --descriptions
+  kudo package list parameters examples/zookeeper-v1beta1 --names
+  kudo package list parameters examples/cassandra-v1beta2 -o json-schema
+";
+
+pub const ADD_PARAMETER: &str = "\
+Examples:
+  # In a terminal, the wizard asks for each field the flags do not give:
+  #   kudo package add parameter examples/cassandra-v1beta2
+  # Scripted, every field from flags:
+  kudo package add parameter examples/cassandra-v1beta2 --path /backup --name retentionDays \\
+    --type integer --default 7 --constraint minimum=1 --trigger backup-update --yes
+  kudo package add parameter examples/cassandra-v1beta2 --path '/topology/[]' --name rack \\
+    --type string --yes
+";
+
+pub const CREATE: &str = "\
+Examples:
+  # cassandra-2.0.0.tgz in the current directory
+  kudo package create examples/cassandra-v1beta2
+  kudo package create examples/zookeeper-v1beta1 --output-dir . --overwrite
+";
+
+pub const UPDATE: &str = "\
+Examples:
+  # An Instance in the cluster: prints the plan the change runs, then waits for it
+  kudo update --instance cassandra -n prod -p nodeCount=5 --wait
+
+  # An Instance kept in a file (GitOps): the file is edited in place; --dry-run shows the diff
+  kudo update -f examples/instances/cassandra.yaml --package examples/cassandra-v1beta2 \\
+    -p nodeCount=5 --dry-run
+";
+
+pub const UPGRADE: &str = "\
+Examples:
+  kudo upgrade examples/cassandra-v1beta2 --instance cassandra -n prod --wait
+  kudo upgrade -f examples/instances/cassandra.yaml --from examples/cassandra-v1beta2 \\
+    --package examples/cassandra-v1beta2 --dry-run
+";
+
+pub const INIT: &str = "\
+Examples:
+  # Install kudo in the cluster, and wait until it answers
+  kudo init --wait
+
+  # Print the objects instead
+  kudo init --dry-run -o yaml
+";
+
+pub const INSTALL: &str = "\
+Examples:
+  kudo install examples/cassandra-v1beta2 --instance cassandra -n prod \\
+    -P examples/values/cassandra-v1beta2.yaml --wait
+  kudo install examples/zookeeper-v1beta1 -p NODE_COUNT=5 --dry-run
+";
+
+pub const UNINSTALL: &str = "\
+Examples:
+  kudo uninstall --instance cassandra -n prod --wait
+";
+
+pub const PLAN: &str = "\
+Examples:
+  kudo plan status --instance cassandra -n prod
+  kudo plan trigger --name backup-update --instance cassandra -n prod
+";
+
+pub const GET: &str = "\
+Examples:
+  kudo get instances -n prod
+  kudo get operatorversions -n prod -o yaml
+";
+
+pub const VERSION: &str = "\
+Examples:
+  kudo version
+  kudo version --client -o json
+";
+
+pub const COMPLETION: &str = "\
+Examples:
+  kudo completion bash
+";
+
+pub const MIGRATE: &str = "\
+Examples:
+  # What would be rewritten, nothing written
+  kudo migrate --dry-run
+  kudo migrate -o json
+";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn example_lines_fit_so_that_help_never_wraps_them() {
+        for text in [
+            super::KUDO,
+            super::TEMPLATE,
+            super::PARAMS,
+            super::PACKAGE,
+            super::CONVERT,
+            super::VERIFY,
+            super::LIST_PARAMETERS,
+            super::ADD_PARAMETER,
+            super::CREATE,
+            super::UPDATE,
+            super::UPGRADE,
+            super::INIT,
+            super::INSTALL,
+            super::UNINSTALL,
+            super::PLAN,
+            super::GET,
+            super::VERSION,
+            super::COMPLETION,
+            super::MIGRATE,
+        ] {
+            assert!(text.starts_with("Examples:\n"), "{text}");
+            for line in text.lines() {
+                assert!(line.chars().count() <= 96, "too long for --help: {line}");
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Every command's `--help` has an Examples section, and every example in it works on the
+//! shipped examples (each run on its own copy of them, in a temporary directory): offline commands
+//! succeed; commands that need a cluster get past their arguments, package and parameters and
+//! stop at the cluster, here a `$KUBECONFIG` that does not exist.
+
+use std::path::Path;
+use std::process::Command;
+
+fn kudo(dir: &Path, args: &[String]) -> std::process::Output {
+    Command::new(kudo_tests::kudo_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("KUBECONFIG", dir.join("no-kubeconfig"))
+        .env("HOME", dir)
+        .env_remove("CI")
+        .output()
+        .expect("kudo runs")
+}
+
+/// The subcommands a `--help` lists (but `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+/// The example commands of a `--help`: lines after `Examples:` starting with `kudo`, joined
+/// across ` \` continuations, split as a shell would (single and double quotes).
+fn examples(help: &str) -> Vec<Vec<String>> {
+    let section: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Examples:")
+        .skip(1)
+        .collect();
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in section {
+        let line = line.trim();
+        if current.is_empty() && !line.starts_with("kudo ") {
+            continue;
+        }
+        match line.strip_suffix('\\') {
+            Some(head) => current.push_str(head),
+            None => {
+                current.push_str(line);
+                out.push(words(&current));
+                current.clear();
+            }
+        }
+    }
+    out
+}
+
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut word, mut quote, mut started) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    out.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            (_, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        out.push(word);
+    }
+    out
+}
+
+/// Commands that only talk to a cluster (the rest must succeed offline).
+fn needs_cluster(args: &[String]) -> bool {
+    let has = |f: &str| args.iter().any(|a| a == f);
+    match args[1].as_str() {
+        "install" | "uninstall" | "plan" | "get" | "migrate" => true,
+        "update" | "upgrade" => !has("-f"),
+        "init" => !has("--dry-run"),
+        _ => false,
+    }
+}
+
+#[test]
+fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &kudo_tests::repo().join("examples"),
+        &dir.path().join("examples"),
+    );
+    let mut queue: Vec<Vec<String>> = vec![vec![]];
+    let (mut commands, mut ran, mut offline) = (0, 0, 0);
+    while let Some(path) = queue.pop() {
+        let mut args = path.clone();
+        args.push("--help".into());
+        let out = kudo(dir.path(), &args);
+        assert!(out.status.success(), "kudo {args:?}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        commands += 1;
+        let examples = examples(&help);
+        assert!(
+            !examples.is_empty(),
+            "`kudo {} --help` has no Examples section",
+            path.join(" ")
+        );
+        for example in examples {
+            assert_eq!(example[0], "kudo", "{example:?}");
+            // each example on its own copy: some write (add parameter, create, convert)
+            let own = tempfile::tempdir().unwrap();
+            copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
+            let out = kudo(own.path(), &example[1..]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if needs_cluster(&example) {
+                assert_eq!(out.status.code(), Some(1), "{example:?}: {stderr}");
+                assert!(
+                    stderr.contains("($KUBECONFIG) does not exist"),
+                    "{example:?} did not stop at the cluster: {stderr}"
+                );
+            } else {
+                assert!(out.status.success(), "{example:?}: {stderr}");
+                offline += 1;
+            }
+            ran += 1;
+        }
+        for sub in subcommands(&help) {
+            let mut next = path.clone();
+            next.push(sub);
+            queue.push(next);
+        }
+    }
+    // kudo, its 14 commands, package's 5 and plan's 2 and the groups' one each
+    assert!(commands >= 22, "{commands} commands");
+    assert!(
+        ran >= 40 && offline >= 25,
+        "{ran} examples, {offline} offline"
+    );
+}
+
+#[test]
+fn shell_words_as_the_examples_need_them() {
+    assert_eq!(
+        words("kudo x -p 'a=[{k: v}]' \"b c\" d"),
+        vec!["kudo", "x", "-p", "a=[{k: v}]", "b c", "d"]
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
