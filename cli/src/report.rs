@@ -136,7 +136,11 @@ fn handler() -> GraphicalReportHandler {
     } else {
         GraphicalTheme::unicode()
     };
-    GraphicalReportHandler::new_themed(theme).with_width(100)
+    // Lines wrap between words only: never inside a code, a pointer or a hyphenated word.
+    GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_break_words(false)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
 }
 
 /// Renders diagnostics to a string, errors and warnings, followed by a count.

@@ -85,7 +85,7 @@ fn install_without_a_readable_kubeconfig_exits_with_1_naming_it() {
         .code(1)
         .stdout("")
         .stderr(predicate::str::contains(
-            "error: kudo install: cannot read the kubeconfig /nonexistent/config",
+            "error: kudo install: the kubeconfig /nonexistent/config (--kubeconfig) does not exist",
         ));
 }
 

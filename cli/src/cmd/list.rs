@@ -111,7 +111,9 @@ fn immutable_cell(r: &Row) -> &'static str {
 /// outside strings (`[{"a": 1, "b": 2}]`), so that a table wraps it between values, never
 /// inside one.
 fn spaced(shown: &kudo_pkg::Shown) -> String {
-    let text = shown.to_string();
+    let kudo_pkg::Shown::Value(text) = shown else {
+        return shown.to_string();
+    };
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let (mut in_string, mut escaped) = (false, false);
     for c in text.chars() {
