@@ -34,13 +34,30 @@ fn main() -> ExitCode {
 }
 
 /// A usage error for Helm's value flags, which clap would answer with a misleading "use
-/// `-- --set`" tip. Anything after `--` is left alone.
+/// `-- --set`" tip, and for Helm's `-f values.yaml` where kudo's `-f` is not a values file.
+/// Anything after `--` is left alone.
 fn helm_habit(args: impl Iterator<Item = String>) -> Option<String> {
+    let mut command: Option<String> = None;
     for a in args {
         if a == "--" {
             return None;
         }
+        if command.is_none() && !a.starts_with('-') {
+            command = Some(a.clone());
+        }
         let flag = a.split('=').next().unwrap_or("");
+        let values_command = matches!(command.as_deref(), Some("template" | "params" | "install"));
+        if values_command
+            && (flag == "-f"
+                || flag == "--file"
+                || (a.starts_with("-f") && a.len() > 2 && !a.starts_with("--")))
+        {
+            return Some(format!(
+                "kudo {} has no -f: give a values file (an RFC 7396 merge patch, as Helm's -f) \
+                 with -P FILE; kudo's -f is the Instance file of `kudo update` and `kudo upgrade`",
+                command.unwrap_or_default()
+            ));
+        }
         match flag {
             "--set" | "--set-string" | "--set-json" => {
                 return Some(format!(
@@ -88,6 +105,20 @@ mod tests {
                 .contains("-P FILE")
         );
         assert_eq!(helm_habit(args(&["template", ".", "-p", "a=1"])), None);
+        for helm in [
+            &["template", ".", "-f", "v.yaml"][..],
+            &["install", ".", "-fv.yaml"],
+        ] {
+            assert!(
+                helm_habit(args(helm)).unwrap().contains("with -P FILE"),
+                "{helm:?}"
+            );
+        }
+        // kudo's own -f
+        assert_eq!(
+            helm_habit(args(&["update", "-f", "i.yaml", "-p", "a=1"])),
+            None
+        );
         assert_eq!(helm_habit(args(&["template", "--", "--set"])), None);
     }
 }

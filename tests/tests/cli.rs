@@ -469,3 +469,78 @@ fn helm_habits_get_kudo_s_words() {
             .stderr(predicate::str::contains("-- --").not());
     }
 }
+
+/// One grammar: `-o` is a format everywhere (a directory is `--output-dir`), Helm's and KUDO's
+/// habits get kudo's way in a usage error (exit 2), a name instead of a package says what kudo
+/// takes, and no cluster is a short error naming where one is looked for.
+#[test]
+fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
+    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    // template -o json: one List of the objects
+    let out = kudo()
+        .arg("template")
+        .arg(&cassandra)
+        .args(["-n", "prod", "-o", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(list["kind"], "List");
+    assert!(list["items"].as_array().unwrap().len() > 2);
+    assert!(
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["metadata"]["namespace"] == "prod"),
+        "{list}"
+    );
+    // convert's directory is --output-dir; --output is a format and convert has none
+    kudo()
+        .args(["package", "convert"])
+        .arg(kudo_tests::example("zookeeper-v1beta1"))
+        .args(["--output", "somewhere"])
+        .assert()
+        .code(2);
+    // Helm's -f and --set, KUDO's install by name
+    for (args, says, code) in [
+        (&["template", "PKG", "-f", "v.yaml"][..], "with -P FILE", 2),
+        (&["install", "PKG", "--set", "a.b=1"], "-p POINTER=VALUE", 2),
+        (
+            &["params", "PKG", "-p", "jvm.heapSize=2G"],
+            "did you mean /jvm/heapSize",
+            1,
+        ),
+        (&["install", "cassandra"], "not a repository name", 1),
+    ] {
+        let args: Vec<std::ffi::OsString> = args
+            .iter()
+            .map(|a| {
+                if *a == "PKG" {
+                    cassandra.clone().into_os_string()
+                } else {
+                    (*a).into()
+                }
+            })
+            .collect();
+        kudo()
+            .args(&args)
+            .assert()
+            .code(code)
+            .stderr(predicate::str::contains(says));
+    }
+    // no cluster: one short line naming the three places
+    let home = tempfile::tempdir().unwrap();
+    kudo()
+        .args(["get", "instances"])
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", home.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "give --kubeconfig FILE, or set $KUBECONFIG, or write ~/.kube/config",
+        ));
+}
