@@ -312,6 +312,37 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     );
 }
 
+/// What a command was given and did may be logged with `{:?}`: a `writeOnly` value never
+/// shows, its pointer does.
+#[tokio::test]
+async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
+    let pkg = cassandra();
+    let (t, _) = serve(vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let secret = "s3cret-Value-123";
+    let overrides = args(&[&format!("backup/credentials/password={secret}")]);
+    let req = install::Request {
+        package: &pkg,
+        instance: None,
+        inputs: Inputs {
+            files: &[],
+            overrides: &overrides,
+        },
+        dry_run: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    for shown in [format!("{req:?}"), format!("{done:?}")] {
+        assert!(!shown.contains(secret), "a secret in Debug: {shown}");
+        assert!(shown.contains("backup/credentials/password"), "{shown}");
+    }
+}
+
 #[tokio::test]
 async fn concurrent_installs_of_one_package_share_the_operator_version_another_created() {
     let pkg = cassandra();

@@ -31,7 +31,7 @@ const ALIAS_BUDGET: usize = 100_000;
 ///
 /// The location index is built on first use, by parsing the text again: most runs never print
 /// a location, and building the index costs as much as building the value.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Document {
     path: PathBuf,
     value: Value,
@@ -39,6 +39,16 @@ pub struct Document {
     allow_duplicates: bool,
     locations: OnceLock<HashMap<String, (usize, usize)>>,
     duplicate_key: Option<(usize, usize, String)>,
+}
+
+/// A values file may hold secrets: `Debug` shows its path and which pointers it sets.
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("path", &self.path)
+            .field("sets", &crate::values::leaf_pointers(&self.value))
+            .finish_non_exhaustive()
+    }
 }
 
 /// One YAML document as built: its value and the location index.

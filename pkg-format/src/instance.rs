@@ -142,12 +142,22 @@ impl InstanceFile {
 }
 
 /// The outcome of [`update`] and [`upgrade`] on a file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Outcome {
     /// The new file text (identical to the old one when nothing changed).
     pub text: String,
     /// What the change does ([`crate::change`]).
     pub decision: Decision,
+}
+
+/// The new text holds the values, secrets included: `Debug` shows its size only.
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outcome")
+            .field("text_bytes", &self.text.len())
+            .field("decision", &self.decision)
+            .finish()
+    }
 }
 
 /// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`

@@ -74,7 +74,7 @@ impl Report {
 }
 
 /// The new values and the report.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Migration {
     /// The values for the new version (defaults applied), each remembering its origin.
     pub values: Values,
@@ -82,6 +82,17 @@ pub struct Migration {
     pub explicit: Value,
     /// What happened to every installed value.
     pub report: Report,
+}
+
+/// Values may hold secrets: `Debug` shows which pointers are set, and the report.
+impl std::fmt::Debug for Migration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Migration")
+            .field("values", &self.values)
+            .field("explicit", &crate::values::leaf_pointers(&self.explicit))
+            .field("report", &self.report)
+            .finish()
+    }
 }
 
 /// Migrates `old_values` (installed, typed: convert v1beta1 strings first) from `old_schema` to

@@ -120,7 +120,7 @@ pub struct Values {
     origins: BTreeMap<String, Origin>,
 }
 
-/// Values may hold secrets: `Debug` shows only which pointers are set.
+/// Values may hold secrets: `Debug` shows only which pointers are set ([`leaf_pointers`]).
 impl std::fmt::Debug for Values {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Values")
@@ -621,6 +621,36 @@ pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diag
     (values, diags)
 }
 
+/// The pointers of the leaves of `value` (scalars, empty objects and arrays): what is set,
+/// never what it is set to. `Debug` of anything holding parameter values shows these, since
+/// a value may be a `writeOnly` secret.
+pub fn leaf_pointers(value: &Value) -> Vec<String> {
+    fn walk(v: &Value, at: &mut String, out: &mut Vec<String>) {
+        let len = at.len();
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, child) in m {
+                    at.push('/');
+                    at.push_str(&pointer::escape(k));
+                    walk(child, at, out);
+                    at.truncate(len);
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for (i, child) in a.iter().enumerate() {
+                    at.push_str(&format!("/{i}"));
+                    walk(child, at, out);
+                    at.truncate(len);
+                }
+            }
+            _ => out.push(at.clone()),
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
 /// Takes every `writeOnly` value out of `value`: returns the rest and the pointers removed, so
 /// that printed parameters never show a secret and, fed back as a `-P` file, leave it unchanged.
 pub fn redact(schema: &ParamSchema, value: &Value) -> (Value, Vec<String>) {
@@ -686,5 +716,31 @@ fn redact_in(
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod leaf_pointer_tests {
+    use serde_json::json;
+
+    #[test]
+    fn leaf_pointers_name_what_is_set_never_the_value() {
+        let v = json!({"a": {"b": 1, "c~/": "x"}, "list": [{"k": "v"}], "empty": {}, "none": []});
+        let mut set = super::leaf_pointers(&v);
+        set.sort();
+        assert_eq!(
+            set,
+            vec!["/a/b", "/a/c~0~1", "/empty", "/list/0/k", "/none"]
+        );
+        let doc = crate::document::Document::parse(
+            std::path::Path::new("v.yaml"),
+            "auth:\n  password: hunter2-hunter2\n",
+        )
+        .unwrap();
+        let shown = format!("{doc:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("/auth/password"),
+            "{shown}"
+        );
     }
 }

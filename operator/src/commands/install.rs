@@ -30,7 +30,7 @@ pub struct Request<'a> {
 }
 
 /// What was installed.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Installed {
     /// The Instance as the API server created it (its `metadata.generation` is what `--wait`
     /// waits for).
@@ -48,6 +48,31 @@ pub struct Installed {
     /// With `dry_run`: whether the API server checked the Instance (it can only when its
     /// OperatorVersion exists already). Always true without `dry_run`.
     pub server_checked: bool,
+}
+
+/// The Instance and the objects hold values, secrets included: `Debug` shows names and pointers.
+impl std::fmt::Debug for Installed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let created: Vec<String> = self
+            .created
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        f.debug_struct("Installed")
+            .field("instance", &super::instance_shape(&self.instance))
+            .field("created_operator", &self.created_operator)
+            .field("created_operator_version", &self.created_operator_version)
+            .field("change", &self.change)
+            .field("created", &created)
+            .field("server_checked", &self.server_checked)
+            .finish()
+    }
 }
 
 /// The default Instance name of a package: `{operator}-instance`.

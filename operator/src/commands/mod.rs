@@ -110,12 +110,43 @@ impl Target {
 }
 
 /// The parameter inputs of a command line: `-P` files (in order) and `-p` overrides.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Inputs<'a> {
     /// `-P` files, parsed.
     pub files: &'a [Document],
     /// `-p` arguments, as given.
     pub overrides: &'a [String],
+}
+
+/// `-p` values may be secrets: `Debug` shows the files (path and pointers) and the keys of the
+/// overrides, never a value.
+impl std::fmt::Debug for Inputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .overrides
+            .iter()
+            .map(|o| o.split_once('=').map_or(o.as_str(), |(k, _)| k))
+            .collect();
+        f.debug_struct("Inputs")
+            .field("files", &self.files)
+            .field("overrides", &keys)
+            .finish()
+    }
+}
+
+/// What `Debug` shows of an Instance: its name and the pointers its parameters set.
+pub(crate) fn instance_shape(i: &Instance) -> String {
+    let set = i
+        .spec
+        .parameters
+        .as_ref()
+        .map(kudo_pkg::values::leaf_pointers)
+        .unwrap_or_default();
+    format!(
+        "Instance {}/{} sets {set:?}",
+        i.metadata.namespace.as_deref().unwrap_or_default(),
+        i.metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 impl<'a> Inputs<'a> {

@@ -39,7 +39,7 @@ pub struct Request<'a> {
 }
 
 /// What an update did (or, with `dry_run`, would do).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Updated {
     /// The plan the change runs and every changed path (`plan` is `None` when the effective
     /// parameters stay the same), and warnings.
@@ -52,6 +52,22 @@ pub struct Updated {
     pub generation: Option<i64>,
     /// Writes attempted (more than one after conflicts).
     pub attempts: usize,
+}
+
+/// The patch holds values, secrets included: `Debug` shows the pointers it sets.
+impl std::fmt::Debug for Updated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Updated")
+            .field("change", &self.change)
+            .field("operator_version", &self.operator_version)
+            .field(
+                "patch",
+                &self.patch.as_ref().map(kudo_pkg::values::leaf_pointers),
+            )
+            .field("generation", &self.generation)
+            .field("attempts", &self.attempts)
+            .finish()
+    }
 }
 
 /// The `spec.parameters` of an Instance (an empty object when absent).

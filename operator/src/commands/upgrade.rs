@@ -35,7 +35,7 @@ pub struct Request<'a> {
 }
 
 /// What an upgrade did (or, with `dry_run`, would do).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Upgraded {
     /// The new parameters, the plan (`upgrade`, else `update`, else `deploy`), the changes
     /// given with it, warnings and the migration report (moved, kept, defaulted, dropped).
@@ -52,6 +52,21 @@ pub struct Upgraded {
     pub generation: Option<i64>,
     /// Writes attempted.
     pub attempts: usize,
+}
+
+/// The patch holds values, secrets included: `Debug` shows the pointers it sets.
+impl std::fmt::Debug for Upgraded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upgraded")
+            .field("change", &self.change)
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("created_operator_version", &self.created_operator_version)
+            .field("patch", &kudo_pkg::values::leaf_pointers(&self.patch))
+            .field("generation", &self.generation)
+            .field("attempts", &self.attempts)
+            .finish()
+    }
 }
 
 /// Upgrades Instance `req.instance` to `req.package`. Refused, with nothing written, when the
