@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
         kudo_webhook::admission::Mode::Validate,
     ] {
         let (status, review) =
-            kudo_webhook::admission::handle(data, mode, &kudo_webhook::server::NoCluster);
+            kudo_webhook::admission::admit_review(data, mode, &kudo_webhook::server::NoCluster);
         assert!(status == 200 || status == 400);
         assert!(review.get("response").is_some());
     }

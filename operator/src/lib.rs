@@ -9,13 +9,14 @@
 //!   conversion webhook runs).
 //!
 //! - [`cluster`]: the cluster client from a kubeconfig, as every kudo binary makes it.
-//! - [`install`]: every object a cluster needs to run kudo (what `kudo init` prints).
+//! - [`init`]: every object a cluster needs to run kudo (what `kudo init` applies or prints).
 //! - [`package`]: a package as Operator and OperatorVersion objects, and back.
 //! - [`commands`]: the cluster commands (`kudo install`, `update --instance`, `upgrade
 //!   --instance`, `uninstall`, `plan status|trigger`, `get`) and `--wait`.
 //! - [`labels`]: the labels, annotations, finalizer and field managers kudo uses.
-//! - [`migration`]: KEP-33's migration of a cluster's objects from v1beta1 to v1beta2 storage
-//!   (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite, `storedVersions`.
+//! - [`storage_migration`]: KEP-33's migration of a cluster's objects from v1beta1 to v1beta2
+//!   storage (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite,
+//!   `storedVersions`. (`kudo_pkg::migrate` is another thing: moving values by `oldName`.)
 //! - [`manager`]: the manager (`kudo-manager`): runs an Instance's plans when it changes.
 //!
 //! Every parameter rule this crate applies comes from `kudo-pkg`.
@@ -31,8 +32,8 @@ pub mod cluster;
 pub mod commands;
 pub mod convert;
 pub mod crd;
-pub mod install;
+pub mod init;
 pub mod labels;
 pub mod manager;
-pub mod migration;
 pub mod package;
+pub mod storage_migration;

@@ -1,4 +1,4 @@
-//! `install::apply` against a mocked API server: the namespace, then a server-side dry run of
+//! `init::apply` against a mocked API server: the namespace, then a server-side dry run of
 //! every other object, then one server-side apply per object, in order, with kudo's field
 //! manager, to the right URL; a refusal in the dry run writes nothing more.
 
@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use kube::client::Body;
-use kudo_operator::install::{self, Options};
+use kudo_operator::init::{self, Options};
 
 /// A request as the mock saw it: method, URI, content type, body.
 type Seen = (String, String, String, serde_json::Value);
@@ -52,8 +52,8 @@ fn api(refuse: Option<&'static str>) -> (kube::Client, Arc<Mutex<Vec<Seen>>>) {
 #[tokio::test]
 async fn every_object_is_dry_run_then_applied_server_side_in_order() {
     let (client, seen) = api(None);
-    let objects = install::manifests(&Options::default());
-    let lines = install::apply(&client, &objects).await.unwrap();
+    let objects = init::manifests(&Options::default());
+    let lines = init::apply(&client, &objects).await.unwrap();
     assert_eq!(lines.len(), objects.len());
     let seen = seen.lock().unwrap();
     let n = objects.len();
@@ -90,8 +90,8 @@ async fn every_object_is_dry_run_then_applied_server_side_in_order() {
 #[tokio::test]
 async fn a_refusal_in_the_dry_run_writes_nothing_but_the_namespace() {
     let (client, seen) = api(Some("/deployments/kudo-webhook?"));
-    let objects = install::manifests(&Options::default());
-    let err = install::apply(&client, &objects).await.unwrap_err();
+    let objects = init::manifests(&Options::default());
+    let err = init::apply(&client, &objects).await.unwrap_err();
     assert!(err.starts_with("Deployment/kudo-webhook: "), "{err}");
     assert!(err.contains("denied the request"), "{err}");
     assert!(err.contains("dry run"), "{err}");

@@ -30,10 +30,9 @@ use crate::package::Package;
 use crate::params::Params;
 use crate::{Error, Result, convert};
 
-/// `apiVersion` of v1beta1 Instances (flat string values).
-pub const V1BETA1: &str = "kudo.dev/v1beta1";
-/// `apiVersion` of v1beta2 Instances (structured values).
-pub const V1BETA2: &str = "kudo.dev/v1beta2";
+/// `apiVersion` of v1beta1 Instances (flat string values) and of v1beta2 ones (structured
+/// values): the same strings as the two `params.yaml` formats.
+pub use crate::params::{V1BETA1, V1BETA2};
 
 /// An Instance manifest read from a file.
 #[derive(Debug, Clone)]

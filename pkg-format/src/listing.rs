@@ -14,8 +14,7 @@ use crate::params::ParamSchema;
 use crate::pointer;
 use crate::trigger::{self, Reason};
 
-/// Deepest nesting listed (schemas may be recursive through `$ref`).
-const MAX_DEPTH: usize = 32;
+use crate::values::MAX_DEPTH;
 
 /// Where a row's plan comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

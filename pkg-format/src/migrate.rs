@@ -22,8 +22,7 @@ use crate::params::ParamSchema;
 use crate::pointer;
 use crate::values::Values;
 
-/// Deepest schema nesting followed.
-const MAX_DEPTH: usize = 64;
+use crate::values::MAX_DEPTH;
 
 /// A value moved by an `oldName`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

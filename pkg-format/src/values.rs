@@ -44,7 +44,9 @@ use crate::document::Document;
 use crate::params::{ParamSchema, v1beta2::Child};
 use crate::pointer;
 
-/// Most nesting levels followed when filling defaults (schemas may be recursive through `$ref`).
+/// Most nesting levels of a parameter schema the engine follows (filling defaults, migrating,
+/// listing): schemas may be recursive through `$ref`. The structural checks, which guard
+/// against hostile input rather than recursion, have their own ([`crate::structural::MAX_DEPTH`]).
 pub const MAX_DEPTH: usize = 64;
 
 /// One parsed `-p KEY=VALUE` argument.

@@ -106,7 +106,7 @@ fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
             k
         };
         let reply: Value = if name.starts_with("conversion") {
-            let (reply, _) = kudo_webhook::conversion::handle(body.as_bytes(), &NoTypes);
+            let (reply, _) = kudo_webhook::conversion::convert_review(body.as_bytes(), &NoTypes);
             assert_eq!(reply.http_status, 200, "{name}");
             serde_json::from_slice(&reply.body).unwrap()
         } else {
@@ -116,7 +116,7 @@ fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
                 kudo_webhook::admission::Mode::Validate
             };
             let (status, review) =
-                kudo_webhook::admission::handle(body.as_bytes(), mode, &NoOperatorVersions);
+                kudo_webhook::admission::admit_review(body.as_bytes(), mode, &NoOperatorVersions);
             assert_eq!(status, 200, "{name}");
             review
         };

@@ -1,5 +1,5 @@
 //! `kudo migrate` as a process, without a cluster: usage and connection errors. The migration
-//! itself is tested against a mocked API server in `operator/tests/migration.rs`, and against a
+//! itself is tested against a mocked API server in `operator/tests/storage_migration.rs`, and against a
 //! real cluster in `tests/e2e.rs`.
 
 use assert_cmd::Command;

@@ -1,7 +1,7 @@
 //! `/admit/instance/mutate` and `/admit/instance/validate`: admission of Instance create and
 //! update, decided by [`kudo_pkg::change`], the policy the CLI and the manager call too.
 //!
-//! [`decide`] is the pure decision; [`handle`] is transport (read the AdmissionReview, answer
+//! [`decide`] is the pure decision; [`admit_review`] is transport (read the AdmissionReview, answer
 //! with the same uid). For an Instance whose OperatorVersion is known:
 //! - **create** is [`change::install`];
 //! - **update** within one OperatorVersion is [`change::update`]: values are compared after
@@ -210,7 +210,7 @@ pub fn decide(
 }
 
 /// Handles one AdmissionReview body: `(HTTP status, the review to send)`.
-pub fn handle(body: &[u8], mode: Mode, store: &dyn OperatorVersions) -> (u16, Value) {
+pub fn admit_review(body: &[u8], mode: Mode, store: &dyn OperatorVersions) -> (u16, Value) {
     let (status, review) = answer(body, mode, store);
     (status, to_wire(review))
 }

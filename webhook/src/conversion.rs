@@ -41,7 +41,7 @@ pub struct Counts {
 }
 
 /// Handles one request body.
-pub fn handle(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
+pub fn convert_review(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
     let review: raw::Review = match serde_json::from_slice(body) {
         Ok(r) => r,
         Err(e) => return bad_request(format!("not a ConversionReview: {e}")),

@@ -1,9 +1,9 @@
 //! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and the
 //! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`) for kube-apiserver.
 //!
-//! Handlers are transport: [`conversion::handle`] reads a ConversionReview body and answers
+//! Handlers are transport: [`conversion::convert_review`] reads a ConversionReview body and answers
 //! with the review kube-apiserver expects, each object converted by `kudo_operator::convert`;
-//! [`admission::handle`] reads an AdmissionReview and answers with [`admission::decide`], a pure
+//! [`admission::admit_review`] reads an AdmissionReview and answers with [`admission::decide`], a pure
 //! function over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` rules
 //! (the same code as the CLI). [`server`] serves them over HTTPS (axum + rustls) with health,
 //! readiness, metrics, limits and certificate reload; [`cache`] is the watch-fed OperatorVersion
@@ -18,7 +18,7 @@
 //!   "request":{"uid":"u1","desiredAPIVersion":"kudo.dev/v1beta2","objects":[
 //!     {"apiVersion":"kudo.dev/v1beta1","kind":"Operator","metadata":{"name":"a"}}]},
 //!   "response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}"#;
-//! let (reply, counts) = kudo_webhook::conversion::handle(body, &NoTypes);
+//! let (reply, counts) = kudo_webhook::conversion::convert_review(body, &NoTypes);
 //! assert_eq!(reply.http_status, 200);
 //! let review: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
 //! assert_eq!(review["response"]["uid"], "u1");

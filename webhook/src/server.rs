@@ -324,7 +324,7 @@ async fn convert(
     let started = Instant::now();
     let s = shared.clone();
     let done = tokio::task::spawn_blocking(move || {
-        let (reply, counts) = conversion::handle(&body, s.types.as_ref());
+        let (reply, counts) = conversion::convert_review(&body, s.types.as_ref());
         capture(&s, "convert", &uri, &body, reply.http_status, &reply.body);
         (reply.http_status, reply.body, counts)
     })
@@ -358,7 +358,7 @@ async fn admit(
     let started = Instant::now();
     let s = shared.clone();
     let done = tokio::task::spawn_blocking(move || {
-        let (status, review) = admission::handle(&body, mode, s.store.as_ref());
+        let (status, review) = admission::admit_review(&body, mode, s.store.as_ref());
         let reply = serde_json::to_vec(&review).unwrap_or_default();
         capture(&s, endpoint, &uri, &body, status, &reply);
         (status, reply)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use kudo_operator::convert::{NoTypes, convert};
 use kudo_pkg::change::Version;
-use kudo_webhook::admission::{Mode, OperatorVersions, handle, version_from_object};
+use kudo_webhook::admission::{Mode, OperatorVersions, admit_review, version_from_object};
 use serde_json::{Value, json};
 
 #[path = "../../tests/support/wire.rs"]
@@ -80,7 +80,7 @@ fn store() -> Store {
 fn run(name: &str, mode: Mode, store: &Store, edit: impl Fn(&mut Value)) -> (u16, Value) {
     let mut body = wire(name)["request_body"].clone();
     edit(&mut body);
-    let (status, review) = handle(body.to_string().as_bytes(), mode, store);
+    let (status, review) = admit_review(body.to_string().as_bytes(), mode, store);
     assert_eq!(review["kind"], "AdmissionReview");
     assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
     if status == 200 {
@@ -339,7 +339,7 @@ fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
         &[0xff, 0xfe],
         br#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}"#,
     ] {
-        let (status, review) = handle(body, Mode::Validate, &store());
+        let (status, review) = admit_review(body, Mode::Validate, &store());
         assert_eq!(status, 400);
         assert_eq!(review["response"]["allowed"], false);
     }

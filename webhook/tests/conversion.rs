@@ -2,7 +2,7 @@
 //! review, and on bad input.
 
 use kudo_operator::convert::{NoTypes, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
-use kudo_webhook::conversion::handle;
+use kudo_webhook::conversion::convert_review;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -33,7 +33,7 @@ fn captured_objects() -> Vec<Value> {
 }
 
 fn reply_json(body: &[u8]) -> (u16, Value) {
-    let (reply, _) = handle(body, &NoTypes);
+    let (reply, _) = convert_review(body, &NoTypes);
     (
         reply.http_status,
         serde_json::from_slice(&reply.body).unwrap(),
@@ -192,7 +192,7 @@ fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_operator::convert:
     for desired in ["kudo.dev/v1beta2", "kudo.dev/v1beta1"] {
         let request = json!({"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
             "request": {"uid": "u", "desiredAPIVersion": desired, "objects": objects}});
-        let (reply, _) = handle(request.to_string().as_bytes(), types);
+        let (reply, _) = convert_review(request.to_string().as_bytes(), types);
         assert_eq!(reply.http_status, 200);
         let response: Value = serde_json::from_slice(&reply.body).unwrap();
         let got = response["response"]["convertedObjects"].as_array().unwrap();

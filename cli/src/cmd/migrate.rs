@@ -1,5 +1,5 @@
 //! `kudo migrate`: KEP-33's migration of a cluster's kudo objects from `kudo.dev/v1beta1` to
-//! `kudo.dev/v1beta2` storage. The work is `kudo_operator::migration::run`; this prints its
+//! `kudo.dev/v1beta2` storage. The work is `kudo_operator::storage_migration::run`; this prints its
 //! report (text, or `-o json|yaml`) and decides the exit code.
 
 use std::fmt::Write as _;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use kudo_operator::migration::{self, Error as MigrationError, Options, Report, Rewrite};
+use kudo_operator::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
 use kudo_pkg::Error;
 
 use crate::args::DataFormat;
@@ -45,7 +45,7 @@ pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
         let client = kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
             .await
             .map_err(Stop::Cluster)?;
-        migration::run(&client, &options)
+        storage_migration::run(&client, &options)
             .await
             .map_err(Stop::Migration)
     });

@@ -67,7 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
 
 /// `kudo init`: the installation, printed.
 fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
-    use kudo_operator::install::{self, Options, WebhookTarget};
+    use kudo_operator::init::{self, Options, WebhookTarget};
     let mut o = Options {
         namespace: a.namespace.clone(),
         ..Options::default()
@@ -107,7 +107,7 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
         }
         (_, ca_bundle) => WebhookTarget::Service { ca_bundle },
     };
-    let objects = install::manifests(&o);
+    let objects = init::manifests(&o);
     if !a.dry_run {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -120,7 +120,7 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
             let client =
                 kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
                     .await?;
-            let mut lines = install::apply(&client, &objects).await?;
+            let mut lines = init::apply(&client, &objects).await?;
             if a.wait || a.wait_time.is_some() {
                 for l in lines.drain(..) {
                     eprintln!("{l}");
@@ -128,7 +128,7 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
                 let timeout = a
                     .wait_time
                     .unwrap_or(kudo_operator::commands::wait::DEFAULT_TIMEOUT);
-                lines = install::wait_ready(&client, &o, timeout).await?;
+                lines = init::wait_ready(&client, &o, timeout).await?;
             }
             Ok::<_, String>(lines)
         });

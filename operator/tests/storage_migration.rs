@@ -1,4 +1,4 @@
-//! `migration::run` against a mocked API server that keeps objects the way kube-apiserver does:
+//! `storage_migration::run` against a mocked API server that keeps objects the way kube-apiserver does:
 //! each in the version it was stored in, read through either version (converted the way the
 //! conversion webhook does), `resourceVersion` preconditions on writes, CRD `storedVersions`
 //! growing with each storage version applied. Every request is recorded, so each test asserts
@@ -11,7 +11,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use kube::client::Body;
 use kudo_operator::convert::{self, NoTypes};
-use kudo_operator::migration::{self, Error, Kind, Options, ProblemKind, Report, Rewrite};
+use kudo_operator::storage_migration::{self, Error, Kind, Options, ProblemKind, Report, Rewrite};
 use serde_json::{Value, json};
 
 const NS: &str = "zk";
@@ -420,7 +420,7 @@ fn stored(cluster: &Arc<Mutex<Cluster>>, plural: &str, name: &str) -> Stored {
 #[tokio::test]
 async fn a_v1beta1_cluster_is_migrated_in_four_phases_in_order() {
     let cluster = old_cluster();
-    let report = migration::run(&client(cluster.clone()), &Options::default())
+    let report = storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap();
 
@@ -545,7 +545,7 @@ async fn a_value_that_does_not_fit_its_type_aborts_before_any_write() {
         orphan["spec"]["operatorVersion"]["name"] = json!("zookeeper-0.1.0");
         c.store(orphan);
     }
-    let err = migration::run(&client(cluster.clone()), &Options::default())
+    let err = storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap_err();
     let Error::Preflight(problems) = err else {
@@ -581,7 +581,7 @@ async fn a_value_that_does_not_fit_its_type_aborts_before_any_write() {
 #[tokio::test]
 async fn a_dry_run_lists_what_would_be_rewritten_and_writes_nothing() {
     let cluster = old_cluster();
-    let report = migration::run(&client(cluster.clone()), &Options { dry_run: true })
+    let report = storage_migration::run(&client(cluster.clone()), &Options { dry_run: true })
         .await
         .unwrap();
     assert_eq!(requests(&cluster), lists());
@@ -614,13 +614,13 @@ async fn a_dry_run_lists_what_would_be_rewritten_and_writes_nothing() {
 #[tokio::test]
 async fn a_second_run_rewrites_nothing_and_leaves_stored_versions_alone() {
     let cluster = old_cluster();
-    let first = migration::run(&client(cluster.clone()), &Options::default())
+    let first = storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap();
     let objects_after_first = cluster.lock().unwrap().objects.clone();
     cluster.lock().unwrap().seen.clear();
 
-    let second: Report = migration::run(&client(cluster.clone()), &Options::default())
+    let second: Report = storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap();
     let mut want = lists();
@@ -656,7 +656,7 @@ async fn a_conflict_during_the_rewrite_is_retried_on_the_object_read_again() {
         // Another client sets NODE_COUNT to 7 between pre-flight and the rewrite.
         |o: &mut Value| o["spec"]["parameters"]["NODE_COUNT"] = json!("7"),
     );
-    let report = migration::run(&client(cluster.clone()), &Options::default())
+    let report = storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap();
     let mut want = lists();
@@ -700,7 +700,7 @@ async fn an_interrupted_run_resumes_where_it_stopped() {
         c.store(convert::convert(&ov, "kudo.dev/v1beta2", &NoTypes).unwrap());
     }
     let ov_before = stored(&cluster, "operatorversions", OV).object;
-    migration::run(&client(cluster.clone()), &Options::default())
+    storage_migration::run(&client(cluster.clone()), &Options::default())
         .await
         .unwrap();
     assert_eq!(stored(&cluster, "instances", "zk1").version, "v1beta2");
@@ -727,7 +727,7 @@ fn differences_name_the_changed_pointers_never_the_values() {
         json!({"spec": {"parameters": {"A": "1", "B/C": "x"}}, "metadata": {"labels": {"l": "1"}}});
     let b = json!({"spec": {"parameters": {"A": 1, "B/C": "x", "D": true}}, "metadata": {}});
     assert_eq!(
-        migration::differences(&a, &b),
+        storage_migration::differences(&a, &b),
         [
             "/spec/parameters/A",
             "/spec/parameters/D",
