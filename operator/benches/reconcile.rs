@@ -4,20 +4,19 @@
 //! Instance that has not changed (no request at all).
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kube::runtime::{reflector, watcher};
 use kudo_operator::crd::v1beta2::Instance;
 use kudo_operator::manager::{self, Context, Settings};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
+
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
 
 const STEPS: usize = 5;
 const PER_STEP: usize = 10;
@@ -61,33 +60,18 @@ fn resources() -> Value {
 /// Answers like an API server that accepts everything: the applied object (or the Instance
 /// with the status written) comes back.
 fn client(instance: Value) -> kube::Client {
-    let instance = Arc::new(instance);
-    let service = tower::service_fn(move |req: Request<Body>| {
-        let instance = instance.clone();
-        async move {
-            let path = req.uri().path().to_string();
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            let reply = if path == "/api/v1" {
-                resources()
-            } else if path.ends_with("/status") {
-                let mut i = (*instance).clone();
-                i["status"] = body["status"].clone();
-                i
-            } else {
-                body
-            };
-            Ok::<_, Infallible>(Response::new(Body::from(
-                serde_json::to_vec(&reply).unwrap_or_default(),
-            )))
-        }
-    });
-    kube::Client::new(service, "default")
+    mock_api::answering("default", move |r| {
+        let reply = if r.path == "/api/v1" {
+            resources()
+        } else if r.path.ends_with("/status") {
+            let mut i = instance.clone();
+            i["status"] = r.body["status"].clone();
+            i
+        } else {
+            r.body
+        };
+        (200, reply)
+    })
 }
 
 fn instance() -> Instance {

@@ -3,48 +3,34 @@
 //! apply three `-p` (all under the `update` trigger), validate, check `immutable` and `trigger`, PATCH with the resourceVersion
 //! precondition. The package is `examples/cassandra-v1beta2`.
 
-use std::convert::Infallible;
 use std::path::Path;
-use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kudo_operator::commands::{Inputs, Target, update};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
 fn client(instance: Value, ov: Value) -> kube::Client {
-    let (instance, ov) = (Arc::new(instance), Arc::new(ov));
-    let service = tower::service_fn(move |req: Request<Body>| {
-        let (instance, ov) = (instance.clone(), ov.clone());
-        async move {
-            let path = req.uri().path().to_string();
-            let method = req.method().clone();
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            let reply = if path.contains("/operatorversions/") {
-                (*ov).clone()
-            } else if method == http::Method::PATCH {
-                let patch: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                let mut i = (*instance).clone();
-                json_patch::merge(&mut i, &patch);
-                i["metadata"]["generation"] = json!(2);
-                i
-            } else {
-                (*instance).clone()
-            };
-            Ok::<_, Infallible>(Response::new(Body::from(
-                serde_json::to_vec(&reply).unwrap_or_default(),
-            )))
-        }
-    });
-    kube::Client::new(service, "default")
+    mock_api::answering("default", move |r| {
+        let reply = if r.path.contains("/operatorversions/") {
+            ov.clone()
+        } else if r.method == "PATCH" {
+            let mut i = instance.clone();
+            // a JSON patch (a list of operations, the precondition first), or a merge patch
+            match serde_json::from_value::<json_patch::Patch>(r.body.clone()) {
+                Ok(ops) => json_patch::patch(&mut i, &ops).expect("the patch applies"),
+                Err(_) => json_patch::merge(&mut i, &r.body),
+            }
+            i["metadata"]["generation"] = json!(2);
+            i
+        } else {
+            instance.clone()
+        };
+        (200, reply)
+    })
 }
 
 fn bench(c: &mut Criterion) {

@@ -2,51 +2,42 @@
 //! every other object, then one server-side apply per object, in order, with kudo's field
 //! manager, to the right URL; a refusal in the dry run writes nothing more.
 
-use std::sync::{Arc, Mutex};
-
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kudo_operator::init::{self, Options};
+
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
 
 /// A request as the mock saw it: method, URI, content type, body.
 type Seen = (String, String, String, serde_json::Value);
 
 /// A mocked API server logging every request; it refuses (422) the dry run of the object
-/// whose URI contains `refuse`, if any.
-fn api(refuse: Option<&'static str>) -> (kube::Client, Arc<Mutex<Vec<Seen>>>) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let method = request.method().to_string();
-            let uri = request.uri().to_string();
-            let ct = request
-                .headers()
-                .get("content-type")
-                .map(|v| v.to_str().unwrap().to_string())
-                .unwrap_or_default();
-            let body = request.into_body().collect().await.unwrap().to_bytes();
-            let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            log.lock()
-                .unwrap()
-                .push((method, uri.clone(), ct, json.clone()));
-            let refused = refuse.is_some_and(|r| uri.contains(r) && uri.contains("dryRun=All"));
-            let reply = if refused {
-                Response::builder().status(422).body(Body::from(
-                    serde_json::to_vec(&serde_json::json!({"kind": "Status", "apiVersion": "v1",
-                        "status": "Failure", "reason": "Invalid", "code": 422,
-                        "message": "admission webhook \"policy.example.com\" denied the request"}))
-                    .unwrap(),
-                ))
-            } else {
-                Response::builder().body(Body::from(body.to_vec()))
-            };
-            send.send_response(reply.unwrap());
+/// whose URI contains `refuse`, if any, and answers every other request with its body.
+fn api(refuse: Option<&'static str>) -> (kube::Client, mock_api::Log) {
+    mock_api::client("default", move |r| {
+        let uri = r.uri();
+        if refuse.is_some_and(|x| uri.contains(x) && uri.contains("dryRun=All")) {
+            let message = "admission webhook \"policy.example.com\" denied the request";
+            (422, mock_api::status(422, "Invalid", message))
+        } else {
+            (200, r.body.clone())
         }
-    });
-    (kube::Client::new(service, "default"), seen)
+    })
+}
+
+/// The log as tuples.
+fn requests(log: &mock_api::Log) -> Vec<Seen> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r.method.clone(),
+                r.uri(),
+                r.content_type.clone(),
+                r.body.clone(),
+            )
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -55,7 +46,7 @@ async fn every_object_is_dry_run_then_applied_server_side_in_order() {
     let objects = init::manifests(&Options::default());
     let lines = init::apply(&client, &objects).await.unwrap();
     assert_eq!(lines.len(), objects.len());
-    let seen = seen.lock().unwrap();
+    let seen = requests(&seen);
     let n = objects.len();
     assert_eq!(objects[0]["kind"], "Namespace");
     assert_eq!(
@@ -95,7 +86,7 @@ async fn a_refusal_in_the_dry_run_writes_nothing_but_the_namespace() {
     assert!(err.starts_with("Deployment/kudo-webhook: "), "{err}");
     assert!(err.contains("denied the request"), "{err}");
     assert!(err.contains("dry run"), "{err}");
-    let seen = seen.lock().unwrap();
+    let seen = requests(&seen);
     let written: Vec<&str> = seen
         .iter()
         .filter(|(_, uri, _, _)| !uri.contains("dryRun=All"))

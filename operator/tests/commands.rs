@@ -1,4 +1,4 @@
-//! The cluster commands against a mocked API server (`tower_test::mock::pair` behind
+//! The cluster commands against a mocked API server (`tests/support/mock_api.rs` behind
 //! `kube::Client`): each test scripts the server's answers and asserts every request the
 //! command sent, its method, path, query and body, and that refused commands send no write.
 
@@ -7,9 +7,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kudo_operator::commands::wait::{self, Goal, Options};
 use kudo_operator::commands::{
     self, Error, Inputs, Target, get, install, plan, uninstall, update, upgrade,
@@ -33,15 +30,10 @@ struct Step {
     forever: bool,
 }
 
-/// A request as the server saw it.
-#[derive(Debug, Clone, PartialEq)]
-struct Seen {
-    method: String,
-    path: String,
-    query: String,
-    content_type: String,
-    body: Value,
-}
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Seen;
 
 const NS: &str = "default";
 
@@ -133,54 +125,17 @@ fn test_failed() -> Value {
 
 /// A client whose server follows `script`, and the log of what it received.
 fn serve(script: Vec<Step>) -> (Target, Arc<Mutex<Vec<Seen>>>) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        let mut script: VecDeque<Step> = script.into();
-        while let Some((request, send)) = handle.next_request().await {
-            let method = request.method().to_string();
-            let path = request.uri().path().to_string();
-            // kube writes `?&fieldManager=...`: the query's parameters are what counts.
-            let query = request
-                .uri()
-                .query()
-                .unwrap_or("")
-                .trim_start_matches('&')
-                .to_string();
-            let content_type = request
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
-            let bytes = request.into_body().collect().await.unwrap().to_bytes();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            log.lock().unwrap().push(Seen {
-                method: method.clone(),
-                path: path.clone(),
-                query,
-                content_type,
-                body: body.clone(),
-            });
-            let (code, answer) = match script.front() {
-                Some(s) if s.method == method && s.path == path => {
-                    let a = (s.answer)(&body);
-                    if !s.forever {
-                        script.pop_front();
-                    }
-                    a
-                }
-                _ => (500, status(500, "UnexpectedRequest")),
-            };
-            let response = Response::builder()
-                .status(code)
-                .body(Body::from(serde_json::to_vec(&answer).unwrap()))
-                .unwrap();
-            send.send_response(response);
+    let mut script: VecDeque<Step> = script.into();
+    let (client, seen) = mock_api::client(NS, move |r| match script.front() {
+        Some(s) if s.method == r.method && s.path == r.path => {
+            let a = (s.answer)(&r.body);
+            if !s.forever {
+                script.pop_front();
+            }
+            a
         }
+        _ => (500, status(500, "UnexpectedRequest")),
     });
-    let client = kube::Client::new(service, NS);
     (Target::new(client, None), seen)
 }
 

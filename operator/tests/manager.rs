@@ -8,9 +8,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector;
 use kube::runtime::watcher;
@@ -20,14 +17,10 @@ use kudo_operator::package;
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
-/// One request as the mock saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    query: String,
-    body: Value,
-}
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Seen;
 
 /// The fake cluster's knobs: the status each applied object comes back with (by name), and
 /// HTTP errors to answer for some object names.
@@ -115,39 +108,15 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
 
 impl Fake {
     fn start(instance: &Instance) -> (Fake, kube::Client) {
-        let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
         let cluster = Arc::new(Mutex::new(Cluster {
             instance: serde_json::to_value(instance).unwrap(),
             ..Default::default()
         }));
-        let (log, state) = (seen.clone(), cluster.clone());
-        tokio::spawn(async move {
-            while let Some((request, send)) = handle.next_request().await {
-                let method = request.method().to_string();
-                let path = request.uri().path().to_string();
-                let query = request.uri().query().unwrap_or("").to_string();
-                let bytes = request.into_body().collect().await.unwrap().to_bytes();
-                let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                let (code, reply) = answer(&mut state.lock().unwrap(), &method, &path, &body);
-                log.lock().unwrap().push(Seen {
-                    method,
-                    path,
-                    query,
-                    body,
-                });
-                send.send_response(
-                    Response::builder()
-                        .status(code)
-                        .body(Body::from(serde_json::to_vec(&reply).unwrap()))
-                        .unwrap(),
-                );
-            }
+        let state = cluster.clone();
+        let (client, seen) = mock_api::client("default", move |r| {
+            answer(&mut state.lock().unwrap(), &r.method, &r.path, &r.body)
         });
-        (
-            Fake { seen, cluster },
-            kube::Client::new(service, "default"),
-        )
+        (Fake { seen, cluster }, client)
     }
 
     fn object_status(&self, name: &str, status: Value) {

@@ -7,9 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use http::{Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use kube::client::Body;
+use http::StatusCode;
 use kudo_operator::convert::{self, NoTypes};
 use kudo_operator::storage_migration::{self, Error, Kind, Options, ProblemKind, Report, Rewrite};
 use serde_json::{Value, json};
@@ -19,14 +17,10 @@ const OV: &str = "zookeeper-0.4.0";
 const WEBHOOK_URL: &str = "https://127.0.0.1:8443/convert";
 const CA_BUNDLE: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t";
 
-/// A request as the API server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    content_type: String,
-    body: Value,
-}
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Seen;
 
 /// One stored custom object.
 #[derive(Debug, Clone)]
@@ -230,38 +224,15 @@ fn conflict() -> (StatusCode, Value) {
     (StatusCode::CONFLICT, status(409, "Conflict"))
 }
 
-/// A client talking to `cluster`.
+/// A client talking to `cluster`, which records every request.
 fn client(cluster: Arc<Mutex<Cluster>>) -> kube::Client {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let method = request.method().to_string();
-            let path = request.uri().to_string();
-            let content_type = request
-                .headers()
-                .get("content-type")
-                .map(|v| v.to_str().unwrap().to_string())
-                .unwrap_or_default();
-            let bytes = request.into_body().collect().await.unwrap().to_bytes();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            let (code, answer) = {
-                let mut c = cluster.lock().unwrap();
-                c.seen.push(Seen {
-                    method: method.clone(),
-                    path: path.clone(),
-                    content_type,
-                    body: body.clone(),
-                });
-                c.answer(&method, &path, &body)
-            };
-            let response = Response::builder()
-                .status(code)
-                .body(Body::from(answer.to_string().into_bytes()))
-                .unwrap();
-            send.send_response(response);
-        }
+    let (client, _) = mock_api::client("default", move |r| {
+        let mut c = cluster.lock().unwrap();
+        c.seen.push(r.clone());
+        let (code, answer) = c.answer(&r.method, &r.uri(), &r.body);
+        (code.as_u16(), answer)
     });
-    kube::Client::new(service, "default")
+    client
 }
 
 /// The zookeeper example as KUDO stored it: Operator and OperatorVersion in v1beta1 (a flat
@@ -352,7 +323,7 @@ fn requests(cluster: &Arc<Mutex<Cluster>>) -> Vec<(String, String)> {
         .unwrap()
         .seen
         .iter()
-        .map(|s| (s.method.clone(), s.path.clone()))
+        .map(|s| (s.method.clone(), s.uri()))
         .collect()
 }
 

@@ -2,65 +2,42 @@
 //! kept while valid, renewed before expiry; the CA bundle reaches the CRDs and the webhook
 //! configurations; the files the server loads are written.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use kube::client::Body;
 use kudo_webhook::certs::{self, Options, from_secret, to_secret};
 use rustls::client::danger::ServerCertVerifier;
 use serde_json::{Value, json};
 
-/// Every request as (method, path with query, JSON body).
-type Log = Arc<Mutex<Vec<(String, String, Value)>>>;
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Log;
 
 /// A mocked API server: `secret` is the Secret it holds (None: 404).
 fn api(secret: Option<Value>) -> (kube::Client, Log) {
-    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let log: Log = Arc::default();
-    let seen = log.clone();
-    tokio::spawn(async move {
-        while let Some((request, send)) = handle.next_request().await {
-            let method = request.method().to_string();
-            let path = request.uri().to_string();
-            let bytes = request.into_body().collect().await.unwrap().to_bytes();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            seen.lock()
-                .unwrap()
-                .push((method.clone(), path.clone(), body.clone()));
-            let (code, reply) = if path.contains("/secrets/kudo-webhook-tls") && method == "GET" {
-                match &secret {
-                    Some(s) => (200, s.clone()),
-                    None => (
-                        404,
-                        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                        "reason": "NotFound", "code": 404, "message": "not found"}),
-                    ),
-                }
-            } else if path.contains("webhookconfigurations/") && method == "GET" {
-                (
-                    200,
-                    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "X",
-                    "metadata": {"name": "w"}, "webhooks": [{"name": "a"}]}),
-                )
-            } else if method == "POST" {
-                (201, body.clone())
-            } else {
-                (
-                    200,
-                    json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}}),
-                )
-            };
-            send.send_response(
-                Response::builder()
-                    .status(code)
-                    .body(Body::from(serde_json::to_vec(&reply).unwrap()))
-                    .unwrap(),
-            );
+    mock_api::client("default", move |r| {
+        let (method, path) = (r.method.as_str(), r.path.as_str());
+        if path.contains("/secrets/kudo-webhook-tls") && method == "GET" {
+            match &secret {
+                Some(s) => (200, s.clone()),
+                None => (404, mock_api::status(404, "NotFound", "not found")),
+            }
+        } else if path.contains("webhookconfigurations/") && method == "GET" {
+            (
+                200,
+                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "X",
+                "metadata": {"name": "w"}, "webhooks": [{"name": "a"}]}),
+            )
+        } else if method == "POST" {
+            (201, r.body.clone())
+        } else {
+            (
+                200,
+                json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}}),
+            )
         }
-    });
-    (kube::Client::new(service, "default"), log)
+    })
 }
 
 fn options(dir: &std::path::Path) -> Options {
@@ -78,7 +55,7 @@ fn calls(log: &Log) -> Vec<(String, String)> {
     log.lock()
         .unwrap()
         .iter()
-        .map(|(m, p, _)| (m.clone(), p.split('?').next().unwrap().to_string()))
+        .map(|s| (s.method.clone(), s.path.clone()))
         .collect()
 }
 
@@ -101,15 +78,15 @@ async fn a_missing_secret_is_created_and_the_ca_injected_everywhere() {
         ]
     );
     let log = log.lock().unwrap();
-    let stored = from_secret(&log[1].2).expect("the created Secret holds the bundle");
+    let stored = from_secret(&log[1].body).expect("the created Secret holds the bundle");
     assert_eq!(stored, bundle);
     let ca = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bundle.ca_pem);
     assert_eq!(
-        log[2].2["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
+        log[2].body["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
         ca
     );
     assert_eq!(
-        log[5].2,
+        log[5].body,
         json!([{"op": "add", "path": "/webhooks/0/clientConfig/caBundle", "value": ca}])
     );
     // the files the server loads
@@ -174,12 +151,12 @@ async fn a_valid_secret_is_kept_and_an_expiring_one_renewed() {
     let renewed = certs::ensure(&client, &o).await.unwrap();
     assert_ne!(renewed, soon);
     let log = log.lock().unwrap().clone();
-    assert_eq!(log[1].0, "PUT");
+    assert_eq!(log[1].method, "PUT");
     assert_eq!(
-        log[1].2["metadata"]["resourceVersion"], "42",
+        log[1].body["metadata"]["resourceVersion"], "42",
         "replaced with a precondition"
     );
-    assert_eq!(from_secret(&log[1].2).unwrap(), renewed);
+    assert_eq!(from_secret(&log[1].body).unwrap(), renewed);
     // Rotation: the new bundle trusts the new certificate and, until it expires, the previous
     // one (what the other replica serves until its next check); one previous CA only.
     let blocks = certs::pem_blocks(&renewed.ca_pem);
