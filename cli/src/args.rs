@@ -1,11 +1,11 @@
-//! The command line, as clap sees it. These types stay in the CLI: commands turn them into
-//! `kudo-pkg` inputs.
+//! The command line, as clap sees it: every command's arguments and their value parsers, in
+//! one place that depends on no command (`cmd` reads these; nothing here reads `cmd`).
+//! Commands turn them into `kudo-pkg` and `kudo-operator` inputs.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
-
-use crate::cmd::cluster::{ClusterArgs, WaitArgs};
 
 /// kudo: operator packages with structured (JSON-schema) parameters.
 #[derive(Debug, Parser)]
@@ -90,23 +90,23 @@ pub enum Command {
     /// anything is refused. An existing Instance, or an OperatorVersion of the same name with
     /// another content, is refused.
     #[command(after_help = crate::examples::INSTALL)]
-    Install(crate::cmd::install::InstallArgs),
+    Install(InstallArgs),
     /// Delete an Instance (the manager runs its cleanup plan first); --wait waits until it is
     /// gone.
     #[command(after_help = crate::examples::UNINSTALL)]
-    Uninstall(crate::cmd::uninstall::UninstallArgs),
+    Uninstall(UninstallArgs),
     /// The plans of an Instance: their status, or run one.
     #[command(after_help = crate::examples::PLAN)]
     #[command(subcommand)]
-    Plan(crate::cmd::plan::PlanCommand),
+    Plan(PlanCommand),
     /// List Instances, Operators or OperatorVersions of a namespace (a table, or -o json|yaml).
     #[command(after_help = crate::examples::GET)]
-    Get(crate::cmd::get::GetArgs),
+    Get(GetArgs),
     /// Print this client's version and, when a cluster is reachable, its Kubernetes version
     /// and whether kudo is installed there (the version each kudo CRD stores). --client: no
     /// cluster is contacted. An unreachable cluster is reported, not an error.
     #[command(after_help = crate::examples::VERSION)]
-    Version(crate::cmd::version::VersionArgs),
+    Version(VersionArgs),
     /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
     /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
     #[command(after_help = crate::examples::COMPLETION)]
@@ -119,7 +119,7 @@ pub enum Command {
     /// Every phase is idempotent: running it again is safe and resumes an interrupted run.
     /// --dry-run runs the pre-flight only and prints what would be rewritten.
     #[command(after_help = crate::examples::MIGRATE)]
-    Migrate(crate::cmd::migrate::MigrateArgs),
+    Migrate(MigrateArgs),
 }
 
 /// `kudo init`.
@@ -159,7 +159,7 @@ pub struct InitArgs {
     #[arg(long, conflicts_with = "dry_run")]
     pub wait: bool,
     /// How long --wait waits: `30s`, `5m`, `1h30m` (default 5m). Implies --wait.
-    #[arg(long, value_name = "DURATION", value_parser = crate::cmd::cluster::duration, conflicts_with = "dry_run")]
+    #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "dry_run")]
     pub wait_time: Option<std::time::Duration>,
 }
 
@@ -393,7 +393,7 @@ pub struct AddParameterArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// string, integer, number, boolean, object, array (of strings) or array:TYPE.
-    #[arg(long = "type", value_name = "TYPE", value_parser = crate::cmd::author::type_flag)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = type_flag)]
     pub ty: Option<String>,
     /// The default, as YAML typed by the type (`3`, `true`, `[a, b]`).
     #[arg(long, value_name = "VALUE")]
@@ -412,7 +412,7 @@ pub struct AddParameterArgs {
     pub enum_values: Vec<String>,
     /// A constraint that fits the type, KEYWORD=VALUE: minimum=1, maxLength=63,
     /// pattern=^[a-z]+$, minItems=1, ... (repeat for each).
-    #[arg(long = "constraint", value_name = "KEYWORD=VALUE", value_parser = crate::cmd::author::constraint_flag)]
+    #[arg(long = "constraint", value_name = "KEYWORD=VALUE", value_parser = constraint_flag)]
     pub constraints: Vec<String>,
     /// The plan a change of this parameter runs.
     #[arg(long, value_name = "PLAN")]
@@ -527,5 +527,209 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cluster commands
+
+/// Where the cluster is.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace (default: the context's namespace, else `default`).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+}
+
+/// `--wait` and `--wait-time`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Wait until the manager has run the plan to COMPLETE; a FATAL_ERROR or the end of
+    /// --wait-time exits with 1.
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits: `30s`, `5m`, `1h30m` (default 5m). Implies --wait.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub wait_time: Option<Duration>,
+}
+
+/// `kudo install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The package: a directory or a .tgz.
+    pub package: PathBuf,
+    /// Name of the Instance (default: OPERATOR-instance).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Write nothing: check the parameters and the cluster (an existing Instance, a differing
+    /// OperatorVersion), send the Instance as a server-side dry run when its OperatorVersion
+    /// exists (the API server and kudo's admission webhook check it), and say what would be
+    /// created.
+    #[arg(long, conflicts_with_all = ["wait", "wait_time"])]
+    pub dry_run: bool,
+    /// With --dry-run: print the objects that would be created (a `List`) instead of a summary.
+    #[arg(short = 'o', long = "output", value_enum, requires = "dry_run")]
+    pub output: Option<DataFormat>,
+}
+
+/// `kudo uninstall`.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// The Instance to delete.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `kudo plan ...`.
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// The plans of an Instance: the active plan as a tree of phases and steps with their
+    /// statuses, and the status of every other plan. --wait waits until the active plan is
+    /// COMPLETE or FATAL_ERROR (exit 1 on FATAL_ERROR).
+    #[command(after_help = crate::examples::PLAN)]
+    Status(StatusArgs),
+    /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
+    #[command(after_help = crate::examples::PLAN)]
+    Trigger(TriggerArgs),
+}
+
+/// `kudo plan status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The Instance.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Print the status as data instead of the tree.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `kudo plan trigger`.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// The plan to run.
+    #[arg(long, value_name = "PLAN")]
+    pub name: String,
+    /// The Instance.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// What `kudo get` lists.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum What {
+    /// Instances.
+    Instances,
+    /// Operators.
+    Operators,
+    /// OperatorVersions.
+    Operatorversions,
+}
+
+/// `kudo get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub what: What,
+    /// Print the objects as data (a v1 List) instead of the table.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `kudo version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Only this client's version: no cluster is contacted.
+    #[arg(long)]
+    pub client: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: VersionFormat,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+/// Output formats of `kudo version`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum VersionFormat {
+    /// Human-readable.
+    Text,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// `kudo migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Pre-flight only: list and convert every object, print what would be rewritten, write
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Print the report as JSON or YAML instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
+/// A `--wait-time` value: `30s`, `5m`, `1h30m`.
+pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
+    kudo_operator::commands::parse_duration(text)
+        .ok_or_else(|| format!("not a duration: {text:?} (examples: 30s, 5m, 1h30m)"))
+}
+
+/// `--type`, as clap checks it (a wrong one is a usage error).
+pub(crate) fn type_flag(s: &str) -> Result<String, String> {
+    match kudo_pkg::author::ParamType::parse(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(
+            "use string, integer, number, boolean, object, array or array:TYPE (array:integer)"
+                .into(),
+        ),
+    }
+}
+
+/// `--constraint`, as clap checks it.
+pub(crate) fn constraint_flag(s: &str) -> Result<String, String> {
+    match s.split_once('=') {
+        Some((k, _)) if !k.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("expected KEYWORD=VALUE (minimum=1, maxLength=63, pattern=^[a-z]+$)".into()),
     }
 }

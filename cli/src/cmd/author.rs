@@ -163,28 +163,13 @@ fn place(pkg: &Package, path: &str) -> Result<String, Stop> {
     }
 }
 
-/// `--type`, as clap checks it (a wrong one is a usage error).
-pub fn type_flag(s: &str) -> Result<String, String> {
-    match ParamType::parse(s) {
-        Some(_) => Ok(s.to_string()),
-        None => Err(
-            "use string, integer, number, boolean, object, array or array:TYPE (array:integer)"
-                .into(),
-        ),
-    }
-}
-
-/// `--constraint`, as clap checks it.
-pub fn constraint_flag(s: &str) -> Result<String, String> {
-    match s.split_once('=') {
-        Some((k, _)) if !k.trim().is_empty() => Ok(s.to_string()),
-        _ => Err("expected KEYWORD=VALUE (minimum=1, maxLength=63, pattern=^[a-z]+$)".into()),
-    }
-}
-
 fn parse_type(s: &str) -> Result<ParamType, Stop> {
-    ParamType::parse(s)
-        .ok_or_else(|| Stop::Usage(format!("--type {s}: {}", type_flag(s).unwrap_err())))
+    ParamType::parse(s).ok_or_else(|| {
+        Stop::Usage(format!(
+            "--type {s}: {}",
+            crate::args::type_flag(s).unwrap_err()
+        ))
+    })
 }
 
 fn constraints(a: &AddParameterArgs) -> Result<Vec<(String, String)>, Stop> {

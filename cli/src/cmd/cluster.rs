@@ -1,38 +1,10 @@
 //! What the cluster commands share: the connection flags, `--wait`, the async runtime, and
 //! how a refusal is printed (exit code 1).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use clap::Args;
+use crate::args::{ClusterArgs, WaitArgs};
 use kudo_operator::commands::{self, Target, wait};
-
-/// Where the cluster is.
-#[derive(Debug, Args)]
-pub struct ClusterArgs {
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-    /// Namespace (default: the context's namespace, else `default`).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
-}
-
-/// `--wait` and `--wait-time`.
-#[derive(Debug, Args)]
-pub struct WaitArgs {
-    /// Wait until the manager has run the plan to COMPLETE; a FATAL_ERROR or the end of
-    /// --wait-time exits with 1.
-    #[arg(long)]
-    pub wait: bool,
-    /// How long --wait waits: `30s`, `5m`, `1h30m` (default 5m). Implies --wait.
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub wait_time: Option<Duration>,
-}
 
 impl WaitArgs {
     /// The wait options, when asked to wait.
@@ -42,11 +14,6 @@ impl WaitArgs {
             ..wait::Options::default()
         })
     }
-}
-
-pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    commands::parse_duration(text)
-        .ok_or_else(|| format!("not a duration: {text:?} (examples: 30s, 5m, 1h30m)"))
 }
 
 /// Why a cluster command stopped.

@@ -2,37 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
 use kudo_operator::commands::get;
 use kudo_pkg::Error;
 use serde_json::json;
 
-use super::cluster::{self, ClusterArgs};
-use crate::args::DataFormat;
-
-/// What `kudo get` lists.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum What {
-    /// Instances.
-    Instances,
-    /// Operators.
-    Operators,
-    /// OperatorVersions.
-    Operatorversions,
-}
-
-/// `kudo get`.
-#[derive(Debug, Args)]
-pub struct GetArgs {
-    /// What to list.
-    #[arg(value_enum)]
-    pub what: What,
-    /// Print the objects as data (a v1 List) instead of the table.
-    #[arg(short = 'o', long = "output", value_enum)]
-    pub output: Option<DataFormat>,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-}
+use super::cluster;
+use crate::args::{DataFormat, GetArgs, What};
 
 pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
     let kind = match a.what {

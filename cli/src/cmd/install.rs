@@ -1,39 +1,12 @@
 //! `kudo install PACKAGE`: the rules live in `kudo_operator::commands::install`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
 use kudo_operator::commands::{Inputs, install, wait};
 use kudo_pkg::Error;
 
-use super::cluster::{self, ClusterArgs, WaitArgs};
-use crate::args::{DataFormat, ValueArgs};
-
-/// `kudo install`.
-#[derive(Debug, Args)]
-pub struct InstallArgs {
-    /// The package: a directory or a .tgz.
-    pub package: PathBuf,
-    /// Name of the Instance (default: OPERATOR-instance).
-    #[arg(long, value_name = "NAME")]
-    pub instance: Option<String>,
-    #[command(flatten)]
-    pub values: ValueArgs,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-    /// Write nothing: check the parameters and the cluster (an existing Instance, a differing
-    /// OperatorVersion), send the Instance as a server-side dry run when its OperatorVersion
-    /// exists (the API server and kudo's admission webhook check it), and say what would be
-    /// created.
-    #[arg(long, conflicts_with_all = ["wait", "wait_time"])]
-    pub dry_run: bool,
-    /// With --dry-run: print the objects that would be created (a `List`) instead of a summary.
-    #[arg(short = 'o', long = "output", value_enum, requires = "dry_run")]
-    pub output: Option<DataFormat>,
-}
+use super::cluster;
+use crate::args::{DataFormat, InstallArgs};
 
 pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     let pkg = super::load(&a.package)?;

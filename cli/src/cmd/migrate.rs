@@ -3,32 +3,12 @@
 //! report (text, or `-o json|yaml`) and decides the exit code.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
 use kudo_operator::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
 use kudo_pkg::Error;
 
-use crate::args::DataFormat;
-
-/// `kudo migrate`.
-#[derive(Debug, Args)]
-pub struct MigrateArgs {
-    /// Pre-flight only: list and convert every object, print what would be rewritten, write
-    /// nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-    /// Print the report as JSON or YAML instead of text.
-    #[arg(short = 'o', long = "output", value_enum)]
-    pub output: Option<DataFormat>,
-}
+use crate::args::{DataFormat, MigrateArgs};
 
 /// Runs the migration; 0 when done (or, with --dry-run, when everything converts), 1 when it
 /// was refused or stopped (nothing is lost: running it again resumes).

@@ -1,7 +1,7 @@
 //! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
 //! code; the logic they call lives in `kudo-pkg`.
 
-pub(crate) mod author;
+mod author;
 pub mod cluster;
 pub mod get;
 pub mod install;

@@ -2,55 +2,11 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
 use kudo_operator::commands::{self, plan, wait};
 use kudo_pkg::Error;
 
-use super::cluster::{self, ClusterArgs, Failure, WaitArgs};
-use crate::args::DataFormat;
-
-/// `kudo plan ...`.
-#[derive(Debug, Subcommand)]
-pub enum PlanCommand {
-    /// The plans of an Instance: the active plan as a tree of phases and steps with their
-    /// statuses, and the status of every other plan. --wait waits until the active plan is
-    /// COMPLETE or FATAL_ERROR (exit 1 on FATAL_ERROR).
-    #[command(after_help = crate::examples::PLAN)]
-    Status(StatusArgs),
-    /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
-    #[command(after_help = crate::examples::PLAN)]
-    Trigger(TriggerArgs),
-}
-
-/// `kudo plan status`.
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// The Instance.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
-    /// Print the status as data instead of the tree.
-    #[arg(short = 'o', long = "output", value_enum)]
-    pub output: Option<DataFormat>,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-}
-
-/// `kudo plan trigger`.
-#[derive(Debug, Args)]
-pub struct TriggerArgs {
-    /// The plan to run.
-    #[arg(long, value_name = "PLAN")]
-    pub name: String,
-    /// The Instance.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-}
+use super::cluster::{self, Failure};
+use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
 
 pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
     match c {

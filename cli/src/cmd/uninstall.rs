@@ -2,23 +2,11 @@
 
 use std::process::ExitCode;
 
-use clap::Args;
 use kudo_operator::commands::{uninstall, wait};
 use kudo_pkg::Error;
 
-use super::cluster::{self, ClusterArgs, WaitArgs};
-
-/// `kudo uninstall`.
-#[derive(Debug, Args)]
-pub struct UninstallArgs {
-    /// The Instance to delete.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-}
+use super::cluster;
+use crate::args::UninstallArgs;
 
 pub fn run(a: UninstallArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options();

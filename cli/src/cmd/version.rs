@@ -2,41 +2,13 @@
 //! Kubernetes version and whether kudo is installed there, with the version each kudo CRD
 //! stores).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use kudo_pkg::Error;
+
+use crate::args::{VersionArgs, VersionFormat};
 use serde_json::{Value, json};
-
-/// `kudo version`.
-#[derive(Debug, Args)]
-pub struct VersionArgs {
-    /// Only this client's version: no cluster is contacted.
-    #[arg(long)]
-    pub client: bool,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-    pub output: VersionFormat,
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-}
-
-/// Output formats of `kudo version`.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum VersionFormat {
-    /// Human-readable.
-    Text,
-    /// JSON.
-    Json,
-    /// YAML.
-    Yaml,
-}
 
 /// How long the cluster is given to answer.
 const TIMEOUT: Duration = Duration::from_secs(5);
