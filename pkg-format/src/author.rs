@@ -390,7 +390,7 @@ pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagn
     let reparsed = Document::parse(doc.path(), &out)
         .and_then(|d| Params::parse(&d))
         .map_err(|e| refuse(format!("the edited params.yaml would not load: {e}")))?;
-    Validator::new(&reparsed.schema())?;
+    Validator::new(&crate::convert::schema_of(&reparsed))?;
     Ok(Added {
         text: out,
         node: written,

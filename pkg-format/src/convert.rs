@@ -22,9 +22,18 @@
 use serde_json::{Map, Value};
 
 use crate::diag::{Code, Diagnostic, Origin, Shown};
-use crate::params::{Draft, ParamSchema, V1beta1Params, V1beta1Type};
+use crate::params::{Draft, ParamSchema, Params, V1beta1Params, V1beta1Type};
 use crate::pointer;
 use crate::typing::{self, TextError};
+
+/// The JSON-schema of a `params.yaml` in either format: converted for v1beta1, as it is for
+/// v1beta2.
+pub fn schema_of(params: &Params) -> ParamSchema {
+    match params {
+        Params::V1beta1(p) => to_schema(p),
+        Params::V1beta2(s) => s.clone(),
+    }
+}
 
 /// The v1beta2 schema of a v1beta1 params file.
 ///

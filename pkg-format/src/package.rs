@@ -332,7 +332,7 @@ impl Package {
             operator,
             operator_doc: op_doc,
             params_doc,
-            schema: params.schema(),
+            schema: crate::convert::schema_of(&params),
             params,
             templates,
         })

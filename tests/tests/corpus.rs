@@ -48,7 +48,7 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
             }
             _ => {}
         }
-        let schema = params.schema();
+        let schema = kudo_pkg::convert::schema_of(&params);
         let validator = match Validator::new(&schema) {
             Ok(v) => v,
             Err(d) => {

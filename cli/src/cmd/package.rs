@@ -90,7 +90,7 @@ fn converted(params: &Params, from: &Path) -> String {
             from.display()
         );
     }
-    super::to_yaml(&params.schema().to_params_file())
+    super::to_yaml(&kudo_pkg::convert::schema_of(params).to_params_file())
 }
 
 fn invalid(path: &Path, message: &str) -> Error {

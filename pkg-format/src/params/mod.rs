@@ -74,14 +74,6 @@ impl Params {
             Params::V1beta2(_) => V1BETA2,
         }
     }
-
-    /// The JSON-schema of these parameters (converted for v1beta1).
-    pub fn schema(&self) -> ParamSchema {
-        match self {
-            Params::V1beta1(p) => crate::convert::to_schema(p),
-            Params::V1beta2(s) => s.clone(),
-        }
-    }
 }
 
 /// The JSON type name of a value, as JSON-schema calls it.
