@@ -18,6 +18,8 @@
 //!   storage (what `kudo migrate` runs): pre-flight conversion, CRDs, rewrite,
 //!   `storedVersions`. (`kudo_pkg::migrate` is another thing: moving values by `oldName`.)
 //! - [`manager`]: the manager (`kudo-manager`): runs an Instance's plans when it changes.
+//! - [`daemon`]: what `kudo-manager` and `kudo-webhook` share as processes (logging, the
+//!   shutdown signal).
 //!
 //! Every parameter rule this crate applies comes from `kudo-pkg`.
 //!
@@ -32,6 +34,7 @@ pub mod cluster;
 pub mod commands;
 pub mod convert;
 pub mod crd;
+pub mod daemon;
 pub mod init;
 pub mod labels;
 pub mod manager;

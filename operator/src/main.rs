@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use kudo_operator::daemon::LogFormat;
 use kudo_operator::manager::{self, Lease, Options, Settings};
 
 /// kudo's manager: runs an Instance's plans when it changes.
@@ -48,23 +49,9 @@ struct Args {
     log_format: LogFormat,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    match args.log_format {
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .init(),
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
-    }
+    kudo_operator::daemon::init_logging(args.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -94,20 +81,7 @@ fn main() -> ExitCode {
             settings,
         };
         // SIGTERM (Kubernetes stopping the pod) or Ctrl-C: finish the reconciles under way.
-        let shutdown = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut term) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = tokio::signal::ctrl_c() => {}
-                    }
-                }
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        };
-        manager::serve(client, opts, shutdown)
+        manager::serve(client, opts, kudo_operator::daemon::shutdown_signal())
             .await
             .map_err(|e| e.to_string())
     });

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use kudo_operator::daemon::LogFormat;
 use kudo_webhook::cache::Cache;
 use kudo_webhook::server::{self, Config, NoCluster, Offline, Shared};
 
@@ -81,23 +82,9 @@ struct Args {
     capture_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    match args.log_format {
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .init(),
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
-    }
+    kudo_operator::daemon::init_logging(args.log_format);
     let cert_opts = kudo_webhook::certs::Options {
         namespace: args.namespace.clone(),
         service: args.service_name.clone(),
@@ -168,9 +155,14 @@ fn main() -> ExitCode {
                 }
             }
         };
-        server::serve(config, Arc::new(shared), shutdown_signal(), |addr| {
-            tracing::info!(%addr, "serving");
-        })
+        server::serve(
+            config,
+            Arc::new(shared),
+            kudo_operator::daemon::shutdown_signal(),
+            |addr| {
+                tracing::info!(%addr, "serving");
+            },
+        )
         .await
         .map_err(|e| e.to_string())
     });
@@ -181,24 +173,5 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(1)
         }
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => return std::future::pending().await,
-            };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
