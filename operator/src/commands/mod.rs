@@ -107,6 +107,15 @@ impl Target {
             name: name.to_string(),
         }
     }
+
+    /// The Instance `name`; [`Error::NotFound`] when there is none.
+    pub async fn instance(&self, name: &str) -> Result<Instance> {
+        self.instances()
+            .get_opt(name)
+            .await
+            .map_err(self.api("get", "Instance", name))?
+            .ok_or_else(|| self.not_found("Instance", name))
+    }
 }
 
 /// The parameter inputs of a command line: `-P` files (in order) and `-p` overrides.
@@ -427,12 +436,7 @@ fn is_conflict(e: &kube::Error) -> bool {
 
 /// Reads an Instance and its OperatorVersion name.
 async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, String)> {
-    let inst = t
-        .instances()
-        .get_opt(name)
-        .await
-        .map_err(t.api("get", "Instance", name))?
-        .ok_or_else(|| t.not_found("Instance", name))?;
+    let inst = t.instance(name).await?;
     let ov = inst
         .spec
         .operator_version

@@ -171,12 +171,7 @@ pub async fn plan_done(t: &Target, name: &str, goal: &Goal, o: &Options) -> Resu
     let start = tokio::time::Instant::now();
     let what = format!("Instance {}/{name} to run its plan", t.namespace);
     loop {
-        let inst = t
-            .instances()
-            .get_opt(name)
-            .await
-            .map_err(t.api("get", "Instance", name))?
-            .ok_or_else(|| t.not_found("Instance", name))?;
+        let inst = t.instance(name).await?;
         let last = match judge(&inst, goal) {
             Judgement::Complete { plan } => return Ok(plan),
             Judgement::Failed {
@@ -209,12 +204,7 @@ pub async fn plan_terminal(t: &Target, name: &str, o: &Options) -> Result<Instan
         uid: None,
     };
     loop {
-        let inst = t
-            .instances()
-            .get_opt(name)
-            .await
-            .map_err(t.api("get", "Instance", name))?
-            .ok_or_else(|| t.not_found("Instance", name))?;
+        let inst = t.instance(name).await?;
         let last = match judge(&inst, &any) {
             Judgement::Complete { .. } | Judgement::Failed { .. } => return Ok(inst),
             Judgement::Waiting(last) => last,
