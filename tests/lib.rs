@@ -2,7 +2,7 @@
 //! fixtures (`tests/fixtures/`) and the data that is not the project's (the corpus of real KUDO
 //! packages, in [`shared`]) are, and the binaries under test.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -67,6 +67,29 @@ pub fn shared() -> Option<PathBuf> {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "{why}");
     None
+}
+
+/// Copies the directory `from` (a package, the examples) to `to`, recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("a directory to copy into");
+    for e in std::fs::read_dir(from).expect("a directory to copy") {
+        let e = e.expect("a directory entry");
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("a file copied");
+        }
+    }
+}
+
+/// A copy of the package directory `src`, as `pkg/` in a temporary directory (kept while the
+/// returned handle lives).
+pub fn copy_package(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let to = dir.path().join("pkg");
+    copy_dir(src, &to);
+    (dir, to)
 }
 
 /// The `kudo` binary, built from this workspace first (so `cargo test -p kudo-tests` alone, or a

@@ -122,18 +122,25 @@ pub enum Command {
     Migrate(MigrateArgs),
 }
 
-/// `kudo init`.
+/// Where the cluster is: the flags every command that talks to one takes.
 #[derive(Debug, Args)]
-pub struct InitArgs {
-    /// Print the objects instead of applying them.
-    #[arg(long)]
-    pub dry_run: bool,
+pub struct ConnectArgs {
     /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Kubeconfig context (default: the current one).
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+}
+
+/// `kudo init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print the objects instead of applying them.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
     /// Output format of --dry-run.
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     pub output: DataFormat,
@@ -536,12 +543,8 @@ mod tests {
 /// Where the cluster is.
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
     /// Namespace (default: the context's namespace, else `default`).
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
@@ -672,12 +675,8 @@ pub struct VersionArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: VersionFormat,
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 /// Output formats of `kudo version`.
@@ -698,12 +697,8 @@ pub struct MigrateArgs {
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, or the in-cluster config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
     /// Print the report as JSON or YAML instead of text.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,

@@ -2,37 +2,11 @@
 //! comments the change is exactly the added parameter, the package still verifies, and every
 //! refusal leaves the file byte-identical.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use kudo_tests::{example, fixture, kudo_bin};
 use predicates::prelude::*;
-
-/// A copy of a package directory.
-fn copy_package(src: &Path) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let to = dir.path().join("pkg");
-    std::fs::create_dir_all(to.join("templates")).unwrap();
-    for entry in walk(src) {
-        let rel = entry.strip_prefix(src).unwrap();
-        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
-        std::fs::copy(&entry, to.join(rel)).unwrap();
-    }
-    (dir, to)
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 fn add(pkg: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
     Command::new(kudo_bin())
@@ -67,7 +41,7 @@ fn verify_ok(pkg: &Path) {
 
 #[test]
 fn a_nested_parameter_is_exactly_what_changes() {
-    let (_d, pkg) = copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -106,7 +80,7 @@ fn a_nested_parameter_is_exactly_what_changes() {
 
 #[test]
 fn an_array_item_field_joins_the_items_required_list() {
-    let (_d, pkg) = copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -145,7 +119,7 @@ fn an_array_item_field_joins_the_items_required_list() {
 
 #[test]
 fn a_v1beta1_package_gets_a_flat_parameter() {
-    let (_d, pkg) = copy_package(&example("zookeeper-v1beta1"));
+    let (_d, pkg) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -293,7 +267,7 @@ fn refusals_leave_params_yaml_byte_identical() {
         .map(|(a, w)| (a, 1, w))
         .chain(usage.iter().map(|(a, w)| (a, 2, w)))
     {
-        let (_d, pkg) = copy_package(&fixture("commented"));
+        let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
         let file = pkg.join("params.yaml");
         let before = std::fs::read(&file).unwrap();
         add(&pkg, args)
@@ -305,7 +279,7 @@ fn refusals_leave_params_yaml_byte_identical() {
 
 #[test]
 fn a_v1beta1_package_can_be_converted_first_to_nest_a_parameter() {
-    let (_d, pkg) = copy_package(&example("zookeeper-v1beta1"));
+    let (_d, pkg) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
     add(
         &pkg,
         &["--convert", "--name", "tls", "--type", "object", "--yes"],
@@ -330,7 +304,7 @@ fn a_v1beta1_package_can_be_converted_first_to_nest_a_parameter() {
     assert!(text.starts_with("apiVersion: kudo.dev/v1beta2\n"), "{text}");
     assert!(text.contains("  tls:\n    type: object\n    properties:\n      enabled:\n        type: boolean\n        default: false\n"), "{text}");
     // without --convert a nested place is refused on a flat package
-    let (_d2, flat) = copy_package(&example("zookeeper-v1beta1"));
+    let (_d2, flat) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
     add(
         &flat,
         &["--path", "/x", "--name", "y", "--type", "string", "--yes"],

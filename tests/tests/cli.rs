@@ -202,7 +202,7 @@ fn convert_prints_a_v1beta2_schema_that_loads_and_validates_the_defaults() {
 fn convert_in_place_and_to_a_new_directory() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("zk");
-    copy_dir(&kudo_tests::example("zookeeper-v1beta1"), &pkg);
+    kudo_tests::copy_dir(&kudo_tests::example("zookeeper-v1beta1"), &pkg);
     let out = dir.path().join("zk2");
     kudo()
         .args(["package", "convert"])
@@ -242,7 +242,7 @@ fn convert_in_place_and_to_a_new_directory() {
 fn verify_reports_json_and_fails_on_a_bad_default() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("c");
-    copy_dir(&kudo_tests::example("cassandra-v1beta2"), &pkg);
+    kudo_tests::copy_dir(&kudo_tests::example("cassandra-v1beta2"), &pkg);
     kudo()
         .args(["package", "verify", "-o", "json"])
         .arg(&pkg)
@@ -333,19 +333,6 @@ fn verify_has_kudos_checks_and_reports_every_finding_in_one_run() {
         .arg(fixtures.join("clean"))
         .assert()
         .success();
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

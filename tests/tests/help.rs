@@ -97,7 +97,7 @@ fn needs_cluster(args: &[String]) -> bool {
 #[test]
 fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(
+    kudo_tests::copy_dir(
         &kudo_tests::repo().join("examples"),
         &dir.path().join("examples"),
     );
@@ -120,7 +120,7 @@ fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() 
             assert_eq!(example[0], "kudo", "{example:?}");
             // each example on its own copy: some write (add parameter, create, convert)
             let own = tempfile::tempdir().unwrap();
-            copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
+            kudo_tests::copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
             let out = kudo(own.path(), &example[1..]);
             let stderr = String::from_utf8_lossy(&out.stderr);
             if needs_cluster(&example) {
@@ -155,17 +155,4 @@ fn shell_words_as_the_examples_need_them() {
         words("kudo x -p 'a=[{k: v}]' \"b c\" d"),
         vec!["kudo", "x", "-p", "a=[{k: v}]", "b c", "d"]
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }

@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -12,20 +12,6 @@ use kudo_tests::{fixture, kudo_bin};
 
 const DOWN: &str = "\x1b[B";
 const ENTER: &str = "\r";
-
-fn copy_package(src: &Path) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let to = dir.path().join("pkg");
-    std::fs::create_dir_all(to.join("templates")).unwrap();
-    for name in ["operator.yaml", "params.yaml"] {
-        std::fs::copy(src.join(name), to.join(name)).unwrap();
-    }
-    for e in std::fs::read_dir(src.join("templates")).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, to.join("templates").join(p.file_name().unwrap())).unwrap();
-    }
-    (dir, to)
-}
 
 fn wizard(pkg: &Path, args: &[&str]) -> expectrl::session::OsSession {
     let mut cmd = Command::new(kudo_bin());
@@ -47,7 +33,7 @@ fn answer(s: &mut expectrl::session::OsSession, prompt: &str, keys: &str) {
 
 #[test]
 fn the_wizard_adds_a_nested_parameter_chosen_with_the_arrow_keys() {
-    let (_d, pkg) = copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
     let places = kudo_pkg::author::places(&kudo_pkg::Package::load(&pkg).unwrap());
     let index = places
         .iter()
@@ -85,7 +71,7 @@ fn the_wizard_adds_a_nested_parameter_chosen_with_the_arrow_keys() {
 
 #[test]
 fn an_invalid_default_is_asked_again_for_an_array_item_field() {
-    let (_d, pkg) = copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
     let mut s = wizard(
         &pkg,
         &[
@@ -133,7 +119,7 @@ fn an_invalid_default_is_asked_again_for_an_array_item_field() {
 
 #[test]
 fn ctrl_c_leaves_the_file_identical() {
-    let (_d, pkg) = copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
     let before = std::fs::read(pkg.join("params.yaml")).unwrap();
     let mut s = wizard(&pkg, &["--path", "/", "--name", "late"]);
     answer(&mut s, "Type", ENTER);

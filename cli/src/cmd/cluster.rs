@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::args::{ClusterArgs, WaitArgs};
+use crate::args::{ClusterArgs, ConnectArgs, WaitArgs};
 use kudo_operator::commands::{self, Target, wait};
 
 impl WaitArgs {
@@ -40,12 +40,7 @@ pub fn block_on<T>(
         .build()
         .map_err(|e| Failure::Connect(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
-        let client = kudo_operator::cluster::client(
-            cluster.kubeconfig.as_deref(),
-            cluster.context.as_deref(),
-        )
-        .await
-        .map_err(Failure::Connect)?;
+        let client = cluster.connect.client().await.map_err(Failure::Connect)?;
         f(Target::new(client, cluster.namespace.as_deref())).await
     })
 }
@@ -60,4 +55,12 @@ pub fn fail(command: &str, failure: Failure, sources: crate::report::Sources) ->
         Failure::Connect(e) => eprintln!("error: kudo {command}: {e}"),
     }
     ExitCode::from(1)
+}
+
+impl ConnectArgs {
+    /// A client for the cluster these flags name (`--kubeconfig`, `--context`, else
+    /// `$KUBECONFIG`, `~/.kube/config`, the in-cluster configuration).
+    pub async fn client(&self) -> Result<kube::Client, String> {
+        kudo_operator::cluster::client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    }
 }

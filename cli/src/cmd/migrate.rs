@@ -22,9 +22,7 @@ pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
         })?;
     let options = Options { dry_run: a.dry_run };
     let result = runtime.block_on(async {
-        let client = kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
-            .await
-            .map_err(Stop::Cluster)?;
+        let client = a.connect.client().await.map_err(Stop::Cluster)?;
         storage_migration::run(&client, &options)
             .await
             .map_err(Stop::Migration)

@@ -117,9 +117,7 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
                 source,
             })?;
         let result = runtime.block_on(async {
-            let client =
-                kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
-                    .await?;
+            let client = a.connect.client().await?;
             let mut lines = init::apply(&client, &objects).await?;
             if a.wait || a.wait_time.is_some() {
                 for l in lines.drain(..) {

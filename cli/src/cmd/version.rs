@@ -72,7 +72,7 @@ fn server(a: &VersionArgs) -> Value {
     runtime.block_on(async {
         let found = tokio::time::timeout(TIMEOUT, async {
             let client =
-                kudo_operator::cluster::client(a.kubeconfig.as_deref(), a.context.as_deref())
+                a.connect.client()
                     .await?;
             let version = client
                 .apiserver_version()
