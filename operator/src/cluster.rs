@@ -77,3 +77,27 @@ fn unreadable(path: &Path, how: &str) -> Result<(), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_kubeconfig_that_cannot_be_read_says_which_and_how_it_was_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        assert_eq!(
+            super::unreadable(&missing, "--kubeconfig").unwrap_err(),
+            format!(
+                "the kubeconfig {} (--kubeconfig) does not exist",
+                missing.display()
+            )
+        );
+        assert!(
+            super::unreadable(dir.path(), "$KUBECONFIG")
+                .unwrap_err()
+                .ends_with("($KUBECONFIG) is not a file")
+        );
+        let file = dir.path().join("config");
+        std::fs::write(&file, "apiVersion: v1\n").unwrap();
+        assert_eq!(super::unreadable(&file, "--kubeconfig"), Ok(()));
+    }
+}

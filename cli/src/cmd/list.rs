@@ -176,11 +176,15 @@ fn table(rows: &[Row], a: &ListParametersArgs) -> String {
         header.push("DESCRIPTION");
     }
     t.set_header(header);
-    for r in rows {
+    let defaults: Vec<String> = rows
+        .iter()
+        .map(|r| r.default.as_ref().map(spaced).unwrap_or_default())
+        .collect();
+    for (r, default) in rows.iter().zip(&defaults) {
         let mut cells = vec![
             Cell::new(tree_cell(r)),
             Cell::new(&r.type_name),
-            Cell::new(r.default.as_ref().map(spaced).unwrap_or_default()),
+            Cell::new(default),
             Cell::new(if r.required { "yes" } else { "" }),
             Cell::new(trigger_cell(r)),
             Cell::new(immutable_cell(r)),
@@ -199,10 +203,6 @@ fn table(rows: &[Row], a: &ListParametersArgs) -> String {
     }
     // Below these the table may be wider than asked: the tree is never cut, and a cell wraps
     // only between words (a column is never narrower than its longest word).
-    let defaults: Vec<String> = rows
-        .iter()
-        .filter_map(|r| r.default.as_ref().map(spaced))
-        .collect();
     // (a column's width counts its padding, one space on each side)
     let default_min = (longest_word(defaults.iter().map(String::as_str)) + 2).max(16);
     if let Some(c) = t.column_mut(2) {
