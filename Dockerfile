@@ -9,7 +9,7 @@ FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p kudo-webhook --bin kudo-webhook \
- && cargo build --release --locked -p kudo-operator --bin kudo-manager
+ && cargo build --release --locked -p kudo-manager --bin kudo-manager
 
 FROM gcr.io/distroless/cc-debian12:nonroot AS webhook
 COPY --from=build /src/target/release/kudo-webhook /usr/local/bin/kudo-webhook

@@ -1,6 +1,6 @@
 //! The command line, as clap sees it: every command's arguments and their value parsers, in
 //! one place that depends on no command (`cmd` reads these; nothing here reads `cmd`).
-//! Commands turn them into `kudo-pkg` and `kudo-operator` inputs.
+//! Commands turn them into `kudo-pkg` and `kudo-client` inputs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -706,7 +706,7 @@ pub struct MigrateArgs {
 
 /// A `--wait-time` value: `30s`, `5m`, `1h30m`.
 pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
-    kudo_operator::commands::parse_duration(text)
+    kudo_client::commands::parse_duration(text)
         .ok_or_else(|| format!("not a duration: {text:?} (examples: 30s, 5m, 1h30m)"))
 }
 

@@ -190,31 +190,99 @@ pub fn places(pkg: &Package) -> Vec<(String, String)> {
     out
 }
 
+/// Why a new parameter is refused, with what was refused. The words are the wizard's and
+/// `package add parameter`'s.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// The name is empty.
+    #[error("the name is empty")]
+    EmptyName,
+    /// The name holds a character a parameter name cannot have.
+    #[error("a name cannot contain {0:?}")]
+    NameChar(char),
+    /// A place or `$ref` that is not a JSON pointer.
+    #[error("{0}")]
+    Pointer(String),
+    /// The place names no parameter.
+    #[error("{0} is not a parameter")]
+    NotAParameter(String),
+    /// Another parameter has the name (compared ignoring case, as KUDO did).
+    #[error("{0} is already a parameter")]
+    Taken(String),
+    /// A constraint the type does not take.
+    #[error("{constraint} does not apply to a {ty} (it takes: {takes})", takes = takes.join(", "))]
+    NotApplicable {
+        /// The constraint (`minimum`, `pattern`, ...).
+        constraint: String,
+        /// The parameter's type.
+        ty: &'static str,
+        /// The constraints the type takes.
+        takes: &'static [&'static str],
+    },
+    /// A numeric constraint whose value is not a number.
+    #[error("{constraint} must be a number, got {text:?}")]
+    NotANumber {
+        /// The constraint.
+        constraint: String,
+        /// Its value as given.
+        text: String,
+    },
+    /// A `pattern` that is not a regular expression.
+    #[error("pattern {0:?} is not a valid regular expression")]
+    Pattern(String),
+    /// A default or enum value that does not read as the type.
+    #[error("the value {0}")]
+    Value(crate::typing::TextError),
+    /// An enum value that breaks the other constraints.
+    #[error("the enum value {value} {message}")]
+    EnumValue {
+        /// The value.
+        value: Value,
+        /// The rule it breaks.
+        message: String,
+    },
+    /// The default breaks a constraint or the enum.
+    #[error("the default {0}")]
+    Default(String),
+    /// The node built is not a valid schema.
+    #[error("{0}")]
+    Schema(String),
+    /// A nested place in a v1beta1 package.
+    #[error("a v1beta1 package has flat parameters only: convert it first")]
+    Flat,
+    /// An array of non-strings in a v1beta1 package.
+    #[error("a v1beta1 array has no item type: use array")]
+    ItemType,
+    /// Constraints in a v1beta1 package.
+    #[error("constraints need v1beta2 parameters: convert the package first")]
+    Constraints,
+    /// A `$ref` leading out of params.yaml.
+    #[error("the place is not in params.yaml")]
+    NotInParams,
+}
+
 /// Checks a name for `parent`: valid, and not taken (case-insensitively, as KUDO compared).
-pub fn check_name(pkg: &Package, parent: &str, name: &str) -> Result<(), String> {
+pub fn check_name(pkg: &Package, parent: &str, name: &str) -> Result<(), Refusal> {
     if name.is_empty() {
-        return Err("the name is empty".into());
+        return Err(Refusal::EmptyName);
     }
     if let Some(c) = name
         .chars()
         .find(|c| matches!(c, ';' | ',' | '/' | '~') || c.is_whitespace() || c.is_control())
     {
-        return Err(format!("a name cannot contain {c:?}"));
+        return Err(Refusal::NameChar(c));
     }
     let schema = pkg.schema();
-    let tokens = pointer::tokens(parent).map_err(|e| e.to_string())?;
+    let tokens = pointer::tokens(parent).map_err(|e| Refusal::Pointer(e.to_string()))?;
     let node = schema
         .node_at(&tokens)
-        .ok_or_else(|| format!("{parent} is not a parameter"))?;
+        .ok_or_else(|| Refusal::NotAParameter(parent.to_string()))?;
     if let Some(taken) = schema
         .property_names(node)
         .into_iter()
         .find(|n| n.eq_ignore_ascii_case(name))
     {
-        return Err(format!(
-            "{} is already a parameter",
-            pointer::push(parent, taken)
-        ));
+        return Err(Refusal::Taken(pointer::push(parent, taken)));
     }
     Ok(())
 }
@@ -232,7 +300,7 @@ pub fn allowed_triggers(pkg: &Package, parent: &str) -> Vec<String> {
 
 /// Builds the schema node of `p` (without checking the place): typed default, enum and
 /// constraints, then checks the default and enum values against the node.
-pub fn node(p: &NewParameter) -> Result<Value, String> {
+pub fn node(p: &NewParameter) -> Result<Value, Refusal> {
     let mut n = Map::new();
     let Value::Object(base) = p.ty.schema() else {
         unreachable!("a type schema is an object")
@@ -253,30 +321,32 @@ pub fn node(p: &NewParameter) -> Result<Value, String> {
     );
     for (k, text) in &p.constraints {
         if !p.ty.constraints().contains(&k.as_str()) {
-            return Err(format!(
-                "{k} does not apply to a {} (it takes: {})",
-                p.ty.name(),
-                p.ty.constraints().join(", ")
-            ));
+            return Err(Refusal::NotApplicable {
+                constraint: k.clone(),
+                ty: p.ty.name(),
+                takes: p.ty.constraints(),
+            });
         }
         let v = match k.as_str() {
             "pattern" | "format" => Value::String(text.clone()),
             "uniqueItems" => json!(text == "true"),
             _ => match crate::document::parse_value(text) {
                 Ok(v @ Value::Number(_)) => v,
-                _ => return Err(format!("{k} must be a number, got {text:?}")),
+                _ => {
+                    return Err(Refusal::NotANumber {
+                        constraint: k.clone(),
+                        text: text.clone(),
+                    });
+                }
             },
         };
         if k == "pattern" && regex::Regex::new(text).is_err() {
-            return Err(format!(
-                "pattern {text:?} is not a valid regular expression"
-            ));
+            return Err(Refusal::Pattern(text.clone()));
         }
         n.insert(k.clone(), v);
     }
     let typed = |text: &str| {
-        crate::typing::from_text(&shape.types(shape.root()), text)
-            .map_err(|e| format!("the value {e}"))
+        crate::typing::from_text(&shape.types(shape.root()), text).map_err(Refusal::Value)
     };
     let mut enum_values = Vec::new();
     for e in &p.enum_values {
@@ -294,11 +364,7 @@ pub fn node(p: &NewParameter) -> Result<Value, String> {
         json!({"type": "object", "properties": {"v": Value::Object(n.clone())}}),
         crate::params::v1beta2::Draft::Draft202012,
     );
-    let validator = Validator::new(&check).map_err(|d| d[0].message.clone())?;
-    let mut candidates: Vec<(&str, Value)> = Vec::new();
-    if let Some(d) = &default {
-        candidates.push(("the default", d.clone()));
-    }
+    let validator = Validator::new(&check).map_err(|d| Refusal::Schema(d[0].message.clone()))?;
     if let Some(Value::Array(es)) = n.get("enum") {
         for e in es {
             // an enum value must satisfy the other constraints
@@ -308,24 +374,26 @@ pub fn node(p: &NewParameter) -> Result<Value, String> {
                 json!({"type": "object", "properties": {"v": Value::Object(without)}}),
                 crate::params::v1beta2::Draft::Draft202012,
             ))
-            .map_err(|d| d[0].message.clone())?;
+            .map_err(|d| Refusal::Schema(d[0].message.clone()))?;
             if let Some(d) = v
                 .validate_value(&json!({"v": e}), &|_| Origin::None)
                 .into_iter()
                 .next()
             {
-                return Err(format!("the enum value {e} {}", d.message));
+                return Err(Refusal::EnumValue {
+                    value: e.clone(),
+                    message: d.message,
+                });
             }
         }
     }
-    for (what, v) in candidates {
-        if let Some(d) = validator
+    if let Some(v) = &default
+        && let Some(d) = validator
             .validate_value(&json!({"v": v}), &|_| Origin::None)
             .into_iter()
             .next()
-        {
-            return Err(format!("{what} {}", d.message));
-        }
+    {
+        return Err(Refusal::Default(d.message));
     }
     if let Some(d) = default {
         n.insert("default".into(), d);
@@ -356,7 +424,8 @@ pub fn node(p: &NewParameter) -> Result<Value, String> {
 pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagnostic>> {
     let at = p.pointer();
     let refuse = |message: String| vec![Diagnostic::error(Code::InvalidName, &at, message)];
-    check_name(pkg, &p.parent, &p.name).map_err(refuse)?;
+    let refused = |r: Refusal| refuse(r.to_string());
+    check_name(pkg, &p.parent, &p.name).map_err(refused)?;
     if let Some(t) = &p.trigger {
         let allowed = allowed_triggers(pkg, &p.parent);
         if !allowed.contains(t) {
@@ -377,12 +446,13 @@ pub fn add_parameter(pkg: &Package, p: &NewParameter) -> Result<Added, Vec<Diagn
             "an immutable parameter needs a default or must be required",
         )]);
     }
-    let node = node(p).map_err(|m| vec![Diagnostic::error(Code::InvalidDefault, &at, m)])?;
+    let node =
+        node(p).map_err(|r| vec![Diagnostic::error(Code::InvalidDefault, &at, r.to_string())])?;
     let doc = pkg.params_document();
     let text = doc.text();
     let (edits, written) = match pkg.params() {
-        Params::V1beta1(_) => v1beta1_edits(p, &node).map_err(refuse)?,
-        Params::V1beta2(_) => v1beta2_edits(doc.value(), p, node.clone()).map_err(refuse)?,
+        Params::V1beta1(_) => v1beta1_edits(p, &node).map_err(refused)?,
+        Params::V1beta2(_) => v1beta2_edits(doc.value(), p, node.clone()).map_err(refused)?,
     };
     let out =
         edit::apply(text, &edits).map_err(|e| refuse(format!("cannot edit params.yaml: {e}")))?;
@@ -423,9 +493,9 @@ pub fn converted(pkg: &Package) -> crate::Result<Option<Package>> {
 }
 
 /// v1beta1: a flat parameter appended to `parameters`, with KUDO's fields.
-fn v1beta1_edits(p: &NewParameter, node: &Value) -> Result<(Vec<Edit>, Value), String> {
+fn v1beta1_edits(p: &NewParameter, node: &Value) -> Result<(Vec<Edit>, Value), Refusal> {
     if !p.parent.is_empty() {
-        return Err("a v1beta1 package has flat parameters only: convert it first".into());
+        return Err(Refusal::Flat);
     }
     let mut m = Map::new();
     m.insert("name".into(), json!(p.name));
@@ -447,7 +517,7 @@ fn v1beta1_edits(p: &NewParameter, node: &Value) -> Result<(Vec<Edit>, Value), S
     let ty = match &p.ty {
         ParamType::Object => "map",
         ParamType::Array(item) if **item != ParamType::String => {
-            return Err("a v1beta1 array has no item type: use array".into());
+            return Err(Refusal::ItemType);
         }
         other => other.name(),
     };
@@ -467,7 +537,7 @@ fn v1beta1_edits(p: &NewParameter, node: &Value) -> Result<(Vec<Edit>, Value), S
         m.insert("writeOnly".into(), json!(true));
     }
     if !p.constraints.is_empty() {
-        return Err("constraints need v1beta2 parameters: convert the package first".into());
+        return Err(Refusal::Constraints);
     }
     let value = Value::Object(m);
     Ok((
@@ -480,8 +550,12 @@ fn v1beta1_edits(p: &NewParameter, node: &Value) -> Result<(Vec<Edit>, Value), S
 }
 
 /// v1beta2: the node set under its parent's `properties`, and the name added to `required`.
-fn v1beta2_edits(doc: &Value, p: &NewParameter, node: Value) -> Result<(Vec<Edit>, Value), String> {
-    let tokens = pointer::tokens(&p.parent).map_err(|e| e.to_string())?;
+fn v1beta2_edits(
+    doc: &Value,
+    p: &NewParameter,
+    node: Value,
+) -> Result<(Vec<Edit>, Value), Refusal> {
+    let tokens = pointer::tokens(&p.parent).map_err(|e| Refusal::Pointer(e.to_string()))?;
     let parent = schema_path(doc, &tokens)?;
     let mut path = parent.clone();
     path.push("properties".into());
@@ -509,7 +583,7 @@ fn v1beta2_edits(doc: &Value, p: &NewParameter, node: Value) -> Result<(Vec<Edit
 
 /// The path in params.yaml of the schema node of a value pointer's tokens: `properties/NAME`
 /// for names, `items` for array indexes, following local `$ref`s.
-fn schema_path(doc: &Value, tokens: &[String]) -> Result<Vec<String>, String> {
+fn schema_path(doc: &Value, tokens: &[String]) -> Result<Vec<String>, Refusal> {
     let mut path: Vec<String> = Vec::new();
     let node_at = |path: &[String]| doc.pointer(&pointer::from_tokens(path));
     for t in tokens {
@@ -519,12 +593,12 @@ fn schema_path(doc: &Value, tokens: &[String]) -> Result<Vec<String>, String> {
                 .and_then(Value::as_str)
             {
                 Some(r) if r.starts_with("#/") => {
-                    path = pointer::tokens(&r[1..]).map_err(|e| e.to_string())?;
+                    path = pointer::tokens(&r[1..]).map_err(|e| Refusal::Pointer(e.to_string()))?;
                 }
                 _ => break,
             }
         }
-        let node = node_at(&path).ok_or("the place is not in params.yaml")?;
+        let node = node_at(&path).ok_or(Refusal::NotInParams)?;
         if t.parse::<usize>().is_ok() && node.get("items").is_some() {
             path.push("items".into());
         } else {
@@ -532,10 +606,7 @@ fn schema_path(doc: &Value, tokens: &[String]) -> Result<Vec<String>, String> {
             path.push(t.clone());
         }
         if node_at(&path).is_none() {
-            return Err(format!(
-                "{} is not a parameter",
-                pointer::from_tokens(tokens)
-            ));
+            return Err(Refusal::NotAParameter(pointer::from_tokens(tokens)));
         }
     }
     Ok(path)
@@ -560,17 +631,20 @@ mod tests {
             json!({"type": "integer", "default": 8080, "minimum": 1, "maximum": 65535})
         );
         p.default = Some("0".into());
-        assert!(node(&p).unwrap_err().contains("at least 1"));
+        assert!(matches!(node(&p).unwrap_err(), Refusal::Default(m) if m.contains("at least 1")));
         p.default = Some("abc".into());
         assert!(node(&p).is_err());
         let mut s = NewParameter::new("", "level", ParamType::String);
         s.enum_values = vec!["INFO".into(), "123".into()];
         s.default = Some("DEBUG".into());
-        assert!(node(&s).unwrap_err().contains("the default"));
+        assert!(matches!(node(&s).unwrap_err(), Refusal::Default(_)));
         s.default = Some("123".into());
         assert_eq!(node(&s).unwrap()["default"], json!("123"));
         s.constraints = vec![("minimum".into(), "1".into())];
-        assert!(node(&s).unwrap_err().contains("does not apply"));
+        assert!(matches!(
+            node(&s).unwrap_err(),
+            Refusal::NotApplicable { constraint, ty: "string", .. } if constraint == "minimum"
+        ));
         let a = NewParameter::new("", "tags", ParamType::parse("array:integer").unwrap());
         assert_eq!(
             node(&a).unwrap(),

@@ -32,9 +32,57 @@ pub struct KudoOperatorTask {
     pub parameter_file: Option<String>,
 }
 
+/// What is wrong with a KudoOperator task or the package it names.
+#[derive(Debug, thiserror::Error)]
+pub enum DependencyError {
+    /// The task has no `spec.package`.
+    #[error("KudoOperator task `{0}` has no `spec.package`")]
+    NoPackage(String),
+    /// The package is a name, which kudo cannot resolve yet.
+    #[error(
+        "KudoOperator task `{task}` names package `{package}`: kudo installs a dependency from a path or .tgz relative to the package (`./{package}`); resolving a name from a repository is not built yet"
+    )]
+    ByName {
+        /// The task.
+        task: String,
+        /// The name.
+        package: String,
+    },
+    /// The package depends on itself, directly or not.
+    #[error("KudoOperator task `{task}`: package {} depends on itself", path.display())]
+    Cycle {
+        /// The task.
+        task: String,
+        /// The package.
+        path: PathBuf,
+    },
+    /// The package does not load.
+    #[error("KudoOperator task `{task}`: package {}: {source}", path.display())]
+    Load {
+        /// The task.
+        task: String,
+        /// The package.
+        path: PathBuf,
+        /// Why.
+        source: Box<crate::Error>,
+    },
+    /// The package is another version than the task asks for.
+    #[error("KudoOperator task `{task}` asks for operatorVersion {want} of {}, which is {have}", path.display())]
+    Version {
+        /// The task.
+        task: String,
+        /// The package.
+        path: PathBuf,
+        /// The version asked for.
+        want: String,
+        /// The package's version.
+        have: String,
+    },
+}
+
 impl KudoOperatorTask {
     /// Reads a KudoOperator task's `spec`.
-    pub fn of(task: &Task) -> Result<KudoOperatorTask, String> {
+    pub fn of(task: &Task) -> Result<KudoOperatorTask, DependencyError> {
         let text = |k: &str| {
             task.spec
                 .get(k)
@@ -43,9 +91,8 @@ impl KudoOperatorTask {
                 .map(String::from)
         };
         Ok(KudoOperatorTask {
-            package: text("package").ok_or_else(|| {
-                format!("KudoOperator task `{}` has no `spec.package`", task.name)
-            })?,
+            package: text("package")
+                .ok_or_else(|| DependencyError::NoPackage(task.name.clone()))?,
             operator_name: text("operatorName"),
             operator_version: text("operatorVersion"),
             instance_name: text("instanceName"),
@@ -99,7 +146,7 @@ pub struct Dependency {
 
 /// Every dependency of `pkg`, depth first (a dependency's dependencies before it), each
 /// package once. `Err` names the task and what is wrong.
-pub fn resolve(pkg: &Package) -> Result<Vec<Dependency>, String> {
+pub fn resolve(pkg: &Package) -> Result<Vec<Dependency>, DependencyError> {
     let mut out = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut stack = vec![canonical(pkg.source())];
@@ -116,7 +163,7 @@ fn walk(
     stack: &mut Vec<PathBuf>,
     seen: &mut Vec<PathBuf>,
     out: &mut Vec<Dependency>,
-) -> Result<(), String> {
+) -> Result<(), DependencyError> {
     for task in pkg
         .operator()
         .tasks
@@ -125,36 +172,33 @@ fn walk(
     {
         let spec = KudoOperatorTask::of(task)?;
         if !spec.is_path() {
-            return Err(format!(
-                "KudoOperator task `{}` names package `{}`: kudo installs a dependency from a path or .tgz relative to the package (`./{}`); resolving a name from a repository is not built yet",
-                task.name, spec.package, spec.package
-            ));
+            return Err(DependencyError::ByName {
+                task: task.name.clone(),
+                package: spec.package,
+            });
         }
         let path = spec.package_path(pkg);
         let key = canonical(&path);
         if stack.contains(&key) {
-            return Err(format!(
-                "KudoOperator task `{}`: package {} depends on itself",
-                task.name,
-                path.display()
-            ));
+            return Err(DependencyError::Cycle {
+                task: task.name.clone(),
+                path,
+            });
         }
-        let dep = Package::load(&path).map_err(|e| {
-            format!(
-                "KudoOperator task `{}`: package {}: {e}",
-                task.name,
-                path.display()
-            )
+        let dep = Package::load(&path).map_err(|e| DependencyError::Load {
+            task: task.name.clone(),
+            path: path.clone(),
+            source: Box::new(e),
         })?;
         if let Some(want) = &spec.operator_version
             && *want != dep.version()
         {
-            return Err(format!(
-                "KudoOperator task `{}` asks for operatorVersion {want} of {}, which is {}",
-                task.name,
-                path.display(),
-                dep.version()
-            ));
+            return Err(DependencyError::Version {
+                task: task.name.clone(),
+                path,
+                want: want.clone(),
+                have: dep.version().to_string(),
+            });
         }
         if seen.contains(&key) {
             continue;
@@ -217,7 +261,9 @@ mod tests {
         assert_eq!(deps[1].task, "kafka");
 
         write(dir.path(), "byname", "1.0.0", &[("zk", "zookeeper")]);
-        let e = resolve(&Package::load(&dir.path().join("byname")).unwrap()).unwrap_err();
+        let e = resolve(&Package::load(&dir.path().join("byname")).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("resolving a name from a repository is not built yet"),
             "{e}"
@@ -225,7 +271,9 @@ mod tests {
 
         write(dir.path(), "old", "1.0.0", &[("zk", "../newzk")]);
         write(dir.path(), "newzk", "0.2.0", &[]);
-        let e = resolve(&Package::load(&dir.path().join("old")).unwrap()).unwrap_err();
+        let e = resolve(&Package::load(&dir.path().join("old")).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("asks for operatorVersion 0.1.0") && e.contains("0.2.0"),
             "{e}"
@@ -233,11 +281,15 @@ mod tests {
 
         write(dir.path(), "a", "0.1.0", &[("b", "../b")]);
         write(dir.path(), "b", "0.1.0", &[("a", "../a")]);
-        let e = resolve(&Package::load(&dir.path().join("a")).unwrap()).unwrap_err();
+        let e = resolve(&Package::load(&dir.path().join("a")).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("depends on itself"), "{e}");
 
         write(dir.path(), "lost", "1.0.0", &[("x", "../nowhere")]);
-        let e = resolve(&Package::load(&dir.path().join("lost")).unwrap()).unwrap_err();
+        let e = resolve(&Package::load(&dir.path().join("lost")).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nowhere"), "{e}");
     }
 
@@ -261,6 +313,7 @@ mod tests {
         assert!(
             t(serde_json::json!({}))
                 .unwrap_err()
+                .to_string()
                 .contains("spec.package")
         );
     }

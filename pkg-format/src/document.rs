@@ -477,11 +477,30 @@ fn scalar(s: &Scalar<'_>) -> Value {
     }
 }
 
+/// A short YAML text (a `-p` value) that does not parse: what the parser said, and where in
+/// the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValueError {
+    /// What the parser said.
+    pub message: String,
+    /// 1-based line and column in the text, when the parser gave them.
+    pub at: Option<(usize, usize)>,
+}
+
 /// Parses a short YAML text (a `-p` value) into JSON, without positions.
-pub fn parse_value(text: &str) -> Result<Value, String> {
+pub fn parse_value(text: &str) -> Result<Value, ValueError> {
     let doc = Document::parse(Path::new("-"), text).map_err(|e| match e {
-        Error::Yaml { message, .. } => message,
-        other => other.to_string(),
+        Error::Yaml {
+            message, line, col, ..
+        } => ValueError {
+            message,
+            at: Some((line, col)),
+        },
+        other => ValueError {
+            message: other.to_string(),
+            at: None,
+        },
     })?;
     Ok(doc.value)
 }

@@ -77,13 +77,42 @@ fn diff(path: &mut Vec<String>, old: Option<&Value>, new: Option<&Value>, out: &
     }
 }
 
+/// Why an edit cannot be made; nothing is written then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The text is not YAML the editor reads.
+    #[error("{0}")]
+    Syntax(String),
+    /// The edit at `path` cannot be made.
+    #[error("cannot {action} {}: {reason}", pointer::from_tokens(path))]
+    At {
+        /// What the edit does there (`set`, `remove`, `find the list`, ...).
+        action: &'static str,
+        /// Mapping keys from the document root.
+        path: Vec<String>,
+        /// Why not.
+        reason: String,
+    },
+    /// The key at the path holds something else than a list.
+    #[error("{} is not a list", pointer::from_tokens(.0))]
+    NotAList(Vec<String>),
+    /// The edited text would not parse.
+    #[error("the edited file would not parse: {0}")]
+    Unparsable(String),
+    /// The edited text would not hold what the edits mean.
+    #[error("the edited file would not hold the expected values; nothing was written")]
+    Mismatch,
+}
+
 /// Applies `edits` to the YAML `text` (one document) and returns the new text. Fails, with a
 /// message, when the file cannot be edited that way or the result does not hold what the edits
 /// mean (checked by parsing it again).
-pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
-    let before = Document::parse(Path::new("-"), text).map_err(|e| e.to_string())?;
+pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
+    let before =
+        Document::parse(Path::new("-"), text).map_err(|e| EditError::Syntax(e.to_string()))?;
     let mut expected = before.value().clone();
-    let doc = yaml_edit::Document::from_str(text).map_err(|e| format!("{e:?}"))?;
+    let doc =
+        yaml_edit::Document::from_str(text).map_err(|e| EditError::Syntax(format!("{e:?}")))?;
     for edit in edits {
         match edit {
             Edit::Set { path, value } => {
@@ -94,49 +123,49 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
                 let p = yaml_path(path)?;
                 let node = doc
                     .try_get_path(&p)
-                    .map_err(|e| format!("cannot find the list {}: {e}", shown(path)))?;
+                    .map_err(|e| at("find the list", path, e))?;
                 let seq = node
                     .as_sequence()
-                    .ok_or_else(|| format!("{} is not a list", shown(path)))?;
+                    .ok_or_else(|| EditError::NotAList(path.clone()))?;
                 match value {
                     Value::Object(map) if !map.is_empty() => {
                         // Built as a document of its own so that its keys keep their order.
-                        let text = serde_saphyr::to_string(value).map_err(|e| e.to_string())?;
-                        let item =
-                            yaml_edit::Document::from_str(&text).map_err(|e| format!("{e:?}"))?;
-                        let mapping = item.as_mapping().ok_or("not a mapping")?;
+                        let text = serde_saphyr::to_string(value)
+                            .map_err(|e| EditError::Syntax(e.to_string()))?;
+                        let item = yaml_edit::Document::from_str(&text)
+                            .map_err(|e| EditError::Syntax(format!("{e:?}")))?;
+                        let mapping = item
+                            .as_mapping()
+                            .ok_or_else(|| EditError::Syntax("not a mapping".into()))?;
                         seq.push(mapping);
                     }
                     other => seq.push(to_yaml(other)),
                 }
                 match expected.pointer_mut(&pointer::from_tokens(path)) {
                     Some(Value::Array(items)) => items.push(value.clone()),
-                    _ => return Err(format!("{} is not a list", shown(path))),
+                    _ => return Err(EditError::NotAList(path.clone())),
                 }
             }
             Edit::Remove { path } => {
                 let p = yaml_path(path)?;
                 if doc.try_get_path(&p).is_ok() {
-                    doc.try_remove_path(&p)
-                        .map_err(|e| format!("cannot remove {}: {e}", shown(path)))?;
+                    doc.try_remove_path(&p).map_err(|e| at("remove", path, e))?;
                 }
                 remove_json(&mut expected, path);
             }
         }
     }
     let out = doc.to_string();
-    let after = Document::parse(Path::new("-"), &out)
-        .map_err(|e| format!("the edited file would not parse: {e}"))?;
+    let after =
+        Document::parse(Path::new("-"), &out).map_err(|e| EditError::Unparsable(e.to_string()))?;
     if after.value() != &expected {
-        return Err(
-            "the edited file would not hold the expected values; nothing was written".into(),
-        );
+        return Err(EditError::Mismatch);
     }
     Ok(out)
 }
 
 /// Sets a value; an object is set key by key so that its keys keep their order.
-fn set(doc: &yaml_edit::Document, path: &[String], value: &Value) -> Result<(), String> {
+fn set(doc: &yaml_edit::Document, path: &[String], value: &Value) -> Result<(), EditError> {
     let p = yaml_path(path)?;
     match value {
         Value::Object(map) if !map.is_empty() => {
@@ -146,7 +175,7 @@ fn set(doc: &yaml_edit::Document, path: &[String], value: &Value) -> Result<(), 
                 .is_some_and(|n| n.as_mapping().is_some());
             if !existing_is_mapping && doc.try_get_path(&p).is_ok() {
                 doc.try_remove_path(&p)
-                    .map_err(|e| format!("cannot replace {}: {e}", shown(path)))?;
+                    .map_err(|e| at("replace", path, e))?;
             }
             let mut child = path.to_vec();
             for (k, v) in map {
@@ -158,24 +187,25 @@ fn set(doc: &yaml_edit::Document, path: &[String], value: &Value) -> Result<(), 
         }
         other => doc
             .try_set_path(&p, to_yaml(other))
-            .map_err(|e| format!("cannot set {}: {e}", shown(path))),
+            .map_err(|e| at("set", path, e)),
     }
 }
 
-fn shown(path: &[String]) -> String {
-    pointer::from_tokens(path)
+fn at(action: &'static str, path: &[String], reason: impl std::fmt::Display) -> EditError {
+    EditError::At {
+        action,
+        path: path.to_vec(),
+        reason: reason.to_string(),
+    }
 }
 
 /// A path in yaml-edit's syntax: keys joined by `.`, with `\`, `.` and `[` escaped and
 /// all-digit keys marked as keys.
-fn yaml_path(path: &[String]) -> Result<String, String> {
+fn yaml_path(path: &[String]) -> Result<String, EditError> {
     let mut out = String::new();
     for (i, key) in path.iter().enumerate() {
         if key.is_empty() {
-            return Err(format!(
-                "cannot edit {}: an empty key has no path",
-                shown(path)
-            ));
+            return Err(at("edit", path, "an empty key has no path"));
         }
         if i > 0 {
             out.push('.');

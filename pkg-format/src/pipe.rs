@@ -58,22 +58,120 @@ pub struct PipeTask {
     pub files: Vec<PipeFile>,
 }
 
+/// What is wrong with a Pipe task, its Pod or a file it produced (KUDO's rules).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PipeError {
+    /// The task names no Pod template.
+    #[error("Pipe task `{0}` has no `spec.pod` template")]
+    NoPod(String),
+    /// The task lists no files.
+    #[error("Pipe task `{0}` has no `spec.pipe` files")]
+    NoFiles(String),
+    /// A file entry with both or neither of `file` and `envFile`.
+    #[error("Pipe task `{task}` file {index}: give exactly one of `file` and `envFile`")]
+    FileOrEnvFile {
+        /// The task.
+        task: String,
+        /// The entry's index in `spec.pipe`.
+        index: usize,
+    },
+    /// A file whose `kind` is neither Secret nor ConfigMap.
+    #[error("Pipe task `{task}` file {path}: kind {} is neither Secret nor ConfigMap", kind.as_deref().unwrap_or("(none)"))]
+    Kind {
+        /// The task.
+        task: String,
+        /// The file.
+        path: String,
+        /// The kind given, if any.
+        kind: Option<String>,
+    },
+    /// A file without a `key`.
+    #[error("Pipe task `{task}` file {path}: no `key`")]
+    NoKey {
+        /// The task.
+        task: String,
+        /// The file.
+        path: String,
+    },
+    /// Two files with one key.
+    #[error("Pipe task `{task}`: key `{key}` is used twice")]
+    DuplicateKey {
+        /// The task.
+        task: String,
+        /// The key.
+        key: String,
+    },
+    /// The Pod has containers.
+    #[error("the Pipe Pod must have no containers: its init container writes the files")]
+    Containers,
+    /// The Pod has no init container, or several.
+    #[error("the Pipe Pod must have exactly one init container")]
+    InitContainers,
+    /// The Pod restarts otherwise than on failure.
+    #[error("the Pipe Pod's restartPolicy must be OnFailure (or unset), not {0}")]
+    RestartPolicy(String),
+    /// The Pod has no emptyDir volume, or several.
+    #[error("the Pipe Pod must have exactly one emptyDir volume, where its files are written")]
+    Volume,
+    /// The init container does not mount the shared volume.
+    #[error("the Pipe Pod's init container must mount the volume `{0}`")]
+    Mount(String),
+    /// A file outside the shared volume.
+    #[error("pipe file {path} must be under the shared volume's mount path {mount}")]
+    Outside {
+        /// The file.
+        path: String,
+        /// Where the volume is mounted.
+        mount: String,
+    },
+    /// A file name a ConfigMap or Secret key cannot be.
+    #[error("pipe file name {0} must consist of letters, digits, '.', '_' and '-'")]
+    FileName(String),
+    /// An env file that is not `KEY=VALUE` lines.
+    #[error("env file {path}: {problem}")]
+    EnvFile {
+        /// The file.
+        path: String,
+        /// What is wrong, and on which line.
+        problem: EnvFileProblem,
+    },
+}
+
+/// What is wrong with an env file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvFileProblem {
+    /// It is not UTF-8.
+    #[error("is not UTF-8")]
+    NotUtf8,
+    /// A line without `=`.
+    #[error("line {0}: not KEY=VALUE")]
+    NotKeyValue(usize),
+    /// A key that is not a C identifier.
+    #[error("line {line}: `{key}` is not a variable name")]
+    Key {
+        /// The 1-based line.
+        line: usize,
+        /// The key.
+        key: String,
+    },
+}
+
 impl PipeTask {
     /// Reads a Pipe task's `spec`; `Err` says what is wrong with it.
-    pub fn of(task: &Task) -> Result<PipeTask, String> {
+    pub fn of(task: &Task) -> Result<PipeTask, PipeError> {
         let name = &task.name;
         let pod = task
             .spec
             .get("pod")
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("Pipe task `{name}` has no `spec.pod` template"))?
+            .ok_or_else(|| PipeError::NoPod(name.clone()))?
             .to_string();
         let list = task
             .spec
             .get("pipe")
             .and_then(Value::as_array)
             .filter(|l| !l.is_empty())
-            .ok_or_else(|| format!("Pipe task `{name}` has no `spec.pipe` files"))?;
+            .ok_or_else(|| PipeError::NoFiles(name.clone()))?;
         let mut files: Vec<PipeFile> = Vec::new();
         for (i, f) in list.iter().enumerate() {
             let text = |k: &str| f.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
@@ -81,26 +179,34 @@ impl PipeTask {
                 (Some(p), None) => (p, false),
                 (None, Some(p)) => (p, true),
                 _ => {
-                    return Err(format!(
-                        "Pipe task `{name}` file {i}: give exactly one of `file` and `envFile`"
-                    ));
+                    return Err(PipeError::FileOrEnvFile {
+                        task: name.clone(),
+                        index: i,
+                    });
                 }
             };
             let kind = match text("kind") {
                 Some("Secret") => ArtifactKind::Secret,
                 Some("ConfigMap") => ArtifactKind::ConfigMap,
                 other => {
-                    return Err(format!(
-                        "Pipe task `{name}` file {path}: kind {} is neither Secret nor ConfigMap",
-                        other.unwrap_or("(none)")
-                    ));
+                    return Err(PipeError::Kind {
+                        task: name.clone(),
+                        path: path.to_string(),
+                        kind: other.map(String::from),
+                    });
                 }
             };
             let key = text("key")
-                .ok_or_else(|| format!("Pipe task `{name}` file {path}: no `key`"))?
+                .ok_or_else(|| PipeError::NoKey {
+                    task: name.clone(),
+                    path: path.to_string(),
+                })?
                 .to_string();
             if files.iter().any(|f| f.key == key) {
-                return Err(format!("Pipe task `{name}`: key `{key}` is used twice"));
+                return Err(PipeError::DuplicateKey {
+                    task: name.clone(),
+                    key,
+                });
             }
             files.push(PipeFile {
                 path: path.to_string(),
@@ -129,7 +235,7 @@ pub fn artifact_name(parts: &[&str]) -> String {
 }
 
 /// The shared volume of a Pipe Pod and where the init container mounts it.
-fn shared(pod: &Value) -> Result<(String, String), String> {
+fn shared(pod: &Value) -> Result<(String, String), PipeError> {
     let spec = &pod["spec"];
     let volumes: Vec<&str> = spec["volumes"]
         .as_array()
@@ -139,10 +245,7 @@ fn shared(pod: &Value) -> Result<(String, String), String> {
         .filter_map(|v| v["name"].as_str())
         .collect();
     let [volume] = volumes[..] else {
-        return Err(
-            "the Pipe Pod must have exactly one emptyDir volume, where its files are written"
-                .into(),
-        );
+        return Err(PipeError::Volume);
     };
     let mount = spec["initContainers"][0]["volumeMounts"]
         .as_array()
@@ -150,27 +253,23 @@ fn shared(pod: &Value) -> Result<(String, String), String> {
         .flatten()
         .find(|m| m["name"] == volume)
         .and_then(|m| m["mountPath"].as_str())
-        .ok_or_else(|| format!("the Pipe Pod's init container must mount the volume `{volume}`"))?;
+        .ok_or_else(|| PipeError::Mount(volume.to_string()))?;
     Ok((volume.to_string(), mount.to_string()))
 }
 
 /// KUDO's checks of a Pipe task's rendered Pod.
-pub fn check_pod(pod: &Value, files: &[PipeFile]) -> Result<(), String> {
+pub fn check_pod(pod: &Value, files: &[PipeFile]) -> Result<(), PipeError> {
     let spec = &pod["spec"];
     if spec["containers"].as_array().is_some_and(|c| !c.is_empty()) {
-        return Err(
-            "the Pipe Pod must have no containers: its init container writes the files".into(),
-        );
+        return Err(PipeError::Containers);
     }
     if spec["initContainers"].as_array().map_or(0, Vec::len) != 1 {
-        return Err("the Pipe Pod must have exactly one init container".into());
+        return Err(PipeError::InitContainers);
     }
     match spec["restartPolicy"].as_str() {
         None | Some("") | Some("OnFailure") => {}
         Some(other) => {
-            return Err(format!(
-                "the Pipe Pod's restartPolicy must be OnFailure (or unset), not {other}"
-            ));
+            return Err(PipeError::RestartPolicy(other.to_string()));
         }
     }
     let (_, mount) = shared(pod)?;
@@ -182,10 +281,10 @@ pub fn check_pod(pod: &Value, files: &[PipeFile]) -> Result<(), String> {
             .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
             && !f.path.split('/').any(|part| part == "..");
         if !inside {
-            return Err(format!(
-                "pipe file {} must be under the shared volume's mount path {mount}",
-                f.path
-            ));
+            return Err(PipeError::Outside {
+                path: f.path.clone(),
+                mount,
+            });
         }
         let name = base_name(&f.path);
         if name.is_empty()
@@ -193,9 +292,7 @@ pub fn check_pod(pod: &Value, files: &[PipeFile]) -> Result<(), String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
         {
-            return Err(format!(
-                "pipe file name {name} must consist of letters, digits, '.', '_' and '-'"
-            ));
+            return Err(PipeError::FileName(name.to_string()));
         }
     }
     Ok(())
@@ -207,7 +304,7 @@ fn base_name(path: &str) -> &str {
 
 /// The Pod kudo runs for a checked Pipe Pod: named `name`, annotated, `restartPolicy:
 /// OnFailure`, with the [`WAITER`] container mounting the shared volume.
-pub fn pipe_pod(mut pod: Value, name: &str) -> Result<Value, String> {
+pub fn pipe_pod(mut pod: Value, name: &str) -> Result<Value, PipeError> {
     let (volume, mount) = shared(&pod)?;
     pod["metadata"]["name"] = json!(name);
     pod["metadata"]["annotations"][ANNOTATION] = json!("true");
@@ -223,10 +320,13 @@ pub fn pipe_pod(mut pod: Value, name: &str) -> Result<Value, String> {
 }
 
 /// The ConfigMap or Secret (named `name`) a file's `data` becomes.
-pub fn artifact(file: &PipeFile, name: &str, data: &[u8]) -> Result<Value, String> {
+pub fn artifact(file: &PipeFile, name: &str, data: &[u8]) -> Result<Value, PipeError> {
     let b64 = |d: &[u8]| base64::engine::general_purpose::STANDARD.encode(d);
     let entries: Vec<(String, Vec<u8>)> = if file.env_file {
-        env_entries(data).map_err(|e| format!("env file {}: {e}", file.path))?
+        env_entries(data).map_err(|problem| PipeError::EnvFile {
+            path: file.path.clone(),
+            problem,
+        })?
     } else {
         vec![(base_name(&file.path).to_string(), data.to_vec())]
     };
@@ -260,8 +360,8 @@ pub fn artifact(file: &PipeFile, name: &str, data: &[u8]) -> Result<Value, Strin
 
 /// `KEY=VALUE` lines (kubectl's `--from-env-file`): blank lines and `#` comments skipped,
 /// leading whitespace trimmed, the key a C identifier.
-fn env_entries(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let text = std::str::from_utf8(data).map_err(|_| "is not UTF-8".to_string())?;
+fn env_entries(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EnvFileProblem> {
+    let text = std::str::from_utf8(data).map_err(|_| EnvFileProblem::NotUtf8)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_start();
@@ -270,14 +370,17 @@ fn env_entries(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         }
         let (key, value) = line
             .split_once('=')
-            .ok_or_else(|| format!("line {}: not KEY=VALUE", i + 1))?;
+            .ok_or(EnvFileProblem::NotKeyValue(i + 1))?;
         let valid = key
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!("line {}: `{key}` is not a variable name", i + 1));
+            return Err(EnvFileProblem::Key {
+                line: i + 1,
+                key: key.to_string(),
+            });
         }
         out.push((key.to_string(), value.as_bytes().to_vec()));
     }
@@ -347,7 +450,7 @@ mod tests {
                 "twice",
             ),
         ] {
-            let e = PipeTask::of(&task(spec)).unwrap_err();
+            let e = PipeTask::of(&task(spec)).unwrap_err().to_string();
             assert!(e.contains(says), "{e}");
         }
     }
@@ -372,7 +475,7 @@ mod tests {
             (pod(), file("/tmp/out/a b"), "letters, digits"),
         ];
         for (p, f, says) in cases {
-            let e = check_pod(&p, &[f]).unwrap_err();
+            let e = check_pod(&p, &[f]).unwrap_err().to_string();
             assert!(e.contains(says), "{e}");
         }
     }
@@ -410,11 +513,13 @@ mod tests {
         assert!(
             artifact(&env, "n", b"1A=x\n")
                 .unwrap_err()
+                .to_string()
                 .contains("line 1")
         );
         assert!(
             artifact(&env, "n", b"novalue\n")
                 .unwrap_err()
+                .to_string()
                 .contains("KEY=VALUE")
         );
         assert_eq!(

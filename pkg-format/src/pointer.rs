@@ -8,8 +8,8 @@ use jsonptr::{Pointer, Token};
 /// Splits a pointer (`/a/b~1c`) into its decoded tokens (`["a", "b/c"]`). The empty pointer is
 /// the whole document and has no tokens. A pointer must start with `/`, and `~` must be followed
 /// by `0` or `1`.
-pub fn tokens(pointer: &str) -> Result<Vec<String>, String> {
-    let p = Pointer::parse(pointer).map_err(|e| e.to_string())?;
+pub fn tokens(pointer: &str) -> Result<Vec<String>, jsonptr::ParseError> {
+    let p = Pointer::parse(pointer)?;
     Ok(p.tokens().map(|t| t.decoded().into_owned()).collect())
 }
 

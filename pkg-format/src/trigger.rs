@@ -99,7 +99,8 @@ pub fn plan_for(
     value_pointer: &str,
 ) -> Result<(String, Reason), Diagnostic> {
     let tokens = pointer::tokens(value_pointer).map_err(|e| {
-        Diagnostic::error(Code::InvalidPointer, value_pointer, e).with_origin(Origin::None)
+        Diagnostic::error(Code::InvalidPointer, value_pointer, e.to_string())
+            .with_origin(Origin::None)
     })?;
     let path = schema.path(&tokens);
     // path[i] is the node of the value at tokens[..i]; the nearest trigger is the deepest.

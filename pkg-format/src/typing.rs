@@ -101,7 +101,7 @@ pub fn from_text(types: &[&str], text: &str) -> Result<Value, TextError> {
     if types.is_empty() {
         return document::parse_value(text).map_err(|e| TextError::NotShape {
             expected: "value",
-            yaml: Some(e),
+            yaml: Some(e.message),
         });
     }
     let trimmed = text.trim();
@@ -166,7 +166,7 @@ pub fn from_text(types: &[&str], text: &str) -> Result<Value, TextError> {
             }),
             Err(e) => note(TextError::NotShape {
                 expected,
-                yaml: Some(e),
+                yaml: Some(e.message),
             }),
         }
     }

@@ -85,7 +85,7 @@ fn rfc6901_section_5_through_the_pointer_parser() {
 /// accepted there, and each admission review with its own uid.
 #[test]
 fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
-    use kudo_operator::convert::NoTypes;
+    use kudo_crd::convert::NoTypes;
     let Some(shared) = kudo_tests::shared() else {
         return;
     };

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
-use kudo_operator::convert::{self, NoTypes};
+use kudo_crd::convert::{self, NoTypes};
 use kudo_tests::{example, fixture, kudo_bin, repo, workspace_bin};
 use serde_json::{Value, json};
 
@@ -319,7 +319,7 @@ impl Scenario {
             .build()
             .expect("a runtime");
         let client = runtime
-            .block_on(kudo_operator::cluster::client(Some(&kubeconfig), None))
+            .block_on(kudo_client::client(Some(&kubeconfig), None))
             .expect("a client for the e2e cluster");
         let daemons = daemons(&kubeconfig);
         let namespace = format!("e2e-{name}-{}", std::process::id());
@@ -525,7 +525,7 @@ fn configs_without_update() -> PathBuf {
 /// flat list of strings, without kudo's annotation that keeps the v1beta2 schema.
 fn kudo_objects(package: &Path, namespace: &str) -> (Value, Value) {
     let pkg = kudo_pkg::Package::load(package).expect("the package loads");
-    let (op, ov) = kudo_operator::package::objects(&pkg, namespace);
+    let (op, ov) = kudo_crd::package::objects(&pkg, namespace);
     let mut op = serde_json::to_value(op).expect("JSON");
     op["apiVersion"] = json!("kudo.dev/v1beta1");
     let ov = serde_json::to_value(ov).expect("JSON");
@@ -954,7 +954,7 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     wait_until("kudo's CRDs are gone", || {
         crd_names.iter().all(|n| s.get(&s.crds(), n).is_none())
     });
-    for crd in kudo_operator::crd::definitions() {
+    for crd in kudo_crd::definitions() {
         let mut v = serde_json::to_value(&crd).expect("a CRD is JSON");
         let old: Vec<Value> = v["spec"]["versions"]
             .as_array()
@@ -1285,7 +1285,7 @@ fn the_wire_fixtures_are_what_the_api_server_sends() {
 
     // sample-db through v1beta2; sample-app as KUDO wrote it, through v1beta1.
     let db = kudo_pkg::Package::load(&packages.join("sample-db")).expect("sample-db");
-    let (op, ov) = kudo_operator::package::objects(&db, &ns);
+    let (op, ov) = kudo_crd::package::objects(&db, &ns);
     for o in [serde_json::to_value(op), serde_json::to_value(ov)] {
         s.apply(&o.expect("JSON"));
     }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kudo_operator::convert::NoTypes;
+use kudo_crd::convert::NoTypes;
 use serde_json::Value;
 
 #[path = "support/list_review.rs"]

@@ -25,25 +25,39 @@ use base64::Engine;
 use kube::core::DynamicObject;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kudo_operator::crd::v1beta2::Instance;
-use kudo_operator::manager::plan;
+use kudo_crd::plan;
+use kudo_crd::v1beta2::Instance;
 use kudo_pkg::change::{self, Installed, Proposal, Version};
 use kudo_pkg::{Diagnostic, ParamSchema};
 use serde_json::{Value, json};
 
+/// Why an OperatorVersion object cannot be the policy's [`Version`].
+#[derive(Debug, thiserror::Error)]
+pub enum UnusableVersion {
+    /// It has no `metadata.name`.
+    #[error("an OperatorVersion without a name")]
+    NoName,
+    /// Its `spec.parameters` is not a JSON-schema kudo reads.
+    #[error("{0}")]
+    Schema(String),
+    /// Its parameters break kudo's rules (triggers, immutable, oldName).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Parameters(Vec<Diagnostic>),
+}
+
 /// Reads a v1beta2 OperatorVersion object (as the API server stores it) as the policy's
 /// [`Version`]. `Err` when its parameters are not a usable schema.
-pub fn version_from_object(object: &Value) -> Result<Version, String> {
+pub fn version_from_object(object: &Value) -> Result<Version, UnusableVersion> {
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .ok_or("an OperatorVersion without a name")?
+        .ok_or(UnusableVersion::NoName)?
         .to_string();
     let params = object
         .pointer("/spec/parameters")
         .cloned()
         .unwrap_or_else(|| json!({"type": "object"}));
-    let schema = ParamSchema::from_value(params).map_err(|(_, m)| m)?;
+    let schema = ParamSchema::from_value(params).map_err(|(_, m)| UnusableVersion::Schema(m))?;
     let plans = object
         .pointer("/spec/plans")
         .and_then(Value::as_object)
@@ -54,12 +68,7 @@ pub fn version_from_object(object: &Value) -> Result<Version, String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    Version::new(name, version, schema, plans).map_err(|d| {
-        d.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })
+    Version::new(name, version, schema, plans).map_err(UnusableVersion::Parameters)
 }
 
 /// Where admission finds OperatorVersions (the webhook keeps a watch-fed cache that reads

@@ -20,8 +20,8 @@ use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kudo_operator::convert::TypeSource;
-use kudo_operator::crd::v1beta2;
+use kudo_crd::convert::TypeSource;
+use kudo_crd::v1beta2;
 
 use crate::admission::{OperatorVersions, version_from_object};
 use kudo_pkg::change::Version;

@@ -17,7 +17,7 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams}
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
 use serde_json::{Value, json};
 
-use kudo_operator::init::{CONVERTED_CRDS as CRDS, MUTATING, VALIDATING, WEBHOOK_SECRET as SECRET};
+use kudo_client::init::{CONVERTED_CRDS as CRDS, MUTATING, VALIDATING, WEBHOOK_SECRET as SECRET};
 
 /// Annotation of the Secret with the certificate's expiry (Unix seconds).
 pub const NOT_AFTER: &str = "kudo.dev/not-after";

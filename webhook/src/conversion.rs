@@ -1,6 +1,6 @@
 //! `/convert`: the ConversionReview handler. Transport only: the rules of conversion are
-//! `kudo_operator::convert::changes`, the same code `kudo migrate` and the tests run through
-//! `kudo_operator::convert::convert`.
+//! `kudo_crd::convert::changes`, the same code `kudo migrate` and the tests run through
+//! `kudo_crd::convert::convert`.
 //!
 //! The reply repeats the request's `uid` and returns exactly the objects sent, in order, each
 //! converted to `desiredAPIVersion` (kube-apiserver checks count, order, uid, kind, name and
@@ -17,7 +17,7 @@ mod raw;
 
 use kube::core::Status;
 use kube::core::conversion::ConversionResponse;
-use kudo_operator::convert::TypeSource;
+use kudo_crd::convert::TypeSource;
 
 /// The review's `apiVersion` (the only one the CRDs ask for).
 const REVIEW_API_VERSION: &str = "apiextensions.k8s.io/v1";

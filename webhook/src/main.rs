@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use kudo_operator::daemon::LogFormat;
+use kudo_client::daemon::LogFormat;
 use kudo_webhook::cache::Cache;
 use kudo_webhook::server::{self, Config, NoCluster, Offline, Shared};
 
@@ -84,7 +84,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    kudo_operator::daemon::init_logging(args.log_format);
+    kudo_client::daemon::init_logging(args.log_format);
     let cert_opts = kudo_webhook::certs::Options {
         namespace: args.namespace.clone(),
         service: args.service_name.clone(),
@@ -114,7 +114,9 @@ fn main() -> ExitCode {
         let cluster = if args.no_cluster {
             Err("--no-cluster".to_string())
         } else {
-            kudo_operator::cluster::client(args.kubeconfig.as_deref(), None).await
+            kudo_client::client(args.kubeconfig.as_deref(), None)
+                .await
+                .map_err(|e| e.to_string())
         };
         if args.self_managed_certs {
             let Ok(client) = &cluster else {
@@ -158,7 +160,7 @@ fn main() -> ExitCode {
         server::serve(
             config,
             Arc::new(shared),
-            kudo_operator::daemon::shutdown_signal(),
+            kudo_client::daemon::shutdown_signal(),
             |addr| {
                 tracing::info!(%addr, "serving");
             },

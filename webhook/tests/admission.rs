@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine;
-use kudo_operator::convert::{NoTypes, convert};
+use kudo_crd::convert::{NoTypes, convert};
 use kudo_pkg::change::Version;
 use kudo_webhook::admission::{Mode, OperatorVersions, admit_review, version_from_object};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use kube::client::Body;
-use kudo_operator::convert::TypeSource;
+use kudo_crd::convert::TypeSource;
 use kudo_webhook::admission::{OperatorVersions, Verdict, decide};
 use kudo_webhook::cache::Cache;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `/convert` on the exact wire format kube-apiserver sends (`tests/fixtures/wire/`), on a LIST-sized
 //! review, and on bad input.
 
-use kudo_operator::convert::{NoTypes, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
+use kudo_crd::convert::{NoTypes, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
 use kudo_webhook::conversion::convert_review;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -188,7 +188,7 @@ fn bad_input_gets_a_well_formed_400_never_a_panic() {
 
 /// Every object of a review, as `/convert` answers and as `convert` (the `Value` path `kudo
 /// migrate` uses) gives it: the raw reader and writer must not change a thing.
-fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_operator::convert::TypeSource) {
+fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_crd::convert::TypeSource) {
     for desired in ["kudo.dev/v1beta2", "kudo.dev/v1beta1"] {
         let request = json!({"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
             "request": {"uid": "u", "desiredAPIVersion": desired, "objects": objects}});
@@ -198,7 +198,7 @@ fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_operator::convert:
         let got = response["response"]["convertedObjects"].as_array().unwrap();
         assert_eq!(got.len(), objects.len());
         for (object, got) in objects.iter().zip(got) {
-            let want = kudo_operator::convert::convert(object, desired, types).unwrap();
+            let want = kudo_crd::convert::convert(object, desired, types).unwrap();
             assert_eq!(got, &want, "{object} to {desired}");
         }
     }
@@ -206,7 +206,7 @@ fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_operator::convert:
 
 struct Fixed(kudo_pkg::ParamSchema);
 
-impl kudo_operator::convert::TypeSource for Fixed {
+impl kudo_crd::convert::TypeSource for Fixed {
     fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
         Some(self.0.clone())
     }
@@ -243,7 +243,7 @@ fn the_raw_reply_is_what_convert_gives_on_edge_cases() {
     // The captured objects converted once, so the way back restores from the annotation.
     for desired in ["kudo.dev/v1beta2", "kudo.dev/v1beta1"] {
         for o in &captured {
-            objects.push(kudo_operator::convert::convert(o, desired, &fixed_types()).unwrap());
+            objects.push(kudo_crd::convert::convert(o, desired, &fixed_types()).unwrap());
         }
     }
     objects.extend([
@@ -271,7 +271,7 @@ fn the_raw_reply_is_what_convert_gives_on_edge_cases() {
             "spec": {"para\nmeters": 1, "parameters": {"K": "v"}, "operatorVersion": {"name": "o\"v"}}}),
     ]);
     for types in [
-        &NoTypes as &dyn kudo_operator::convert::TypeSource,
+        &NoTypes as &dyn kudo_crd::convert::TypeSource,
         &fixed_types(),
     ] {
         assert_same_as_convert(&objects, types);
@@ -363,7 +363,7 @@ proptest! {
     fn the_raw_reply_is_what_convert_gives_on_generated_objects(
         objects in prop::collection::vec(generated_object(), 1..4),
     ) {
-        for types in [&NoTypes as &dyn kudo_operator::convert::TypeSource, &fixed_types()] {
+        for types in [&NoTypes as &dyn kudo_crd::convert::TypeSource, &fixed_types()] {
             assert_same_as_convert(&objects, types);
         }
     }

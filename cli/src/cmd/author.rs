@@ -331,7 +331,7 @@ impl<'a> Wizard<'a> {
                         }
                     ))
                     .allow_empty(true)
-                    .validate_with(|v: &String| -> Result<(), String> {
+                    .validate_with(|v: &String| -> Result<(), author::Refusal> {
                         if v.is_empty() {
                             return Ok(());
                         }
@@ -357,7 +357,7 @@ impl<'a> Wizard<'a> {
                 let v: String = Input::with_theme(&self.theme)
                     .with_prompt(format!("{k} (empty: none)"))
                     .allow_empty(true)
-                    .validate_with(|v: &String| -> Result<(), String> {
+                    .validate_with(|v: &String| -> Result<(), author::Refusal> {
                         if v.is_empty() {
                             return Ok(());
                         }
@@ -381,7 +381,7 @@ impl<'a> Wizard<'a> {
                 let d: String = Input::with_theme(&self.theme)
                     .with_prompt("Default (YAML, empty: none)")
                     .allow_empty(true)
-                    .validate_with(|d: &String| -> Result<(), String> {
+                    .validate_with(|d: &String| -> Result<(), author::Refusal> {
                         if d.is_empty() {
                             return Ok(());
                         }

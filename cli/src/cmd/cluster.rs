@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::args::{ClusterArgs, ConnectArgs, WaitArgs};
-use kudo_operator::commands::{self, Target, wait};
+use kudo_client::commands::{self, Target, wait};
 
 impl WaitArgs {
     /// The wait options, when asked to wait.
@@ -61,6 +61,8 @@ impl ConnectArgs {
     /// A client for the cluster these flags name (`--kubeconfig`, `--context`, else
     /// `$KUBECONFIG`, `~/.kube/config`, the in-cluster configuration).
     pub async fn client(&self) -> Result<kube::Client, String> {
-        kudo_operator::cluster::client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+        kudo_client::client(self.kubeconfig.as_deref(), self.context.as_deref())
+            .await
+            .map_err(|e| e.to_string())
     }
 }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::get;
+use kudo_client::commands::get;
 use kudo_pkg::Error;
 use serde_json::json;
 

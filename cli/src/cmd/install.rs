@@ -1,8 +1,8 @@
-//! `kudo install PACKAGE`: the rules live in `kudo_operator::commands::install`.
+//! `kudo install PACKAGE`: the rules live in `kudo_client::commands::install`.
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::{Inputs, install, wait};
+use kudo_client::commands::{Inputs, install, wait};
 use kudo_pkg::Error;
 
 use super::cluster;

@@ -1,11 +1,11 @@
 //! `kudo migrate`: KEP-33's migration of a cluster's kudo objects from `kudo.dev/v1beta1` to
-//! `kudo.dev/v1beta2` storage. The work is `kudo_operator::storage_migration::run`; this prints its
+//! `kudo.dev/v1beta2` storage. The work is `kudo_client::storage_migration::run`; this prints its
 //! report (text, or `-o json|yaml`) and decides the exit code.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use kudo_operator::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
+use kudo_client::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
 use kudo_pkg::Error;
 
 use crate::args::{DataFormat, MigrateArgs};

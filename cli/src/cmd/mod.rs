@@ -67,7 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
 
 /// `kudo init`: the installation, printed.
 fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
-    use kudo_operator::init::{self, Options, WebhookTarget};
+    use kudo_client::init::{self, Options, WebhookTarget};
     let mut o = Options {
         namespace: a.namespace.clone(),
         ..Options::default()
@@ -118,14 +118,16 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
             })?;
         let result = runtime.block_on(async {
             let client = a.connect.client().await?;
-            let mut lines = init::apply(&client, &objects).await?;
+            let mut lines = init::apply(&client, &objects)
+                .await
+                .map_err(|e| e.to_string())?;
             if a.wait || a.wait_time.is_some() {
                 for l in lines.drain(..) {
                     eprintln!("{l}");
                 }
                 let timeout = a
                     .wait_time
-                    .unwrap_or(kudo_operator::commands::wait::DEFAULT_TIMEOUT);
+                    .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
                 lines = init::wait_ready(&client, &o, timeout).await?;
             }
             Ok::<_, String>(lines)

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::{self, plan, wait};
+use kudo_client::commands::{self, plan, wait};
 use kudo_pkg::Error;
 
 use super::cluster::{self, Failure};

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::{uninstall, wait};
+use kudo_client::commands::{uninstall, wait};
 use kudo_pkg::Error;
 
 use super::cluster;

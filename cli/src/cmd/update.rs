@@ -1,8 +1,8 @@
-//! `kudo update --instance NAME`: the rules live in `kudo_operator::commands::update`.
+//! `kudo update --instance NAME`: the rules live in `kudo_client::commands::update`.
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::{Inputs, update, wait};
+use kudo_client::commands::{Inputs, update, wait};
 use kudo_pkg::Error;
 use serde_json::json;
 

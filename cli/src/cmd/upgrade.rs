@@ -1,8 +1,8 @@
-//! `kudo upgrade PACKAGE --instance NAME`: the rules live in `kudo_operator::commands::upgrade`.
+//! `kudo upgrade PACKAGE --instance NAME`: the rules live in `kudo_client::commands::upgrade`.
 
 use std::process::ExitCode;
 
-use kudo_operator::commands::{Inputs, upgrade, wait};
+use kudo_client::commands::{Inputs, upgrade, wait};
 use kudo_pkg::Error;
 use serde_json::json;
 

@@ -152,7 +152,9 @@ fn pipe_pod(
     let problem = match render::render_pipe_pod(f.pkg, values, opts, at(&spec.pod)) {
         Err(diags) => return f.add(diags),
         Ok(r) => match &r.objects[..] {
-            [pod] if pod["kind"] == "Pod" => crate::pipe::check_pod(pod, &spec.files).err(),
+            [pod] if pod["kind"] == "Pod" => crate::pipe::check_pod(pod, &spec.files)
+                .err()
+                .map(|e| e.to_string()),
             _ => Some("must hold exactly one Pod".to_string()),
         },
     };

@@ -16,7 +16,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use kudo_operator::convert::{Changes, Parts, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
+use kudo_crd::convert::{Changes, Parts, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
 
 /// The review, borrowing from the body.
 #[derive(Deserialize)]
@@ -164,14 +164,14 @@ impl<'a> Object<'a> {
         )
     }
 
-    /// Converts the object to `desired` with [`kudo_operator::convert::changes`] (the rules)
+    /// Converts the object to `desired` with [`kudo_crd::convert::changes`] (the rules)
     /// and appends it to `out`.
     pub fn convert(
         &self,
         desired: &str,
-        types: &dyn kudo_operator::convert::TypeSource,
+        types: &dyn kudo_crd::convert::TypeSource,
         out: &mut Vec<u8>,
-    ) -> Result<(), kudo_operator::convert::Error> {
+    ) -> Result<(), kudo_crd::convert::Error> {
         let api_version = self.text("apiVersion");
         let kind = self.text("kind");
         // Only a change of version looks past `apiVersion` and `kind` (and writes `metadata`
@@ -213,7 +213,7 @@ impl<'a> Object<'a> {
             v1beta1_parameters: v1beta1_parameters.as_deref(),
             v1beta2_parameters: v1beta2_parameters.as_deref(),
         };
-        let changes = kudo_operator::convert::changes(&parts, desired, types)?;
+        let changes = kudo_crd::convert::changes(&parts, desired, types)?;
         self.write(desired, changes.as_ref(), annotations.as_ref(), out);
         Ok(())
     }
@@ -313,7 +313,7 @@ enum Entry<'e> {
 
 /// The annotations after `ops`, in order (kept ones in place, new ones at the end), or `None`
 /// when the `annotations` member is to be left out: it was absent and nothing is set, or the
-/// removals left it empty (as [`kudo_operator::convert::convert_owned`] does).
+/// removals left it empty (as [`kudo_crd::convert::convert_owned`] does).
 fn final_annotations<'e>(
     existing: Option<&'e RawMap<'_>>,
     ops: &'e [(&'static str, Option<String>)],

@@ -1,0 +1,200 @@
+//! `kudo install PACKAGE`: the parameters computed and validated client-side first, then the
+//! Operator and OperatorVersion when missing, then the Instance.
+
+use kube::api::ObjectMeta;
+use kudo_pkg::Package;
+use kudo_pkg::change::{self, Decision, Version};
+use serde_json::Value;
+
+use super::{
+    Error, Inputs, Result, Target, create_missing, create_operator, create_operator_version,
+    dependencies, post_params, same_operator_version,
+};
+use kudo_crd::common::ObjectRef;
+use kudo_crd::labels;
+use kudo_crd::package;
+use kudo_crd::v1beta2::{Instance, InstanceSpec};
+
+/// What to install.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The package.
+    pub package: &'a Package,
+    /// The Instance's name ([`instance_name`] when `None`).
+    pub instance: Option<&'a str>,
+    /// `-P` and `-p`.
+    pub inputs: Inputs<'a>,
+    /// Write nothing: every check is made, and the Instance is sent as a server-side dry run
+    /// when its OperatorVersion exists (the API server and kudo's admission webhook check it).
+    pub dry_run: bool,
+}
+
+/// What was installed.
+#[derive(Clone)]
+pub struct Installed {
+    /// The Instance as the API server created it (its `metadata.generation` is what `--wait`
+    /// waits for).
+    pub instance: Instance,
+    /// Whether the Operator was created (else it existed).
+    pub created_operator: bool,
+    /// Whether the OperatorVersion was created (else it existed, with the same spec).
+    pub created_operator_version: bool,
+    /// The parameters (warnings included).
+    pub change: Decision,
+    /// The OperatorVersions of dependencies, then the Operator and the OperatorVersion, that
+    /// were (or, with `dry_run`, would be) created. (A dependency's Operator is created too
+    /// when missing.)
+    pub created: Vec<Value>,
+    /// With `dry_run`: whether the API server checked the Instance (it can only when its
+    /// OperatorVersion exists already). Always true without `dry_run`.
+    pub server_checked: bool,
+}
+
+/// The Instance and the objects hold values, secrets included: `Debug` shows names and pointers.
+impl std::fmt::Debug for Installed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let created: Vec<String> = self
+            .created
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        f.debug_struct("Installed")
+            .field("instance", &super::instance_shape(&self.instance))
+            .field("created_operator", &self.created_operator)
+            .field("created_operator_version", &self.created_operator_version)
+            .field("change", &self.change)
+            .field("created", &created)
+            .field("server_checked", &self.server_checked)
+            .finish()
+    }
+}
+
+/// The default Instance name of a package: `{operator}-instance`.
+pub fn instance_name(pkg: &Package) -> String {
+    format!("{}-instance", pkg.operator().name)
+}
+
+/// The Instance of `pkg` named `name` in `namespace`: `kudo.dev/v1beta2`, labelled with its
+/// operator, running the package's OperatorVersion, with the explicit values `parameters`
+/// (none: no `spec.parameters`).
+pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &Value) -> Instance {
+    let op = &pkg.operator().name;
+    let ov = pkg.operator_version_name();
+    let empty = parameters.as_object().is_some_and(|m| m.is_empty());
+    Instance {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            labels: Some([(labels::OPERATOR.to_string(), op.clone())].into()),
+            ..Default::default()
+        },
+        spec: InstanceSpec {
+            operator_version: Some(ObjectRef {
+                kind: None,
+                name: Some(ov),
+                namespace: None,
+            }),
+            parameters: (!empty).then(|| parameters.clone()),
+            plan_execution: None,
+        },
+        status: None,
+    }
+}
+
+/// Installs `req.package` as an Instance. Refused, with nothing written, when the parameters
+/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]) or the
+/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
+pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
+    let pkg = req.package;
+    let version = Version::of_package(pkg).map_err(Error::Parameters)?;
+    let change = change::install(&version, req.inputs.proposal()).map_err(Error::Parameters)?;
+    let name = req
+        .instance
+        .map(String::from)
+        .unwrap_or_else(|| instance_name(pkg));
+    let exists = || Error::InstanceExists {
+        namespace: t.namespace.clone(),
+        name: name.clone(),
+    };
+    if t.instances()
+        .get_opt(&name)
+        .await
+        .map_err(t.api("get", "Instance", &name))?
+        .is_some()
+    {
+        return Err(exists());
+    }
+    // Every dependency's objects checked (read only) before anything is written.
+    let deps = dependencies(t, pkg).await?;
+    let (operator, ov) = package::objects(pkg, &t.namespace);
+    let op_name = operator.metadata.name.clone().unwrap_or_default();
+    let has_operator = t
+        .operators()
+        .get_opt(&op_name)
+        .await
+        .map_err(t.api("get", "Operator", &op_name))?
+        .is_some();
+    let has_ov = same_operator_version(t, &ov).await?;
+    let mut created = Vec::new();
+    for (_, dep_ov, dep_has_ov) in &deps {
+        if !dep_has_ov {
+            created.push(serde_json::to_value(dep_ov).unwrap_or_default());
+        }
+    }
+    if !has_operator {
+        created.push(serde_json::to_value(&operator).unwrap_or_default());
+    }
+    if !has_ov {
+        created.push(serde_json::to_value(&ov).unwrap_or_default());
+    }
+    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
+    if req.dry_run {
+        let (instance, server_checked) = if has_ov {
+            let params = kube::api::PostParams {
+                dry_run: true,
+                ..post_params()
+            };
+            match t.instances().create(&params, &object).await {
+                Ok(i) => (i, true),
+                Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
+                Err(e) => return Err(t.api("create (dry run)", "Instance", &name)(e)),
+            }
+        } else {
+            (object, false)
+        };
+        return Ok(Installed {
+            instance,
+            created_operator: !has_operator,
+            created_operator_version: !has_ov,
+            change,
+            created,
+            server_checked,
+        });
+    }
+    create_missing(t, &deps).await?;
+    if !has_operator {
+        create_operator(t, &operator).await?;
+    }
+    if !has_ov {
+        create_operator_version(t, &ov).await?;
+    }
+    let instance = match t.instances().create(&post_params(), &object).await {
+        Ok(i) => i,
+        Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
+        Err(e) => return Err(t.api("create", "Instance", &name)(e)),
+    };
+    Ok(Installed {
+        instance,
+        created_operator: !has_operator,
+        created_operator_version: !has_ov,
+        change,
+        created,
+        server_checked: true,
+    })
+}

@@ -1,0 +1,626 @@
+//! The cluster commands: what `kudo install`, `kudo update --instance`, `kudo upgrade
+//! --instance`, `kudo uninstall`, `kudo plan status|trigger` and `kudo get` do, as library
+//! functions the CLI calls and tests drive against a mocked API server.
+//!
+//! Every parameter rule comes from `kudo_pkg::instance` (the same code as `kudo params` and
+//! `kudo update -f`): a command computes and validates the whole change client-side first, and
+//! writes nothing when anything is refused. The package of an installed Instance is rebuilt
+//! from its OperatorVersion with [`kudo_crd::package::from_operator_version`].
+//!
+//! - [`install::install`]: Operator and OperatorVersion when missing, then the Instance.
+//! - [`update::update`]: a JSON merge patch carrying `metadata.resourceVersion`; on 409
+//!   Conflict the Instance is read again and the overrides applied to the fresh object.
+//! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
+//!   Instance, with the same precondition and retries.
+//! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
+//! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
+
+pub mod get;
+pub mod install;
+mod merge;
+pub mod plan;
+pub mod uninstall;
+pub mod update;
+pub mod upgrade;
+pub mod wait;
+
+use std::time::Duration;
+
+use kube::Api;
+use kudo_pkg::Diagnostic;
+use kudo_pkg::change::{Installed, Proposal, Version};
+use kudo_pkg::document::Document;
+use serde_json::Value;
+
+use kudo_crd::v1beta2::{Instance, Operator, OperatorVersion};
+
+/// The result type of the cluster commands.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Writes of the Instance tried before giving up when another writer got there first.
+pub const MAX_ATTEMPTS: usize = 8;
+
+/// The wait before attempt `attempt + 1`: 25 ms doubling per attempt, at most 1.6 s, each
+/// between half and all of that at random, so that writers that met once do not meet again.
+fn backoff(attempt: usize) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let ceiling = 25u64 << attempt.min(6);
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    Duration::from_millis(ceiling / 2 + random % (ceiling / 2 + 1))
+}
+
+/// Where a command works: the cluster client and the namespace of the objects.
+#[derive(Clone)]
+pub struct Target {
+    /// The client.
+    pub client: kube::Client,
+    /// The namespace of the Instance, its Operator and OperatorVersions.
+    pub namespace: String,
+}
+
+impl Target {
+    /// A target in `namespace`, or else the client's default namespace (the kubeconfig
+    /// context's namespace, else `default`).
+    pub fn new(client: kube::Client, namespace: Option<&str>) -> Target {
+        let namespace = match namespace {
+            Some(ns) => ns.to_string(),
+            None => client.default_namespace().to_string(),
+        };
+        Target { client, namespace }
+    }
+
+    fn instances(&self) -> Api<Instance> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    fn operators(&self) -> Api<Operator> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    fn operator_versions(&self) -> Api<OperatorVersion> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// An error from the API server about `kind/name` in this namespace.
+    fn api(
+        &self,
+        action: &'static str,
+        kind: &'static str,
+        name: &str,
+    ) -> impl FnOnce(kube::Error) -> Error {
+        let (namespace, name) = (self.namespace.clone(), name.to_string());
+        move |source| Error::Api {
+            action,
+            kind,
+            namespace,
+            name,
+            source: Box::new(source),
+        }
+    }
+
+    fn not_found(&self, kind: &'static str, name: &str) -> Error {
+        Error::NotFound {
+            kind,
+            namespace: self.namespace.clone(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The Instance `name`; [`Error::NotFound`] when there is none.
+    pub async fn instance(&self, name: &str) -> Result<Instance> {
+        self.instances()
+            .get_opt(name)
+            .await
+            .map_err(self.api("get", "Instance", name))?
+            .ok_or_else(|| self.not_found("Instance", name))
+    }
+}
+
+/// The parameter inputs of a command line: `-P` files (in order) and `-p` overrides.
+#[derive(Clone, Copy, Default)]
+pub struct Inputs<'a> {
+    /// `-P` files, parsed.
+    pub files: &'a [Document],
+    /// `-p` arguments, as given.
+    pub overrides: &'a [String],
+}
+
+/// `-p` values may be secrets: `Debug` shows the files (path and pointers) and the keys of the
+/// overrides, never a value.
+impl std::fmt::Debug for Inputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .overrides
+            .iter()
+            .map(|o| o.split_once('=').map_or(o.as_str(), |(k, _)| k))
+            .collect();
+        f.debug_struct("Inputs")
+            .field("files", &self.files)
+            .field("overrides", &keys)
+            .finish()
+    }
+}
+
+/// What `Debug` shows of an Instance: its name and the pointers its parameters set.
+pub(crate) fn instance_shape(i: &Instance) -> String {
+    let set = i
+        .spec
+        .parameters
+        .as_ref()
+        .map(kudo_pkg::values::leaf_pointers)
+        .unwrap_or_default();
+    format!(
+        "Instance {}/{} sets {set:?}",
+        i.metadata.namespace.as_deref().unwrap_or_default(),
+        i.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+impl<'a> Inputs<'a> {
+    /// The inputs as the policy takes them.
+    pub fn proposal(&self) -> Proposal<'a> {
+        Proposal::Edits {
+            files: self.files,
+            overrides: self.overrides,
+        }
+    }
+}
+
+/// Why a cluster command stopped. Nothing was written unless the variant says so.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The parameters were refused (validation, `immutable`, conflicting triggers, migration):
+    /// every problem, with where its value came from.
+    #[error("{} parameter error(s)", .0.iter().filter(|d| d.is_error()).count())]
+    Parameters(Vec<Diagnostic>),
+    /// The OperatorVersion in the cluster does not read back as a package.
+    #[error("OperatorVersion {name} does not read back as a package: {source}")]
+    Package {
+        /// The OperatorVersion.
+        name: String,
+        /// What the package reader said.
+        #[source]
+        source: kudo_pkg::Error,
+    },
+    /// `kudo install` of an Instance that exists.
+    #[error(
+        "Instance {namespace}/{name} already exists: change it with `kudo update --instance {name}` or `kudo upgrade`"
+    )]
+    InstanceExists {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A KudoOperator dependency cannot be resolved (a name, a missing path, another version,
+    /// a cycle).
+    #[error("dependency: {0}")]
+    Dependency(#[from] kudo_pkg::dependency::DependencyError),
+    /// An object the command needs is not there.
+    #[error("{kind} {namespace}/{name} not found")]
+    NotFound {
+        /// Its kind.
+        kind: &'static str,
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// The Instance names no OperatorVersion.
+    #[error("Instance {namespace}/{name} has no spec.operatorVersion.name")]
+    NoOperatorVersion {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// The package's OperatorVersion exists with another content.
+    #[error("OperatorVersion {namespace}/{name} already exists with a different {}: an installed version never changes; give the package a new operatorVersion", fields.join(", "))]
+    OperatorVersionDiffers {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// The `spec` fields that differ.
+        fields: Vec<String>,
+    },
+    /// `kudo upgrade` with a package of another operator.
+    #[error("the package is operator {package}, but Instance {instance} runs operator {installed}")]
+    OtherOperator {
+        /// The Instance.
+        instance: String,
+        /// The package's operator.
+        package: String,
+        /// The installed operator.
+        installed: String,
+    },
+    /// `kudo upgrade` to the version the Instance runs.
+    #[error(
+        "Instance {instance} already runs OperatorVersion {operator_version}: use `kudo update` to change its parameters"
+    )]
+    AlreadyRuns {
+        /// The Instance.
+        instance: String,
+        /// Its OperatorVersion.
+        operator_version: String,
+    },
+    /// `kudo plan trigger` of a plan the OperatorVersion does not have.
+    #[error("OperatorVersion {operator_version} has no plan {plan}; its plans: {}", plans.join(", "))]
+    UnknownPlan {
+        /// The plan asked for.
+        plan: String,
+        /// The Instance's OperatorVersion.
+        operator_version: String,
+        /// Its plans.
+        plans: Vec<String>,
+    },
+    /// The Instance changed between every read and write.
+    #[error(
+        "Instance {namespace}/{name} changed under this update {attempts} times in a row (HTTP 409 Conflict); nothing was written: try again"
+    )]
+    Conflict {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// Attempts made.
+        attempts: usize,
+    },
+    /// The API server refused or failed a request.
+    #[error("cannot {action} {kind} {namespace}/{name}: {source}")]
+    Api {
+        /// `get`, `create`, `patch`, `delete`, `list`.
+        action: &'static str,
+        /// The kind.
+        kind: &'static str,
+        /// Namespace.
+        namespace: String,
+        /// Name (empty for a list).
+        name: String,
+        /// The client's error.
+        #[source]
+        source: Box<kube::Error>,
+    },
+    /// `--wait`: the plan ended in FATAL_ERROR.
+    #[error("plan {plan} of Instance {instance} failed{}: {message}", failed_at(phase.as_deref(), step.as_deref()))]
+    PlanFailed {
+        /// The Instance (`namespace/name`).
+        instance: String,
+        /// The plan.
+        plan: String,
+        /// The phase that failed, when the status says.
+        phase: Option<String>,
+        /// The step that failed, when the status says.
+        step: Option<String>,
+        /// The status message.
+        message: String,
+    },
+    /// `--wait`: the time ran out.
+    #[error("timed out after {} waiting for {what}; last seen: {last}", humanize(*waited))]
+    Timeout {
+        /// How long it waited.
+        waited: Duration,
+        /// What it waited for.
+        what: String,
+        /// The last state seen.
+        last: String,
+    },
+    /// Something that should not happen: a bug in kudo.
+    #[error("internal error, this may indicate a bug in kudo (please report it): {0}")]
+    Internal(String),
+}
+
+fn failed_at(phase: Option<&str>, step: Option<&str>) -> String {
+    match (phase, step) {
+        (Some(p), Some(s)) => format!(" in phase {p}, step {s}"),
+        (Some(p), None) => format!(" in phase {p}"),
+        _ => String::new(),
+    }
+}
+
+/// A duration as `kudo` prints it: `5m`, `1m30s`, `250ms`.
+pub fn humanize(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let s = d.as_secs();
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if s > 0 || out.is_empty() {
+        out.push_str(&format!("{s}s"));
+    }
+    out
+}
+
+/// Parses a duration: one or more NUMBER+UNIT with units `ms`, `s`, `m`, `h` (`30s`, `5m`,
+/// `1h30m`), or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = t;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return None;
+        }
+        let n: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_len] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n.checked_mul(60)?),
+            "h" => Duration::from_secs(n.checked_mul(3600)?),
+            _ => return None,
+        };
+        total = total.checked_add(unit)?;
+        rest = &rest[unit_len..];
+    }
+    Some(total)
+}
+
+/// A fresh id for a plan run (a random UUID v4).
+pub fn new_uid() -> Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| Error::Internal(format!("no random source: {e}")))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+/// The package an Instance's OperatorVersion was made from.
+fn package_of(ov: &OperatorVersion) -> Result<kudo_pkg::Package> {
+    kudo_crd::package::from_operator_version(ov).map_err(|source| Error::Package {
+        name: ov.metadata.name.clone().unwrap_or_default(),
+        source,
+    })
+}
+
+/// The policy's view of an OperatorVersion read from the cluster: its package and
+/// [`Version`] (named as the object is).
+fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
+    let pkg = package_of(ov)?;
+    let version = Version::of_package(&pkg).map_err(Error::Parameters)?;
+    let name = ov.metadata.name.clone().unwrap_or(version.name.clone());
+    Ok((pkg, Version { name, ..version }))
+}
+
+/// The Instance as [`kudo_pkg::change`] sees it: its values, whether it is being deleted, and
+/// the plan it has scheduled or running.
+fn installed<'a>(
+    inst: &Instance,
+    version: &'a Version,
+    values: &'a Value,
+    in_progress: &'a Option<String>,
+) -> Installed<'a> {
+    Installed {
+        version,
+        values,
+        deleting: inst.metadata.deletion_timestamp.is_some(),
+        in_progress: in_progress.as_deref(),
+    }
+}
+
+/// Whether the API server answered 409 Conflict.
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+/// Reads an Instance and its OperatorVersion name.
+async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, String)> {
+    let inst = t.instance(name).await?;
+    let ov = inst
+        .spec
+        .operator_version
+        .as_ref()
+        .and_then(|r| r.name.clone())
+        .ok_or_else(|| Error::NoOperatorVersion {
+            namespace: t.namespace.clone(),
+            name: name.to_string(),
+        })?;
+    Ok((inst, ov))
+}
+
+/// Reads an OperatorVersion that must exist.
+async fn operator_version(t: &Target, name: &str) -> Result<OperatorVersion> {
+    t.operator_versions()
+        .get_opt(name)
+        .await
+        .map_err(t.api("get", "OperatorVersion", name))?
+        .ok_or_else(|| t.not_found("OperatorVersion", name))
+}
+
+/// Reads the OperatorVersion `want` would be, and refuses when it exists with another spec.
+/// Returns whether it exists (then nothing needs creating).
+async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<bool> {
+    let name = want.metadata.name.clone().unwrap_or_default();
+    let have = t.operator_versions().get_opt(&name).await.map_err(t.api(
+        "get",
+        "OperatorVersion",
+        &name,
+    ))?;
+    let Some(have) = have else {
+        return Ok(false);
+    };
+    let fields = differing_fields(&have.spec, &want.spec);
+    if fields.is_empty() {
+        Ok(true)
+    } else {
+        Err(Error::OperatorVersionDiffers {
+            namespace: t.namespace.clone(),
+            name,
+            fields,
+        })
+    }
+}
+
+/// The Operator and OperatorVersion of every KudoOperator dependency of `pkg` (and theirs,
+/// deepest first), each with whether its OperatorVersion is already there. Reads only: an
+/// OperatorVersion of the same name with another spec is refused here, before anything is
+/// written, as for the package itself.
+async fn dependencies(
+    t: &Target,
+    pkg: &kudo_pkg::Package,
+) -> Result<Vec<(kudo_crd::v1beta2::Operator, OperatorVersion, bool)>> {
+    let deps = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
+    let mut out = Vec::new();
+    for dep in &deps {
+        let (operator, ov) = kudo_crd::package::objects(&dep.package, &t.namespace);
+        let has_ov = same_operator_version(t, &ov).await?;
+        out.push((operator, ov, has_ov));
+    }
+    Ok(out)
+}
+
+/// Creates what [`dependencies`] found missing.
+async fn create_missing(
+    t: &Target,
+    deps: &[(kudo_crd::v1beta2::Operator, OperatorVersion, bool)],
+) -> Result<()> {
+    for (operator, ov, has_ov) in deps {
+        ensure_operator(t, operator).await?;
+        if !has_ov {
+            create_operator_version(t, ov).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates the Operator unless it exists (or is created meanwhile). `true` when it was made.
+async fn ensure_operator(t: &Target, operator: &kudo_crd::v1beta2::Operator) -> Result<bool> {
+    let name = operator.metadata.name.clone().unwrap_or_default();
+    if t.operators()
+        .get_opt(&name)
+        .await
+        .map_err(t.api("get", "Operator", &name))?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    create_operator(t, operator).await
+}
+
+/// Creates the Operator; one created meanwhile by someone else (409) is what we need.
+async fn create_operator(t: &Target, operator: &kudo_crd::v1beta2::Operator) -> Result<bool> {
+    let name = operator.metadata.name.clone().unwrap_or_default();
+    match t.operators().create(&post_params(), operator).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(e) => Err(t.api("create", "Operator", &name)(e)),
+    }
+}
+
+/// Creates an OperatorVersion. Created meanwhile by another install of the same package (409):
+/// fine when its spec is the same, refused like any other differing one when not.
+async fn create_operator_version(t: &Target, ov: &OperatorVersion) -> Result<()> {
+    let name = ov.metadata.name.clone().unwrap_or_default();
+    match t.operator_versions().create(&post_params(), ov).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            same_operator_version(t, ov).await?;
+            Ok(())
+        }
+        Err(e) => Err(t.api("create", "OperatorVersion", &name)(e)),
+    }
+}
+
+/// The top-level `spec` fields whose values differ.
+fn differing_fields<T: serde::Serialize>(have: &T, want: &T) -> Vec<String> {
+    let (Ok(serde_json::Value::Object(h)), Ok(serde_json::Value::Object(w))) =
+        (serde_json::to_value(have), serde_json::to_value(want))
+    else {
+        return vec!["spec".into()];
+    };
+    let mut keys: Vec<&String> = h.keys().chain(w.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| h.get(*k) != w.get(*k))
+        .map(|k| format!("spec.{k}"))
+        .collect()
+}
+
+fn post_params() -> kube::api::PostParams {
+    kube::api::PostParams {
+        dry_run: false,
+        field_manager: Some(kudo_crd::labels::CLI_FIELD_MANAGER.into()),
+    }
+}
+
+fn patch_params() -> kube::api::PatchParams {
+    kube::api::PatchParams {
+        field_manager: Some(kudo_crd::labels::CLI_FIELD_MANAGER.into()),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_kubectl_writes_them() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("30s", Some(30)),
+            ("5m", Some(300)),
+            ("1h30m", Some(5400)),
+            ("1m30s", Some(90)),
+            ("45", Some(45)),
+            ("", None),
+            ("5x", None),
+            ("m5", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_duration(text).map(|d| d.as_secs()),
+                *want,
+                "input: {text}"
+            );
+        }
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn durations_print_the_way_they_parse() {
+        for text in ["5m", "1m30s", "2h", "250ms", "0ms"] {
+            assert_eq!(humanize(parse_duration(text).unwrap()), text);
+        }
+    }
+
+    #[test]
+    fn a_new_uid_is_a_version_4_uuid() {
+        let a = new_uid().unwrap();
+        let b = new_uid().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+    }
+}

@@ -1,0 +1,342 @@
+//! `kudo plan status` and `kudo plan trigger`.
+//!
+//! [`status`] reads the Instance and its OperatorVersion into a [`StatusView`]: every plan of
+//! the OperatorVersion with its status (NEVER_RUN when the Instance status has none), the
+//! active plan with its phases and steps. The view serializes (`-o json|yaml`) and displays as
+//! a tree. [`trigger`] asks the manager for a plan run: `spec.planExecution = {planName, uid}`
+//! with a fresh uid, as a JSON merge patch.
+
+use std::fmt;
+
+use kube::api::Patch;
+use serde::Serialize;
+use serde_json::json;
+
+use super::{Error, Result, Target, instance_and_version, operator_version, patch_params};
+use kudo_crd::common::{ActivePlan, PhaseStatus, PlanStatus};
+use kudo_crd::v1beta2::{Instance, OperatorVersion};
+
+/// The status KUDO shows for a plan, phase or step without one.
+pub const NEVER_RUN: &str = "NEVER_RUN";
+
+/// What a trigger asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Triggered {
+    /// The plan.
+    pub plan: String,
+    /// The run's uid (the active plan's uid once the manager starts it).
+    pub uid: String,
+    /// The `metadata.generation` the write produced.
+    pub generation: Option<i64>,
+}
+
+/// Asks the manager to run `plan` on Instance `instance`, as run `uid` (see
+/// [`super::new_uid`]). Refused with [`Error::UnknownPlan`] (listing the plans) when the
+/// Instance's OperatorVersion has no such plan.
+pub async fn trigger(t: &Target, instance: &str, plan: &str, uid: &str) -> Result<Triggered> {
+    let (_, ov_name) = instance_and_version(t, instance).await?;
+    let ov = operator_version(t, &ov_name).await?;
+    if !ov.spec.plans.contains_key(plan) {
+        return Err(Error::UnknownPlan {
+            plan: plan.to_string(),
+            operator_version: ov_name,
+            plans: ov.spec.plans.keys().cloned().collect(),
+        });
+    }
+    let patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
+    let written = t
+        .instances()
+        .patch(instance, &patch_params(), &Patch::Merge(&patch))
+        .await
+        .map_err(t.api("patch", "Instance", instance))?;
+    Ok(Triggered {
+        plan: plan.to_string(),
+        uid: uid.to_string(),
+        generation: written.metadata.generation,
+    })
+}
+
+/// The plans of an Instance and their statuses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
+    /// The Instance.
+    pub instance: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its OperatorVersion.
+    pub operator_version: String,
+    /// The plan running now, or the last one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_plan: Option<ActivePlan>,
+    /// Every plan: the OperatorVersion's, then any other the status has.
+    pub plans: Vec<PlanView>,
+}
+
+/// A plan and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanView {
+    /// Name.
+    pub name: String,
+    /// `serial` or `parallel`, when the OperatorVersion says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// NEVER_RUN, PENDING, IN_PROGRESS, ERROR, FATAL_ERROR or COMPLETE.
+    pub status: String,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// When the status last changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<String>,
+    /// The phases.
+    pub phases: Vec<PhaseView>,
+}
+
+/// A phase and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseView {
+    /// Name.
+    pub name: String,
+    /// `serial` or `parallel`, when the OperatorVersion says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// Its status.
+    pub status: String,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The steps.
+    pub steps: Vec<StepView>,
+}
+
+/// A step and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepView {
+    /// Name.
+    pub name: String,
+    /// Its status.
+    pub status: String,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+fn or_never(s: Option<&String>) -> String {
+    s.cloned().unwrap_or_else(|| NEVER_RUN.into())
+}
+
+/// The view of `inst`'s plans; the structure (phases, steps, strategies) comes from `ov` when
+/// given, else from the status alone.
+pub fn view(inst: &Instance, ov: Option<&OperatorVersion>) -> StatusView {
+    let status = inst.status.clone().unwrap_or_default();
+    let mut plans = Vec::new();
+    let empty = PlanStatus::default();
+    if let Some(ov) = ov {
+        for (name, plan) in &ov.spec.plans {
+            let ps = status.plan_status.get(name).unwrap_or(&empty);
+            let phases = plan
+                .phases
+                .iter()
+                .map(|ph| {
+                    let phs = ps.phases.iter().find(|p| p.name == ph.name);
+                    PhaseView {
+                        name: ph.name.clone(),
+                        strategy: ph.strategy.clone(),
+                        status: or_never(phs.and_then(|p| p.status.as_ref())),
+                        message: phs.and_then(|p| p.message.clone()),
+                        steps: ph
+                            .steps
+                            .iter()
+                            .map(|st| {
+                                let sts =
+                                    phs.and_then(|p| p.steps.iter().find(|s| s.name == st.name));
+                                StepView {
+                                    name: st.name.clone(),
+                                    status: or_never(sts.and_then(|s| s.status.as_ref())),
+                                    message: sts.and_then(|s| s.message.clone()),
+                                }
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            plans.push(plan_view(name, plan.strategy.clone(), ps, phases));
+        }
+    }
+    for (name, ps) in &status.plan_status {
+        if plans.iter().any(|p: &PlanView| &p.name == name) {
+            continue;
+        }
+        let phases = ps.phases.iter().map(phase_from_status).collect();
+        plans.push(plan_view(name, None, ps, phases));
+    }
+    StatusView {
+        instance: inst.metadata.name.clone().unwrap_or_default(),
+        namespace: inst.metadata.namespace.clone().unwrap_or_default(),
+        operator_version: inst
+            .spec
+            .operator_version
+            .as_ref()
+            .and_then(|r| r.name.clone())
+            .unwrap_or_default(),
+        active_plan: status.active_plan.clone(),
+        plans,
+    }
+}
+
+fn plan_view(
+    name: &str,
+    strategy: Option<String>,
+    ps: &PlanStatus,
+    phases: Vec<PhaseView>,
+) -> PlanView {
+    PlanView {
+        name: name.to_string(),
+        strategy,
+        status: or_never(ps.status.as_ref()),
+        message: ps.message.clone(),
+        uid: ps.uid.clone(),
+        last_updated: ps.last_updated_timestamp.clone(),
+        phases,
+    }
+}
+
+fn phase_from_status(p: &PhaseStatus) -> PhaseView {
+    PhaseView {
+        name: p.name.clone(),
+        strategy: None,
+        status: or_never(p.status.as_ref()),
+        message: p.message.clone(),
+        steps: p
+            .steps
+            .iter()
+            .map(|s| StepView {
+                name: s.name.clone(),
+                status: or_never(s.status.as_ref()),
+                message: s.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Reads Instance `name` and its OperatorVersion (when it is there) into a [`StatusView`].
+pub async fn status(t: &Target, name: &str) -> Result<StatusView> {
+    let (inst, ov_name) = instance_and_version(t, name).await?;
+    let ov = t
+        .operator_versions()
+        .get_opt(&ov_name)
+        .await
+        .map_err(t.api("get", "OperatorVersion", &ov_name))?;
+    Ok(view(&inst, ov.as_ref()))
+}
+
+fn label(
+    kind: &str,
+    name: &str,
+    strategy: Option<&str>,
+    status: &str,
+    message: Option<&str>,
+) -> String {
+    let mut s = format!("{kind} {name}");
+    if let Some(st) = strategy {
+        s.push_str(&format!(" ({st})"));
+    }
+    s.push_str(&format!(" [{status}]"));
+    if let Some(m) = message {
+        s.push_str(&format!(": {m}"));
+    }
+    s
+}
+
+/// The tree: the active plan first, expanded to its phases and steps; then every other plan on
+/// one line.
+impl fmt::Display for StatusView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let active = self.active_plan.as_ref().map(|a| a.name.as_str());
+        writeln!(
+            f,
+            "Instance {}/{} (OperatorVersion {}), active plan: {}",
+            self.namespace,
+            self.instance,
+            self.operator_version,
+            active.unwrap_or("none")
+        )?;
+        let mut order: Vec<&PlanView> = self
+            .plans
+            .iter()
+            .filter(|p| Some(p.name.as_str()) == active)
+            .collect();
+        order.extend(
+            self.plans
+                .iter()
+                .filter(|p| Some(p.name.as_str()) != active),
+        );
+        for (i, plan) in order.iter().enumerate() {
+            let last_plan = i + 1 == order.len();
+            let (branch, indent) = if last_plan {
+                ("└── ", "    ")
+            } else {
+                ("├── ", "│   ")
+            };
+            writeln!(
+                f,
+                "{branch}{}",
+                label(
+                    "plan",
+                    &plan.name,
+                    plan.strategy.as_deref(),
+                    &plan.status,
+                    plan.message.as_deref()
+                )
+            )?;
+            if Some(plan.name.as_str()) != active {
+                continue;
+            }
+            for (j, phase) in plan.phases.iter().enumerate() {
+                let last_phase = j + 1 == plan.phases.len();
+                let (b2, i2) = if last_phase {
+                    ("└── ", "    ")
+                } else {
+                    ("├── ", "│   ")
+                };
+                writeln!(
+                    f,
+                    "{indent}{b2}{}",
+                    label(
+                        "phase",
+                        &phase.name,
+                        phase.strategy.as_deref(),
+                        &phase.status,
+                        phase.message.as_deref()
+                    )
+                )?;
+                for (k, step) in phase.steps.iter().enumerate() {
+                    let b3 = if k + 1 == phase.steps.len() {
+                        "└── "
+                    } else {
+                        "├── "
+                    };
+                    writeln!(
+                        f,
+                        "{indent}{i2}{b3}{}",
+                        label(
+                            "step",
+                            &step.name,
+                            None,
+                            &step.status,
+                            step.message.as_deref()
+                        )
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

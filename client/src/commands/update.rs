@@ -1,0 +1,175 @@
+//! `kudo update --instance NAME`: the Instance's parameters changed in the cluster, with the
+//! rules of `kudo update -f` and of the admission webhook ([`kudo_pkg::change::update`]): the
+//! Instance's deletion and the plan it has scheduled or running count too.
+//!
+//! The Instance and its OperatorVersion are read; the package is rebuilt from the
+//! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
+//! `immutable` and the one-plan-per-update rule run before anything is sent. The write is a
+//! JSON patch ([`merge::guarded`]) of only the parameter values that change, each replaced or
+//! removed value guarded by a `test` of the value this update read: updates of different
+//! parameters never conflict, whatever else (the manager's status, other updates) changed the
+//! Instance meanwhile, and the admission webhook checks the result as a whole with the same
+//! policy. When a tested value changed (another update of the same parameter got there first),
+//! the Instance is read again and the overrides applied to the fresh object, after a jittered
+//! backoff, up to [`MAX_ATTEMPTS`](super::MAX_ATTEMPTS) times: the last writer wins, and no
+//! update is lost without its writer being told. An Instance without `spec.parameters` is
+//! written with a merge patch holding `metadata.resourceVersion` instead (409 Conflict when it
+//! changed).
+
+use kube::api::Patch;
+use kudo_pkg::change::{self, Decision, Version};
+use serde_json::{Map, Value, json};
+
+use super::{
+    Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
+    merge, operator_version, patch_params, version_of,
+};
+use kudo_crd::plan;
+use kudo_crd::v1beta2::Instance;
+
+/// What to update.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The Instance's name.
+    pub instance: &'a str,
+    /// `-P` and `-p`.
+    pub inputs: Inputs<'a>,
+    /// Compute and report, send nothing.
+    pub dry_run: bool,
+}
+
+/// What an update did (or, with `dry_run`, would do).
+#[derive(Clone)]
+pub struct Updated {
+    /// The plan the change runs and every changed path (`plan` is `None` when the effective
+    /// parameters stay the same), and warnings.
+    pub change: Decision,
+    /// The OperatorVersion the Instance runs.
+    pub operator_version: String,
+    /// The merge patch sent (or that would be sent); `None` when nothing changes.
+    pub patch: Option<Value>,
+    /// The `metadata.generation` the write produced (`None` when nothing was written).
+    pub generation: Option<i64>,
+    /// Writes attempted (more than one after conflicts).
+    pub attempts: usize,
+}
+
+/// The patch holds values, secrets included: `Debug` shows the pointers it sets.
+impl std::fmt::Debug for Updated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Updated")
+            .field("change", &self.change)
+            .field("operator_version", &self.operator_version)
+            .field(
+                "patch",
+                &self.patch.as_ref().map(kudo_pkg::values::leaf_pointers),
+            )
+            .field("generation", &self.generation)
+            .field("attempts", &self.attempts)
+            .finish()
+    }
+}
+
+/// The `spec.parameters` of an Instance (an empty object when absent).
+pub(super) fn parameters(inst: &Instance) -> Value {
+    match &inst.spec.parameters {
+        Some(v @ Value::Object(_)) => v.clone(),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// The resourceVersion the write is conditioned on.
+pub(super) fn resource_version(inst: &Instance) -> Result<String> {
+    inst.metadata.resource_version.clone().ok_or_else(|| {
+        Error::Internal(
+            "the API server returned an Instance without metadata.resourceVersion".into(),
+        )
+    })
+}
+
+/// Updates the parameters of Instance `req.instance`. Refused, with nothing written, when the
+/// new parameters are invalid, change an immutable value or run two plans
+/// ([`Error::Parameters`]); [`Error::Conflict`] when every attempt met a newer Instance.
+pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
+    let mut cache: Option<(String, Version)> = None;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let (inst, ov_name) = instance_and_version(t, req.instance).await?;
+        let version = match cache.take() {
+            Some((name, v)) if name == ov_name => v,
+            _ => version_of(&operator_version(t, &ov_name).await?)?.1,
+        };
+        let current = parameters(&inst);
+        let running = plan::in_progress(&inst, &version);
+        let change = change::update(
+            &installed(&inst, &version, &current, &running),
+            req.inputs.proposal(),
+        )
+        .map_err(Error::Parameters)?;
+        let Some(diff) = merge::diff(&current, &change.explicit) else {
+            return Ok(Updated {
+                change,
+                operator_version: ov_name,
+                patch: None,
+                generation: None,
+                attempts: attempt - 1,
+            });
+        };
+        let guarded = match &inst.spec.parameters {
+            Some(Value::Object(_)) => {
+                merge::guarded("/spec/parameters", &current, &change.explicit)
+            }
+            _ => None,
+        };
+        let patch = match &guarded {
+            Some(ops) => Value::Array(ops.clone()),
+            None => json!({
+                "metadata": {"resourceVersion": resource_version(&inst)?},
+                "spec": {"parameters": diff},
+            }),
+        };
+        if req.dry_run {
+            return Ok(Updated {
+                change,
+                operator_version: ov_name,
+                patch: Some(patch),
+                generation: None,
+                attempts: 0,
+            });
+        }
+        let sent = match &guarded {
+            Some(ops) => {
+                let ops: json_patch::Patch = serde_json::from_value(Value::Array(ops.clone()))
+                    .map_err(|e| Error::Internal(format!("an invalid JSON patch: {e}")))?;
+                t.instances()
+                    .patch(req.instance, &patch_params(), &Patch::<()>::Json(ops))
+                    .await
+            }
+            None => {
+                t.instances()
+                    .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
+                    .await
+            }
+        };
+        match sent {
+            Ok(written) => {
+                return Ok(Updated {
+                    change,
+                    operator_version: ov_name,
+                    patch: Some(patch),
+                    generation: written.metadata.generation,
+                    attempts: attempt,
+                });
+            }
+            Err(e) if is_conflict(&e) || merge::test_failed(&e) => {
+                cache = Some((ov_name, version));
+                tokio::time::sleep(super::backoff(attempt)).await;
+            }
+            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
+        }
+    }
+    Err(Error::Conflict {
+        namespace: t.namespace.clone(),
+        name: req.instance.to_string(),
+        attempts: MAX_ATTEMPTS,
+    })
+}

@@ -1,0 +1,172 @@
+//! `kudo upgrade PACKAGE --instance NAME`: the Instance moved to the package's version, with
+//! the rules of `kudo upgrade -f` and of the admission webhook ([`kudo_pkg::change::upgrade`]).
+//!
+//! The installed OperatorVersion (read from the cluster) is the old package, PACKAGE the new:
+//! values move by `oldName`, `-P` and `-p` apply, everything is validated; then the new
+//! OperatorVersion is created when missing (refused when it exists with another spec) and the
+//! Instance patched (`spec.operatorVersion.name` and the migrated parameters) with its
+//! `metadata.resourceVersion` as precondition, read again and redone on 409 Conflict.
+
+use kube::api::Patch;
+use kudo_pkg::Package;
+use kudo_pkg::change::{self, Decision, Version};
+use serde_json::{Value, json};
+
+use super::update::{parameters, resource_version};
+use super::{
+    Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, installed,
+    instance_and_version, is_conflict, merge, operator_version, patch_params,
+    same_operator_version, version_of,
+};
+use kudo_crd::package;
+use kudo_crd::plan;
+
+/// What to upgrade.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The Instance's name.
+    pub instance: &'a str,
+    /// The package to upgrade to.
+    pub package: &'a Package,
+    /// `-P` and `-p`, applied after the migration.
+    pub inputs: Inputs<'a>,
+    /// Compute and report, send nothing.
+    pub dry_run: bool,
+}
+
+/// What an upgrade did (or, with `dry_run`, would do).
+#[derive(Clone)]
+pub struct Upgraded {
+    /// The new parameters, the plan (`upgrade`, else `update`, else `deploy`), the changes
+    /// given with it, warnings and the migration report (moved, kept, defaulted, dropped).
+    pub change: Decision,
+    /// The OperatorVersion the Instance ran.
+    pub from: String,
+    /// The OperatorVersion it runs now.
+    pub to: String,
+    /// Whether the new OperatorVersion was created (else it existed with the same spec).
+    pub created_operator_version: bool,
+    /// The merge patch sent (or that would be sent).
+    pub patch: Value,
+    /// The `metadata.generation` the write produced (`None` on a dry run).
+    pub generation: Option<i64>,
+    /// Writes attempted.
+    pub attempts: usize,
+}
+
+/// The patch holds values, secrets included: `Debug` shows the pointers it sets.
+impl std::fmt::Debug for Upgraded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upgraded")
+            .field("change", &self.change)
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("created_operator_version", &self.created_operator_version)
+            .field("patch", &kudo_pkg::values::leaf_pointers(&self.patch))
+            .field("generation", &self.generation)
+            .field("attempts", &self.attempts)
+            .finish()
+    }
+}
+
+/// Upgrades Instance `req.instance` to `req.package`. Refused, with nothing written, when the
+/// package is another operator ([`Error::OtherOperator`]) or the version the Instance runs
+/// ([`Error::AlreadyRuns`]), when the migrated parameters are refused ([`Error::Parameters`]),
+/// or when the new OperatorVersion exists with another spec.
+pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
+    let new_pkg = req.package;
+    // Checked (read only) before anything is written; created unless this is a dry run.
+    let deps = super::dependencies(t, new_pkg).await?;
+    if !req.dry_run {
+        super::create_missing(t, &deps).await?;
+    }
+    let (_, new_ov) = package::objects(new_pkg, &t.namespace);
+    let to = new_ov.metadata.name.clone().unwrap_or_default();
+    let to_version = Version::of_package(new_pkg).map_err(Error::Parameters)?;
+    let mut old: Option<(String, Package, Version)> = None;
+    let mut ov_exists: Option<bool> = None;
+    let mut created = false;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let (inst, from) = instance_and_version(t, req.instance).await?;
+        if from == to {
+            return Err(Error::AlreadyRuns {
+                instance: format!("{}/{}", t.namespace, req.instance),
+                operator_version: from,
+            });
+        }
+        let (old_pkg, old_version) = match old.take() {
+            Some((name, pkg, v)) if name == from => (pkg, v),
+            _ => version_of(&operator_version(t, &from).await?)?,
+        };
+        if old_pkg.operator().name != new_pkg.operator().name {
+            return Err(Error::OtherOperator {
+                instance: format!("{}/{}", t.namespace, req.instance),
+                package: new_pkg.operator().name.clone(),
+                installed: old_pkg.operator().name.clone(),
+            });
+        }
+        let current = parameters(&inst);
+        let running = plan::in_progress(&inst, &old_version);
+        let change = change::upgrade(
+            &installed(&inst, &old_version, &current, &running),
+            &to_version,
+            req.inputs.proposal(),
+        )
+        .map_err(Error::Parameters)?;
+        let exists = match ov_exists {
+            Some(e) => e,
+            None => {
+                let e = same_operator_version(t, &new_ov).await?;
+                ov_exists = Some(e);
+                e
+            }
+        };
+        let mut spec = json!({"operatorVersion": {"name": to}});
+        if let Some(diff) = merge::diff(&current, &change.explicit) {
+            spec["parameters"] = diff;
+        }
+        let patch = json!({
+            "metadata": {"resourceVersion": resource_version(&inst)?},
+            "spec": spec,
+        });
+        if req.dry_run {
+            return Ok(Upgraded {
+                change,
+                from,
+                to,
+                created_operator_version: false,
+                patch,
+                generation: None,
+                attempts: 0,
+            });
+        }
+        if !exists && !created {
+            create_operator_version(t, &new_ov).await?;
+            created = true;
+        }
+        match t
+            .instances()
+            .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => {
+                return Ok(Upgraded {
+                    change,
+                    from,
+                    to,
+                    created_operator_version: created,
+                    patch,
+                    generation: written.metadata.generation,
+                    attempts: attempt,
+                });
+            }
+            Err(e) if is_conflict(&e) => old = Some((from, old_pkg, old_version)),
+            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
+        }
+    }
+    Err(Error::Conflict {
+        namespace: t.namespace.clone(),
+        name: req.instance.to_string(),
+        attempts: MAX_ATTEMPTS,
+    })
+}

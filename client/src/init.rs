@@ -1,0 +1,678 @@
+//! What a cluster needs to run kudo: what `kudo init` prints (and, later, applies).
+//!
+//! [`manifests`] returns, in apply order: the namespace; the three CRDs (v1beta2 stored, v1beta1
+//! served; OperatorVersion and Instance converted by the webhook, Operator by the API server as
+//! both versions have the same shape); service accounts and RBAC; the manager Deployment (one
+//! replica, leader-elected); the webhook Deployment (two replicas, spread over nodes, a
+//! PodDisruptionBudget) and its Service; the mutating and validating webhook configurations on
+//! Instance create and update (`failurePolicy: Fail`, `sideEffects: None`).
+//!
+//! With [`WebhookTarget::Url`] (the manager and webhook run outside the cluster, as in
+//! development and the end-to-end suite, the way envtest does it) the CRD conversion and the
+//! webhook configurations call that URL with the given CA bundle, and no webhook Deployment or
+//! Service is made.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// Where the API server reaches the webhooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookTarget {
+    /// The in-cluster Service `kudo-webhook` (its CA bundle is injected by the webhook's
+    /// self-managed certificates, or given here).
+    Service {
+        /// PEM CA bundle, when known now.
+        ca_bundle: Option<Vec<u8>>,
+    },
+    /// A URL outside the cluster (`https://HOST:PORT`), trusted through `ca_bundle` (PEM).
+    Url {
+        /// Base URL, without a path.
+        url: String,
+        /// PEM CA bundle.
+        ca_bundle: Vec<u8>,
+    },
+}
+
+/// What to install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Namespace of the manager and the webhook.
+    pub namespace: String,
+    /// Image of the manager.
+    pub manager_image: String,
+    /// Image of the webhook.
+    pub webhook_image: String,
+    /// How the API server reaches the webhooks.
+    pub webhook: WebhookTarget,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let version = env!("CARGO_PKG_VERSION");
+        Options {
+            namespace: "kudo-system".into(),
+            manager_image: format!("kudo/kudo-manager:{version}"),
+            webhook_image: format!("kudo/kudo-webhook:{version}"),
+            webhook: WebhookTarget::Service { ca_bundle: None },
+        }
+    }
+}
+
+/// Name of the webhook's Service, Deployment and certificate Secret.
+pub const WEBHOOK: &str = "kudo-webhook";
+/// Name of the manager's Deployment.
+pub const MANAGER: &str = "kudo-manager";
+/// Secret holding the webhook's certificate (`ca.crt`, `tls.crt`, `tls.key`).
+pub const WEBHOOK_SECRET: &str = "kudo-webhook-tls";
+/// The MutatingWebhookConfiguration.
+pub const MUTATING: &str = "kudo-mutate";
+/// The ValidatingWebhookConfiguration.
+pub const VALIDATING: &str = "kudo-validate";
+/// The CRDs whose conversion goes through the webhook.
+pub const CONVERTED_CRDS: [&str; 2] = ["operatorversions.kudo.dev", "instances.kudo.dev"];
+/// Label every installed object carries.
+pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
+
+fn labels(component: &str) -> Value {
+    json!({PART_OF.0: PART_OF.1, "app.kubernetes.io/component": component})
+}
+
+/// `clientConfig` of a webhook (conversion or admission) at `path`.
+fn client_config(o: &Options, path: &str) -> Value {
+    let b64 = |pem: &[u8]| base64::engine::general_purpose::STANDARD.encode(pem);
+    match &o.webhook {
+        WebhookTarget::Service { ca_bundle } => {
+            let mut c = json!({"service": {"namespace": o.namespace, "name": WEBHOOK, "path": path, "port": 443}});
+            if let Some(ca) = ca_bundle {
+                c["caBundle"] = json!(b64(ca));
+            }
+            c
+        }
+        WebhookTarget::Url { url, ca_bundle } => json!({
+            "url": format!("{}{path}", url.trim_end_matches('/')),
+            "caBundle": b64(ca_bundle),
+        }),
+    }
+}
+
+/// Every object of the installation, in apply order.
+pub fn manifests(o: &Options) -> Vec<Value> {
+    let ns = &o.namespace;
+    let mut out = vec![json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": ns, "labels": labels("namespace")}})];
+    for crd in kudo_crd::definitions() {
+        let mut v = serde_json::to_value(&crd).unwrap_or(Value::Null);
+        v["metadata"]["labels"] = labels("crd");
+        let kind = crd.spec.names.kind.as_str();
+        v["spec"]["conversion"] = if kind == "Operator" {
+            json!({"strategy": "None"})
+        } else {
+            json!({"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": client_config(o, "/convert")}})
+        };
+        out.push(v);
+    }
+    for sa in [MANAGER, WEBHOOK] {
+        out.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": ns, "labels": labels(sa)}}));
+    }
+    // The manager applies whatever an operator package's templates hold: like KUDO, it needs
+    // broad rights in the cluster.
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": MANAGER, "labels": labels(MANAGER)},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+    );
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
+        "rules": [
+            {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "patch"]},
+            {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "list", "watch", "patch"]}]}));
+    for name in [MANAGER, WEBHOOK] {
+        out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": labels(name)},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]}));
+    }
+    // The webhook keeps its certificate in a Secret of its namespace; the manager its lease.
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "create", "update", "patch"]}]}));
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WEBHOOK},
+        "subjects": [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": ns}]}),
+    );
+    out.push(deployment(
+        o,
+        MANAGER,
+        &o.manager_image,
+        1,
+        json!([
+            "--leader-elect",
+            "--metrics-addr",
+            "0.0.0.0:8080",
+            "--log-format",
+            "json"
+        ]),
+        None,
+    ));
+    if matches!(o.webhook, WebhookTarget::Service { .. }) {
+        out.push(deployment(
+            o,
+            WEBHOOK,
+            &o.webhook_image,
+            2,
+            json!([
+                "--listen",
+                "0.0.0.0:8443",
+                "--self-managed-certs",
+                "--cert-dir",
+                "/certs",
+                "--log-format",
+                "json"
+            ]),
+            Some(8443),
+        ));
+        out.push(
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": labels(WEBHOOK)}}}),
+        );
+        out.push(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+            "spec": {"selector": labels(WEBHOOK),
+                "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}]}}));
+    }
+    let rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta2"],
+        "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
+    for (kind, name, path) in [
+        (
+            "MutatingWebhookConfiguration",
+            "instances.mutate.kudo.dev",
+            "/admit/instance/mutate",
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "instances.validate.kudo.dev",
+            "/admit/instance/validate",
+        ),
+    ] {
+        out.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": if kind.starts_with("Mutating") { MUTATING } else { VALIDATING }, "labels": labels(WEBHOOK)},
+            "webhooks": [{"name": name, "rules": rule, "matchPolicy": "Equivalent",
+                "failurePolicy": "Fail", "sideEffects": "None", "timeoutSeconds": 10,
+                "admissionReviewVersions": ["v1"], "clientConfig": client_config(o, path)}]}));
+    }
+    out
+}
+
+/// The API resource of an installed object's kind (the kinds [`manifests`] makes).
+fn resource(object: &Value) -> Option<(kube::api::ApiResource, bool)> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let (plural, namespaced) = match kind {
+        "Namespace" => ("namespaces", false),
+        "CustomResourceDefinition" => ("customresourcedefinitions", false),
+        "ServiceAccount" => ("serviceaccounts", true),
+        "ClusterRole" => ("clusterroles", false),
+        "ClusterRoleBinding" => ("clusterrolebindings", false),
+        "Role" => ("roles", true),
+        "RoleBinding" => ("rolebindings", true),
+        "Deployment" => ("deployments", true),
+        "PodDisruptionBudget" => ("poddisruptionbudgets", true),
+        "Service" => ("services", true),
+        "MutatingWebhookConfiguration" => ("mutatingwebhookconfigurations", false),
+        "ValidatingWebhookConfiguration" => ("validatingwebhookconfigurations", false),
+        _ => return None,
+    };
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    Some((
+        kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
+        namespaced,
+    ))
+}
+
+/// Field manager of `kudo init`'s server-side apply.
+pub const FIELD_MANAGER: &str = "kudo-init";
+
+/// Applies `objects` in order with server-side apply (field manager [`FIELD_MANAGER`], taking
+/// over conflicting fields: `kudo init` owns what it installs). Idempotent. Returns a line per
+/// object (`Kind/name applied`).
+///
+/// Nothing is half-installed by a refusal the API server can foresee: the Namespaces are
+/// applied first (namespaced objects cannot be checked without them), then every other object
+/// goes through a server-side dry run (schema, admission, RBAC escalation checks, nothing
+/// written), and only when every one passes are they applied for real. A refusal names the
+/// object and whether it came from the dry run (then only the Namespaces were written).
+pub async fn apply(client: &kube::Client, objects: &[Value]) -> Result<Vec<String>, ApplyError> {
+    let (namespaces, rest): (Vec<&Value>, Vec<&Value>) =
+        objects.iter().partition(|o| o["kind"] == "Namespace");
+    let mut done = Vec::new();
+    for object in &namespaces {
+        done.push(apply_one(client, object, false).await?);
+    }
+    for object in &rest {
+        apply_one(client, object, true).await?;
+    }
+    for object in &rest {
+        done.push(apply_one(client, object, false).await?);
+    }
+    Ok(done)
+}
+
+/// An object [`apply`] could not apply, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}/{name}: {reason}{}", if *.dry_run {
+    " (server-side dry run: nothing but the namespace was written)"
+} else {
+    ""
+})]
+pub struct ApplyError {
+    /// The object's kind.
+    pub kind: String,
+    /// The object's name.
+    pub name: String,
+    /// Whether it was refused in the dry run (then only the Namespaces were written).
+    pub dry_run: bool,
+    /// Why.
+    pub reason: ApplyRefusal,
+}
+
+/// Why an object could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyRefusal {
+    /// A kind `kudo init` does not make.
+    #[error("not a kind kudo init applies")]
+    UnknownKind,
+    /// The API server refused it.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+}
+
+async fn apply_one(
+    client: &kube::Client,
+    object: &Value,
+    dry_run: bool,
+) -> Result<String, ApplyError> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = dry_run;
+    let kind = object["kind"].as_str().unwrap_or("?");
+    let name = object["metadata"]["name"].as_str().unwrap_or("?");
+    let refused = |reason: ApplyRefusal| ApplyError {
+        kind: kind.to_string(),
+        name: name.to_string(),
+        dry_run,
+        reason,
+    };
+    let (ar, namespaced) = resource(object).ok_or_else(|| refused(ApplyRefusal::UnknownKind))?;
+    let api: Api<DynamicObject> = if namespaced {
+        let ns = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        Api::namespaced_with(client.clone(), ns, &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    };
+    api.patch(name, &params, &Patch::Apply(object))
+        .await
+        .map_err(|e| refused(e.into()))?;
+    Ok(format!("{kind}/{name} applied"))
+}
+
+/// Name of the Instance `kudo init --wait` sends (server-side dry run, nothing written) to see
+/// the webhooks answer through the API server.
+pub const PROBE: &str = "kudo-init-probe";
+
+/// What [`wait_ready`] has seen, one line each, in order.
+pub type Progress = Vec<String>;
+
+/// Waits until the installation answers, as a client would use it, or `timeout` passes:
+/// 1. every kudo CRD is `Established`;
+/// 2. the API server serves `kudo.dev/v1beta2` Instances (a LIST answers, not a 404);
+/// 3. the webhooks answer through the API server: an Instance is created through `v1beta1` as a
+///    server-side dry run (nothing is written), which the API server converts through the
+///    conversion webhook and sends to both admission webhooks. An admission denial (it names
+///    an OperatorVersion that does not exist) is an answer; "failed calling webhook" and
+///    conversion failures are not yet;
+/// 4. with the in-cluster webhook ([`WebhookTarget::Service`]), the manager's Deployment has an
+///    available replica. A manager running outside the cluster is not looked for.
+///
+/// Returns the lines of what became ready; on timeout, what is still missing and why.
+pub async fn wait_ready(
+    client: &kube::Client,
+    o: &Options,
+    timeout: std::time::Duration,
+) -> Result<Progress, String> {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + timeout;
+    let mut done = Progress::new();
+    let mut stage = 0usize;
+    enum Check {
+        Crds,
+        Served,
+        Webhooks,
+        Manager,
+    }
+    let checks: &[Check] = match o.webhook {
+        WebhookTarget::Service { .. } => {
+            &[Check::Crds, Check::Served, Check::Webhooks, Check::Manager]
+        }
+        WebhookTarget::Url { .. } => &[Check::Crds, Check::Served, Check::Webhooks],
+    };
+    let mut waiting_for;
+    loop {
+        let outcome = match checks[stage] {
+            Check::Crds => crds_established(client).await,
+            Check::Served => instances_served(client, &o.namespace).await,
+            Check::Webhooks => webhooks_answer(client, &o.namespace).await,
+            Check::Manager => manager_available(client, &o.namespace).await,
+        };
+        match outcome {
+            Ok(line) => {
+                done.push(line);
+                stage += 1;
+                if stage == checks.len() {
+                    return Ok(done);
+                }
+                continue;
+            }
+            Err(why) => waiting_for = why,
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "not ready after {}: {waiting_for}",
+                crate::commands::humanize(timeout)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// What the API server said: its message alone for a refusal (not the whole Status).
+fn said(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+async fn crds_established(client: &kube::Client) -> Result<String, String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    for name in [
+        "operators.kudo.dev",
+        "operatorversions.kudo.dev",
+        "instances.kudo.dev",
+    ] {
+        let crd = api
+            .get_opt(name)
+            .await
+            .map_err(|e| {
+                format!(
+                    "CustomResourceDefinition/{name} cannot be read: {}",
+                    said(&e)
+                )
+            })?
+            .ok_or_else(|| format!("CustomResourceDefinition/{name} does not exist"))?;
+        let established = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            });
+        if !established {
+            return Err(format!(
+                "CustomResourceDefinition/{name} is not established yet"
+            ));
+        }
+    }
+    Ok("the kudo CRDs are established".into())
+}
+
+async fn instances_served(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use kube::api::ListParams;
+    let api: kube::Api<kudo_crd::v1beta2::Instance> =
+        kube::Api::namespaced(client.clone(), namespace);
+    api.list_metadata(&ListParams::default().limit(1))
+        .await
+        .map_err(|e| {
+            format!(
+                "kudo.dev/v1beta2 Instances are not served yet: {}",
+                said(&e)
+            )
+        })?;
+    Ok("kudo.dev/v1beta2 is served".into())
+}
+
+async fn webhooks_answer(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use kube::api::PostParams;
+    let api: kube::Api<kudo_crd::v1beta1::Instance> =
+        kube::Api::namespaced(client.clone(), namespace);
+    let probe: kudo_crd::v1beta1::Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": PROBE, "namespace": namespace},
+        "spec": {"operatorVersion": {"name": PROBE}, "parameters": {}},
+    }))
+    .map_err(|e| format!("internal error: the probe Instance: {e}"))?;
+    let params = PostParams {
+        dry_run: true,
+        field_manager: Some(FIELD_MANAGER.into()),
+    };
+    match api.create(&params, &probe).await {
+        Ok(_) => Ok("the conversion and admission webhooks answer".into()),
+        Err(kube::Error::Api(s)) if s.message.contains("denied the request") => {
+            Ok("the conversion and admission webhooks answer".into())
+        }
+        Err(kube::Error::Api(s)) if s.code == 403 && !s.message.contains("webhook") => {
+            Err(format!(
+                "cannot check the webhooks: creating an Instance (dry run) in {namespace} is forbidden: {}",
+                s.message
+            ))
+        }
+        Err(e) => Err(format!("the webhooks do not answer yet: {}", said(&e))),
+    }
+}
+
+async fn manager_available(client: &kube::Client, namespace: &str) -> Result<String, String> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), namespace);
+    let d = api
+        .get_opt(MANAGER)
+        .await
+        .map_err(|e| {
+            format!(
+                "Deployment {namespace}/{MANAGER} cannot be read: {}",
+                said(&e)
+            )
+        })?
+        .ok_or_else(|| format!("Deployment {namespace}/{MANAGER} does not exist"))?;
+    let available = d
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    if available < 1 {
+        return Err(format!(
+            "Deployment {namespace}/{MANAGER} has no available replica yet"
+        ));
+    }
+    Ok(format!("Deployment {namespace}/{MANAGER} is available"))
+}
+
+fn deployment(
+    o: &Options,
+    name: &str,
+    image: &str,
+    replicas: u32,
+    args: Value,
+    https_port: Option<u16>,
+) -> Value {
+    let mut container = json!({"name": name, "image": image, "args": args,
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "securityContext": {"runAsNonRoot": true, "readOnlyRootFilesystem": true,
+            "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}});
+    let mut pod = json!({"serviceAccountName": name, "containers": [], "volumes": []});
+    if let Some(port) = https_port {
+        container["ports"] = json!([{"name": "https", "containerPort": port}]);
+        container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 5});
+        container["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": port, "scheme": "HTTPS"}, "periodSeconds": 10});
+        // Self-managed certificates: kept in the Secret WEBHOOK_SECRET by the webhook itself,
+        // written for the server to a scratch volume (the root filesystem is read-only).
+        container["volumeMounts"] = json!([{"name": "certs", "mountPath": "/certs"}]);
+        container["env"] = json!([{"name": "POD_NAMESPACE",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]);
+        pod["volumes"] = json!([{"name": "certs", "emptyDir": {}}]);
+        pod["affinity"] = json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": labels(name)}}}]}});
+    } else {
+        // The manager: /healthz and /metrics over HTTP; its pod name is its Lease identity.
+        container["ports"] = json!([{"name": "metrics", "containerPort": 8080}]);
+        container["livenessProbe"] =
+            json!({"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10});
+        container["env"] = json!([
+            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]);
+        if let Some(p) = pod.as_object_mut() {
+            p.remove("volumes");
+        }
+    }
+    pod["containers"] = json!([container]);
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": o.namespace, "labels": labels(name)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels(name)},
+            "template": {"metadata": {"labels": labels(name)}, "spec": pod}}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    /// Every object reads back as its Kubernetes type (a typo in a field would not), and
+    /// serializes back to the same JSON (no field is lost on the way).
+    fn check_typed(v: &Value) {
+        fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) {
+            let typed: T = serde_json::from_value(v.clone())
+                .unwrap_or_else(|e| panic!("{} {}: {e}", v["kind"], v["metadata"]["name"]));
+            let mut back = serde_json::to_value(&typed).unwrap();
+            let mut orig = v.clone();
+            for x in [&mut back, &mut orig] {
+                x.as_object_mut().unwrap().remove("status");
+            }
+            assert_eq!(
+                back, orig,
+                "{} {} lost a field",
+                v["kind"], v["metadata"]["name"]
+            );
+        }
+        match v["kind"].as_str().unwrap() {
+            "Namespace" => roundtrip::<Namespace>(v),
+            "CustomResourceDefinition" => roundtrip::<CustomResourceDefinition>(v),
+            "ServiceAccount" => roundtrip::<ServiceAccount>(v),
+            "ClusterRole" => roundtrip::<ClusterRole>(v),
+            "ClusterRoleBinding" => roundtrip::<ClusterRoleBinding>(v),
+            "Role" => roundtrip::<Role>(v),
+            "RoleBinding" => roundtrip::<RoleBinding>(v),
+            "Deployment" => roundtrip::<Deployment>(v),
+            "PodDisruptionBudget" => roundtrip::<PodDisruptionBudget>(v),
+            "Service" => roundtrip::<Service>(v),
+            "MutatingWebhookConfiguration" => roundtrip::<MutatingWebhookConfiguration>(v),
+            "ValidatingWebhookConfiguration" => roundtrip::<ValidatingWebhookConfiguration>(v),
+            other => panic!("unexpected kind {other}"),
+        }
+    }
+
+    #[test]
+    fn the_in_cluster_installation_is_complete_and_typed() {
+        let objects = manifests(&Options::default());
+        let kinds: Vec<&str> = objects
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        for k in [
+            "Namespace",
+            "CustomResourceDefinition",
+            "Deployment",
+            "PodDisruptionBudget",
+            "Service",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ] {
+            assert!(kinds.contains(&k), "{k} missing: {kinds:?}");
+        }
+        for o in &objects {
+            check_typed(o);
+        }
+        let webhook = objects
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
+            .unwrap();
+        assert_eq!(webhook["spec"]["replicas"], 2);
+        let ov = objects
+            .iter()
+            .find(|o| o["metadata"]["name"] == "operatorversions.kudo.dev")
+            .unwrap();
+        assert_eq!(ov["spec"]["conversion"]["strategy"], "Webhook");
+        assert_eq!(
+            ov["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["path"],
+            "/convert"
+        );
+        let m = objects
+            .iter()
+            .find(|o| o["kind"] == "MutatingWebhookConfiguration")
+            .unwrap();
+        assert_eq!(m["webhooks"][0]["failurePolicy"], "Fail");
+        assert_eq!(m["webhooks"][0]["sideEffects"], "None");
+    }
+
+    #[test]
+    fn every_installed_kind_has_its_api_resource() {
+        for o in manifests(&Options::default()) {
+            assert!(resource(&o).is_some(), "{}", o["kind"]);
+        }
+    }
+
+    #[test]
+    fn out_of_cluster_webhooks_are_called_by_url() {
+        let o = Options {
+            webhook: WebhookTarget::Url {
+                url: "https://127.0.0.1:8443/".into(),
+                ca_bundle: b"-----BEGIN CERTIFICATE-----\n".to_vec(),
+            },
+            ..Options::default()
+        };
+        let objects = manifests(&o);
+        assert!(!objects.iter().any(|o| o["kind"] == "Service"));
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
+        );
+        let v = objects
+            .iter()
+            .find(|o| o["kind"] == "ValidatingWebhookConfiguration")
+            .unwrap();
+        let cc = &v["webhooks"][0]["clientConfig"];
+        assert_eq!(cc["url"], "https://127.0.0.1:8443/admit/instance/validate");
+        assert!(cc["caBundle"].as_str().unwrap().starts_with("LS0t"));
+        for o in &objects {
+            check_typed(o);
+        }
+    }
+}

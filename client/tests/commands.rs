@@ -1,0 +1,1142 @@
+//! The cluster commands against a mocked API server (`tests/support/mock_api.rs` behind
+//! `kube::Client`): each test scripts the server's answers and asserts every request the
+//! command sent, its method, path, query and body, and that refused commands send no write.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kudo_client::commands::wait::{self, Goal, Options};
+use kudo_client::commands::{
+    self, Error, Inputs, Target, get, install, plan, uninstall, update, upgrade,
+};
+use kudo_crd::package;
+use kudo_pkg::{Code, Package};
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------------------------
+// The mocked API server.
+
+/// An answer of the server, computed from the request body.
+type Answer = Box<dyn Fn(&Value) -> (u16, Value) + Send>;
+
+/// One expected exchange: the request the script expects next and the server's answer.
+struct Step {
+    method: &'static str,
+    path: String,
+    answer: Answer,
+    /// Answer every further request with this step.
+    forever: bool,
+}
+
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Seen;
+
+const NS: &str = "default";
+
+fn at(kind: &str, name: &str) -> String {
+    format!("/apis/kudo.dev/v1beta2/namespaces/{NS}/{kind}/{name}")
+}
+
+fn collection(kind: &str) -> String {
+    format!("/apis/kudo.dev/v1beta2/namespaces/{NS}/{kind}")
+}
+
+fn step(method: &'static str, path: String, status: u16, body: Value) -> Step {
+    Step {
+        method,
+        path,
+        answer: Box::new(move |_| (status, body.clone())),
+        forever: false,
+    }
+}
+
+fn ok(method: &'static str, path: String, body: Value) -> Step {
+    step(method, path, 200, body)
+}
+
+fn status(code: u16, reason: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("scripted {reason}"), "reason": reason, "code": code})
+}
+
+fn missing(method: &'static str, path: String) -> Step {
+    step(method, path, 404, status(404, "NotFound"))
+}
+
+/// A POST answered with its own body (as created).
+fn created(path: String) -> Step {
+    Step {
+        method: "POST",
+        path,
+        answer: Box::new(|body| {
+            let mut b = body.clone();
+            b["metadata"]["generation"] = json!(1);
+            b["metadata"]["resourceVersion"] = json!("1");
+            (201, b)
+        }),
+        forever: false,
+    }
+}
+
+/// A merge PATCH applied to `object` (with `generation` set), as the API server would.
+fn merged(path: String, object: Value, generation: i64) -> Step {
+    Step {
+        method: "PATCH",
+        path,
+        answer: Box::new(move |patch| {
+            let mut o = object.clone();
+            json_patch::merge(&mut o, patch);
+            o["metadata"]["generation"] = json!(generation);
+            (200, o)
+        }),
+        forever: false,
+    }
+}
+
+/// A JSON PATCH applied to `object` (with `generation` set), as the API server would: 422 when
+/// one of its `test`s fails.
+fn patched(path: String, object: Value, generation: i64) -> Step {
+    Step {
+        method: "PATCH",
+        path,
+        answer: Box::new(move |ops| {
+            let mut o = object.clone();
+            let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
+            if json_patch::patch(&mut o, &patch).is_err() {
+                return (422, test_failed());
+            }
+            o["metadata"]["generation"] = json!(generation);
+            (200, o)
+        }),
+        forever: false,
+    }
+}
+
+/// What kube-apiserver answers when a JSON patch's `test` fails.
+fn test_failed() -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server rejected our request due to an error in our request",
+        "reason": "Invalid", "code": 422})
+}
+
+/// A client whose server follows `script`, and the log of what it received.
+fn serve(script: Vec<Step>) -> (Target, Arc<Mutex<Vec<Seen>>>) {
+    let mut script: VecDeque<Step> = script.into();
+    let (client, seen) = mock_api::client(NS, move |r| match script.front() {
+        Some(s) if s.method == r.method && s.path == r.path => {
+            let a = (s.answer)(&r.body);
+            if !s.forever {
+                script.pop_front();
+            }
+            a
+        }
+        _ => (500, status(500, "UnexpectedRequest")),
+    });
+    (Target::new(client, None), seen)
+}
+
+fn requests(seen: &Arc<Mutex<Vec<Seen>>>) -> Vec<(String, String)> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|s| (s.method.clone(), s.path.clone()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, String)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(m, p)| (m.to_string(), p.clone()))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures.
+
+fn load(rel: &str) -> Package {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
+    Package::load(&dir).unwrap()
+}
+
+fn cassandra() -> Package {
+    load("examples/cassandra-v1beta2")
+}
+
+fn json_of<T: serde::Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).unwrap()
+}
+
+/// The OperatorVersion of `pkg`, as the API server returns it.
+fn ov_of(pkg: &Package) -> Value {
+    let mut ov = json_of(&package::objects(pkg, NS).1);
+    ov["metadata"]["resourceVersion"] = json!("5");
+    ov
+}
+
+/// An Instance of OperatorVersion `ov` with `parameters`, at `resource_version`.
+fn instance(name: &str, ov: &str, parameters: Value, resource_version: &str) -> Value {
+    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+        "metadata": {"name": name, "namespace": NS, "resourceVersion": resource_version, "generation": 1},
+        "spec": {"operatorVersion": {"name": ov}, "parameters": parameters}})
+}
+
+fn with_status(mut inst: Value, status: Value) -> Value {
+    inst["status"] = status;
+    inst
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn codes(e: &Error) -> Vec<Code> {
+    match e {
+        Error::Parameters(d) => d.iter().map(|d| d.code).collect(),
+        other => panic!("expected parameter errors, got {other}"),
+    }
+}
+
+fn fast() -> Options {
+    Options {
+        timeout: Duration::from_secs(5),
+        interval: Duration::from_millis(1),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// install
+
+#[tokio::test]
+async fn install_creates_the_operator_the_operator_version_and_an_instance_holding_only_the_given_values()
+ {
+    let pkg = cassandra();
+    let (operator, ov) = package::objects(&pkg, NS);
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let overrides = args(&["nodeCount=5", "topology/0/datacenterName=DC1"]);
+    let req = install::Request {
+        package: &pkg,
+        instance: None,
+        inputs: Inputs {
+            files: &[],
+            overrides: &overrides,
+        },
+        dry_run: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    assert!(done.created_operator && done.created_operator_version);
+    assert_eq!(done.instance.metadata.generation, Some(1));
+    assert_eq!(
+        requests(&seen),
+        pairs(&[
+            ("GET", at("instances", "cassandra-instance")),
+            ("GET", at("operators", "cassandra")),
+            ("GET", at("operatorversions", "cassandra-2.0.0")),
+            ("POST", collection("operators")),
+            ("POST", collection("operatorversions")),
+            ("POST", collection("instances")),
+        ])
+    );
+    let seen = seen.lock().unwrap().clone();
+    for s in &seen[3..] {
+        assert_eq!(s.method, "POST");
+        assert_eq!(s.query, "fieldManager=kudo");
+        assert_eq!(s.content_type, "application/json");
+    }
+    assert_eq!(seen[3].body, json_of(&operator));
+    assert_eq!(seen[4].body, json_of(&ov));
+    // The defaults stay in the OperatorVersion: the Instance holds what was given.
+    let topology = done.change.values.value()["topology"].clone();
+    assert_eq!(topology[0]["datacenterName"], json!("DC1"));
+    assert_eq!(
+        seen[5].body,
+        json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "cassandra-instance", "namespace": NS,
+                "labels": {"kudo.dev/operator": "cassandra"}},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
+                "parameters": {"nodeCount": 5, "topology": topology}}})
+    );
+}
+
+/// What a command was given and did may be logged with `{:?}`: a `writeOnly` value never
+/// shows, its pointer does.
+#[tokio::test]
+async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
+    let pkg = cassandra();
+    let (t, _) = serve(vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let secret = "s3cret-Value-123";
+    let overrides = args(&[&format!("backup/credentials/password={secret}")]);
+    let req = install::Request {
+        package: &pkg,
+        instance: None,
+        inputs: Inputs {
+            files: &[],
+            overrides: &overrides,
+        },
+        dry_run: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    for shown in [format!("{req:?}"), format!("{done:?}")] {
+        assert!(!shown.contains(secret), "a secret in Debug: {shown}");
+        assert!(shown.contains("backup/credentials/password"), "{shown}");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_installs_of_one_package_share_the_operator_version_another_created() {
+    let pkg = cassandra();
+    let (operator, ov) = package::objects(&pkg, NS);
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "second")),
+        ok("GET", at("operators", "cassandra"), json_of(&operator)),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        // Another install created it between the read and this create.
+        step(
+            "POST",
+            collection("operatorversions"),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            json_of(&ov),
+        ),
+        created(collection("instances")),
+    ]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("second"),
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
+    assert_eq!(requests(&seen).len(), 6);
+}
+
+#[tokio::test]
+async fn install_with_invalid_parameters_sends_no_request() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![]);
+    let overrides = args(&["nodeCount=0", "logLevel=LOUD"]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("c"),
+        inputs: Inputs {
+            files: &[],
+            overrides: &overrides,
+        },
+        dry_run: false,
+    };
+    let err = install::install(&t, &req).await.unwrap_err();
+    let mut got = codes(&err);
+    got.sort_by_key(|c| c.as_str());
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got.contains(&Code::OutOfRange), "{got:?}");
+    assert!(seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn install_refuses_an_existing_instance_and_writes_nothing() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![ok(
+        "GET",
+        at("instances", "c"),
+        instance("c", "cassandra-2.0.0", json!({}), "7"),
+    )]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("c"),
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let err = install::install(&t, &req).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InstanceExists { name, .. } if name == "c"),
+        "{err}"
+    );
+    assert_eq!(requests(&seen), pairs(&[("GET", at("instances", "c"))]));
+}
+
+#[tokio::test]
+async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
+    let pkg = cassandra();
+    let mut other = ov_of(&pkg);
+    other["spec"]["templates"]["service.yaml"] = json!("kind: Service\n");
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "c")),
+        ok(
+            "GET",
+            at("operators", "cassandra"),
+            json_of(&package::objects(&pkg, NS).0),
+        ),
+        ok("GET", at("operatorversions", "cassandra-2.0.0"), other),
+    ]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("c"),
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let err = install::install(&t, &req).await.unwrap_err();
+    match &err {
+        Error::OperatorVersionDiffers { name, fields, .. } => {
+            assert_eq!(name, "cassandra-2.0.0");
+            assert_eq!(fields, &["spec.templates"]);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(requests(&seen).iter().all(|(m, _)| m == "GET"));
+}
+
+#[tokio::test]
+async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "c")),
+        ok(
+            "GET",
+            at("operators", "cassandra"),
+            json_of(&package::objects(&pkg, NS).0),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        created(collection("instances")),
+    ]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("c"),
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    assert!(!done.created_operator && !done.created_operator_version);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.last().unwrap().path, collection("instances"));
+    // No value given: no spec.parameters at all (the defaults live in the OperatorVersion).
+    assert_eq!(
+        seen.last().unwrap().body["spec"],
+        json!({"operatorVersion": {"name": "cassandra-2.0.0"}})
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// update
+
+fn update_req<'a>(name: &'a str, overrides: &'a [String], dry_run: bool) -> update::Request<'a> {
+    update::Request {
+        instance: name,
+        inputs: Inputs {
+            files: &[],
+            overrides,
+        },
+        dry_run,
+    }
+}
+
+#[tokio::test]
+async fn update_sends_only_its_change_guarded_by_what_it_read_so_other_writers_stay() {
+    let pkg = cassandra();
+    let read = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
+    // Meanwhile another client changed logLevel and the manager wrote status: no conflict.
+    let now = instance(
+        "c",
+        "cassandra-2.0.0",
+        json!({"nodeCount": 3, "logLevel": "DEBUG"}),
+        "12",
+    );
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), read),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        patched(at("instances", "c"), now, 3),
+    ]);
+    let overrides = args(&["nodeCount=5"]);
+    let done = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap();
+    assert_eq!((done.attempts, done.generation), (1, Some(3)));
+    assert_eq!(done.change.plan.as_deref(), Some("update"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[2].content_type, "application/json-patch+json");
+    assert_eq!(seen[2].query, "fieldManager=kudo");
+    assert_eq!(
+        seen[2].body,
+        json!([{"op": "test", "path": "/spec/parameters/nodeCount", "value": 3},
+            {"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5}])
+    );
+}
+
+#[tokio::test]
+async fn update_of_a_value_another_writer_changed_reads_again_and_the_last_writer_wins() {
+    let pkg = cassandra();
+    let first = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
+    // Meanwhile another client set nodeCount to 4: this update's test of 3 fails.
+    let fresh = instance("c", "cassandra-2.0.0", json!({"nodeCount": 4}), "11");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), first),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        patched(at("instances", "c"), fresh.clone(), 3),
+        ok("GET", at("instances", "c"), fresh.clone()),
+        patched(at("instances", "c"), fresh, 4),
+    ]);
+    let overrides = args(&["nodeCount=5"]);
+    let done = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap();
+    assert_eq!((done.attempts, done.generation), (2, Some(4)));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter()
+            .map(|s| (s.method.clone(), s.path.clone()))
+            .collect::<Vec<_>>(),
+        pairs(&[
+            ("GET", at("instances", "c")),
+            ("GET", at("operatorversions", "cassandra-2.0.0")),
+            ("PATCH", at("instances", "c")),
+            ("GET", at("instances", "c")),
+            ("PATCH", at("instances", "c")),
+        ])
+    );
+    assert_eq!(
+        seen[4].body,
+        json!([{"op": "test", "path": "/spec/parameters/nodeCount", "value": 4},
+            {"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5}])
+    );
+}
+
+#[tokio::test]
+async fn update_of_an_instance_without_parameters_holds_its_resource_version() {
+    let pkg = cassandra();
+    let mut bare = instance("c", "cassandra-2.0.0", json!({}), "10");
+    bare["spec"].as_object_mut().unwrap().remove("parameters");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), bare.clone()),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        merged(at("instances", "c"), bare, 2),
+    ]);
+    let overrides = args(&["nodeCount=5"]);
+    update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[2].content_type, "application/merge-patch+json");
+    assert_eq!(
+        seen[2].body,
+        json!({"metadata": {"resourceVersion": "10"}, "spec": {"parameters": {"nodeCount": 5}}})
+    );
+}
+
+#[tokio::test]
+async fn update_gives_up_after_being_overtaken_on_every_attempt() {
+    let pkg = cassandra();
+    let inst = instance("c", "cassandra-2.0.0", json!({"nodeCount": 3}), "10");
+    let mut script = vec![
+        ok("GET", at("instances", "c"), inst.clone()),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ];
+    for i in 0..commands::MAX_ATTEMPTS {
+        if i > 0 {
+            script.push(ok("GET", at("instances", "c"), inst.clone()));
+        }
+        script.push(step("PATCH", at("instances", "c"), 422, test_failed()));
+    }
+    let (t, seen) = serve(script);
+    let overrides = args(&["nodeCount=5"]);
+    let err = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Conflict { attempts, .. } if attempts == commands::MAX_ATTEMPTS),
+        "{err}"
+    );
+    let patches = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "PATCH")
+        .count();
+    assert_eq!(patches, commands::MAX_ATTEMPTS);
+}
+
+#[tokio::test]
+async fn update_of_an_immutable_parameter_is_refused_without_a_write() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            at("instances", "c"),
+            instance("c", "cassandra-2.0.0", json!({}), "10"),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ]);
+    let overrides = args(&["clusterName=other"]);
+    let err = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap_err();
+    assert_eq!(codes(&err), [Code::ImmutableChanged]);
+    assert!(requests(&seen).iter().all(|(m, _)| m == "GET"));
+}
+
+#[tokio::test]
+async fn update_whose_changes_run_two_plans_is_refused_without_a_write() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            at("instances", "c"),
+            instance("c", "cassandra-2.0.0", json!({}), "10"),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ]);
+    let overrides = args(&["nodeCount=5", "backup/enabled=true"]);
+    let err = update::update(&t, &update_req("c", &overrides, false))
+        .await
+        .unwrap_err();
+    assert_eq!(codes(&err), [Code::TriggerConflict, Code::TriggerConflict]);
+    assert_eq!(requests(&seen).len(), 2);
+    assert!(requests(&seen).iter().all(|(m, _)| m == "GET"));
+}
+
+#[tokio::test]
+async fn update_dry_run_reports_the_plan_and_the_changed_paths_and_sends_nothing() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            at("instances", "c"),
+            instance(
+                "c",
+                "cassandra-2.0.0",
+                json!({"backup": {"enabled": false}}),
+                "10",
+            ),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ]);
+    let overrides = args(&["backup/enabled=true", "backup/schedule=0 3 * * *"]);
+    let done = update::update(&t, &update_req("c", &overrides, true))
+        .await
+        .unwrap();
+    assert_eq!(done.change.plan.as_deref(), Some("backup-update"));
+    let changed: Vec<&str> = done
+        .change
+        .changes
+        .iter()
+        .map(|c| c.pointer.as_str())
+        .collect();
+    assert_eq!(changed, ["/backup/enabled", "/backup/schedule"]);
+    assert_eq!(
+        done.patch,
+        Some(json!([
+            {"op": "test", "path": "/spec/parameters/backup/enabled", "value": false},
+            {"op": "replace", "path": "/spec/parameters/backup/enabled", "value": true},
+            {"op": "add", "path": "/spec/parameters/backup/schedule", "value": "0 3 * * *"}]))
+    );
+    assert_eq!(done.generation, None);
+    assert!(requests(&seen).iter().all(|(m, _)| m == "GET"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// upgrade
+
+#[tokio::test]
+async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_patches_the_instance()
+ {
+    let v1 = load("tests/fixtures/kep33/v1");
+    let v2 = load("tests/fixtures/kep33/v2");
+    let installed = json!({"CLUSTER_NAME": "prod", "BACKUP_ENABLED": true,
+        "BACKUP_CREDENTIALS_USERNAME": "admin", "BACKUP_CREDENTIALS_PASSWORD": "s3cret"});
+    let inst = instance("mine", "my-operator-0.1.0", installed, "20");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "mine"), inst.clone()),
+        ok(
+            "GET",
+            at("operatorversions", "my-operator-0.1.0"),
+            ov_of(&v1),
+        ),
+        missing("GET", at("operatorversions", "my-operator-0.2.0")),
+        created(collection("operatorversions")),
+        merged(at("instances", "mine"), inst, 2),
+    ]);
+    let req = upgrade::Request {
+        instance: "mine",
+        package: &v2,
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let done = upgrade::upgrade(&t, &req).await.unwrap();
+    assert_eq!(
+        (done.from.as_str(), done.to.as_str()),
+        ("my-operator-0.1.0", "my-operator-0.2.0")
+    );
+    assert!(done.created_operator_version);
+    assert_eq!(done.generation, Some(2));
+    let report = done.change.report.as_ref().unwrap();
+    let moved: Vec<(&str, &str)> = report
+        .moved
+        .iter()
+        .map(|m| (m.from.as_str(), m.to.as_str()))
+        .collect();
+    assert!(
+        moved.contains(&("/CLUSTER_NAME", "/clusterName")),
+        "{moved:?}"
+    );
+    assert!(report.dropped.is_empty(), "{report:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter()
+            .map(|s| (s.method.clone(), s.path.clone()))
+            .collect::<Vec<_>>(),
+        pairs(&[
+            ("GET", at("instances", "mine")),
+            ("GET", at("operatorversions", "my-operator-0.1.0")),
+            ("GET", at("operatorversions", "my-operator-0.2.0")),
+            ("POST", collection("operatorversions")),
+            ("PATCH", at("instances", "mine")),
+        ])
+    );
+    assert_eq!(seen[3].body, json_of(&package::objects(&v2, NS).1));
+    assert_eq!(seen[4].content_type, "application/merge-patch+json");
+    assert_eq!(
+        seen[4].body,
+        json!({"metadata": {"resourceVersion": "20"},
+            "spec": {"operatorVersion": {"name": "my-operator-0.2.0"},
+                "parameters": {
+                    "CLUSTER_NAME": null, "BACKUP_ENABLED": null,
+                    "BACKUP_CREDENTIALS_USERNAME": null, "BACKUP_CREDENTIALS_PASSWORD": null,
+                    "clusterName": "prod",
+                    "backup": {"enabled": true, "credentials": {"name": "admin", "password": "s3cret"}}}}})
+    );
+}
+
+#[tokio::test]
+async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_operator_version_once()
+ {
+    let v1 = load("tests/fixtures/kep33/v1");
+    let v2 = load("tests/fixtures/kep33/v2");
+    let values = json!({"CLUSTER_NAME": "prod", "BACKUP_ENABLED": true,
+        "BACKUP_CREDENTIALS_USERNAME": "admin", "BACKUP_CREDENTIALS_PASSWORD": "s3cret"});
+    let first = instance("mine", "my-operator-0.1.0", values.clone(), "20");
+    // Meanwhile someone renamed the cluster.
+    let mut renamed = values;
+    renamed["CLUSTER_NAME"] = json!("prod-2");
+    let fresh = instance("mine", "my-operator-0.1.0", renamed, "21");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "mine"), first),
+        ok(
+            "GET",
+            at("operatorversions", "my-operator-0.1.0"),
+            ov_of(&v1),
+        ),
+        missing("GET", at("operatorversions", "my-operator-0.2.0")),
+        created(collection("operatorversions")),
+        step(
+            "PATCH",
+            at("instances", "mine"),
+            409,
+            status(409, "Conflict"),
+        ),
+        ok("GET", at("instances", "mine"), fresh.clone()),
+        merged(at("instances", "mine"), fresh, 3),
+    ]);
+    let req = upgrade::Request {
+        instance: "mine",
+        package: &v2,
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let done = upgrade::upgrade(&t, &req).await.unwrap();
+    assert_eq!(done.attempts, 2);
+    assert_eq!(
+        requests(&seen),
+        pairs(&[
+            ("GET", at("instances", "mine")),
+            ("GET", at("operatorversions", "my-operator-0.1.0")),
+            ("GET", at("operatorversions", "my-operator-0.2.0")),
+            ("POST", collection("operatorversions")),
+            ("PATCH", at("instances", "mine")),
+            ("GET", at("instances", "mine")),
+            ("PATCH", at("instances", "mine")),
+        ])
+    );
+    let last = seen.lock().unwrap().last().unwrap().body.clone();
+    assert_eq!(last["metadata"], json!({"resourceVersion": "21"}));
+    assert_eq!(last["spec"]["parameters"]["clusterName"], json!("prod-2"));
+}
+
+#[tokio::test]
+async fn upgrade_to_the_running_version_is_refused_without_a_write() {
+    let v2 = load("tests/fixtures/kep33/v2");
+    let (t, seen) = serve(vec![ok(
+        "GET",
+        at("instances", "mine"),
+        instance("mine", "my-operator-0.2.0", json!({}), "20"),
+    )]);
+    let req = upgrade::Request {
+        instance: "mine",
+        package: &v2,
+        inputs: Inputs::default(),
+        dry_run: false,
+    };
+    let err = upgrade::upgrade(&t, &req).await.unwrap_err();
+    assert!(matches!(err, Error::AlreadyRuns { .. }), "{err}");
+    assert_eq!(requests(&seen).len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// uninstall
+
+#[tokio::test]
+async fn uninstall_deletes_the_instance_and_wait_polls_until_it_is_gone() {
+    let inst = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let cleaning = with_status(
+        inst.clone(),
+        json!({"planStatus": {"cleanup": {"name": "cleanup", "status": "IN_PROGRESS"}}}),
+    );
+    let (t, seen) = serve(vec![
+        ok("DELETE", at("instances", "c"), inst),
+        ok("GET", at("instances", "c"), cleaning),
+        missing("GET", at("instances", "c")),
+    ]);
+    uninstall::uninstall(&t, "c").await.unwrap();
+    wait::gone(&t, "c", &fast()).await.unwrap();
+    assert_eq!(
+        requests(&seen),
+        pairs(&[
+            ("DELETE", at("instances", "c")),
+            ("GET", at("instances", "c")),
+            ("GET", at("instances", "c")),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn uninstall_of_a_missing_instance_says_it_is_not_found() {
+    let (t, _) = serve(vec![missing("DELETE", at("instances", "c"))]);
+    let err = uninstall::uninstall(&t, "c").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                kind: "Instance",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan trigger, plan status
+
+#[tokio::test]
+async fn plan_trigger_sets_the_plan_execution_with_the_given_run_uid() {
+    let pkg = cassandra();
+    let inst = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), inst.clone()),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+        merged(at("instances", "c"), inst, 2),
+    ]);
+    let done = plan::trigger(&t, "c", "backup-update", "run-1")
+        .await
+        .unwrap();
+    assert_eq!(done.generation, Some(2));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[2].method, "PATCH");
+    assert_eq!(seen[2].path, at("instances", "c"));
+    assert_eq!(seen[2].content_type, "application/merge-patch+json");
+    assert_eq!(
+        seen[2].body,
+        json!({"spec": {"planExecution": {"planName": "backup-update", "uid": "run-1"}}})
+    );
+}
+
+#[tokio::test]
+async fn plan_trigger_of_an_unknown_plan_is_refused_and_lists_the_plans() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            at("instances", "c"),
+            instance("c", "cassandra-2.0.0", json!({}), "10"),
+        ),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ]);
+    let err = plan::trigger(&t, "c", "backpu", "run-1").await.unwrap_err();
+    match &err {
+        Error::UnknownPlan { plan, plans, .. } => {
+            assert_eq!(plan, "backpu");
+            assert_eq!(
+                plans,
+                &["backup-update", "deploy", "metrics-update", "update"]
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(requests(&seen).len(), 2);
+}
+
+fn deploy_status(plan: &str, phase_nodes: &str, step_node: &str, message: Option<&str>) -> Value {
+    let mut step = json!({"name": "node", "status": step_node});
+    if let Some(m) = message {
+        step["message"] = json!(m);
+    }
+    json!({"name": "deploy", "status": plan, "uid": "u-1", "phases": [
+        {"name": "infra", "status": "COMPLETE", "steps": [
+            {"name": "infra", "status": "COMPLETE"}, {"name": "backup", "status": "COMPLETE"}]},
+        {"name": "nodes", "status": phase_nodes, "steps": [step]}]})
+}
+
+#[tokio::test]
+async fn plan_status_shows_the_active_plan_as_a_tree_and_the_other_plans_in_one_line_each() {
+    let pkg = cassandra();
+    let inst = with_status(
+        instance("c", "cassandra-2.0.0", json!({}), "10"),
+        json!({"observedGeneration": 1, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("IN_PROGRESS", "IN_PROGRESS", "IN_PROGRESS", Some("waiting for 3 ready replicas"))}}),
+    );
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), inst),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov_of(&pkg),
+        ),
+    ]);
+    let view = plan::status(&t, "c").await.unwrap();
+    assert_eq!(requests(&seen).len(), 2);
+    assert_eq!(
+        view.to_string(),
+        "\
+Instance default/c (OperatorVersion cassandra-2.0.0), active plan: deploy
+├── plan deploy (serial) [IN_PROGRESS]
+│   ├── phase infra (parallel) [COMPLETE]
+│   │   ├── step infra [COMPLETE]
+│   │   └── step backup [COMPLETE]
+│   └── phase nodes (serial) [IN_PROGRESS]
+│       └── step node [IN_PROGRESS]: waiting for 3 ready replicas
+├── plan backup-update (serial) [NEVER_RUN]
+├── plan metrics-update (serial) [NEVER_RUN]
+└── plan update (serial) [NEVER_RUN]
+"
+    );
+    let data = json_of(&view);
+    assert_eq!(data["activePlan"], json!({"name": "deploy", "uid": "u-1"}));
+    assert_eq!(data["plans"][1]["name"], json!("deploy"));
+    assert_eq!(
+        data["plans"][1]["phases"][1]["steps"][0]["status"],
+        json!("IN_PROGRESS")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// --wait
+
+#[tokio::test]
+async fn wait_fails_on_fatal_error_naming_the_plan_phase_step_and_message() {
+    let base = instance("c", "cassandra-2.0.0", json!({}), "10");
+    // First the manager still shows the previous generation's complete plan, then the failure.
+    let old = with_status(
+        base.clone(),
+        json!({"observedGeneration": 1, "activePlan": {"name": "deploy", "uid": "u-0"},
+            "planStatus": {"deploy": deploy_status("COMPLETE", "COMPLETE", "COMPLETE", None)}}),
+    );
+    let failed = with_status(
+        base,
+        json!({"observedGeneration": 2, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("FATAL_ERROR", "FATAL_ERROR", "FATAL_ERROR", Some("StatefulSet cassandra: invalid image"))}}),
+    );
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), old),
+        ok("GET", at("instances", "c"), failed),
+    ]);
+    let goal = Goal {
+        generation: 2,
+        uid: None,
+    };
+    let err = wait::plan_done(&t, "c", &goal, &fast()).await.unwrap_err();
+    match &err {
+        Error::PlanFailed {
+            plan,
+            phase,
+            step,
+            message,
+            ..
+        } => {
+            assert_eq!(plan, "deploy");
+            assert_eq!(phase.as_deref(), Some("nodes"));
+            assert_eq!(step.as_deref(), Some("node"));
+            assert_eq!(message, "StatefulSet cassandra: invalid image");
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        "plan deploy of Instance default/c failed in phase nodes, step node: StatefulSet cassandra: invalid image"
+    );
+    assert_eq!(requests(&seen).len(), 2);
+}
+
+#[tokio::test]
+async fn wait_succeeds_once_the_written_generation_is_observed_and_the_plan_is_complete() {
+    let base = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let running = with_status(
+        base.clone(),
+        json!({"observedGeneration": 2, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("IN_PROGRESS", "IN_PROGRESS", "PENDING", None)}}),
+    );
+    let done = with_status(
+        base,
+        json!({"observedGeneration": 2, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("COMPLETE", "COMPLETE", "COMPLETE", None)}}),
+    );
+    let (t, seen) = serve(vec![
+        ok("GET", at("instances", "c"), running),
+        ok("GET", at("instances", "c"), done),
+    ]);
+    let goal = Goal {
+        generation: 2,
+        uid: None,
+    };
+    let plan = wait::plan_done(&t, "c", &goal, &fast()).await.unwrap();
+    assert_eq!(plan, "deploy");
+    assert_eq!(requests(&seen).len(), 2);
+}
+
+#[tokio::test]
+async fn wait_for_a_trigger_ignores_a_complete_plan_of_another_run() {
+    let base = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let other = with_status(
+        base.clone(),
+        json!({"observedGeneration": 3, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("COMPLETE", "COMPLETE", "COMPLETE", None)}}),
+    );
+    let ours = with_status(
+        base,
+        json!({"observedGeneration": 3, "activePlan": {"name": "backup-update", "uid": "run-1"},
+            "planStatus": {"backup-update": {"name": "backup-update", "status": "COMPLETE"}}}),
+    );
+    let (t, _) = serve(vec![
+        ok("GET", at("instances", "c"), other),
+        ok("GET", at("instances", "c"), ours),
+    ]);
+    let goal = Goal {
+        generation: 3,
+        uid: Some("run-1".into()),
+    };
+    assert_eq!(
+        wait::plan_done(&t, "c", &goal, &fast()).await.unwrap(),
+        "backup-update"
+    );
+}
+
+#[tokio::test]
+async fn wait_times_out_with_a_message_saying_what_it_last_saw() {
+    let running = with_status(
+        instance("c", "cassandra-2.0.0", json!({}), "10"),
+        json!({"observedGeneration": 2, "activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": deploy_status("IN_PROGRESS", "IN_PROGRESS", "IN_PROGRESS", Some("1 of 3 ready"))}}),
+    );
+    let mut forever = ok("GET", at("instances", "c"), running);
+    forever.forever = true;
+    let (t, _) = serve(vec![forever]);
+    let o = Options {
+        timeout: Duration::from_millis(30),
+        interval: Duration::from_millis(5),
+    };
+    let goal = Goal {
+        generation: 2,
+        uid: None,
+    };
+    let err = wait::plan_done(&t, "c", &goal, &o).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "timed out after 30ms waiting for Instance default/c to run its plan; last seen: plan deploy is IN_PROGRESS (phase nodes, step node IN_PROGRESS: 1 of 3 ready)"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// get
+
+#[tokio::test]
+async fn get_instances_lists_the_namespace_as_rows() {
+    let inst = with_status(
+        instance("c", "cassandra-2.0.0", json!({}), "10"),
+        json!({"activePlan": {"name": "deploy", "uid": "u-1"},
+            "planStatus": {"deploy": {"name": "deploy", "status": "COMPLETE"}},
+            "conditions": [{"type": "Ready", "status": "True"}]}),
+    );
+    let list = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "InstanceList",
+        "metadata": {"resourceVersion": "99"}, "items": [inst]});
+    let (t, seen) = serve(vec![ok("GET", collection("instances"), list)]);
+    let listing = get::list(&t, get::Kind::Instances).await.unwrap();
+    assert_eq!(requests(&seen), pairs(&[("GET", collection("instances"))]));
+    assert_eq!(
+        listing.headers,
+        ["NAME", "OPERATOR VERSION", "ACTIVE PLAN", "STATUS", "READY"]
+    );
+    assert_eq!(
+        listing.rows,
+        [["c", "cassandra-2.0.0", "deploy", "COMPLETE", "True"]]
+    );
+    assert_eq!(listing.items[0]["kind"], json!("Instance"));
+}

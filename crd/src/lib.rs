@@ -1,0 +1,36 @@
+//! `kudo-crd`: kudo's cluster objects as Rust types, and every pure rule about them.
+//!
+//! Operator, OperatorVersion and Instance in `kudo.dev/v1beta1` (KUDO's flat parameters,
+//! string values) and `kudo.dev/v1beta2` (a JSON-schema of parameters, free JSON values), and
+//! what the CLI, the webhook and the manager all need to know about them. Nothing here talks to
+//! a cluster: the client side is `kudo-client`, the manager `kudo-manager`.
+//!
+//! | | |
+//! |---|---|
+//! | [`v1beta1`], [`v1beta2`], [`common`] | the types, one module per API version |
+//! | [`definitions`], [`crds_yaml`] | the CustomResourceDefinitions generated from the types (`deploy/crds.yaml`) |
+//! | [`convert`] | v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the conversion webhook runs) |
+//! | [`package`] | a package as Operator and OperatorVersion objects, and back |
+//! | [`plan`] | which plan an Instance runs and where it stands (the manager, `kudo update` and the admission webhook share it) |
+//! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
+//!
+//! Every parameter rule applied here comes from `kudo-pkg`.
+//!
+//! ```
+//! let crds = kudo_crd::definitions();
+//! let names: Vec<_> = crds.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
+//! assert_eq!(names, ["operators.kudo.dev", "operatorversions.kudo.dev", "instances.kudo.dev"]);
+//! ```
+#![deny(missing_docs)]
+
+pub mod common;
+pub mod convert;
+mod crds;
+pub mod labels;
+pub mod package;
+pub mod plan;
+pub mod v1beta1;
+pub mod v1beta2;
+
+pub use convert::{NoTypes, TypeSource};
+pub use crds::{STORAGE_VERSION, definitions, yaml as crds_yaml};

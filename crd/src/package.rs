@@ -1,0 +1,230 @@
+//! An operator package as cluster objects, and back.
+//!
+//! [`objects`] turns a loaded [`Package`] into the `kudo.dev/v1beta2` Operator and
+//! OperatorVersion that `kudo install` creates; [`from_operator_version`] rebuilds the package
+//! from an OperatorVersion, so that the manager and the cluster commands render and validate
+//! with exactly the code `kudo template` and `kudo params` use.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kube::api::ObjectMeta;
+use kudo_pkg::Package;
+use serde_json::{Map, Value, json};
+
+use crate::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
+use crate::v1beta2::{Operator, OperatorSpec, OperatorVersion, OperatorVersionSpec};
+
+/// The Operator and OperatorVersion (v1beta2, parameters as one schema) of a package, in
+/// `namespace`.
+pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
+    let op = pkg.operator();
+    let version = pkg.version();
+    let operator = Operator {
+        metadata: ObjectMeta {
+            name: Some(op.name.clone()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
+        },
+        spec: OperatorSpec {
+            fields: OperatorFields {
+                kudo_version: op.kudo_version.clone(),
+                kubernetes_version: op.kubernetes_version.clone(),
+                ..Default::default()
+            },
+        },
+    };
+    let tasks = op
+        .tasks
+        .iter()
+        .map(|t| Task {
+            name: t.name.clone(),
+            kind: t.kind.clone(),
+            spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t)),
+        })
+        .collect();
+    let plans = op
+        .plans
+        .iter()
+        .map(|(name, p)| {
+            let plan = Plan {
+                strategy: p.strategy.clone(),
+                phases: p
+                    .phases
+                    .iter()
+                    .map(|ph| Phase {
+                        name: ph.name.clone(),
+                        strategy: ph.strategy.clone(),
+                        steps: ph
+                            .steps
+                            .iter()
+                            .map(|s| Step {
+                                name: s.name.clone(),
+                                tasks: s.tasks.clone(),
+                                delete: s.delete.then_some(true),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            (name.clone(), plan)
+        })
+        .collect();
+    let ov = OperatorVersion {
+        metadata: ObjectMeta {
+            name: Some(pkg.operator_version_name()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
+        },
+        spec: OperatorVersionSpec {
+            operator: Some(ObjectRef {
+                kind: Some("Operator".into()),
+                name: Some(op.name.clone()),
+                namespace: None,
+            }),
+            version: Some(version),
+            app_version: op.app_version.clone(),
+            template_engine: Some(pkg.template_engine().as_str().into()),
+            templates: pkg.templates().clone(),
+            tasks,
+            parameters: Some(pkg.schema().as_value().clone()),
+            plans,
+            connection_string: None,
+            upgradable_from: Vec::new(),
+        },
+    };
+    (operator, ov)
+}
+
+/// A task's spec; a KudoOperator task whose `package` is a path gets the dependency's
+/// `operatorName` (and its `operatorVersion` when the task gives none), so the manager finds
+/// the child's OperatorVersion without the package files. A path that does not load is left as
+/// it is: `kudo install` refuses it before anything is written
+/// ([`kudo_pkg::dependency::resolve`]).
+fn with_dependency_named(pkg: &Package, task: &kudo_pkg::package::Task) -> Value {
+    let mut spec = task.spec.clone();
+    let Ok(dep) = kudo_pkg::dependency::KudoOperatorTask::of(task) else {
+        return spec;
+    };
+    if task.kind != "KudoOperator" || !dep.is_path() {
+        return spec;
+    }
+    if let Ok(child) = Package::load(&dep.package_path(pkg)) {
+        spec["operatorName"] = json!(child.operator().name);
+        if dep.operator_version.is_none() {
+            spec["operatorVersion"] = json!(child.version());
+        }
+    }
+    spec
+}
+
+/// The package an OperatorVersion was made from (operator.yaml, the v1beta2 params file and
+/// the templates), named `operatorversion/{namespace}/{name}` in diagnostics.
+pub fn from_operator_version(ov: &OperatorVersion) -> kudo_pkg::Result<Package> {
+    let spec = &ov.spec;
+    let name = ov.metadata.name.clone().unwrap_or_default();
+    let namespace = ov.metadata.namespace.clone().unwrap_or_default();
+    let operator_name = spec
+        .operator
+        .as_ref()
+        .and_then(|o| o.name.clone())
+        .unwrap_or_else(|| name.clone());
+    let tasks: Vec<Value> = spec
+        .tasks
+        .iter()
+        .map(|t| json!({"name": t.name, "kind": t.kind, "spec": t.spec.clone().unwrap_or(json!({}))}))
+        .collect();
+    let plans: Map<String, Value> = spec
+        .plans
+        .iter()
+        .map(|(n, p)| (n.clone(), serde_json::to_value(p).unwrap_or(Value::Null)))
+        .collect();
+    let mut operator = json!({
+        "apiVersion": "kudo.dev/v1beta1",
+        "name": operator_name,
+        "tasks": tasks,
+        "plans": plans,
+    });
+    if let Some(v) = &spec.version {
+        operator["operatorVersion"] = json!(v);
+    }
+    if let Some(v) = &spec.app_version {
+        operator["appVersion"] = json!(v);
+    }
+    // Named, or else what made the OperatorVersion: KUDO's (its flat parameters are kept by
+    // the conversion in an annotation) has Go templates, kudo's names its engine.
+    let made_by_kudo_v1 = ov
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(crate::convert::V1BETA1_PARAMETERS));
+    let engine = match &spec.template_engine {
+        Some(e) => e.as_str(),
+        None if made_by_kudo_v1 => "go",
+        None => "handlebars",
+    };
+    operator["templateEngine"] = json!(engine);
+    let mut params = match &spec.parameters {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    params.insert("apiVersion".into(), json!(kudo_pkg::instance::V1BETA2));
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    // JSON is YAML: the package reader takes these as they are.
+    files.insert("operator.yaml".into(), operator.to_string().into_bytes());
+    files.insert(
+        "params.yaml".into(),
+        Value::Object(params).to_string().into_bytes(),
+    );
+    for (path, text) in &spec.templates {
+        files.insert(format!("templates/{path}"), text.clone().into_bytes());
+    }
+    let source = PathBuf::from(format!("operatorversion/{namespace}/{name}"));
+    Package::from_files(&source, files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn example(name: &str) -> Package {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples")
+            .join(name);
+        Package::load(&dir).unwrap()
+    }
+
+    #[test]
+    fn a_package_survives_the_trip_through_an_operator_version() {
+        for name in ["cassandra-v1beta2", "zookeeper-v1beta1"] {
+            let pkg = example(name);
+            let (op, ov) = objects(&pkg, "ns");
+            assert_eq!(
+                op.metadata.name.as_deref(),
+                Some(pkg.operator().name.as_str())
+            );
+            assert_eq!(ov.metadata.name, Some(pkg.operator_version_name()));
+            let back = from_operator_version(&ov).unwrap();
+            assert_eq!(back.schema().as_value(), pkg.schema().as_value(), "{name}");
+            assert_eq!(back.templates(), pkg.templates(), "{name}");
+            assert_eq!(back.operator().tasks, pkg.operator().tasks, "{name}");
+            let plans = |p: &Package| {
+                p.operator()
+                    .plans
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<BTreeMap<_, _>>()
+            };
+            assert_eq!(plans(&back), plans(&pkg), "{name}");
+            assert_eq!(
+                back.operator().operator_version,
+                pkg.operator().operator_version
+            );
+            assert_eq!(
+                back.source(),
+                Path::new(&format!("operatorversion/ns/{}", ov.metadata.name.unwrap()))
+            );
+        }
+    }
+}

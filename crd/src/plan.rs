@@ -1,0 +1,649 @@
+//! Which plan an Instance runs, and where that plan stands: pure functions over the Instance,
+//! its OperatorVersion's package and its status.
+//!
+//! A plan starts when the Instance differs from `status.applied` (what the manager last acted
+//! on):
+//! 1. never applied: `deploy`;
+//! 2. a new `spec.planExecution.uid`: `spec.planExecution.planName` (`kudo plan trigger`);
+//! 3. another OperatorVersion: [`kudo_pkg::change::upgrade_plan`] (`upgrade`, else `update`,
+//!    else `deploy`);
+//! 4. other effective parameters: the plan [`kudo_pkg::change::update`] decides (the same
+//!    function the CLI and the admission webhook call).
+//!
+//! A plan's phases run one after the other (`serial`, the default) or all at once
+//! (`parallel`); so do a phase's steps. A step's tasks run in order.
+
+use kudo_pkg::change::{self, Installed, Proposal, Version};
+use kudo_pkg::{Diagnostic, Package};
+use serde_json::Value;
+
+use crate::common::{
+    ActivePlan, AppliedState, InstanceStatus, PhaseStatus, PlanStatus, StepStatus,
+};
+use crate::v1beta2::Instance;
+
+/// KUDO's execution statuses, of a plan, a phase or a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecStatus {
+    /// Not run since the Instance was created.
+    NeverRun,
+    /// Waiting for its turn.
+    Pending,
+    /// Running: objects applied, waiting for them to become healthy.
+    InProgress,
+    /// Failed, retried with backoff.
+    Error,
+    /// Failed for good (an invalid object, a failed Job): a new plan is needed.
+    FatalError,
+    /// Done.
+    Complete,
+}
+
+impl ExecStatus {
+    /// The status as written in the Instance status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecStatus::NeverRun => "NEVER_RUN",
+            ExecStatus::Pending => "PENDING",
+            ExecStatus::InProgress => "IN_PROGRESS",
+            ExecStatus::Error => "ERROR",
+            ExecStatus::FatalError => "FATAL_ERROR",
+            ExecStatus::Complete => "COMPLETE",
+        }
+    }
+
+    /// Reads a status; anything unknown counts as never run.
+    pub fn parse(s: Option<&str>) -> ExecStatus {
+        match s {
+            Some("PENDING") => ExecStatus::Pending,
+            Some("IN_PROGRESS") => ExecStatus::InProgress,
+            Some("ERROR") => ExecStatus::Error,
+            Some("FATAL_ERROR") => ExecStatus::FatalError,
+            Some("COMPLETE") => ExecStatus::Complete,
+            _ => ExecStatus::NeverRun,
+        }
+    }
+
+    /// COMPLETE and FATAL_ERROR end a run.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, ExecStatus::Complete | ExecStatus::FatalError)
+    }
+}
+
+/// The name of the plan that runs when an Instance is deleted.
+pub const CLEANUP: &str = "cleanup";
+
+/// A plan to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    /// The plan.
+    pub plan: String,
+    /// The run's id.
+    pub uid: String,
+    /// Why it starts (for events and logs).
+    pub reason: String,
+}
+
+/// Why no plan can start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// `spec.planExecution.planName` names no plan of the operator.
+    UnknownPlan(String),
+    /// The parameter change is refused by [`kudo_pkg::change::update`] (two plans, an
+    /// immutable value: the webhook refuses these; without it, they can land).
+    Refused(Vec<Diagnostic>),
+}
+
+/// The plan the Instance needs now, given its effective parameters; `None` when it is as the
+/// manager last left it.
+pub fn select(
+    inst: &Instance,
+    version: &Version,
+    effective: &Value,
+    status: &InstanceStatus,
+) -> Result<Option<Start>, Refusal> {
+    let generation = inst.metadata.generation.unwrap_or(0);
+    let start = |plan: &str, reason: String| Start {
+        plan: plan.to_string(),
+        uid: format!("{plan}-g{generation}"),
+        reason,
+    };
+    let has = |plan: &str| version.has_plan(plan);
+    let Some(applied) = &status.applied else {
+        return Ok(Some(start("deploy", "first deployment".into())));
+    };
+    if let Some(pe) = &inst.spec.plan_execution
+        && let (Some(uid), Some(plan)) = (&pe.uid, &pe.plan_name)
+        && applied.plan_execution_uid.as_ref() != Some(uid)
+    {
+        if !has(plan) {
+            return Err(Refusal::UnknownPlan(plan.clone()));
+        }
+        return Ok(Some(Start {
+            plan: plan.clone(),
+            uid: uid.clone(),
+            reason: format!("plan `{plan}` triggered"),
+        }));
+    }
+    let ov = inst
+        .spec
+        .operator_version
+        .as_ref()
+        .and_then(|r| r.name.clone());
+    if ov != applied.operator_version {
+        let Some(plan) = change::upgrade_plan(version) else {
+            return Err(Refusal::UnknownPlan(change::UPGRADE.into()));
+        };
+        return Ok(Some(start(
+            plan,
+            format!(
+                "upgrade from {} to {}",
+                applied.operator_version.as_deref().unwrap_or("?"),
+                ov.as_deref().unwrap_or("?")
+            ),
+        )));
+    }
+    let before = applied.parameters.clone().unwrap_or(Value::Null);
+    if &before == effective {
+        return Ok(None);
+    }
+    let installed = Installed::at_rest(version, &before);
+    let decision =
+        change::update(&installed, Proposal::Values(effective)).map_err(Refusal::Refused)?;
+    Ok(decision.plan.map(|plan| {
+        let paths: Vec<&str> = decision
+            .changes
+            .iter()
+            .map(|c| c.pointer.as_str())
+            .collect();
+        start(&plan, format!("parameters changed: {}", paths.join(", ")))
+    }))
+}
+
+/// The plan an Instance has scheduled or running, as the admission rules see it
+/// ([`kudo_pkg::change::Installed::in_progress`]):
+/// - the active plan, while its status is not terminal (COMPLETE or FATAL_ERROR);
+/// - else, when the manager has acted on the Instance before but not yet on its latest spec
+///   (its generation is newer than `status.observedGeneration`), the plan that spec will start.
+///
+/// An Instance the manager has never written a status for has nothing in progress: its
+/// `deploy` starts from whatever spec it finds.
+pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
+    let status = inst.status.as_ref()?;
+    if let Some(active) = &status.active_plan
+        && let Some(run) = status.plan_status.get(&active.name)
+        && !ExecStatus::parse(run.status.as_deref()).is_terminal()
+    {
+        return Some(active.name.clone());
+    }
+    let generation = inst.metadata.generation?;
+    if status.applied.is_none() || status.observed_generation.is_some_and(|o| o >= generation) {
+        return None;
+    }
+    let given = inst.spec.parameters.clone().unwrap_or_default();
+    let (values, _) = version.effective(&given);
+    match select(inst, version, values.value(), status) {
+        Ok(Some(start)) => Some(start.plan),
+        _ => None,
+    }
+}
+
+/// A fresh status tree for `plan`: every phase and step PENDING, the plan IN_PROGRESS.
+pub fn fresh(pkg: &Package, plan: &str, uid: &str, now: &str) -> PlanStatus {
+    let phases = pkg
+        .operator()
+        .plans
+        .get(plan)
+        .map(|p| {
+            p.phases
+                .iter()
+                .map(|ph| PhaseStatus {
+                    name: ph.name.clone(),
+                    status: Some(ExecStatus::Pending.as_str().into()),
+                    message: None,
+                    steps: ph
+                        .steps
+                        .iter()
+                        .map(|s| StepStatus {
+                            name: s.name.clone(),
+                            status: Some(ExecStatus::Pending.as_str().into()),
+                            message: None,
+                        })
+                        .collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    PlanStatus {
+        name: plan.into(),
+        status: Some(ExecStatus::InProgress.as_str().into()),
+        message: None,
+        last_updated_timestamp: Some(now.into()),
+        uid: Some(uid.into()),
+        phases,
+    }
+}
+
+/// Starts `start` in `status`: a fresh tree for its plan, the plan it replaces (if still
+/// running) marked as superseded, and `applied` set to what the plan runs for.
+pub fn begin(
+    status: &mut InstanceStatus,
+    pkg: &Package,
+    inst: &Instance,
+    effective: &Value,
+    start: &Start,
+    now: &str,
+) {
+    if let Some(active) = &status.active_plan
+        && let Some(old) = status.plan_status.get_mut(&active.name)
+        && !ExecStatus::parse(old.status.as_deref()).is_terminal()
+        && old.uid.as_deref() != Some(start.uid.as_str())
+    {
+        old.status = Some(ExecStatus::Error.as_str().into());
+        old.message = Some(format!(
+            "superseded by plan `{}` ({})",
+            start.plan, start.reason
+        ));
+        old.last_updated_timestamp = Some(now.into());
+    }
+    status
+        .plan_status
+        .insert(start.plan.clone(), fresh(pkg, &start.plan, &start.uid, now));
+    status.active_plan = Some(ActivePlan {
+        name: start.plan.clone(),
+        uid: start.uid.clone(),
+    });
+    status.applied = Some(AppliedState {
+        operator_version: inst
+            .spec
+            .operator_version
+            .as_ref()
+            .and_then(|r| r.name.clone()),
+        parameters: Some(effective.clone()),
+        plan_execution_uid: inst
+            .spec
+            .plan_execution
+            .as_ref()
+            .and_then(|p| p.uid.clone())
+            .or_else(|| {
+                status
+                    .applied
+                    .as_ref()
+                    .and_then(|a| a.plan_execution_uid.clone())
+            }),
+    });
+}
+
+/// Every plan of the operator has a status (NEVER_RUN until it runs).
+pub fn ensure_all(status: &mut InstanceStatus, pkg: &Package) {
+    for name in pkg.operator().plans.keys() {
+        status
+            .plan_status
+            .entry(name.clone())
+            .or_insert_with(|| PlanStatus {
+                name: name.clone(),
+                status: Some(ExecStatus::NeverRun.as_str().into()),
+                ..Default::default()
+            });
+    }
+}
+
+/// A step to work on now: its phase and step index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepAt {
+    /// Index of the phase in the plan.
+    pub phase: usize,
+    /// Index of the step in the phase.
+    pub step: usize,
+}
+
+fn parallel(strategy: Option<&String>) -> bool {
+    strategy.map(String::as_str) == Some("parallel")
+}
+
+/// The steps that may run now: in a serial plan the first unfinished phase, in a parallel one
+/// every unfinished phase; within a phase likewise for steps. Finished (COMPLETE) steps are
+/// never returned, so a completed step never runs again; nor are steps of a phase behind a
+/// fatal one.
+pub fn runnable(pkg: &Package, plan: &str, status: &PlanStatus) -> Vec<StepAt> {
+    let Some(p) = pkg.operator().plans.get(plan) else {
+        return Vec::new();
+    };
+    let step_status = |ph: usize, st: usize| {
+        ExecStatus::parse(
+            status
+                .phases
+                .get(ph)
+                .and_then(|x| x.steps.get(st))
+                .and_then(|s| s.status.as_deref()),
+        )
+    };
+    let mut out = Vec::new();
+    for (pi, phase) in p.phases.iter().enumerate() {
+        let statuses: Vec<ExecStatus> = (0..phase.steps.len())
+            .map(|si| step_status(pi, si))
+            .collect();
+        if statuses.iter().all(|s| *s == ExecStatus::Complete) {
+            continue;
+        }
+        if statuses.contains(&ExecStatus::FatalError) {
+            return out;
+        }
+        for (si, st) in statuses.iter().enumerate() {
+            if *st == ExecStatus::Complete {
+                continue;
+            }
+            out.push(StepAt {
+                phase: pi,
+                step: si,
+            });
+            if !parallel(phase.strategy.as_ref()) {
+                break;
+            }
+        }
+        if !parallel(p.strategy.as_ref()) {
+            break;
+        }
+    }
+    out
+}
+
+fn aggregate(statuses: impl Iterator<Item = ExecStatus> + Clone) -> ExecStatus {
+    let all = |s| statuses.clone().all(|x| x == s);
+    let any = |s| statuses.clone().any(|x| x == s);
+    if all(ExecStatus::Complete) {
+        ExecStatus::Complete
+    } else if any(ExecStatus::FatalError) {
+        ExecStatus::FatalError
+    } else if any(ExecStatus::Error) {
+        ExecStatus::Error
+    } else if any(ExecStatus::InProgress) || any(ExecStatus::Complete) {
+        ExecStatus::InProgress
+    } else {
+        ExecStatus::Pending
+    }
+}
+
+/// Sets each phase's and the plan's status from their steps': all COMPLETE is COMPLETE, any
+/// FATAL_ERROR is FATAL_ERROR, then ERROR, then IN_PROGRESS. The plan is never PENDING: once
+/// started it is IN_PROGRESS. The first step message that explains a failure becomes the
+/// phase's and the plan's message.
+pub fn roll_up(status: &mut PlanStatus) {
+    for phase in &mut status.phases {
+        let st = aggregate(
+            phase
+                .steps
+                .iter()
+                .map(|s| ExecStatus::parse(s.status.as_deref())),
+        );
+        phase.status = Some(st.as_str().into());
+        phase.message = failure_message(
+            st,
+            phase.steps.iter().map(|s| (&s.name, &s.status, &s.message)),
+        );
+    }
+    let mut st = aggregate(
+        status
+            .phases
+            .iter()
+            .map(|p| ExecStatus::parse(p.status.as_deref())),
+    );
+    if st == ExecStatus::Pending {
+        st = ExecStatus::InProgress;
+    }
+    status.message = failure_message(
+        st,
+        status
+            .phases
+            .iter()
+            .map(|p| (&p.name, &p.status, &p.message)),
+    );
+    status.status = Some(st.as_str().into());
+}
+
+fn failure_message<'a>(
+    st: ExecStatus,
+    parts: impl Iterator<Item = (&'a String, &'a Option<String>, &'a Option<String>)>,
+) -> Option<String> {
+    if !matches!(st, ExecStatus::Error | ExecStatus::FatalError) {
+        return None;
+    }
+    parts
+        .filter(|(_, s, _)| ExecStatus::parse(s.as_deref()) == st)
+        .find_map(|(name, _, m)| m.as_ref().map(|m| format!("{name}: {m}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::{ObjectRef, PlanExecution};
+    use crate::v1beta2::InstanceSpec;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    fn package(plans: &str, params: &str) -> Package {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "operator.yaml".to_string(),
+            format!("apiVersion: kudo.dev/v1beta1\nname: demo\noperatorVersion: 1.0.0\ntasks:\n- name: t\n  kind: Dummy\n  spec: {{}}\nplans:\n{plans}").into_bytes(),
+        );
+        files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
+        Package::from_files(Path::new("demo"), files).unwrap()
+    }
+
+    fn ver(pkg: &Package) -> Version {
+        Version::of_package(pkg).unwrap()
+    }
+
+    fn two_phase() -> Package {
+        package(
+            "  deploy:\n    strategy: serial\n    phases:\n    - name: one\n      strategy: parallel\n      steps:\n      - {name: a, tasks: [t]}\n      - {name: b, tasks: [t]}\n    - name: two\n      steps:\n      - {name: c, tasks: [t]}\n      - {name: d, tasks: [t]}\n  backup:\n    phases:\n    - name: x\n      steps:\n      - {name: y, tasks: [t]}\n",
+            "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  replicas: {type: integer, default: 1}\n  schedule: {type: string, default: daily, trigger: backup}\n",
+        )
+    }
+
+    fn instance(generation: i64, params: Value) -> Instance {
+        let mut i = Instance::new(
+            "demo",
+            InstanceSpec {
+                operator_version: Some(ObjectRef {
+                    name: Some("demo-1.0.0".into()),
+                    ..Default::default()
+                }),
+                parameters: Some(params),
+                plan_execution: None,
+            },
+        );
+        i.metadata.generation = Some(generation);
+        i
+    }
+
+    fn applied(params: Value) -> InstanceStatus {
+        InstanceStatus {
+            applied: Some(AppliedState {
+                operator_version: Some("demo-1.0.0".into()),
+                parameters: Some(params),
+                plan_execution_uid: None,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_new_instance_deploys() {
+        let pkg = two_phase();
+        let got = select(
+            &instance(1, json!({})),
+            &ver(&pkg),
+            &json!({}),
+            &InstanceStatus::default(),
+        );
+        assert_eq!(
+            got,
+            Ok(Some(Start {
+                plan: "deploy".into(),
+                uid: "deploy-g1".into(),
+                reason: "first deployment".into()
+            }))
+        );
+    }
+
+    #[test]
+    fn an_unchanged_instance_starts_nothing() {
+        let pkg = two_phase();
+        let eff = json!({"replicas": 1, "schedule": "daily"});
+        let got = select(
+            &instance(3, json!({})),
+            &ver(&pkg),
+            &eff,
+            &applied(eff.clone()),
+        );
+        assert_eq!(got, Ok(None));
+    }
+
+    #[test]
+    fn a_triggered_parameter_runs_its_plan_and_others_fall_back_to_deploy() {
+        let pkg = two_phase();
+        let before = json!({"replicas": 1, "schedule": "daily"});
+        let by_trigger = json!({"replicas": 1, "schedule": "hourly"});
+        let got = select(
+            &instance(2, json!({})),
+            &ver(&pkg),
+            &by_trigger,
+            &applied(before.clone()),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (got.plan.as_str(), got.uid.as_str()),
+            ("backup", "backup-g2")
+        );
+        assert_eq!(got.reason, "parameters changed: /schedule");
+        let fallback = json!({"replicas": 3, "schedule": "daily"});
+        let got = select(
+            &instance(2, json!({})),
+            &ver(&pkg),
+            &fallback,
+            &applied(before.clone()),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(got.plan, "deploy");
+        let both = json!({"replicas": 3, "schedule": "hourly"});
+        assert!(matches!(
+            select(&instance(2, json!({})), &ver(&pkg), &both, &applied(before)),
+            Err(Refusal::Refused(d)) if d.len() == 2
+        ));
+    }
+
+    #[test]
+    fn a_new_plan_execution_uid_runs_that_plan_once() {
+        let pkg = two_phase();
+        let eff = json!({"replicas": 1, "schedule": "daily"});
+        let mut inst = instance(4, json!({}));
+        inst.spec.plan_execution = Some(PlanExecution {
+            plan_name: Some("backup".into()),
+            uid: Some("u-1".into()),
+        });
+        let mut status = applied(eff.clone());
+        let got = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
+        assert_eq!((got.plan.as_str(), got.uid.as_str()), ("backup", "u-1"));
+        begin(&mut status, &pkg, &inst, &eff, &got, "t0");
+        assert_eq!(select(&inst, &ver(&pkg), &eff, &status), Ok(None));
+        inst.spec.plan_execution.as_mut().unwrap().plan_name = Some("nope".into());
+        inst.spec.plan_execution.as_mut().unwrap().uid = Some("u-2".into());
+        assert_eq!(
+            select(&inst, &ver(&pkg), &eff, &status),
+            Err(Refusal::UnknownPlan("nope".into()))
+        );
+    }
+
+    #[test]
+    fn another_operator_version_upgrades_or_deploys() {
+        let pkg = two_phase();
+        let eff = json!({"replicas": 1, "schedule": "daily"});
+        let mut status = applied(eff.clone());
+        status.applied.as_mut().unwrap().operator_version = Some("demo-0.9.0".into());
+        let got = select(&instance(5, json!({})), &ver(&pkg), &eff, &status)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.plan, "deploy", "no upgrade or update plan: deploy");
+        assert_eq!(got.reason, "upgrade from demo-0.9.0 to demo-1.0.0");
+    }
+
+    #[test]
+    fn serial_phases_wait_and_parallel_steps_run_together() {
+        let pkg = two_phase();
+        let mut st = fresh(&pkg, "deploy", "u", "t0");
+        let at = |p, s| StepAt { phase: p, step: s };
+        assert_eq!(runnable(&pkg, "deploy", &st), [at(0, 0), at(0, 1)]);
+        st.phases[0].steps[0].status = Some("COMPLETE".into());
+        assert_eq!(runnable(&pkg, "deploy", &st), [at(0, 1)]);
+        st.phases[0].steps[1].status = Some("COMPLETE".into());
+        assert_eq!(
+            runnable(&pkg, "deploy", &st),
+            [at(1, 0)],
+            "serial steps: one at a time"
+        );
+        st.phases[1].steps[0].status = Some("FATAL_ERROR".into());
+        assert_eq!(runnable(&pkg, "deploy", &st), []);
+    }
+
+    #[test]
+    fn statuses_roll_up_from_steps_to_the_plan() {
+        let pkg = two_phase();
+        let mut st = fresh(&pkg, "deploy", "u", "t0");
+        roll_up(&mut st);
+        assert_eq!(st.status.as_deref(), Some("IN_PROGRESS"));
+        assert_eq!(st.phases[0].status.as_deref(), Some("PENDING"));
+        st.phases[0].steps[0].status = Some("COMPLETE".into());
+        st.phases[0].steps[1].status = Some("ERROR".into());
+        st.phases[0].steps[1].message = Some("the API server refused it".into());
+        roll_up(&mut st);
+        assert_eq!(st.phases[0].status.as_deref(), Some("ERROR"));
+        assert_eq!(st.status.as_deref(), Some("ERROR"));
+        assert_eq!(
+            st.message.as_deref(),
+            Some("one: b: the API server refused it")
+        );
+        for ph in &mut st.phases {
+            for s in &mut ph.steps {
+                s.status = Some("COMPLETE".into());
+            }
+        }
+        roll_up(&mut st);
+        assert_eq!(st.status.as_deref(), Some("COMPLETE"));
+        assert_eq!(st.message, None);
+    }
+
+    #[test]
+    fn a_plan_that_is_replaced_midway_says_so() {
+        let pkg = two_phase();
+        let eff = json!({"replicas": 1, "schedule": "daily"});
+        let inst = instance(1, json!({}));
+        let mut status = InstanceStatus::default();
+        ensure_all(&mut status, &pkg);
+        assert_eq!(
+            status.plan_status["backup"].status.as_deref(),
+            Some("NEVER_RUN")
+        );
+        let first = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
+        begin(&mut status, &pkg, &inst, &eff, &first, "t0");
+        let second = Start {
+            plan: "backup".into(),
+            uid: "backup-g2".into(),
+            reason: "parameters changed: /schedule".into(),
+        };
+        begin(&mut status, &pkg, &inst, &eff, &second, "t1");
+        assert_eq!(
+            status.plan_status["deploy"].status.as_deref(),
+            Some("ERROR")
+        );
+        assert_eq!(
+            status.plan_status["deploy"].message.as_deref(),
+            Some("superseded by plan `backup` (parameters changed: /schedule)")
+        );
+        assert_eq!(status.active_plan.as_ref().unwrap().name, "backup");
+    }
+}

@@ -1,0 +1,156 @@
+//! Conversion on the objects kube-apiserver really sent (`tests/fixtures/wire/`), and round trips.
+
+use kudo_crd::convert::{self, NoTypes, TypeSource, V1BETA1_PARAMETERS};
+use kudo_pkg::ParamSchema;
+use serde_json::{Value, json};
+
+#[path = "../../tests/support/wire.rs"]
+mod support;
+
+fn wire(name: &str) -> Value {
+    support::capture(name)
+}
+
+fn objects(capture: &Value) -> Vec<Value> {
+    capture["request_body"]["request"]["objects"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The OperatorVersion of the captures, converted, as the webhook's cache would hold it.
+struct Captured(ParamSchema);
+
+impl TypeSource for Captured {
+    fn schema(&self, namespace: &str, name: &str) -> Option<ParamSchema> {
+        (namespace == support::NAMESPACE && name == "sample-app-0.1.0").then(|| self.0.clone())
+    }
+}
+
+fn captured_types() -> Captured {
+    let ov = objects(&wire("conversion-operatorversion-v1beta1-to-v1beta2.json")).remove(0);
+    let up = convert::convert(&ov, "kudo.dev/v1beta2", &NoTypes).unwrap();
+    Captured(ParamSchema::from_value(up["spec"]["parameters"].clone()).unwrap())
+}
+
+fn without(mut v: Value, annotation: &str) -> Value {
+    if let Some(a) = v
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.remove(annotation);
+        if a.is_empty() {
+            v["metadata"].as_object_mut().unwrap().remove("annotations");
+        }
+    }
+    v
+}
+
+#[test]
+fn a_stored_v1beta1_instance_reads_as_typed_v1beta2() {
+    let capture = wire("conversion-instance-v1beta1-to-v1beta2.json");
+    let desired = capture["request_body"]["request"]["desiredAPIVersion"]
+        .as_str()
+        .unwrap();
+    let types = captured_types();
+    for obj in objects(&capture) {
+        let out = convert::convert(&obj, desired, &types).unwrap();
+        assert_eq!(out["apiVersion"], desired);
+        assert_eq!(out["kind"], obj["kind"]);
+        assert_eq!(out["status"], obj["status"]);
+        // metadata: only our annotation is added
+        assert_eq!(
+            without(out.clone(), V1BETA1_PARAMETERS)["metadata"],
+            obj["metadata"]
+        );
+        assert_eq!(
+            out["spec"]["parameters"],
+            json!({"BACKUP_CREDENTIALS_PASSWORD": "hunter2-hunter2",
+                "BACKUP_CREDENTIALS_USERNAME": "backup-user", "BACKUP_ENABLED": true,
+                "CLUSTER_NAME": "blue", "NODE_COUNT": 3, "PORTS": [80]})
+        );
+        assert_eq!(
+            out["spec"]["operatorVersion"],
+            obj["spec"]["operatorVersion"]
+        );
+        // without the OperatorVersion's types the values stay as they are
+        let untyped = convert::convert(&obj, desired, &NoTypes).unwrap();
+        assert_eq!(untyped["spec"]["parameters"], obj["spec"]["parameters"]);
+        // and back, exactly the stored object, whichever way it was typed
+        for v2 in [out, untyped] {
+            assert_eq!(
+                convert::convert(&v2, "kudo.dev/v1beta1", &types).unwrap(),
+                obj
+            );
+        }
+    }
+}
+
+#[test]
+fn a_v1beta1_operator_version_reads_as_a_schema_and_back() {
+    let capture = wire("conversion-operatorversion-v1beta1-to-v1beta2.json");
+    for obj in objects(&capture) {
+        let out = convert::convert(&obj, "kudo.dev/v1beta2", &NoTypes).unwrap();
+        let schema = &out["spec"]["parameters"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["NODE_COUNT"]["type"], "integer");
+        assert_eq!(schema["properties"]["NODE_COUNT"]["default"], 3);
+        assert_eq!(schema["properties"]["PORTS"]["default"], json!([80, 443]));
+        assert_eq!(schema["properties"]["BACKUP_ENABLED"]["trigger"], "backup");
+        for key in ["templates", "tasks", "plans", "operator", "version"] {
+            assert_eq!(out["spec"][key], obj["spec"][key], "{key}");
+        }
+        assert_eq!(
+            convert::convert(&out, "kudo.dev/v1beta1", &NoTypes).unwrap(),
+            obj
+        );
+    }
+}
+
+#[test]
+fn a_v1beta2_instance_reads_through_v1beta1_and_back() {
+    let capture = wire("conversion-instance-v1beta2-to-v1beta1.json");
+    for obj in objects(&capture) {
+        let down = convert::convert(&obj, "kudo.dev/v1beta1", &NoTypes).unwrap();
+        let params = down["spec"]["parameters"].as_object().unwrap();
+        assert!(params.values().all(Value::is_string), "{params:?}");
+        assert_eq!(
+            params["topology"],
+            json!(r#"[{"datacenterName":"dc-a","nodes":3}]"#)
+        );
+        assert_eq!(
+            convert::convert(&down, "kudo.dev/v1beta2", &NoTypes).unwrap(),
+            obj
+        );
+    }
+}
+
+#[test]
+fn objects_that_are_not_ours_are_refused_and_ours_never_are() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+    assert!(convert::convert(&pod, "kudo.dev/v1beta2", &NoTypes).is_err());
+    let inst =
+        json!({"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "metadata": {"name": "i"}});
+    assert!(convert::convert(&inst, "kudo.dev/v9", &NoTypes).is_err());
+    // no spec, no parameters, odd values: converted, never refused
+    for spec in [
+        json!(null),
+        json!({}),
+        json!({"parameters": {}}),
+        json!({"parameters": {"A": "[unclosed"}}),
+    ] {
+        let mut o = inst.clone();
+        if !spec.is_null() {
+            o["spec"] = spec;
+        }
+        let up = convert::convert(&o, "kudo.dev/v1beta2", &NoTypes).unwrap();
+        assert_eq!(
+            convert::convert(&up, "kudo.dev/v1beta1", &NoTypes).unwrap(),
+            o
+        );
+    }
+    let op = json!({"apiVersion": "kudo.dev/v1beta1", "kind": "Operator", "metadata": {"name": "o"}, "spec": {"description": "d"}});
+    let up = convert::convert(&op, "kudo.dev/v1beta2", &NoTypes).unwrap();
+    assert_eq!(up["spec"], op["spec"]);
+    assert_eq!(up["apiVersion"], "kudo.dev/v1beta2");
+}

@@ -1,0 +1,83 @@
+//! Running a KUDO KudoOperator task ([`kudo_pkg::dependency`] says what one is): the child
+//! Instance of the dependency operator, applied with server-side apply and owned by the parent
+//! (so it is removed with the parent), its parameters rendered from the task's
+//! `parameterFile`; the step waits until the child's plan is COMPLETE.
+//!
+//! The child's OperatorVersion is `<operatorName>-<operatorVersion>`: `kudo install` installed
+//! it with the parent and wrote `operatorName` into the task. The child goes through kudo's
+//! admission like any Instance: its parameters are checked against its own schema.
+
+use kudo_pkg::Package;
+use kudo_pkg::dependency::KudoOperatorTask;
+use kudo_pkg::document::Document;
+use kudo_pkg::render::{Use, render_parameter_file};
+use serde_json::{Value, json};
+
+use super::health::{Health, health};
+use super::tasks::{Objects, Outcome, StepRef, diagnostics, prepare};
+use kudo_crd::v1beta2::Instance;
+
+/// Runs KudoOperator task `task` of step `at`: `Ok` once the child's plan is COMPLETE.
+pub async fn run(
+    objects: &Objects,
+    inst: &Instance,
+    pkg: &Package,
+    params: &Value,
+    at: StepRef<'_>,
+    task: &kudo_pkg::package::Task,
+) -> Result<(), Outcome> {
+    let spec = KudoOperatorTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
+    let Some(version) = spec.operator_version.as_deref() else {
+        return Err(Outcome::Fatal(format!(
+            "KudoOperator task `{}` names no operatorVersion of {}",
+            task.name, spec.package
+        )));
+    };
+    let ov = kudo_pkg::package::operator_version_name(spec.operator(), version);
+    let opts = at.render_options(inst);
+    let parameters = match &spec.parameter_file {
+        None => json!({}),
+        Some(file) => {
+            let at_file = Use {
+                phase: at.phase.into(),
+                step: at.step.into(),
+                task: task.name.clone(),
+                template: file.clone(),
+            };
+            let text = render_parameter_file(pkg, params, &opts, at_file)
+                .map_err(|d| Outcome::Fatal(diagnostics(&d)))?;
+            let path = pkg.source().join("templates").join(file);
+            match Document::parse(&path, &text).map(|d| d.value().clone()) {
+                Ok(v @ Value::Object(_)) => v,
+                Ok(Value::Null) => json!({}),
+                Ok(_) => {
+                    return Err(Outcome::Fatal(format!(
+                        "KudoOperator task `{}`: templates/{file} must render a map of parameters",
+                        task.name
+                    )));
+                }
+                Err(e) => {
+                    return Err(Outcome::Fatal(format!(
+                        "KudoOperator task `{}`: templates/{file} renders invalid YAML: {e}",
+                        task.name
+                    )));
+                }
+            }
+        }
+    };
+    let name = spec.child_name(&opts.instance);
+    let child = json!({
+        "apiVersion": "kudo.dev/v1beta2",
+        "kind": "Instance",
+        "metadata": {"name": name, "namespace": opts.namespace},
+        "spec": {"operatorVersion": {"name": ov}, "parameters": parameters},
+    });
+    let stored = objects
+        .apply(prepare(child, inst, &pkg.operator().name, at), inst)
+        .await?;
+    match health(&stored) {
+        Health::Healthy => Ok(()),
+        Health::Progressing(why) => Err(Outcome::Waiting(format!("Instance {name}: {why}"))),
+        Health::Failed(why) => Err(Outcome::Fatal(format!("Instance {name}: {why}"))),
+    }
+}

@@ -1,0 +1,691 @@
+//! `kudo-manager`: the manager, which runs an Instance's plans when it changes.
+//!
+//! A [`kube::runtime::Controller`] on Instances calls [`reconcile`]; OperatorVersions come from
+//! a reflector (a change to one reconciles every Instance again). Each reconcile:
+//! 1. adds the finalizer [`labels::FINALIZER`] to a new Instance;
+//! 2. rebuilds the OperatorVersion's package ([`kudo_crd::package::from_operator_version`]) and
+//!    the effective parameters (`kudo-pkg`'s defaults and validation, as the CLI);
+//! 3. starts the plan the change needs ([`plan::select`]: `deploy`, a triggered plan, the
+//!    `trigger`'s plan, `upgrade`), recording it in `status.activePlan` and what it runs for in
+//!    `status.applied`;
+//! 4. runs the steps that may run now ([`plan::runnable`]), each through [`tasks::run_step`],
+//!    writing the status after every round that completed a step, so a restarted manager
+//!    resumes from the status and never runs a COMPLETE step again;
+//! 5. on delete, runs the `cleanup` plan (when the operator has one), then removes the
+//!    finalizer.
+//!
+//! Status goes through server-side apply on the status subresource (field manager
+//! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
+//! Failures become events and metrics ([`Metrics`]); retries back off exponentially.
+
+mod child;
+mod health;
+mod metrics;
+mod pipe;
+mod serve;
+mod tasks;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use kudo_pkg::Package;
+use kudo_pkg::change::Version;
+use serde_json::{Value, json};
+
+pub use metrics::Metrics;
+pub use pipe::{FileError, PodFiles};
+pub use serve::{Lease, Options, serve};
+
+use kudo_crd::common::{Condition, InstanceStatus};
+use kudo_crd::labels;
+use kudo_crd::plan::{self, CLEANUP, ExecStatus, Refusal, Start};
+use kudo_crd::v1beta2::{Instance, OperatorVersion};
+use tasks::{Objects, Outcome, StepRef};
+
+/// The manager's errors: only the API server's. Everything about an Instance itself (a missing
+/// OperatorVersion, invalid parameters, a failing step) is written to its status instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the API server failed.
+    #[error("Kubernetes API request failed: {0}")]
+    Kube(#[from] kube::Error),
+    /// An Instance without a namespace: the CRD is namespaced, so this is a bug.
+    #[error("internal error: Instance {0} has no namespace; this is a bug in kudo-manager")]
+    NoNamespace(String),
+    /// The Instance CRD is not installed.
+    #[error("the Instance CRD (instances.kudo.dev) is not installed: run `kudo init` first ({0})")]
+    NoCrd(kube::Error),
+    /// The health and metrics server cannot listen.
+    #[error("cannot serve /healthz and /metrics on {0}: {1}")]
+    Serve(std::net::SocketAddr, std::io::Error),
+    /// Leader election failed.
+    #[error("leader election failed: {0}")]
+    LeaderElection(String),
+    /// Another replica took the lease.
+    #[error("lost leadership: another replica runs the plans now")]
+    LeadershipLost,
+}
+
+impl Error {
+    /// The `error` label of the failure metric.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Kube(_) => "kube",
+            Error::NoNamespace(_) => "internal",
+            Error::NoCrd(_) => "no_crd",
+            Error::Serve(..) => "serve",
+            Error::LeaderElection(_) | Error::LeadershipLost => "leader_election",
+        }
+    }
+}
+
+/// `Result` with the manager's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Timings.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How soon an Instance whose plan waits on an object is looked at again.
+    pub progress: Duration,
+    /// First retry delay of a failing step (doubled each time, up to `max_backoff`).
+    pub backoff: Duration,
+    /// Longest retry delay.
+    pub max_backoff: Duration,
+    /// How often an idle Instance is reconciled anyway.
+    pub resync: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            progress: Duration::from_secs(5),
+            backoff: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(300),
+            resync: Duration::from_secs(300),
+        }
+    }
+}
+
+/// An OperatorVersion's package, rebuilt and compiled once per resourceVersion.
+struct Compiled {
+    pkg: Package,
+    version: Version,
+}
+
+/// What reconcile needs: the client, the OperatorVersions, events, metrics.
+pub struct Context {
+    client: Client,
+    operator_versions: Store<OperatorVersion>,
+    objects: Objects,
+    recorder: Recorder,
+    /// The metrics.
+    pub metrics: Metrics,
+    settings: Settings,
+    compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    failures: Mutex<HashMap<String, u32>>,
+    clock: fn() -> String,
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now().to_string()
+}
+
+impl Context {
+    /// A context over `client`, reading OperatorVersions from `operator_versions`.
+    pub fn new(
+        client: Client,
+        operator_versions: Store<OperatorVersion>,
+        settings: Settings,
+    ) -> Context {
+        let reporter = Reporter {
+            controller: labels::MANAGER_FIELD_MANAGER.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Context {
+            objects: Objects::new(client.clone()),
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            operator_versions,
+            metrics: Metrics::default(),
+            settings,
+            compiled: Mutex::default(),
+            failures: Mutex::default(),
+            clock: now,
+        }
+    }
+
+    /// The same, Pipe files read by `files` (tests).
+    pub fn with_pod_files(mut self, files: Arc<dyn pipe::PodFiles>) -> Context {
+        self.objects = self.objects.with_files(files);
+        self
+    }
+
+    /// The same, with a fixed clock (tests).
+    pub fn with_clock(mut self, clock: fn() -> String) -> Context {
+        self.clock = clock;
+        self
+    }
+
+    /// The compiled package of OperatorVersion `ns/name`, or why there is none.
+    fn compiled(&self, ns: &str, name: &str) -> std::result::Result<Arc<Compiled>, String> {
+        let key = reflector::ObjectRef::<OperatorVersion>::new(name).within(ns);
+        let ov = self.operator_versions.get(&key).ok_or_else(|| {
+            format!("OperatorVersion {ns}/{name} does not exist (install the operator version)")
+        })?;
+        let cache_key = format!("{ns}/{name}@{}", ov.resource_version().unwrap_or_default());
+        if let Some(c) = self
+            .compiled
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&cache_key).cloned())
+        {
+            return Ok(c);
+        }
+        let pkg = kudo_crd::package::from_operator_version(&ov)
+            .map_err(|e| format!("OperatorVersion {ns}/{name} is not a valid package: {e}"))?;
+        let version = Version::of_package(&pkg).map_err(|d| {
+            format!(
+                "OperatorVersion {ns}/{name} has an invalid parameter schema: {}",
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        })?;
+        let version = Version {
+            name: name.to_string(),
+            ..version
+        };
+        let c = Arc::new(Compiled { pkg, version });
+        if let Ok(mut m) = self.compiled.lock() {
+            m.retain(|k, _| !k.starts_with(&format!("{ns}/{name}@")));
+            m.insert(cache_key, c.clone());
+        }
+        Ok(c)
+    }
+
+    fn backoff(&self, key: &str) -> Duration {
+        let n = self
+            .failures
+            .lock()
+            .map(|mut m| {
+                let n = m.entry(key.to_string()).or_insert(0);
+                *n += 1;
+                *n
+            })
+            .unwrap_or(1);
+        let d = self.settings.backoff.saturating_mul(1 << (n - 1).min(16));
+        d.min(self.settings.max_backoff)
+    }
+
+    fn reset_backoff(&self, key: &str) {
+        if let Ok(mut m) = self.failures.lock() {
+            m.remove(key);
+        }
+    }
+
+    async fn event(&self, inst: &Instance, type_: EventType, reason: &str, note: String) {
+        let ev = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "RunPlan".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&ev, &inst.object_ref(&())).await {
+            tracing::warn!(instance = %inst.name_any(), error = %e, "cannot publish event");
+        }
+    }
+}
+
+/// Reconciles one Instance (see the module docs).
+pub async fn reconcile(inst: Arc<Instance>, ctx: Arc<Context>) -> Result<Action> {
+    let started = Instant::now();
+    let result = reconcile_instance(&inst, &ctx).await;
+    ctx.metrics.reconciled(started);
+    result
+}
+
+/// What happens after a failed reconcile: the failure is counted, the Instance retried with
+/// backoff.
+pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Action {
+    tracing::warn!(instance = %inst.name_any(), %error, "reconcile failed");
+    ctx.metrics.failed(error.metric_label());
+    Action::requeue(ctx.backoff(&key(&inst)))
+}
+
+fn key(inst: &Instance) -> String {
+    format!(
+        "{}/{}",
+        inst.namespace().unwrap_or_default(),
+        inst.name_any()
+    )
+}
+
+async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
+    let ns = inst
+        .namespace()
+        .ok_or_else(|| Error::NoNamespace(inst.name_any()))?;
+    let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
+    let deleting = inst.metadata.deletion_timestamp.is_some();
+    let finalized = inst.finalizers().iter().any(|f| f == labels::FINALIZER);
+    if !finalized {
+        if !deleting {
+            add_finalizer(&api, inst).await?;
+        }
+        // The patch is seen by the watch, which reconciles again.
+        return Ok(Action::await_change());
+    }
+    let original = inst.status.clone().unwrap_or_default();
+    let mut status = original.clone();
+    let now = (ctx.clock)();
+    let ov = inst
+        .spec
+        .operator_version
+        .as_ref()
+        .and_then(|r| r.name.clone())
+        .unwrap_or_default();
+    let compiled = match ctx.compiled(&ns, &ov) {
+        Ok(c) => c,
+        Err(why) if deleting => {
+            tracing::info!(instance = %inst.name_any(), %why, "no cleanup plan to run");
+            remove_finalizer(&api, inst).await?;
+            return Ok(Action::await_change());
+        }
+        Err(why) => {
+            set_ready(
+                &mut status,
+                inst,
+                "False",
+                "OperatorVersionMissing",
+                &why,
+                &now,
+            );
+            write_status(&api, inst, &original, &status).await?;
+            return Ok(Action::requeue(ctx.settings.progress * 2));
+        }
+    };
+    let pkg = &compiled.pkg;
+    plan::ensure_all(&mut status, pkg);
+    if deleting {
+        if !pkg.operator().plans.contains_key(CLEANUP) {
+            remove_finalizer(&api, inst).await?;
+            return Ok(Action::await_change());
+        }
+        let uid = "cleanup-on-delete";
+        if status.active_plan.as_ref().map(|a| a.uid.as_str()) != Some(uid) {
+            let params = status
+                .applied
+                .as_ref()
+                .and_then(|a| a.parameters.clone())
+                .unwrap_or_else(|| json!({}));
+            let start = Start {
+                plan: CLEANUP.into(),
+                uid: uid.into(),
+                reason: "the Instance is being deleted".into(),
+            };
+            begin(ctx, inst, pkg, &params, &start, &mut status, &now).await;
+        }
+    } else {
+        let given = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        let (values, mut problems) = compiled.version.effective(&given);
+        problems.extend(compiled.version.validator.validate(&values));
+        let errors: Vec<String> = problems
+            .iter()
+            .filter(|d| d.is_error())
+            .map(ToString::to_string)
+            .collect();
+        if !errors.is_empty() {
+            let why = format!("invalid parameters: {}", errors.join("; "));
+            set_ready(&mut status, inst, "False", "InvalidParameters", &why, &now);
+            write_status(&api, inst, &original, &status).await?;
+            return Ok(Action::requeue(ctx.settings.resync));
+        }
+        let values = values.into_value();
+        match plan::select(inst, &compiled.version, &values, &status) {
+            Ok(Some(start)) => begin(ctx, inst, pkg, &values, &start, &mut status, &now).await,
+            Ok(None) => {}
+            Err(refusal) => {
+                let why = match refusal {
+                    Refusal::UnknownPlan(p) => format!(
+                        "spec.planExecution.planName names plan `{p}`, which the operator does not have"
+                    ),
+                    Refusal::Refused(d) => format!(
+                        "the parameter change is refused: {}",
+                        d.iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                };
+                set_ready(&mut status, inst, "False", "NoPlan", &why, &now);
+                write_status(&api, inst, &original, &status).await?;
+                return Ok(Action::requeue(ctx.settings.resync));
+            }
+        }
+        status.observed_generation = inst.metadata.generation;
+    }
+    let action = advance(ctx, &api, inst, pkg, &original, &mut status, &now).await?;
+    let cleaned = deleting
+        && status
+            .plan_status
+            .get(CLEANUP)
+            .is_some_and(|p| ExecStatus::parse(p.status.as_deref()) == ExecStatus::Complete);
+    if cleaned {
+        remove_finalizer(&api, inst).await?;
+        return Ok(Action::await_change());
+    }
+    Ok(action)
+}
+
+async fn begin(
+    ctx: &Context,
+    inst: &Instance,
+    pkg: &Package,
+    values: &Value,
+    start: &Start,
+    status: &mut InstanceStatus,
+    now: &str,
+) {
+    plan::begin(status, pkg, inst, values, start, now);
+    ctx.reset_backoff(&key(inst));
+    ctx.metrics.plan_started(&start.plan);
+    ctx.event(
+        inst,
+        EventType::Normal,
+        "PlanStarted",
+        format!("plan `{}` started: {}", start.plan, start.reason),
+    )
+    .await;
+}
+
+/// Runs what may run of the active plan, round after round while steps complete; writes the
+/// status after each round. Returns when the plan waits, fails or ends.
+async fn advance(
+    ctx: &Context,
+    api: &Api<Instance>,
+    inst: &Instance,
+    pkg: &Package,
+    original: &InstanceStatus,
+    status: &mut InstanceStatus,
+    now: &str,
+) -> Result<Action> {
+    let mut written = original.clone();
+    let Some(active) = status.active_plan.clone() else {
+        set_ready(status, inst, "Unknown", "NoPlan", "no plan has run", now);
+        write_status(api, inst, &written, status).await?;
+        return Ok(Action::requeue(ctx.settings.resync));
+    };
+    let params = status
+        .applied
+        .as_ref()
+        .and_then(|a| a.parameters.clone())
+        .unwrap_or_else(|| json!({}));
+    let mut action = Action::requeue(ctx.settings.resync);
+    while let Some(ps) = status.plan_status.get_mut(&active.name) {
+        let before = ExecStatus::parse(ps.status.as_deref());
+        if before.is_terminal() {
+            break;
+        }
+        let steps = plan::runnable(pkg, &active.name, ps);
+        let names: Vec<(String, String)> = steps
+            .iter()
+            .map(|at| {
+                let ph = &ps.phases[at.phase];
+                (ph.name.clone(), ph.steps[at.step].name.clone())
+            })
+            .collect();
+        let runs = names.iter().map(|(phase, step)| {
+            let at = StepRef {
+                plan: &active.name,
+                phase,
+                step,
+            };
+            tasks::run_step(&ctx.objects, inst, pkg, &params, at)
+        });
+        let outcomes = futures::future::join_all(runs).await;
+        let mut completed = false;
+        let mut retry = false;
+        for (at, outcome) in steps.iter().zip(outcomes) {
+            let step = &mut ps.phases[at.phase].steps[at.step];
+            let (st, message) = match outcome {
+                Outcome::Done => {
+                    completed = true;
+                    (ExecStatus::Complete, None)
+                }
+                Outcome::Waiting(m) => (ExecStatus::InProgress, Some(m)),
+                Outcome::Retry(m) => {
+                    retry = true;
+                    (ExecStatus::Error, Some(m))
+                }
+                Outcome::Fatal(m) => (ExecStatus::FatalError, Some(m)),
+            };
+            step.status = Some(st.as_str().into());
+            step.message = message;
+        }
+        plan::roll_up(ps);
+        let after = ExecStatus::parse(ps.status.as_deref());
+        if after != before || completed {
+            ps.last_updated_timestamp = Some(now.into());
+        }
+        if after.is_terminal() {
+            let message = ps.message.clone().unwrap_or_default();
+            ctx.metrics.plan_finished(&active.name, after.as_str());
+            let (type_, reason, note) = if after == ExecStatus::Complete {
+                (
+                    EventType::Normal,
+                    "PlanComplete",
+                    format!("plan `{}` complete", active.name),
+                )
+            } else {
+                (
+                    EventType::Warning,
+                    "PlanFailed",
+                    format!("plan `{}` failed: {message}", active.name),
+                )
+            };
+            ctx.event(inst, type_, reason, note).await;
+        }
+        ready_from_plan(status, inst, &active.name, now);
+        write_status(api, inst, &written, status).await?;
+        written = status.clone();
+        if after.is_terminal() {
+            ctx.reset_backoff(&key(inst));
+            break;
+        }
+        if retry {
+            action = Action::requeue(ctx.backoff(&key(inst)));
+            break;
+        }
+        if !completed {
+            ctx.reset_backoff(&key(inst));
+            action = Action::requeue(ctx.settings.progress);
+            break;
+        }
+    }
+    ready_from_plan(status, inst, &active.name, now);
+    write_status(api, inst, &written, status).await?;
+    Ok(action)
+}
+
+fn ready_from_plan(status: &mut InstanceStatus, inst: &Instance, plan: &str, now: &str) {
+    let ps = status.plan_status.get(plan);
+    let st = ExecStatus::parse(ps.and_then(|p| p.status.as_deref()));
+    let message = ps.and_then(|p| p.message.clone());
+    let (s, reason, text) = match st {
+        ExecStatus::Complete => ("True", "PlanComplete", format!("plan `{plan}` is complete")),
+        ExecStatus::FatalError => (
+            "False",
+            "PlanFailed",
+            format!("plan `{plan}` failed: {}", message.unwrap_or_default()),
+        ),
+        ExecStatus::Error => (
+            "False",
+            "PlanError",
+            format!("plan `{plan}` is retrying: {}", message.unwrap_or_default()),
+        ),
+        _ => (
+            "False",
+            "PlanInProgress",
+            format!("plan `{plan}` is running"),
+        ),
+    };
+    set_ready(status, inst, s, reason, &text, now);
+}
+
+fn set_ready(
+    status: &mut InstanceStatus,
+    inst: &Instance,
+    value: &str,
+    reason: &str,
+    message: &str,
+    now: &str,
+) {
+    let previous = status.conditions.iter().find(|c| c.type_ == "Ready");
+    let since = match previous {
+        Some(p) if p.status == value => p.last_transition_time.clone(),
+        _ => Some(now.to_string()),
+    };
+    let ready = Condition {
+        type_: "Ready".into(),
+        status: value.into(),
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        last_transition_time: since,
+        observed_generation: inst.metadata.generation,
+    };
+    status.conditions.retain(|c| c.type_ != "Ready");
+    status.conditions.push(ready);
+}
+
+/// Writes `status` with server-side apply on the status subresource, unless it equals `was`.
+async fn write_status(
+    api: &Api<Instance>,
+    inst: &Instance,
+    was: &InstanceStatus,
+    status: &InstanceStatus,
+) -> Result<()> {
+    if was == status {
+        return Ok(());
+    }
+    let body = json!({
+        "apiVersion": "kudo.dev/v1beta2",
+        "kind": "Instance",
+        "status": status,
+    });
+    let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
+    api.patch_status(&inst.name_any(), &params, &Patch::Apply(&body))
+        .await?;
+    Ok(())
+}
+
+async fn add_finalizer(api: &Api<Instance>, inst: &Instance) -> Result<()> {
+    let mut finalizers = inst.finalizers().to_vec();
+    finalizers.push(labels::FINALIZER.into());
+    let patch = json!([
+        {"op": "test", "path": "/metadata/resourceVersion", "value": inst.resource_version()},
+        {"op": "add", "path": "/metadata/finalizers", "value": finalizers},
+    ]);
+    let patch: json_patch::Patch =
+        serde_json::from_value(patch).map_err(|e| Error::Kube(kube::Error::SerdeError(e)))?;
+    api.patch(
+        &inst.name_any(),
+        &PatchParams::default(),
+        &Patch::<()>::Json(patch),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn remove_finalizer(api: &Api<Instance>, inst: &Instance) -> Result<()> {
+    let finalizers: Vec<&String> = inst
+        .finalizers()
+        .iter()
+        .filter(|f| *f != labels::FINALIZER)
+        .collect();
+    let patch = json!([
+        {"op": "test", "path": "/metadata/resourceVersion", "value": inst.resource_version()},
+        {"op": "replace", "path": "/metadata/finalizers", "value": finalizers},
+    ]);
+    let patch: json_patch::Patch =
+        serde_json::from_value(patch).map_err(|e| Error::Kube(kube::Error::SerdeError(e)))?;
+    match api
+        .patch(
+            &inst.name_any(),
+            &PatchParams::default(),
+            &Patch::<()>::Json(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
+/// controller. Fails when the CRDs are not installed.
+pub async fn run(
+    client: Client,
+    settings: Settings,
+    ctx_out: impl FnOnce(Arc<Context>),
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) -> Result<()> {
+    let instances: Api<Instance> = Api::all(client.clone());
+    let shutdown = futures::FutureExt::shared(shutdown);
+    // The CRDs may come after the manager (`kudo init` creates both): wait, never exit for it.
+    let mut waited = 0u32;
+    loop {
+        match instances.list(&ListParams::default().limit(1)).await {
+            Ok(_) => break,
+            Err(e) => {
+                if waited.is_multiple_of(30) {
+                    tracing::warn!(error = %Error::NoCrd(e), "waiting for the kudo CRDs");
+                }
+                waited += 1;
+                tokio::select! {
+                    () = shutdown.clone() => return Ok(()),
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+    tracing::info!("the kudo CRDs are served: running");
+    let ovs: Api<OperatorVersion> = Api::all(client.clone());
+    let (store, writer) = reflector::store();
+    let ov_changes = reflector::reflector(writer, watcher(ovs, watcher::Config::default()))
+        .default_backoff()
+        .touched_objects()
+        .filter_map(|r| async move {
+            match r {
+                Ok(_) => Some(()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "OperatorVersion watch failed");
+                    None
+                }
+            }
+        });
+    let ctx = Arc::new(Context::new(client, store, settings));
+    ctx_out(ctx.clone());
+    Controller::new(instances, watcher::Config::default())
+        .reconcile_all_on(ov_changes)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|r| async move {
+            match r {
+                Ok((obj, _)) => tracing::debug!(instance = %obj.name, "reconciled"),
+                Err(e) => tracing::debug!(error = %e, "reconcile error"),
+            }
+        })
+        .await;
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `kudo-manager`: runs the plans of kudo Instances.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use kudo_client::daemon::LogFormat;
+use kudo_manager::{Lease, Options, Settings};
+
+/// kudo's manager: runs an Instance's plans when it changes.
+///
+/// Watches Instances and OperatorVersions; when an Instance's parameters, operator version or
+/// spec.planExecution change, it runs the plan the change needs (deploy, the parameter's
+/// trigger, update, upgrade, or the plan asked for) and records its progress in the Instance's
+/// status. Deleting an Instance runs its cleanup plan first. Serves /healthz and /metrics
+/// (Prometheus) on --metrics-addr. With --leader-elect only the replica holding the Lease runs
+/// plans; one that loses it exits (code 1) to be restarted.
+#[derive(Debug, Parser)]
+#[command(name = "kudo-manager", version)]
+struct Args {
+    /// Kubeconfig file (default: the in-cluster configuration, then $KUBECONFIG or
+    /// ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context.
+    #[arg(long)]
+    context: Option<String>,
+    /// Address of /healthz and /metrics.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    metrics_addr: SocketAddr,
+    /// Run plans only while holding the Lease --lease-name.
+    #[arg(long)]
+    leader_elect: bool,
+    /// Name of the leader election Lease.
+    #[arg(long, default_value = "kudo-manager")]
+    lease_name: String,
+    /// Namespace of the Lease.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
+    lease_namespace: String,
+    /// This replica's identity in the Lease (default: the pod or host name).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// Seconds between looks at a plan that waits on objects becoming healthy.
+    #[arg(long, default_value_t = 5)]
+    progress_interval: u64,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    kudo_client::daemon::init_logging(args.log_format);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        let client = kudo_client::client(args.kubeconfig.as_deref(), args.context.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+        let identity = args.identity.clone().unwrap_or_else(|| {
+            std::env::var("HOSTNAME")
+                .unwrap_or_else(|_| format!("kudo-manager-{}", std::process::id()))
+        });
+        let settings = Settings {
+            progress: std::time::Duration::from_secs(args.progress_interval.max(1)),
+            ..Settings::default()
+        };
+        let opts = Options {
+            metrics_addr: args.metrics_addr,
+            lease: args.leader_elect.then(|| Lease {
+                name: args.lease_name.clone(),
+                namespace: args.lease_namespace.clone(),
+                identity,
+            }),
+            settings,
+        };
+        // SIGTERM (Kubernetes stopping the pod) or Ctrl-C: finish the reconciles under way.
+        kudo_manager::serve(client, opts, kudo_client::daemon::shutdown_signal())
+            .await
+            .map_err(|e| e.to_string())
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! Running a step: its tasks' objects rendered by `kudo-pkg`, applied with server-side apply
+//! (field manager `kudo-manager`), labelled and owned by the Instance, then checked for health;
+//! or deleted.
+//!
+//! Task kinds: `Apply`; `Delete`; `Toggle` (applies its resources when its parameter is true,
+//! deletes them otherwise); `Pipe` (KUDO's: see [`super::pipe`]); `KudoOperator` (a child
+//! Instance: see [`super::child`]); `Dummy` (does nothing). A step with `delete: true` deletes
+//! its tasks' objects.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{Scope, oneshot};
+use kube::{Client, Resource, ResourceExt};
+use kudo_pkg::render::{RenderOptions, render_task, toggle_enabled};
+use kudo_pkg::{Diagnostic, Package};
+use serde_json::{Value, json};
+
+use super::health::{Health, health};
+use super::pipe::{ExecFiles, PodFiles};
+use kudo_crd::labels;
+use kudo_crd::v1beta2::Instance;
+
+/// How a step ended this time round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every task done, every applied object healthy.
+    Done,
+    /// Applied, but an object is not healthy yet.
+    Waiting(String),
+    /// Failed; worth retrying (the API server was unreachable, a kind is not known yet...).
+    Retry(String),
+    /// Failed for good (an invalid object, a failed Job, a template that does not render).
+    Fatal(String),
+}
+
+/// Where in a plan a step is.
+#[derive(Debug, Clone, Copy)]
+pub struct StepRef<'a> {
+    /// The plan.
+    pub plan: &'a str,
+    /// The phase.
+    pub phase: &'a str,
+    /// The step.
+    pub step: &'a str,
+}
+
+impl StepRef<'_> {
+    /// How the step's templates are rendered for `inst`.
+    pub fn render_options(&self, inst: &Instance) -> RenderOptions {
+        RenderOptions {
+            instance: inst.name_any(),
+            namespace: inst.namespace().unwrap_or_default(),
+            plan: self.plan.into(),
+        }
+    }
+}
+
+/// The cluster side of running tasks: a client and the API resources of the kinds seen so far
+/// (found by discovery, once per kind).
+pub struct Objects {
+    client: Client,
+    resources: Mutex<HashMap<String, (ApiResource, bool)>>,
+    files: Arc<dyn PodFiles>,
+}
+
+impl Objects {
+    /// Objects reached through `client`; Pipe files read with `exec`.
+    pub fn new(client: Client) -> Objects {
+        Objects {
+            files: Arc::new(ExecFiles::new(client.clone())),
+            client,
+            resources: Mutex::default(),
+        }
+    }
+
+    /// The same, Pipe files read by `files` (tests).
+    pub fn with_files(mut self, files: Arc<dyn PodFiles>) -> Objects {
+        self.files = files;
+        self
+    }
+
+    /// How Pipe files are read.
+    pub(super) fn files(&self) -> &dyn PodFiles {
+        self.files.as_ref()
+    }
+
+    /// The API resource of `obj`'s kind, and whether it is namespaced.
+    async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool), String> {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let key = format!("{api_version}/{kind}");
+        if let Some(found) = self
+            .resources
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(found);
+        }
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (ar, caps) = oneshot::pinned_kind(&self.client, &gvk)
+            .await
+            .map_err(|e| format!("kind {kind} of {api_version} is not served: {e}"))?;
+        let found = (ar, caps.scope == Scope::Namespaced);
+        if let Ok(mut m) = self.resources.lock() {
+            m.insert(key, found.clone());
+        }
+        Ok(found)
+    }
+
+    fn api(&self, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
+        if namespaced {
+            Api::namespaced_with(self.client.clone(), ns, ar)
+        } else {
+            Api::all_with(self.client.clone(), ar)
+        }
+    }
+
+    /// Applies `obj` (already prepared) and returns what the API server stored.
+    pub(super) async fn apply(&self, mut obj: Value, inst: &Instance) -> Result<Value, Outcome> {
+        let (ar, namespaced) = self.resource(&obj).await.map_err(Outcome::Retry)?;
+        let ns = inst.namespace().unwrap_or_default();
+        if namespaced {
+            let target = obj
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| ns.clone());
+            obj["metadata"]["namespace"] = json!(target);
+            if target == ns
+                && let Some(owner) = inst.controller_owner_ref(&())
+            {
+                obj["metadata"]["ownerReferences"] = json!([owner]);
+            }
+        } else if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("namespace");
+        }
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let target_ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(&ns)
+            .to_string();
+        let api = self.api(&ar, namespaced, &target_ns);
+        let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
+        match api.patch(&name, &params, &Patch::Apply(&obj)).await {
+            Ok(stored) => Ok(serde_json::to_value(stored).unwrap_or(Value::Null)),
+            Err(e) => Err(classify(&e, &format!("{} {name}", ar.kind))),
+        }
+    }
+
+    /// Deletes `obj`; one that is already gone is fine.
+    pub(super) async fn delete(&self, obj: &Value, inst: &Instance) -> Result<(), Outcome> {
+        let (ar, namespaced) = self.resource(obj).await.map_err(Outcome::Retry)?;
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .or_else(|| inst.namespace())
+            .unwrap_or_default();
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let api = self.api(&ar, namespaced, &ns);
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
+            Err(e) => Err(classify(&e, &format!("{} {name}", ar.kind))),
+        }
+    }
+}
+
+/// An invalid object will stay invalid: fatal. Anything else may pass later: retried.
+fn classify(e: &kube::Error, what: &str) -> Outcome {
+    match e {
+        kube::Error::Api(s) if s.is_invalid() || s.code == 400 => {
+            Outcome::Fatal(format!("the API server refused {what}: {}", s.message))
+        }
+        kube::Error::Api(s) => Outcome::Retry(format!("{what}: {} ({})", s.message, s.code)),
+        other => Outcome::Retry(format!("{what}: {other}")),
+    }
+}
+
+/// Labels and annotations that tie an object to its Instance and to where the plan applied it.
+pub(super) fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> Value {
+    let ov = inst
+        .spec
+        .operator_version
+        .as_ref()
+        .and_then(|r| r.name.clone())
+        .unwrap_or_default();
+    let meta = &mut obj["metadata"];
+    for (key, value) in [
+        (labels::MANAGED_BY, labels::MANAGED_BY_KUDO.to_string()),
+        (labels::INSTANCE, inst.name_any()),
+        (labels::OPERATOR, operator.to_string()),
+        (labels::OPERATOR_VERSION, ov.clone()),
+    ] {
+        meta["labels"][key] = json!(value);
+    }
+    for (key, value) in [
+        (labels::PLAN, at.plan),
+        (labels::PHASE, at.phase),
+        (labels::STEP, at.step),
+    ] {
+        meta["annotations"][key] = json!(value);
+    }
+    obj
+}
+
+pub(super) fn diagnostics(d: &[Diagnostic]) -> String {
+    d.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Runs the step `at` of `pkg` for `inst` with the effective parameters `params`.
+pub async fn run_step(
+    objects: &Objects,
+    inst: &Instance,
+    pkg: &Package,
+    params: &Value,
+    at: StepRef<'_>,
+) -> Outcome {
+    let op = pkg.operator();
+    let Some(step) = op
+        .plans
+        .get(at.plan)
+        .and_then(|p| p.phases.iter().find(|ph| ph.name == at.phase))
+        .and_then(|ph| ph.steps.iter().find(|s| s.name == at.step))
+    else {
+        return Outcome::Fatal(format!(
+            "plan `{}` has no step `{}` in phase `{}`",
+            at.plan, at.step, at.phase
+        ));
+    };
+    let opts = at.render_options(inst);
+    for task_name in &step.tasks {
+        let Some(task) = op.task(task_name) else {
+            return Outcome::Fatal(format!("task `{task_name}` is not defined"));
+        };
+        let apply = match task.kind.as_str() {
+            _ if step.delete => false,
+            "Apply" => true,
+            "Delete" => false,
+            "Toggle" => task
+                .parameter
+                .as_deref()
+                .is_some_and(|p| toggle_enabled(params, p)),
+            "Dummy" => continue,
+            "Pipe" if !step.delete => {
+                match super::pipe::run(objects, inst, pkg, params, at, task).await {
+                    Ok(()) => continue,
+                    Err(o) => return o,
+                }
+            }
+            "KudoOperator" if !step.delete => {
+                match super::child::run(objects, inst, pkg, params, at, task).await {
+                    Ok(()) => continue,
+                    Err(o) => return o,
+                }
+            }
+            other => {
+                return Outcome::Fatal(format!(
+                    "task `{task_name}` is of kind {other}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)"
+                ));
+            }
+        };
+        let rendered = match render_task(pkg, params, &opts, at.phase, at.step, task_name) {
+            Ok(r) => r,
+            Err(d) => return Outcome::Fatal(diagnostics(&d)),
+        };
+        let mut waiting = Vec::new();
+        for obj in rendered.into_iter().flat_map(|r| r.objects) {
+            if apply {
+                let stored = match objects.apply(prepare(obj, inst, &op.name, at), inst).await {
+                    Ok(s) => s,
+                    Err(o) => return o,
+                };
+                let what = format!(
+                    "{} {}",
+                    stored.get("kind").and_then(Value::as_str).unwrap_or(""),
+                    stored
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                );
+                match health(&stored) {
+                    Health::Healthy => {}
+                    Health::Progressing(why) => waiting.push(format!("{what}: {why}")),
+                    Health::Failed(why) => return Outcome::Fatal(format!("{what}: {why}")),
+                }
+            } else if let Err(o) = objects.delete(&obj, inst).await {
+                return o;
+            }
+        }
+        // The next task starts when this one's objects are healthy.
+        if !waiting.is_empty() {
+            return Outcome::Waiting(waiting.join("; "));
+        }
+    }
+    Outcome::Done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_crd::common::ObjectRef;
+    use kudo_crd::v1beta2::InstanceSpec;
+
+    #[test]
+    fn applied_objects_carry_the_instance_labels_and_where_they_were_applied() {
+        let mut inst = Instance::new(
+            "kafka",
+            InstanceSpec {
+                operator_version: Some(ObjectRef {
+                    name: Some("kafka-1.0.0".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        );
+        inst.metadata.namespace = Some("ns".into());
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "labels": {"app": "x"}}});
+        let at = StepRef {
+            plan: "deploy",
+            phase: "main",
+            step: "config",
+        };
+        let got = prepare(obj, &inst, "kafka", at);
+        assert_eq!(
+            got["metadata"],
+            json!({"name": "c",
+                "labels": {"app": "x", "app.kubernetes.io/managed-by": "kudo",
+                    "kudo.dev/instance": "kafka", "kudo.dev/operator": "kafka",
+                    "kudo.dev/operator-version": "kafka-1.0.0"},
+                "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
+                    "kudo.dev/step": "config"}})
+        );
+    }
+}

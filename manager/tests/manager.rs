@@ -1,0 +1,916 @@
+//! The manager's reconcile against a mocked API server: every request's method, path and body
+//! is recorded and asserted. The mock answers like a small cluster: discovery for the core,
+//! `apps` and `batch` groups, server-side applies that return the object with the status the
+//! test gives it, deletes, Instance status and finalizer patches, events.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+use kube::runtime::reflector;
+use kube::runtime::watcher;
+use kudo_crd::package;
+use kudo_crd::v1beta2::Instance;
+use kudo_manager::{Context, Settings};
+use kudo_pkg::Package;
+use serde_json::{Value, json};
+
+#[path = "../../tests/support/mock_api.rs"]
+mod mock_api;
+
+use mock_api::Seen;
+
+/// The fake cluster's knobs: the status each applied object comes back with (by name), and
+/// HTTP errors to answer for some object names.
+#[derive(Default)]
+struct Cluster {
+    statuses: HashMap<String, Value>,
+    errors: HashMap<String, (u16, &'static str)>,
+    instance: Value,
+}
+
+struct Fake {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    cluster: Arc<Mutex<Cluster>>,
+}
+
+fn resources(group_version: &str) -> Value {
+    let list: &[(&str, &str, bool)] = match group_version {
+        "v1" => &[
+            ("configmaps", "ConfigMap", true),
+            ("services", "Service", true),
+            ("pods", "Pod", true),
+            ("secrets", "Secret", true),
+            ("namespaces", "Namespace", false),
+        ],
+        "apps/v1" => &[
+            ("deployments", "Deployment", true),
+            ("statefulsets", "StatefulSet", true),
+        ],
+        "batch/v1" => &[("jobs", "Job", true)],
+        _ => &[],
+    };
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+        "resources": list.iter().map(|(plural, kind, namespaced)| json!({
+            "name": plural, "singularName": "", "namespaced": namespaced, "kind": kind,
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]})).collect::<Vec<_>>()})
+}
+
+fn status_error(code: u16, reason: &str, message: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code})
+}
+
+fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    match (method, path) {
+        ("GET", "/api/v1") => (200, resources("v1")),
+        ("GET", p) if p.starts_with("/apis/") && p.matches('/').count() == 3 => {
+            (200, resources(&p["/apis/".len()..]))
+        }
+        ("POST", p) if p.contains("/events") => (201, body.clone()),
+        ("PATCH", p) if p.ends_with("/status") && p.contains("/instances/") => {
+            cluster.instance["status"] = body["status"].clone();
+            (200, cluster.instance.clone())
+        }
+        ("PATCH", p) if p.contains("/instances/") => {
+            let patch: json_patch::Patch = serde_json::from_value(body.clone()).unwrap();
+            let mut inst = cluster.instance.clone();
+            json_patch::patch(&mut inst, &patch).unwrap();
+            cluster.instance = inst.clone();
+            (200, inst)
+        }
+        (m, p) => {
+            let name = p.rsplit('/').next().unwrap_or("").to_string();
+            if let Some((code, reason)) = cluster.errors.get(&name) {
+                return (*code, status_error(*code, reason, "refused by the test"));
+            }
+            match m {
+                "PATCH" => {
+                    let mut obj = body.clone();
+                    obj["metadata"]["generation"] = json!(1);
+                    obj["metadata"]["uid"] = json!(format!("uid-{name}"));
+                    if let Some(st) = cluster.statuses.get(&name) {
+                        obj["status"] = st.clone();
+                    }
+                    (200, obj)
+                }
+                "DELETE" => (
+                    200,
+                    json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "metadata": {}}),
+                ),
+                _ => (404, status_error(404, "NotFound", "not found")),
+            }
+        }
+    }
+}
+
+impl Fake {
+    fn start(instance: &Instance) -> (Fake, kube::Client) {
+        let cluster = Arc::new(Mutex::new(Cluster {
+            instance: serde_json::to_value(instance).unwrap(),
+            ..Default::default()
+        }));
+        let state = cluster.clone();
+        let (client, seen) = mock_api::client("default", move |r| {
+            answer(&mut state.lock().unwrap(), &r.method, &r.path, &r.body)
+        });
+        (Fake { seen, cluster }, client)
+    }
+
+    fn object_status(&self, name: &str, status: Value) {
+        self.cluster
+            .lock()
+            .unwrap()
+            .statuses
+            .insert(name.into(), status);
+    }
+
+    fn refuse(&self, name: &str, code: u16, reason: &'static str) {
+        self.cluster
+            .lock()
+            .unwrap()
+            .errors
+            .insert(name.into(), (code, reason));
+    }
+
+    fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut self.seen.lock().unwrap())
+    }
+
+    /// `METHOD path` of each request, events left out.
+    fn calls(seen: &[Seen]) -> Vec<String> {
+        seen.iter()
+            .filter(|s| !s.path.contains("/events"))
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect()
+    }
+
+    fn events(seen: &[Seen]) -> Vec<(String, String)> {
+        seen.iter()
+            .filter(|s| s.path.contains("/events"))
+            .map(|s| {
+                (
+                    s.body["reason"].as_str().unwrap_or("").to_string(),
+                    s.body["note"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn last_status(seen: &[Seen]) -> Value {
+        seen.iter()
+            .rev()
+            .find(|s| s.path.ends_with("/status"))
+            .map(|s| s.body["status"].clone())
+            .expect("a status was written")
+    }
+}
+
+const OPERATOR: &str = r#"
+apiVersion: kudo.dev/v1beta1
+name: demo
+operatorVersion: 1.0.0
+tasks:
+- name: config
+  kind: Apply
+  spec: {resources: [configmap.yaml]}
+- name: app
+  kind: Apply
+  spec: {resources: [deployment.yaml]}
+- name: backup
+  kind: Apply
+  spec: {resources: [job.yaml]}
+- name: monitoring
+  kind: Toggle
+  spec: {resources: [service.yaml], parameter: monitoring}
+- name: remove-config
+  kind: Delete
+  spec: {resources: [configmap.yaml]}
+plans:
+  deploy:
+    strategy: serial
+    phases:
+    - name: main
+      strategy: serial
+      steps:
+      - {name: config, tasks: [config]}
+      - {name: app, tasks: [app, monitoring]}
+  backup:
+    phases:
+    - name: backup
+      steps:
+      - {name: run, tasks: [backup]}
+  cleanup:
+    phases:
+    - name: cleanup
+      steps:
+      - {name: wipe, tasks: [remove-config]}
+"#;
+
+const PARAMS: &str = r#"
+apiVersion: kudo.dev/v1beta2
+type: object
+properties:
+  replicas: {type: integer, default: 1}
+  schedule: {type: string, default: daily, trigger: backup}
+  monitoring: {type: boolean, default: false}
+"#;
+
+fn demo_package() -> Package {
+    let mut files = BTreeMap::new();
+    files.insert("operator.yaml".to_string(), OPERATOR.as_bytes().to_vec());
+    files.insert("params.yaml".to_string(), PARAMS.as_bytes().to_vec());
+    for (name, text) in [
+        (
+            "configmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{Name}}-config\ndata:\n  schedule: {{Params.schedule}}\n",
+        ),
+        (
+            "deployment.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{Name}}-app\nspec:\n  replicas: {{Params.replicas}}\n",
+        ),
+        (
+            "job.yaml",
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{Name}}-backup\n",
+        ),
+        (
+            "service.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{Name}}-metrics\n",
+        ),
+    ] {
+        files.insert(format!("templates/{name}"), text.as_bytes().to_vec());
+    }
+    Package::from_files(Path::new("demo"), files).unwrap()
+}
+
+/// The Instance `ns/demo` of demo 1.0.0 with these explicit parameters.
+fn instance(params: Value) -> Instance {
+    serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+        "metadata": {"name": "demo", "namespace": "ns", "uid": "inst-uid",
+            "resourceVersion": "7", "generation": 1},
+        "spec": {"operatorVersion": {"name": "demo-1.0.0"}, "parameters": params}}))
+    .unwrap()
+}
+
+trait Fixture {
+    fn finalized(self) -> Self;
+    fn with_status(self, status: Value) -> Self;
+    fn deleted(self) -> Self;
+}
+
+impl Fixture for Instance {
+    fn finalized(mut self) -> Self {
+        self.metadata.finalizers = Some(vec!["kudo.dev/cleanup".into()]);
+        self
+    }
+    fn with_status(mut self, status: Value) -> Self {
+        self.status = Some(serde_json::from_value(status).unwrap());
+        self
+    }
+    fn deleted(mut self) -> Self {
+        self.metadata.deletion_timestamp =
+            Some(serde_json::from_value(json!("2026-01-01T00:00:00Z")).unwrap());
+        self
+    }
+}
+
+const SETTINGS: Settings = Settings {
+    progress: Duration::from_secs(5),
+    backoff: Duration::from_secs(2),
+    max_backoff: Duration::from_secs(60),
+    resync: Duration::from_secs(300),
+};
+
+fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
+    let (store, mut writer) = reflector::store();
+    if with_ov {
+        let (_, ov) = package::objects(&demo_package(), "ns");
+        writer.apply_watcher_event(&watcher::Event::Apply(ov));
+    }
+    Arc::new(Context::new(client, store, SETTINGS).with_clock(|| "2026-11-22T00:00:00Z".into()))
+}
+
+async fn reconcile(inst: Instance, with_ov: bool) -> (Fake, Action, Vec<Seen>) {
+    reconcile_with(inst, with_ov, |_| {}).await
+}
+
+async fn reconcile_with(
+    inst: Instance,
+    with_ov: bool,
+    setup: impl FnOnce(&Fake),
+) -> (Fake, Action, Vec<Seen>) {
+    let (fake, client) = Fake::start(&inst);
+    setup(&fake);
+    let ctx = context(client, with_ov);
+    let action = tokio::time::timeout(
+        Duration::from_secs(10),
+        kudo_manager::reconcile(Arc::new(inst), ctx),
+    )
+    .await
+    .expect("reconcile finished")
+    .expect("reconcile succeeded");
+    let seen = fake.take();
+    (fake, action, seen)
+}
+
+fn step_statuses(status: &Value, plan: &str) -> Vec<(String, String)> {
+    status["planStatus"][plan]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|ph| ph["steps"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn ready(status: &Value) -> (String, String) {
+    let c = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap();
+    (
+        c["status"].as_str().unwrap().to_string(),
+        c["reason"].as_str().unwrap().to_string(),
+    )
+}
+
+#[tokio::test]
+async fn a_new_instance_gets_the_cleanup_finalizer_before_anything_runs() {
+    let (_, action, seen) = reconcile(instance(json!({})), true).await;
+    assert_eq!(action, Action::await_change());
+    assert_eq!(
+        Fake::calls(&seen),
+        ["PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo"]
+    );
+    assert_eq!(
+        seen[0].body,
+        json!([
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["kudo.dev/cleanup"]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_deployment() {
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (_, action, seen) = reconcile(inst, true).await;
+    assert_eq!(action, Action::requeue(SETTINGS.progress));
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            "PATCH /api/v1/namespaces/ns/configmaps/demo-config",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+            "GET /apis/apps/v1",
+            "PATCH /apis/apps/v1/namespaces/ns/deployments/demo-app",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let config = &seen
+        .iter()
+        .find(|s| s.path.ends_with("/configmaps/demo-config"))
+        .unwrap();
+    assert!(
+        config.query.contains("fieldManager=kudo-manager"),
+        "{}",
+        config.query
+    );
+    assert!(config.query.contains("force=true"));
+    assert_eq!(
+        config.body,
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "demo-config", "namespace": "ns",
+                "labels": {"app.kubernetes.io/managed-by": "kudo", "kudo.dev/instance": "demo",
+                    "kudo.dev/operator": "demo", "kudo.dev/operator-version": "demo-1.0.0"},
+                "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
+                    "kudo.dev/step": "config"},
+                "ownerReferences": [{"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+                    "name": "demo", "uid": "inst-uid", "controller": true}]},
+            "data": {"schedule": "daily"}})
+    );
+    let deployment = seen
+        .iter()
+        .find(|s| s.path.ends_with("/deployments/demo-app"))
+        .unwrap();
+    assert_eq!(deployment.body["spec"], json!({"replicas": 3}));
+    // The toggle `monitoring` is off: no Service applied, and none deleted either: a Toggle
+    // that is off deletes its objects, which the mock answers as already gone.
+    let first = &seen
+        .iter()
+        .find(|s| s.path.ends_with("/status"))
+        .unwrap()
+        .body;
+    assert_eq!(first["apiVersion"], "kudo.dev/v1beta2");
+    assert_eq!(
+        step_statuses(&first["status"], "deploy"),
+        [
+            ("config".into(), "COMPLETE".into()),
+            ("app".into(), "PENDING".into())
+        ]
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        step_statuses(&status, "deploy"),
+        [
+            ("config".into(), "COMPLETE".into()),
+            ("app".into(), "IN_PROGRESS".into())
+        ]
+    );
+    assert_eq!(
+        status["planStatus"]["deploy"]["phases"][0]["steps"][1]["message"],
+        "Deployment demo-app: waiting for the controller to see generation 1 (observed 0)"
+    );
+    assert_eq!(
+        status["activePlan"],
+        json!({"name": "deploy", "uid": "deploy-g1"})
+    );
+    assert_eq!(
+        status["applied"],
+        json!({"operatorVersion": "demo-1.0.0",
+            "parameters": {"replicas": 3, "schedule": "daily", "monitoring": false}})
+    );
+    assert_eq!(status["observedGeneration"], 1);
+    assert_eq!(status["planStatus"]["backup"]["status"], "NEVER_RUN");
+    assert_eq!(ready(&status), ("False".into(), "PlanInProgress".into()));
+    assert_eq!(
+        Fake::events(&seen),
+        [(
+            "PlanStarted".into(),
+            "plan `deploy` started: first deployment".into()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_manager_resumes_from_the_status_and_never_reruns_a_completed_step() {
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (_, _, seen) = reconcile(inst.clone(), true).await;
+    let midway = Fake::last_status(&seen);
+    // A new manager process: nothing in memory, only the Instance as stored.
+    let (_, action, seen) = reconcile_with(inst.with_status(midway), true, |fake| {
+        fake.object_status(
+            "demo-app",
+            json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3}),
+        );
+    })
+    .await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /apis/apps/v1",
+            "PATCH /apis/apps/v1/namespaces/ns/deployments/demo-app",
+            "GET /api/v1",
+            "DELETE /api/v1/namespaces/ns/services/demo-metrics",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ],
+        "the config step is COMPLETE: its ConfigMap is not applied again"
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["planStatus"]["deploy"]["status"], "COMPLETE");
+    assert_eq!(ready(&status), ("True".into(), "PlanComplete".into()));
+    assert_eq!(
+        Fake::events(&seen),
+        [("PlanComplete".into(), "plan `deploy` complete".into())]
+    );
+}
+
+fn deployed(params: Value) -> Value {
+    json!({
+        "planStatus": {"deploy": {"name": "deploy", "status": "COMPLETE", "uid": "deploy-g1",
+            "phases": [{"name": "main", "status": "COMPLETE", "steps": [
+                {"name": "config", "status": "COMPLETE"}, {"name": "app", "status": "COMPLETE"}]}]},
+            "backup": {"name": "backup", "status": "NEVER_RUN", "phases": []},
+            "cleanup": {"name": "cleanup", "status": "NEVER_RUN", "phases": []}},
+        "activePlan": {"name": "deploy", "uid": "deploy-g1"},
+        "applied": {"operatorVersion": "demo-1.0.0", "parameters": params},
+        "observedGeneration": 1,
+    })
+}
+
+#[tokio::test]
+async fn an_unchanged_instance_sends_nothing() {
+    let params = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let mut status = deployed(params);
+    status["conditions"] = json!([{"type": "Ready", "status": "True", "reason": "PlanComplete",
+        "message": "plan `deploy` is complete", "lastTransitionTime": "2026-11-22T00:00:00Z",
+        "observedGeneration": 1}]);
+    let inst = instance(json!({})).finalized().with_status(status);
+    let (_, action, seen) = reconcile(inst, true).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert!(seen.is_empty(), "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_change_to_a_triggered_parameter_runs_its_plan_and_a_failed_job_is_fatal() {
+    let before = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let mut inst = instance(json!({"schedule": "hourly"}))
+        .finalized()
+        .with_status(deployed(before));
+    inst.metadata.generation = Some(2);
+    let (_, action, seen) = reconcile_with(inst, true, |fake| {
+        fake.object_status(
+            "demo-backup",
+            json!({"conditions": [{"type": "Failed", "status": "True",
+                "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]}),
+        );
+    })
+    .await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /apis/batch/v1",
+            "PATCH /apis/batch/v1/namespaces/ns/jobs/demo-backup",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        status["activePlan"],
+        json!({"name": "backup", "uid": "backup-g2"})
+    );
+    assert_eq!(status["planStatus"]["backup"]["status"], "FATAL_ERROR");
+    assert_eq!(
+        status["planStatus"]["backup"]["message"],
+        "backup: run: Job demo-backup: job failed: Job has reached the specified backoff limit"
+    );
+    assert_eq!(status["planStatus"]["deploy"]["status"], "COMPLETE");
+    assert_eq!(ready(&status), ("False".into(), "PlanFailed".into()));
+    assert_eq!(
+        Fake::events(&seen),
+        [
+            ("PlanStarted".into(), "plan `backup` started: parameters changed: /schedule".into()),
+            (
+                "PlanFailed".into(),
+                "plan `backup` failed: backup: run: Job demo-backup: job failed: Job has reached the specified backoff limit".into()
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_plan_trigger_runs_the_plan_once_under_its_uid() {
+    let params = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let mut inst = instance(json!({}))
+        .finalized()
+        .with_status(deployed(params));
+    inst.spec.plan_execution =
+        Some(serde_json::from_value(json!({"planName": "backup", "uid": "run-42"})).unwrap());
+    let (_, _, seen) = reconcile_with(inst, true, |fake| {
+        fake.object_status(
+            "demo-backup",
+            json!({"conditions": [{"type": "Complete", "status": "True"}]}),
+        );
+    })
+    .await;
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        status["activePlan"],
+        json!({"name": "backup", "uid": "run-42"})
+    );
+    assert_eq!(status["applied"]["planExecutionUid"], "run-42");
+    assert_eq!(status["planStatus"]["backup"]["status"], "COMPLETE");
+}
+
+#[tokio::test]
+async fn an_invalid_object_is_fatal_and_an_unavailable_api_server_is_retried_with_backoff() {
+    let inst = instance(json!({})).finalized();
+    let (_, action, seen) = reconcile_with(inst.clone(), true, |fake| {
+        fake.refuse("demo-config", 422, "Invalid");
+    })
+    .await;
+    let status = Fake::last_status(&seen);
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        step_statuses(&status, "deploy"),
+        [
+            ("config".into(), "FATAL_ERROR".into()),
+            ("app".into(), "PENDING".into())
+        ]
+    );
+    assert_eq!(
+        status["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
+        "the API server refused ConfigMap demo-config: refused by the test"
+    );
+    let (_, action, seen) = reconcile_with(inst, true, |fake| {
+        fake.refuse("demo-config", 503, "ServiceUnavailable");
+    })
+    .await;
+    let status = Fake::last_status(&seen);
+    assert_eq!(action, Action::requeue(SETTINGS.backoff));
+    assert_eq!(status["planStatus"]["deploy"]["status"], "ERROR");
+    assert_eq!(ready(&status), ("False".into(), "PlanError".into()));
+}
+
+#[tokio::test]
+async fn deleting_an_instance_runs_cleanup_then_removes_the_finalizer() {
+    let params = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let inst = instance(json!({}))
+        .finalized()
+        .with_status(deployed(params))
+        .deleted();
+    let (_, action, seen) = reconcile(inst, true).await;
+    assert_eq!(action, Action::await_change());
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            "DELETE /api/v1/namespaces/ns/configmaps/demo-config",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo",
+        ]
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["planStatus"]["cleanup"]["status"], "COMPLETE");
+    assert_eq!(status["activePlan"]["name"], "cleanup");
+    assert_eq!(
+        seen.last().unwrap().body,
+        json!([
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+            {"op": "replace", "path": "/metadata/finalizers", "value": []}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn an_instance_of_an_unknown_operator_version_says_so_in_its_status() {
+    let inst = instance(json!({})).finalized();
+    let (_, action, seen) = reconcile(inst, false).await;
+    assert_eq!(action, Action::requeue(SETTINGS.progress * 2));
+    assert_eq!(
+        Fake::calls(&seen),
+        ["PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status"]
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        ready(&status),
+        ("False".into(), "OperatorVersionMissing".into())
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// KUDO's Pipe task
+
+const PIPE_OPERATOR: &str = r#"
+apiVersion: kudo.dev/v1beta1
+name: demo
+operatorVersion: 1.0.0
+tasks:
+- name: gen
+  kind: Pipe
+  spec:
+    pod: gen-pod.yaml
+    pipe:
+    - {file: /tmp/out/cert.pem, kind: Secret, key: cert}
+    - {envFile: /tmp/out/settings.env, kind: ConfigMap, key: settings}
+- name: app
+  kind: Apply
+  spec: {resources: [app.yaml]}
+plans:
+  deploy:
+    phases:
+    - name: main
+      strategy: serial
+      steps:
+      - {name: gen, tasks: [gen]}
+      - {name: app, tasks: [app]}
+"#;
+
+const PIPE_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ignored\nspec:\n  volumes:\n  - name: out\n    emptyDir: {}\n  initContainers:\n  - name: init\n    image: alpine\n    command: [sh, -c, \"echo {{ .Params.CN }} > /tmp/out/cert.pem\"]\n    volumeMounts:\n    - {name: out, mountPath: /tmp/out}\n";
+
+/// A KUDO package (v1beta1, Go templates) whose deploy plan pipes a Secret and a ConfigMap
+/// from a Pod into the next step's template.
+fn pipe_package() -> Package {
+    let mut files = BTreeMap::new();
+    files.insert(
+        "operator.yaml".to_string(),
+        PIPE_OPERATOR.as_bytes().to_vec(),
+    );
+    files.insert(
+        "params.yaml".to_string(),
+        b"apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: CN\n    default: demo.local\n"
+            .to_vec(),
+    );
+    files.insert(
+        "templates/gen-pod.yaml".to_string(),
+        PIPE_POD.as_bytes().to_vec(),
+    );
+    files.insert(
+        "templates/app.yaml".to_string(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-app\ndata:\n  cert: {{ .Pipes.cert }}\n  settings: {{ .Pipes.settings }}\n".to_vec(),
+    );
+    Package::from_files(Path::new("demo"), files).unwrap()
+}
+
+/// Files a Pipe Pod "holds", by path; a path missing is a failed `cat`.
+struct Files {
+    files: HashMap<String, Result<Vec<u8>, kudo_manager::FileError>>,
+    read: Mutex<Vec<String>>,
+}
+
+impl kudo_manager::PodFiles for Files {
+    fn read<'a>(
+        &'a self,
+        namespace: &'a str,
+        pod: &'a str,
+        path: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<u8>, kudo_manager::FileError>> {
+        self.read
+            .lock()
+            .unwrap()
+            .push(format!("{namespace}/{pod}:{path}"));
+        let answer = self.files.get(path).cloned().unwrap_or_else(|| {
+            Err(kudo_manager::FileError::Failed(format!(
+                "cat: can't open '{path}': No such file or directory"
+            )))
+        });
+        Box::pin(async move { answer })
+    }
+}
+
+/// The body of the PATCH whose path ends with `path`.
+fn patched(seen: &[Seen], path: &str) -> Value {
+    seen.iter()
+        .find(|s| s.method == "PATCH" && s.path.ends_with(path))
+        .map(|s| s.body.clone())
+        .unwrap_or_else(|| panic!("no PATCH of {path}"))
+}
+
+const PIPE_POD_NAME: &str = "demo.deploy.main.gen.gen.pipepod";
+
+async fn reconcile_pipe(files: Arc<Files>, pod_ready: bool) -> (Action, Vec<Seen>) {
+    let inst = instance(json!({})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    if pod_ready {
+        fake.object_status(
+            PIPE_POD_NAME,
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
+        );
+    }
+    let (store, mut writer) = reflector::store();
+    let (_, ov) = package::objects(&pipe_package(), "ns");
+    writer.apply_watcher_event(&watcher::Event::Apply(ov));
+    let ctx = Arc::new(
+        Context::new(client, store, SETTINGS)
+            .with_clock(|| "2026-11-22T00:00:00Z".into())
+            .with_pod_files(files),
+    );
+    let action = tokio::time::timeout(
+        Duration::from_secs(10),
+        kudo_manager::reconcile(Arc::new(inst), ctx),
+    )
+    .await
+    .expect("reconcile finished")
+    .expect("reconcile succeeded");
+    (action, fake.take())
+}
+
+fn files(entries: &[(&str, Result<&[u8], kudo_manager::FileError>)]) -> Arc<Files> {
+    Arc::new(Files {
+        files: entries
+            .iter()
+            .map(|(p, r)| (p.to_string(), r.clone().map(<[u8]>::to_vec)))
+            .collect(),
+        read: Mutex::default(),
+    })
+}
+
+#[tokio::test]
+async fn a_pipe_task_runs_its_pod_copies_its_files_into_artifacts_and_feeds_the_next_step() {
+    let pem: &[u8] = b"-----BEGIN CERTIFICATE-----\n";
+    let env: &[u8] = b"# generated\nMODE=tls\nPORT=8443\n";
+    let ok = files(&[
+        ("/tmp/out/cert.pem", Ok(pem)),
+        ("/tmp/out/settings.env", Ok(env)),
+    ]);
+
+    // The Pod is not Ready yet: applied, with the waiter added, and the step waits.
+    let (action, seen) = reconcile_pipe(ok.clone(), false).await;
+    assert_eq!(action, Action::requeue(SETTINGS.progress));
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            &format!("PATCH /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let body = |path: &str| patched(&seen, path);
+    let pod = &body(PIPE_POD_NAME);
+    assert_eq!(pod["metadata"]["annotations"]["kudo.dev/pipepod"], "true");
+    assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], "inst-uid");
+    assert_eq!(pod["spec"]["containers"][0]["name"], "waiter");
+    assert_eq!(pod["spec"]["restartPolicy"], "OnFailure");
+    assert!(
+        pod["spec"]["initContainers"][0]["command"][2]
+            .as_str()
+            .unwrap()
+            .contains("demo.local")
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(
+        step_statuses(&status, "deploy"),
+        [
+            ("gen".into(), "IN_PROGRESS".into()),
+            ("app".into(), "PENDING".into())
+        ]
+    );
+    assert!(ok.read.lock().unwrap().is_empty());
+
+    // Ready: every file read from the waiter, an artifact each, the Pod deleted, and the next
+    // step renders their names.
+    let (action, seen) = reconcile_pipe(ok.clone(), true).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        *ok.read.lock().unwrap(),
+        [
+            format!("ns/{PIPE_POD_NAME}:/tmp/out/cert.pem"),
+            format!("ns/{PIPE_POD_NAME}:/tmp/out/settings.env"),
+        ]
+    );
+    assert_eq!(
+        Fake::calls(&seen),
+        [
+            "GET /api/v1",
+            &format!("PATCH /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            // discovery, once per kind
+            "GET /api/v1",
+            "PATCH /api/v1/namespaces/ns/secrets/demo.deploy.main.gen.gen.cert",
+            "GET /api/v1",
+            "PATCH /api/v1/namespaces/ns/configmaps/demo.deploy.main.gen.gen.settings",
+            &format!("DELETE /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+            "PATCH /api/v1/namespaces/ns/configmaps/demo-app",
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    let body = |path: &str| patched(&seen, path);
+    let secret = &body("/secrets/demo.deploy.main.gen.gen.cert");
+    assert_eq!(secret["type"], "Opaque");
+    assert_eq!(
+        secret["data"]["cert.pem"],
+        "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+    );
+    assert_eq!(secret["metadata"]["ownerReferences"][0]["uid"], "inst-uid");
+    assert_eq!(
+        body("/configmaps/demo.deploy.main.gen.gen.settings")["data"],
+        json!({"MODE": "tls", "PORT": "8443"})
+    );
+    assert_eq!(
+        body("/configmaps/demo-app")["data"],
+        json!({"cert": "demo.deploy.main.gen.gen.cert",
+            "settings": "demo.deploy.main.gen.gen.settings"})
+    );
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["planStatus"]["deploy"]["status"], "COMPLETE");
+}
+
+#[tokio::test]
+async fn a_pipe_file_missing_or_too_large_fails_the_step_and_an_unreachable_pod_is_retried() {
+    use kudo_manager::FileError;
+    let pem: &[u8] = b"x";
+    for (cert, status, says) in [
+        (None, "FATAL_ERROR", "cannot be read: cat: can't open"),
+        (
+            Some(Err(FileError::TooLarge)),
+            "FATAL_ERROR",
+            "larger than 1048576 bytes",
+        ),
+        (
+            Some(Err(FileError::Unreachable("connection reset".into()))),
+            "ERROR",
+            "connection reset",
+        ),
+    ] {
+        let mut entries: Vec<(&str, Result<&[u8], FileError>)> =
+            vec![("/tmp/out/settings.env", Ok(pem))];
+        if let Some(c) = cert {
+            entries.push(("/tmp/out/cert.pem", c));
+        }
+        let (_, seen) = reconcile_pipe(files(&entries), true).await;
+        let st = Fake::last_status(&seen);
+        let step = &st["planStatus"]["deploy"]["phases"][0]["steps"][0];
+        assert_eq!(step["status"], status, "{step}");
+        assert!(step["message"].as_str().unwrap().contains(says), "{step}");
+        // Nothing made, the Pod left for the next try (or for the Instance's deletion).
+        assert!(
+            !Fake::calls(&seen)
+                .iter()
+                .any(|c| c.contains("/secrets/") || c.starts_with("DELETE")),
+            "{:?}",
+            Fake::calls(&seen)
+        );
+    }
+}
