@@ -6,6 +6,7 @@ use std::fmt;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use kudo_pkg::diag::Whence;
 use kudo_pkg::{Diagnostic, Origin, Severity};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 
@@ -33,12 +34,8 @@ impl fmt::Display for Report<'_> {
         if let Some(v) = &d.value {
             write!(f, ", got {v}")?;
         }
-        match &d.origin {
-            Origin::None => {}
-            // the snippet below names the file and line
-            Origin::File(_) if self.source.is_some() => {}
-            o => write!(f, " (from {o})")?,
-        }
+        // A file origin is left out when the snippet below names the file and line.
+        write!(f, "{}", Whence(d, self.source.is_none()))?;
         // The code ends the first line, as in the webhook's messages (`[unknown-parameter]`).
         write!(f, " [{}]", d.code)
     }

@@ -216,6 +216,7 @@ properties:
   replicas: {type: integer, default: 1}
   schedule: {type: string, default: daily, trigger: backup}
   monitoring: {type: boolean, default: false}
+  token: {type: string, writeOnly: true, minLength: 12}
 "#;
 
 fn demo_package() -> Package {
@@ -642,6 +643,43 @@ async fn deleting_an_instance_runs_cleanup_then_removes_the_finalizer() {
             {"op": "replace", "path": "/metadata/finalizers", "value": []}
         ])
     );
+}
+
+/// Every body the manager sent, but the snapshot a plan renders from (`status.applied`,
+/// which holds what `spec.parameters` holds, on the same object, under the same RBAC).
+fn sent_text(seen: &[Seen]) -> String {
+    seen.iter()
+        .map(|s| {
+            let mut body = s.body.clone();
+            if let Some(status) = body.get_mut("status").and_then(Value::as_object_mut) {
+                status.remove("applied");
+            }
+            body.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn a_write_only_value_is_in_no_event_or_status_message() {
+    // refused: too short, so the Ready condition and an event carry the diagnostic
+    let inst = instance(json!({"token": "TopSecret-1"})).finalized();
+    let (_, _, seen) = reconcile(inst, true).await;
+    let status = Fake::last_status(&seen);
+    assert_eq!(ready(&status).0, "False", "{status}");
+    let text = sent_text(&seen);
+    assert!(
+        text.contains("/token"),
+        "the refusal names the parameter: {text}"
+    );
+    assert!(text.contains("<hidden: writeOnly>"), "{text}");
+    assert!(!text.contains("TopSecret-1"), "a secret leaked: {text}");
+    // accepted: the plan runs, and nothing the manager says shows the value
+    let inst = instance(json!({"token": "TopSecret-2-long-enough"})).finalized();
+    let (_, _, seen) = reconcile(inst, true).await;
+    assert!(!Fake::events(&seen).is_empty());
+    let text = sent_text(&seen);
+    assert!(!text.contains("TopSecret-2"), "a secret leaked: {text}");
 }
 
 #[tokio::test]

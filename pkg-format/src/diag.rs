@@ -238,6 +238,17 @@ impl fmt::Display for Origin {
     }
 }
 
+/// Where the rule a diagnostic reports is written: the schema keyword, and its place in
+/// params.yaml when the schema came from a file (ytt's "by schema.yaml:4").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// JSON pointer of the keyword in the parameter schema (`/properties/nodeCount/minimum`).
+    pub keyword: String,
+    /// The keyword's place in params.yaml (for KUDO's flat parameters, the parameter's entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Location>,
+}
+
 /// The offending value as it may be shown to a user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "text", rename_all = "lowercase")]
@@ -271,7 +282,7 @@ impl fmt::Display for Shown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Shown::Value(v) => f.write_str(v),
-            Shown::Masked => f.write_str("<hidden: writeOnly>"),
+            Shown::Masked => f.write_str(crate::values::Redacted::MASK),
         }
     }
 }
@@ -295,6 +306,10 @@ pub struct Diagnostic {
     /// A hint: "did you mean /topology?".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// The rule broken, where the schema says it ([`crate::Package::locate_rules`] adds the
+    /// file and line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<Rule>,
 }
 
 impl Diagnostic {
@@ -308,6 +323,7 @@ impl Diagnostic {
             value: None,
             origin: Origin::None,
             help: None,
+            by: None,
         }
     }
 
@@ -328,6 +344,15 @@ impl Diagnostic {
     /// Sets the value shown.
     pub fn with_value(mut self, value: Shown) -> Self {
         self.value = Some(value);
+        self
+    }
+
+    /// Names the schema keyword whose rule is broken (its place is found later).
+    pub fn with_rule(mut self, keyword: impl Into<String>) -> Self {
+        self.by = Some(Rule {
+            keyword: keyword.into(),
+            at: None,
+        });
         self
     }
 
@@ -355,15 +380,34 @@ impl fmt::Display for Diagnostic {
         if let Some(v) = &self.value {
             write!(f, ", got {v}")?;
         }
-        match &self.origin {
-            Origin::None => {}
-            o => write!(f, " (from {o})")?,
-        }
+        write!(f, "{}", Whence(self, true))?;
         write!(f, " [{}]", self.code)?;
         if let Some(h) = &self.help {
             write!(f, "; {h}")?;
         }
         Ok(())
+    }
+}
+
+/// ` (from ORIGIN, by FILE:LINE)`: where the value came from and where the rule is written,
+/// each when known; `.1` false leaves out a file origin (a snippet shows it).
+pub struct Whence<'a>(pub &'a Diagnostic, pub bool);
+
+impl fmt::Display for Whence<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.0;
+        let from = match &d.origin {
+            Origin::None => None,
+            Origin::File(_) if !self.1 => None,
+            o => Some(o),
+        };
+        let by = d.by.as_ref().and_then(|r| r.at.as_ref());
+        match (from, by) {
+            (None, None) => Ok(()),
+            (Some(o), None) => write!(f, " (from {o})"),
+            (None, Some(at)) => write!(f, " (by {}:{})", at.path.display(), at.line),
+            (Some(o), Some(at)) => write!(f, " (from {o}, by {}:{})", at.path.display(), at.line),
+        }
     }
 }
 

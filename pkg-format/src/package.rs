@@ -13,10 +13,12 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::diag::{Diagnostic, Location};
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::gotemplate::TemplateEngine;
 use crate::params::{ParamSchema, Params};
+use crate::pointer;
 
 /// Largest package archive read, compressed or not (a package is text; this stops archive bombs).
 pub const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
@@ -411,6 +413,57 @@ impl Package {
     /// Template files by their path under `templates/`.
     pub fn templates(&self) -> &BTreeMap<String, String> {
         &self.templates
+    }
+
+    /// Adds to each diagnostic naming a schema keyword ([`Diagnostic::by`]) the keyword's place
+    /// in params.yaml, so that it reads "by params.yaml:12" next to "from values.yaml:3".
+    pub fn locate_rules(&self, diags: &mut [Diagnostic]) {
+        for d in diags {
+            let pointer = d.pointer.clone();
+            if let Some(rule) = &mut d.by
+                && rule.at.is_none()
+            {
+                rule.at = self.rule_location(&rule.keyword, &pointer);
+            }
+        }
+    }
+
+    /// Where in params.yaml the schema keyword `keyword` is written, for a diagnostic about the
+    /// value at `value_pointer`. A v1beta2 params.yaml is the schema, so the keyword is found
+    /// where it stands (through local `$ref`s); a v1beta1 parameter's rules all come from its
+    /// entry in the flat list.
+    pub fn rule_location(&self, keyword: &str, value_pointer: &str) -> Option<Location> {
+        let doc = &self.params_doc;
+        let tokens = pointer::tokens(keyword).ok()?;
+        match &self.params {
+            Params::V1beta2(_) => {
+                let mut at = String::new();
+                for t in &tokens {
+                    if t == "$ref" {
+                        let target = doc.value().pointer(&pointer::push(&at, t))?.as_str()?;
+                        at = target.strip_prefix('#')?.to_string();
+                    } else {
+                        at = pointer::push(&at, t);
+                    }
+                }
+                doc.location(&at)
+            }
+            Params::V1beta1(_) => {
+                // `/properties/NAME/...`, or the root's `/required` for a missing NAME
+                let name = match tokens.as_slice() {
+                    [p, name, ..] if p == "properties" => name.clone(),
+                    _ => pointer::tokens(value_pointer).ok()?.into_iter().next()?,
+                };
+                let entry = match doc.value().get("parameters")? {
+                    Value::Array(list) => {
+                        let i = list.iter().position(|p| p["name"] == name.as_str())?;
+                        format!("/parameters/{i}")
+                    }
+                    _ => pointer::push("/parameters", &name),
+                };
+                doc.location(&entry)
+            }
+        }
     }
 }
 

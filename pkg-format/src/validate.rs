@@ -204,6 +204,7 @@ impl Validator {
                 let p = pointer::push(&at, name);
                 return Some(
                     Diagnostic::error(Code::Required, p.clone(), "is required but has no value")
+                        .with_rule(e.schema_path().as_str())
                         .with_help(format!(
                             "set it with -p {}=VALUE or in a -P file",
                             p.trim_start_matches('/')
@@ -324,7 +325,9 @@ impl Validator {
             ),
         };
         let shown = value.pointer(&at).map(|v| Shown::of(v, secret));
-        let mut d = Diagnostic::error(code, at.clone(), message).with_origin(origin_of(&at));
+        let mut d = Diagnostic::error(code, at.clone(), message)
+            .with_origin(origin_of(&at))
+            .with_rule(e.schema_path().as_str());
         if let Some(s) = shown {
             d = d.with_value(s);
         }

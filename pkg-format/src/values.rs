@@ -653,14 +653,95 @@ pub fn leaf_pointers(value: &Value) -> Vec<String> {
     out
 }
 
-/// Takes every `writeOnly` value out of `value`: returns the rest and the pointers removed, so
-/// that printed parameters never show a secret and, fed back as a `-P` file, leave it unchanged.
-pub fn redact(schema: &ParamSchema, value: &Value) -> (Value, Vec<String>) {
-    let mut out = value.clone();
-    let mut hidden = Vec::new();
-    let mut at = String::new();
-    redact_in(schema, schema.root(), &mut out, &mut at, 0, &mut hidden);
-    (out, hidden)
+/// Values seen through their schema's `writeOnly` marks: the one view through which kudo shows
+/// values. Printed parameters leave the secrets out (fed back as a `-P` file, they leave them
+/// unchanged); snippets skip the lines that hold them; free text (a diff, a report) has their
+/// texts replaced by [`Redacted::MASK`]; `Debug` names pointers only. A single value in a
+/// diagnostic is [`crate::Shown`], masked by the same schema marks.
+#[derive(Clone, Default)]
+pub struct Redacted {
+    shown: Value,
+    hidden: Vec<String>,
+    texts: Vec<String>,
+}
+
+impl Redacted {
+    /// What stands where a secret was.
+    pub const MASK: &'static str = "<hidden: writeOnly>";
+
+    /// `value` with every `writeOnly` value of `schema` taken out.
+    pub fn new(schema: &ParamSchema, value: &Value) -> Redacted {
+        let mut shown = value.clone();
+        let mut hidden = Vec::new();
+        redact_in(
+            schema,
+            schema.root(),
+            &mut shown,
+            &mut String::new(),
+            0,
+            &mut hidden,
+        );
+        let mut r = Redacted {
+            shown,
+            hidden,
+            texts: Vec::new(),
+        };
+        r.add_texts(value);
+        r
+    }
+
+    /// Also masks, in free text, the secrets of `other` (the other side of a diff).
+    pub fn and(mut self, schema: &ParamSchema, other: &Value) -> Redacted {
+        let more = Redacted::new(schema, other);
+        self.texts.extend(more.texts);
+        self.texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self.texts.dedup();
+        self
+    }
+
+    fn add_texts(&mut self, value: &Value) {
+        for p in &self.hidden {
+            let text = match value.pointer(p) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => continue,
+                Some(other) => other.to_string(),
+            };
+            if !text.is_empty() {
+                self.texts.push(text);
+            }
+        }
+        // Longest first, so that a secret containing another is masked whole.
+        self.texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self.texts.dedup();
+    }
+
+    /// The value without its secrets.
+    pub fn value(&self) -> &Value {
+        &self.shown
+    }
+
+    /// The pointers of the secrets taken out.
+    pub fn hidden(&self) -> &[String] {
+        &self.hidden
+    }
+
+    /// `text` with every secret's text replaced by [`Redacted::MASK`].
+    pub fn mask(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.texts {
+            out = out.replace(s.as_str(), Self::MASK);
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redacted")
+            .field("sets", &leaf_pointers(&self.shown))
+            .field("hidden", &self.hidden)
+            .finish()
+    }
 }
 
 fn redact_in(

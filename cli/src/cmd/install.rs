@@ -26,7 +26,8 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             },
         )
     });
-    if let Err(diags) = checked {
+    if let Err(mut diags) = checked {
+        pkg.locate_rules(&mut diags);
         crate::report::diagnostics_with(&diags, sources);
         return Ok(ExitCode::from(1));
     }
@@ -80,7 +81,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             super::print(&out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(f) => Ok(cluster::fail("install", f, sources)),
+        Err(f) => Ok(cluster::fail("install", cluster::located(&pkg, f), sources)),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use kudo_pkg::instance::{self, InstanceFile, Outcome};
+use kudo_pkg::values::Redacted;
 use kudo_pkg::{Error, ParamSchema};
 use serde_json::{Value, json};
 
@@ -20,7 +21,8 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
     }
     match instance::update(&file, &pkg, &docs, &a.values.overrides) {
         Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
-        Err(diags) => {
+        Err(mut diags) => {
+            pkg.locate_rules(&mut diags);
             crate::report::diagnostics_with(&diags, sources);
             Ok(ExitCode::from(1))
         }
@@ -39,7 +41,8 @@ pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
     }
     match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides) {
         Ok(outcome) => finish(&a.edit, &file, new.schema(), &outcome, "upgrade"),
-        Err(diags) => {
+        Err(mut diags) => {
+            new.locate_rules(&mut diags);
             crate::report::diagnostics_with(&diags, sources);
             Ok(ExitCode::from(1))
         }
@@ -71,7 +74,7 @@ fn finish(
     let old_text = std::fs::read_to_string(file_path(a)).unwrap_or_default();
     let changed = outcome.text != old_text;
     let old_params = file.raw_parameters();
-    let secret_texts = secrets(schema, &old_params, &outcome.decision.explicit);
+    let redacted = Redacted::new(schema, &old_params).and(schema, &outcome.decision.explicit);
     match a.output {
         ReportFormat::Json => {
             let changes: Vec<Value> = outcome
@@ -91,7 +94,7 @@ fn finish(
                 report["migration"] = serde_json::to_value(r).unwrap_or_default();
             }
             if a.dry_run {
-                report["diff"] = json!(mask(&diff(a, &old_text, &outcome.text), &secret_texts));
+                report["diff"] = json!(redacted.mask(&diff(a, &old_text, &outcome.text)));
             }
             super::print(&format!(
                 "{}\n",
@@ -113,7 +116,7 @@ fn finish(
                 out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
             }
             if a.dry_run {
-                out.push_str(&mask(&diff(a, &old_text, &outcome.text), &secret_texts));
+                out.push_str(&redacted.mask(&diff(a, &old_text, &outcome.text)));
             }
             super::print(&out)?;
         }
@@ -131,36 +134,6 @@ fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {
         .unified_diff()
         .header(&name, &name)
         .to_string()
-}
-
-/// The texts of secret values, old and new, so that a printed diff can mask them.
-fn secrets(schema: &ParamSchema, old: &Value, new: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in [old, new] {
-        for p in kudo_pkg::values::redact(schema, v).1 {
-            if let Some(s) = v.pointer(&p) {
-                let text = match s {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                if !text.is_empty() {
-                    out.push(text);
-                }
-            }
-        }
-    }
-    // Longest first, so that a secret containing another is masked whole.
-    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    out
-}
-
-/// Masks every secret text in a diff.
-fn mask(diff: &str, secrets: &[String]) -> String {
-    let mut out = diff.to_string();
-    for s in secrets {
-        out = out.replace(s.as_str(), "<hidden: writeOnly>");
-    }
-    out
 }
 
 /// The migration report, one line per value: moved, kept, defaulted, dropped.

@@ -286,8 +286,8 @@ pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
 fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::report::Sources {
     let mut sources = crate::report::Sources::default();
     for d in docs {
-        for p in kudo_pkg::values::redact(schema, d.value()).1 {
-            if let Some(loc) = d.location(&p) {
+        for p in kudo_pkg::values::Redacted::new(schema, d.value()).hidden() {
+            if let Some(loc) = d.location(p) {
                 sources.hide_line(loc.path, loc.line);
             }
         }
@@ -312,6 +312,7 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
         }
         Ok((_, more)) | Err(more) => {
             diags.extend(more);
+            pkg.locate_rules(&mut diags);
             crate::report::diagnostics_with(&diags, sources);
             None
         }

@@ -15,7 +15,8 @@ pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
     let (shown, hidden) = if a.show_secrets {
         (v.value().clone(), Vec::new())
     } else {
-        values::redact(pkg.schema(), v.value())
+        let r = values::Redacted::new(pkg.schema(), v.value());
+        (r.value().clone(), r.hidden().to_vec())
     };
     let mut out = match a.output {
         DataFormat::Json => {
