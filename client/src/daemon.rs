@@ -1,5 +1,7 @@
 //! What kudo's two daemons, `kudo-manager` and `kudo-webhook`, share as processes: the log
-//! format flag, the logging set-up, and the signal that stops them.
+//! format flag, the logging set-up, the runtime, and the signal that stops them.
+
+use std::process::ExitCode;
 
 /// `--log-format`: human-readable lines, or one JSON object per line (for log collectors).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -39,4 +41,24 @@ pub async fn shutdown_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Runs a daemon's body on a multi-threaded runtime: exit code 0 when it returns `Ok`, else the
+/// error logged and printed on stderr, and 1.
+pub fn run(body: impl Future<Output = Result<(), String>>) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(body) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "stopped");
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kube::api::ObjectMeta;
+use kube::core::ObjectMeta;
 use kudo_pkg::Package;
 use serde_json::{Map, Value, json};
 

@@ -52,14 +52,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     kudo_client::daemon::init_logging(args.log_format);
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let result = runtime.block_on(async move {
+    kudo_client::daemon::run(async move {
         let client = kudo_client::client(args.kubeconfig.as_deref(), args.context.as_deref())
             .await
             .map_err(|e| e.to_string())?;
@@ -84,12 +77,5 @@ fn main() -> ExitCode {
         kudo_manager::serve(client, opts, kudo_client::daemon::shutdown_signal())
             .await
             .map_err(|e| e.to_string())
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    })
 }

@@ -103,14 +103,7 @@ fn main() -> ExitCode {
     config.max_concurrency = args.max_concurrency.max(1);
     config.memory_budget = args.memory_budget_mib.max(1) * 1024 * 1024;
     config.reload_interval = Duration::from_secs(args.reload_interval.max(1));
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let result = runtime.block_on(async move {
+    kudo_client::daemon::run(async move {
         let cluster = if args.no_cluster {
             Err("--no-cluster".to_string())
         } else {
@@ -167,13 +160,5 @@ fn main() -> ExitCode {
         )
         .await
         .map_err(|e| e.to_string())
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!(error = %e, "stopped");
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    })
 }

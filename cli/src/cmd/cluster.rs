@@ -35,9 +35,7 @@ pub fn block_on<T>(
     cluster: &ClusterArgs,
     f: impl AsyncFnOnce(Target) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+    let runtime = super::runtime()
         .map_err(|e| Failure::Connect(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
         let client = cluster.connect.client().await.map_err(Failure::Connect)?;

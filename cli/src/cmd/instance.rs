@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use kudo_pkg::instance::{self, InstanceFile, Outcome};
 use kudo_pkg::values::Redacted;
 use kudo_pkg::{Error, ParamSchema};
-use serde_json::{Value, json};
 
+use super::changes::ChangeReport;
 use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
 
 pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
@@ -77,29 +77,14 @@ fn finish(
     let redacted = Redacted::new(schema, &old_params).and(schema, &outcome.decision.explicit);
     match a.output {
         ReportFormat::Json => {
-            let changes: Vec<Value> = outcome
-                .decision
-                .changes
-                .iter()
-                .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
-                .collect();
-            let mut report = json!({
-                "file": file_path(a).display().to_string(),
-                "plan": outcome.decision.plan,
-                "changes": changes,
-                "written": changed && !a.dry_run,
-                "dryRun": a.dry_run,
-            });
-            if let Some(r) = &outcome.decision.report {
-                report["migration"] = serde_json::to_value(r).unwrap_or_default();
-            }
-            if a.dry_run {
-                report["diff"] = json!(redacted.mask(&diff(a, &old_text, &outcome.text)));
-            }
-            super::print(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            ))?;
+            let report = ChangeReport {
+                file: Some(file_path(a).display().to_string()),
+                diff: a
+                    .dry_run
+                    .then(|| redacted.mask(&diff(a, &old_text, &outcome.text))),
+                ..ChangeReport::of(&outcome.decision, a.dry_run, changed && !a.dry_run)
+            };
+            super::print(&report.json())?;
         }
         ReportFormat::Text => {
             let mut out = String::new();

@@ -13,13 +13,10 @@ use crate::args::{DataFormat, MigrateArgs};
 /// Runs the migration; 0 when done (or, with --dry-run, when everything converts), 1 when it
 /// was refused or stopped (nothing is lost: running it again resumes).
 pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| Error::Io {
-            path: "<runtime>".into(),
-            source,
-        })?;
+    let runtime = super::runtime().map_err(|source| Error::Io {
+        path: "<runtime>".into(),
+        source,
+    })?;
     let options = Options { dry_run: a.dry_run };
     let result = runtime.block_on(async {
         let client = a.connect.client().await.map_err(Stop::Cluster)?;

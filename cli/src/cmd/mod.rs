@@ -2,6 +2,7 @@
 //! code; the logic they call lives in `kudo-pkg`.
 
 mod author;
+mod changes;
 pub mod cluster;
 pub mod get;
 pub mod install;
@@ -109,13 +110,10 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
     };
     let objects = init::manifests(&o);
     if !a.dry_run {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|source| Error::Io {
-                path: "<runtime>".into(),
-                source,
-            })?;
+        let runtime = runtime().map_err(|source| Error::Io {
+            path: "<runtime>".into(),
+            source,
+        })?;
         let result = runtime.block_on(async {
             let client = a.connect.client().await?;
             let mut lines = init::apply(&client, &objects)
@@ -293,6 +291,13 @@ fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::r
         }
     }
     sources
+}
+
+/// The CLI's async runtime: one thread, for one request at a time.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
 }
 
 /// Computes and validates the parameters from the command line; prints problems.

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use kudo_client::commands::{Inputs, update, wait};
 use kudo_pkg::Error;
-use serde_json::json;
 
+use super::changes::{ChangeReport, Sent};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
 
@@ -51,28 +51,17 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
     crate::report::diagnostics(&done.change.warnings);
     let selection = done.change.selection();
     let out = match a.edit.output {
-        ReportFormat::Json => {
-            let changes: Vec<_> = selection
-                .changes
-                .iter()
-                .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
-                .collect();
-            let report = json!({
-                "instance": format!("{namespace}/{name}"),
-                "operatorVersion": done.operator_version,
-                "plan": selection.plan,
-                "changes": changes,
-                "dryRun": a.edit.dry_run,
-                "written": done.generation.is_some(),
-                "generation": done.generation,
-                "attempts": done.attempts,
-                "completed": waited,
-            });
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            )
+        ReportFormat::Json => ChangeReport {
+            instance: Some(format!("{namespace}/{name}")),
+            operator_version: Some(&done.operator_version),
+            cluster: Some(Sent {
+                generation: done.generation,
+                attempts: Some(done.attempts),
+                completed: waited.as_deref(),
+            }),
+            ..ChangeReport::of(&done.change, a.edit.dry_run, done.generation.is_some())
         }
+        .json(),
         ReportFormat::Text => {
             let mut out = String::new();
             match (&selection.plan, &done.patch) {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use kudo_client::commands::{Inputs, upgrade, wait};
 use kudo_pkg::Error;
-use serde_json::json;
 
+use super::changes::{ChangeReport, Sent};
 use super::cluster;
 use crate::args::{ReportFormat, UpgradeArgs};
 
@@ -46,30 +46,19 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
     };
     crate::report::diagnostics(&done.change.warnings);
     let out = match a.edit.output {
-        ReportFormat::Json => {
-            let report = json!({
-                "instance": format!("{namespace}/{name}"),
-                "from": done.from,
-                "to": done.to,
-                "plan": done.change.plan,
-                "changes": done
-                    .change
-                    .changes
-                    .iter()
-                    .map(|c| json!({"pointer": c.pointer, "plan": c.plan}))
-                    .collect::<Vec<_>>(),
-                "migration": done.change.report,
-                "createdOperatorVersion": done.created_operator_version,
-                "dryRun": a.edit.dry_run,
-                "written": done.generation.is_some(),
-                "generation": done.generation,
-                "completed": waited,
-            });
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            )
+        ReportFormat::Json => ChangeReport {
+            instance: Some(format!("{namespace}/{name}")),
+            from: Some(&done.from),
+            to: Some(&done.to),
+            created_operator_version: Some(done.created_operator_version),
+            cluster: Some(Sent {
+                generation: done.generation,
+                attempts: None,
+                completed: waited.as_deref(),
+            }),
+            ..ChangeReport::of(&done.change, a.edit.dry_run, done.generation.is_some())
         }
+        .json(),
         ReportFormat::Text => {
             let mut out = String::new();
             if let Some(r) = &done.change.report {

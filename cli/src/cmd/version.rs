@@ -62,10 +62,7 @@ pub fn run(a: VersionArgs) -> Result<ExitCode, Error> {
 
 /// The cluster's side, or `{"error": why}`: a version is printed either way.
 fn server(a: &VersionArgs) -> Value {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(r) => r,
         Err(e) => return json!({"error": format!("cannot start the async runtime: {e}")}),
     };
