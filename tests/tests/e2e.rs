@@ -652,9 +652,45 @@ fn an_update_runs_the_plan_its_trigger_names() {
         return;
     };
     s.install(&configs(), "cfg", &[]);
-    s.update("cfg", &["rotation/secret=second"]).success();
+    let out = s
+        .kudo(&[
+            "update",
+            "--instance",
+            "cfg",
+            "-n",
+            &s.namespace,
+            "--wait",
+            "-p",
+            "rotation/secret=second",
+            "-o",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     s.wait_plan("cfg", "rotate");
     assert_eq!(s.config_map("cfg-rotation")["secret"], "second");
+    // -o json: the report of the change, as written and waited for
+    let report: Value = serde_json::from_slice(&out).expect("update -o json is JSON");
+    assert_eq!(
+        report["instance"],
+        format!("{}/cfg", s.namespace),
+        "{report}"
+    );
+    assert_eq!(report["plan"], "rotate", "{report}");
+    assert_eq!(
+        report["changes"],
+        json!([{"pointer": "/rotation/secret", "plan": "rotate"}])
+    );
+    assert_eq!(report["written"], true, "{report}");
+    assert_eq!(report["dryRun"], false, "{report}");
+    assert_eq!(report["completed"], "rotate", "{report}");
+    assert!(
+        report["generation"].as_i64().is_some_and(|g| g >= 2),
+        "{report}"
+    );
 }
 
 #[test]
@@ -783,6 +819,29 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
     let p = s.instance("app")["spec"]["parameters"].clone();
     assert_eq!(p["clusterName"], "blue");
     assert_eq!(p["backup"]["credentials"]["name"], "u");
+    let out = s
+        .kudo(&[
+            "upgrade",
+            &kep33("v3"),
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: Value = serde_json::from_slice(&out).expect("upgrade -o json is JSON");
+    assert_eq!(report["from"], "my-operator-0.2.0", "{report}");
+    assert_eq!(report["to"], "my-operator-0.3.0", "{report}");
+    assert_eq!(report["dryRun"], true, "{report}");
+    assert_eq!(report["written"], false, "{report}");
+    assert!(report["migration"].is_object(), "{report}");
     upgrade("v3").success();
     wait_until("0.3.0 runs", || {
         s.instance("app")["spec"]["operatorVersion"]["name"] == "my-operator-0.3.0"
