@@ -260,6 +260,9 @@ pub enum Shown {
 }
 
 impl Shown {
+    /// What stands where a `writeOnly` value was, wherever values are shown.
+    pub const MASKED: &'static str = "<hidden: writeOnly>";
+
     /// Longest value text shown before it is shortened.
     pub const MAX_LEN: usize = 80;
 
@@ -282,7 +285,7 @@ impl fmt::Display for Shown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Shown::Value(v) => f.write_str(v),
-            Shown::Masked => f.write_str(crate::values::Redacted::MASK),
+            Shown::Masked => f.write_str(Shown::MASKED),
         }
     }
 }

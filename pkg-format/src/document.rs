@@ -46,7 +46,7 @@ impl std::fmt::Debug for Document {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Document")
             .field("path", &self.path)
-            .field("sets", &crate::values::leaf_pointers(&self.value))
+            .field("sets", &crate::pointer::leaves(&self.value))
             .finish_non_exhaustive()
     }
 }

@@ -31,36 +31,7 @@ use serde_json::Value;
 use crate::package::Operator;
 use crate::params::ParamSchema;
 
-/// Which language a package's templates are written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TemplateEngine {
-    /// Handlebars (kudo's own packages).
-    Handlebars,
-    /// Go `text/template` with sprig (KUDO's packages).
-    Go,
-}
-
-impl TemplateEngine {
-    /// The name written in operator.yaml's `templateEngine`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TemplateEngine::Handlebars => "handlebars",
-            TemplateEngine::Go => "go",
-        }
-    }
-
-    /// Reads operator.yaml's `templateEngine`.
-    pub fn parse(text: &str) -> Option<TemplateEngine> {
-        match text {
-            "handlebars" => Some(TemplateEngine::Handlebars),
-            "go" => Some(TemplateEngine::Go),
-            _ => None,
-        }
-    }
-
-    /// The names `templateEngine` accepts.
-    pub const NAMES: [&'static str; 2] = ["go", "handlebars"];
-}
+pub use crate::package::TemplateEngine;
 
 /// A template that does not parse or does not render, with its position when known (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -88,7 +88,7 @@ impl std::fmt::Debug for Migration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Migration")
             .field("values", &self.values)
-            .field("explicit", &crate::values::leaf_pointers(&self.explicit))
+            .field("explicit", &crate::pointer::leaves(&self.explicit))
             .field("report", &self.report)
             .finish()
     }

@@ -16,7 +16,6 @@ use serde_json::Value;
 use crate::diag::{Diagnostic, Location};
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::gotemplate::TemplateEngine;
 use crate::params::{ParamSchema, Params};
 use crate::pointer;
 
@@ -256,6 +255,37 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
         }
     }
     out
+}
+
+/// Which language a package's templates are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateEngine {
+    /// Handlebars (kudo's own packages).
+    Handlebars,
+    /// Go `text/template` with sprig (KUDO's packages).
+    Go,
+}
+
+impl TemplateEngine {
+    /// The name written in operator.yaml's `templateEngine`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateEngine::Handlebars => "handlebars",
+            TemplateEngine::Go => "go",
+        }
+    }
+
+    /// Reads operator.yaml's `templateEngine`.
+    pub fn parse(text: &str) -> Option<TemplateEngine> {
+        match text {
+            "handlebars" => Some(TemplateEngine::Handlebars),
+            "go" => Some(TemplateEngine::Go),
+            _ => None,
+        }
+    }
+
+    /// The names `templateEngine` accepts.
+    pub const NAMES: [&'static str; 2] = ["go", "handlebars"];
 }
 
 /// A loaded package.

@@ -4,6 +4,7 @@
 //! so the few operations on them live here, once.
 
 use jsonptr::{Pointer, Token};
+use serde_json::Value;
 
 /// Splits a pointer (`/a/b~1c`) into its decoded tokens (`["a", "b/c"]`). The empty pointer is
 /// the whole document and has no tokens. A pointer must start with `/`, and `~` must be followed
@@ -58,6 +59,36 @@ pub fn set_creating(root: &mut serde_json::Value, tokens: &[String], value: serd
         cur = map.entry(t.clone()).or_insert(serde_json::Value::Null);
     }
     *cur = value;
+}
+
+/// The pointers of the leaves of `value` (scalars, empty objects and arrays): what is set,
+/// never what it is set to. `Debug` of anything holding parameter values shows these, since
+/// a value may be a `writeOnly` secret.
+pub fn leaves(value: &Value) -> Vec<String> {
+    fn walk(v: &Value, at: &mut String, out: &mut Vec<String>) {
+        let len = at.len();
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, child) in m {
+                    at.push('/');
+                    at.push_str(&escape(k));
+                    walk(child, at, out);
+                    at.truncate(len);
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for (i, child) in a.iter().enumerate() {
+                    at.push_str(&format!("/{i}"));
+                    walk(child, at, out);
+                    at.truncate(len);
+                }
+            }
+            _ => out.push(at.clone()),
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out
 }
 
 #[cfg(test)]

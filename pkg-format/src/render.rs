@@ -160,12 +160,12 @@ pub fn engine() -> Handlebars<'static> {
     let mut hb = Handlebars::new();
     hb.set_strict_mode(true);
     hb.register_escape_fn(handlebars::no_escape);
-    hb.register_helper("toYaml", Box::new(to_yaml));
-    hb.register_helper("toJson", Box::new(to_json));
+    hb.register_helper("toYaml", Box::new(Text(to_yaml)));
+    hb.register_helper("toJson", Box::new(Text(to_json)));
     hb.register_helper("default", Box::new(DefaultHelper));
-    hb.register_helper("quote", Box::new(quote));
-    hb.register_helper("indent", Box::new(indent));
-    hb.register_helper("b64enc", Box::new(b64enc));
+    hb.register_helper("quote", Box::new(Text(quote)));
+    hb.register_helper("indent", Box::new(Text(indent)));
+    hb.register_helper("b64enc", Box::new(Text(b64enc)));
     hb
 }
 
@@ -467,70 +467,52 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn to_yaml(
-    h: &Helper<'_>,
-    _: &Handlebars<'_>,
-    _: &Context,
-    _: &mut RenderContext<'_, '_>,
-    out: &mut dyn Output,
-) -> HelperResult {
+fn to_yaml(h: &Helper<'_>) -> Result<String, RenderError> {
     let v = param(h, 0, "toYaml")?;
     let text =
         serde_saphyr::to_string(v).map_err(|e| RenderErrorReason::Other(format!("toYaml: {e}")))?;
-    out.write(text.trim_end_matches('\n'))?;
-    Ok(())
+    Ok(text.trim_end_matches('\n').to_string())
 }
 
-fn to_json(
-    h: &Helper<'_>,
-    _: &Handlebars<'_>,
-    _: &Context,
-    _: &mut RenderContext<'_, '_>,
-    out: &mut dyn Output,
-) -> HelperResult {
-    out.write(&param(h, 0, "toJson")?.to_string())?;
-    Ok(())
+fn to_json(h: &Helper<'_>) -> Result<String, RenderError> {
+    Ok(param(h, 0, "toJson")?.to_string())
 }
 
-fn quote(
-    h: &Helper<'_>,
-    _: &Handlebars<'_>,
-    _: &Context,
-    _: &mut RenderContext<'_, '_>,
-    out: &mut dyn Output,
-) -> HelperResult {
+fn quote(h: &Helper<'_>) -> Result<String, RenderError> {
     let s = text_of(param(h, 0, "quote")?);
-    out.write(&Value::String(s).to_string())?;
-    Ok(())
+    Ok(Value::String(s).to_string())
 }
 
-fn b64enc(
-    h: &Helper<'_>,
-    _: &Handlebars<'_>,
-    _: &Context,
-    _: &mut RenderContext<'_, '_>,
-    out: &mut dyn Output,
-) -> HelperResult {
+fn b64enc(h: &Helper<'_>) -> Result<String, RenderError> {
     let s = text_of(param(h, 0, "b64enc")?);
-    out.write(&base64::engine::general_purpose::STANDARD.encode(s))?;
-    Ok(())
+    Ok(base64::engine::general_purpose::STANDARD.encode(s))
 }
 
-fn indent(
-    h: &Helper<'_>,
-    _: &Handlebars<'_>,
-    _: &Context,
-    _: &mut RenderContext<'_, '_>,
-    out: &mut dyn Output,
-) -> HelperResult {
+fn indent(h: &Helper<'_>) -> Result<String, RenderError> {
     let n = param(h, 0, "indent")?.as_u64().ok_or_else(|| {
         RenderErrorReason::Other("indent: the first argument must be a number of spaces".into())
     })?;
     let pad = " ".repeat(n.min(256) as usize);
     let text = text_of(param(h, 1, "indent")?);
     let lines: Vec<String> = text.lines().map(|l| format!("{pad}{l}")).collect();
-    out.write(&lines.join("\n"))?;
-    Ok(())
+    Ok(lines.join("\n"))
+}
+
+/// A helper that writes the text its function makes of the parameters.
+struct Text(fn(&Helper<'_>) -> Result<String, RenderError>);
+
+impl handlebars::HelperDef for Text {
+    fn call<'reg: 'rc, 'rc>(
+        &self,
+        h: &Helper<'rc>,
+        _: &'reg Handlebars<'reg>,
+        _: &'rc Context,
+        _: &mut RenderContext<'reg, 'rc>,
+        out: &mut dyn Output,
+    ) -> HelperResult {
+        out.write(&(self.0)(h)?)?;
+        Ok(())
+    }
 }
 
 fn pick_default(h: &Helper<'_>) -> Result<Value, RenderError> {

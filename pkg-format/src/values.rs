@@ -122,7 +122,7 @@ pub struct Values {
     origins: BTreeMap<String, Origin>,
 }
 
-/// Values may hold secrets: `Debug` shows only which pointers are set ([`leaf_pointers`]).
+/// Values may hold secrets: `Debug` shows only which pointers are set ([`pointer::leaves`]).
 impl std::fmt::Debug for Values {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Values")
@@ -623,36 +623,6 @@ pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diag
     (values, diags)
 }
 
-/// The pointers of the leaves of `value` (scalars, empty objects and arrays): what is set,
-/// never what it is set to. `Debug` of anything holding parameter values shows these, since
-/// a value may be a `writeOnly` secret.
-pub fn leaf_pointers(value: &Value) -> Vec<String> {
-    fn walk(v: &Value, at: &mut String, out: &mut Vec<String>) {
-        let len = at.len();
-        match v {
-            Value::Object(m) if !m.is_empty() => {
-                for (k, child) in m {
-                    at.push('/');
-                    at.push_str(&pointer::escape(k));
-                    walk(child, at, out);
-                    at.truncate(len);
-                }
-            }
-            Value::Array(a) if !a.is_empty() => {
-                for (i, child) in a.iter().enumerate() {
-                    at.push_str(&format!("/{i}"));
-                    walk(child, at, out);
-                    at.truncate(len);
-                }
-            }
-            _ => out.push(at.clone()),
-        }
-    }
-    let mut out = Vec::new();
-    walk(value, &mut String::new(), &mut out);
-    out
-}
-
 /// Values seen through their schema's `writeOnly` marks: the one view through which kudo shows
 /// values. Printed parameters leave the secrets out (fed back as a `-P` file, they leave them
 /// unchanged); snippets skip the lines that hold them; free text (a diff, a report) has their
@@ -667,7 +637,7 @@ pub struct Redacted {
 
 impl Redacted {
     /// What stands where a secret was.
-    pub const MASK: &'static str = "<hidden: writeOnly>";
+    pub const MASK: &'static str = Shown::MASKED;
 
     /// `value` with every `writeOnly` value of `schema` taken out.
     pub fn new(schema: &ParamSchema, value: &Value) -> Redacted {
@@ -738,7 +708,7 @@ impl Redacted {
 impl std::fmt::Debug for Redacted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Redacted")
-            .field("sets", &leaf_pointers(&self.shown))
+            .field("sets", &pointer::leaves(&self.shown))
             .field("hidden", &self.hidden)
             .finish()
     }
@@ -807,9 +777,9 @@ mod leaf_pointer_tests {
     use serde_json::json;
 
     #[test]
-    fn leaf_pointers_name_what_is_set_never_the_value() {
+    fn leaves_name_what_is_set_never_the_value() {
         let v = json!({"a": {"b": 1, "c~/": "x"}, "list": [{"k": "v"}], "empty": {}, "none": []});
-        let mut set = super::leaf_pointers(&v);
+        let mut set = crate::pointer::leaves(&v);
         set.sort();
         assert_eq!(
             set,

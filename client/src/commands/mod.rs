@@ -149,7 +149,7 @@ pub(crate) fn instance_shape(i: &Instance) -> String {
         .spec
         .parameters
         .as_ref()
-        .map(kudo_pkg::values::leaf_pointers)
+        .map(kudo_pkg::pointer::leaves)
         .unwrap_or_default();
     format!(
         "Instance {}/{} sets {set:?}",

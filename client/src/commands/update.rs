@@ -60,10 +60,7 @@ impl std::fmt::Debug for Updated {
         f.debug_struct("Updated")
             .field("change", &self.change)
             .field("operator_version", &self.operator_version)
-            .field(
-                "patch",
-                &self.patch.as_ref().map(kudo_pkg::values::leaf_pointers),
-            )
+            .field("patch", &self.patch.as_ref().map(kudo_pkg::pointer::leaves))
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
             .finish()

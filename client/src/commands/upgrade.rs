@@ -62,7 +62,7 @@ impl std::fmt::Debug for Upgraded {
             .field("from", &self.from)
             .field("to", &self.to)
             .field("created_operator_version", &self.created_operator_version)
-            .field("patch", &kudo_pkg::values::leaf_pointers(&self.patch))
+            .field("patch", &kudo_pkg::pointer::leaves(&self.patch))
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
             .finish()
