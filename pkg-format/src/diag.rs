@@ -10,6 +10,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::pointer::Pointer;
+
 /// Stable identifier of a kind of problem. The string form ([`Code::as_str`]) is part of the
 /// public interface (`-o json`, webhook denials) and never changes meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -298,7 +300,7 @@ pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
     /// JSON pointer of the parameter (`/topology/0/labels`); empty for the whole document.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// The rule that was broken, in words ("must be at least 1").
     pub message: String,
     /// The offending value, masked for `writeOnly` parameters.
@@ -317,7 +319,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error about `pointer`.
-    pub fn error(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error(code: Code, pointer: impl Into<Pointer>, message: impl Into<String>) -> Self {
         Diagnostic {
             code,
             severity: Severity::Error,
@@ -331,7 +333,7 @@ impl Diagnostic {
     }
 
     /// A warning about `pointer`.
-    pub fn warning(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn warning(code: Code, pointer: impl Into<Pointer>, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, pointer, message)

@@ -9,17 +9,17 @@ use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic, Origin, Shown};
 use crate::params::ParamSchema;
-use crate::pointer;
+use crate::pointer::{self, Pointer};
 use crate::trigger::changed_paths;
 
 /// The value pointer of the outermost immutable node on the path to `value_pointer`, if any.
-pub fn immutable_at(schema: &ParamSchema, value_pointer: &str) -> Option<String> {
+pub fn immutable_at(schema: &ParamSchema, value_pointer: &str) -> Option<Pointer> {
     let tokens = pointer::tokens(value_pointer).ok()?;
     schema
         .path(&tokens)
         .iter()
         .position(|n| n.get("immutable") == Some(&Value::Bool(true)))
-        .map(|i| pointer::from_tokens(&tokens[..i]))
+        .map(|i| Pointer::from(pointer::from_tokens(&tokens[..i])))
 }
 
 /// Every change from `old` to `new` that touches an immutable parameter, as errors. `old` and
@@ -30,8 +30,7 @@ pub fn check_update(schema: &ParamSchema, old: &Value, new: &Value) -> Vec<Diagn
         let Some(at) = immutable_at(schema, &p) else {
             continue;
         };
-        let tokens = pointer::tokens(&p).unwrap_or_default();
-        let secret = schema.is_secret(&tokens);
+        let secret = schema.is_secret(&p.tokens());
         let what = if at == p {
             "is immutable".to_string()
         } else {

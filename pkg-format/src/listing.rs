@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::diag::Shown;
 use crate::params::ParamSchema;
-use crate::pointer;
+use crate::pointer::{self, Pointer};
 use crate::trigger::{self, Reason};
 
 use crate::values::MAX_DEPTH;
@@ -23,7 +23,7 @@ pub enum TriggerSource {
     /// The parameter's own `trigger`.
     Own,
     /// An ancestor's `trigger`, at this value pointer.
-    Inherited(String),
+    Inherited(Pointer),
     /// No trigger on the way: the operator's `update` or `deploy` plan.
     Fallback,
     /// A `trigger` naming a plan the operator does not have.
@@ -61,7 +61,7 @@ pub struct Row {
     pub immutable: bool,
     /// Immutable through an ancestor (its value pointer).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub immutable_from: Option<String>,
+    pub immutable_from: Option<Pointer>,
     /// `writeOnly` (itself or an ancestor).
     pub secret: bool,
     /// `title`.

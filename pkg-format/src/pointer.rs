@@ -1,16 +1,138 @@
-//! JSON pointers (RFC 6901) as this crate uses them: parsed by `jsonptr`, handled as strings.
+//! JSON pointers (RFC 6901) as this crate uses them: parsed by `jsonptr`.
 //!
 //! Parameters are addressed by pointer everywhere (`-p` keys, diagnostics, triggers, `oldName`),
-//! so the few operations on them live here, once.
+//! so the few operations on them live here, once. [`Pointer`] is the type a diagnostic and a
+//! change carry; the free functions work on pointer text for the code that builds one.
 
-use jsonptr::{Pointer, Token};
+use std::fmt;
+
+use jsonptr::Token;
 use serde_json::Value;
+
+/// The pointer of a parameter value (`/topology/0/datacenterName`; empty: the whole document),
+/// as written. It reads as `&str`; [`Pointer::tokens`] decodes it. The text is kept even when
+/// it is not a valid pointer, so that a diagnostic about a malformed `-p` key can name it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Pointer(String);
+
+impl Pointer {
+    /// The whole document.
+    pub fn root() -> Pointer {
+        Pointer(String::new())
+    }
+
+    /// The pointer as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The decoded tokens (`/a/b~1c` → `["a", "b/c"]`); none for the root and for a malformed
+    /// pointer (see [`tokens`] for the error).
+    pub fn tokens(&self) -> Vec<String> {
+        tokens(&self.0).unwrap_or_default()
+    }
+
+    /// The pointer to `token` under this one.
+    pub fn join(&self, token: &str) -> Pointer {
+        Pointer(push(&self.0, token))
+    }
+
+    /// The parent; the parent of the root is the root.
+    pub fn parent(&self) -> Pointer {
+        Pointer(parent(&self.0).to_string())
+    }
+
+    /// True when this pointer is `ancestor` or lies under it.
+    pub fn is_within(&self, ancestor: &str) -> bool {
+        is_within(&self.0, ancestor)
+    }
+}
+
+impl std::ops::Deref for Pointer {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Pointer {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Pointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for Pointer {
+    fn from(s: String) -> Pointer {
+        Pointer(s)
+    }
+}
+
+impl From<&str> for Pointer {
+    fn from(s: &str) -> Pointer {
+        Pointer(s.to_string())
+    }
+}
+
+impl From<&String> for Pointer {
+    fn from(s: &String) -> Pointer {
+        Pointer(s.clone())
+    }
+}
+
+impl From<&Pointer> for Pointer {
+    fn from(p: &Pointer) -> Pointer {
+        p.clone()
+    }
+}
+
+impl From<Pointer> for String {
+    fn from(p: Pointer) -> String {
+        p.0
+    }
+}
+
+impl PartialEq<str> for Pointer {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Pointer {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Pointer {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<Pointer> for &str {
+    fn eq(&self, other: &Pointer) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<Pointer> for String {
+    fn eq(&self, other: &Pointer) -> bool {
+        *self == other.0
+    }
+}
 
 /// Splits a pointer (`/a/b~1c`) into its decoded tokens (`["a", "b/c"]`). The empty pointer is
 /// the whole document and has no tokens. A pointer must start with `/`, and `~` must be followed
 /// by `0` or `1`.
 pub fn tokens(pointer: &str) -> Result<Vec<String>, jsonptr::ParseError> {
-    let p = Pointer::parse(pointer)?;
+    let p = jsonptr::Pointer::parse(pointer)?;
     Ok(p.tokens().map(|t| t.decoded().into_owned()).collect())
 }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic, Origin};
 use crate::params::ParamSchema;
-use crate::pointer;
+use crate::pointer::{self, Pointer};
 
 /// Why a change runs its plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Reason {
     /// A `trigger` on the node at this value pointer (the changed value or an ancestor).
     Trigger {
         /// The value pointer of the node that carries the `trigger`.
-        at: String,
+        at: Pointer,
     },
     /// No `trigger` on the path: the operator's `update` plan, or `deploy` without one.
     Fallback,
@@ -31,7 +31,7 @@ pub enum Reason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// The value pointer that changed (added, removed or modified).
-    pub pointer: String,
+    pub pointer: Pointer,
     /// The plan this change runs.
     pub plan: String,
     /// Where the plan comes from.
@@ -50,11 +50,11 @@ pub struct Selection {
 /// The value pointers where `old` and `new` differ, in order: the deepest pointer at which they
 /// still have the same shape (objects are compared key by key, arrays item by item; an item
 /// only one of them has is a change of that item).
-pub fn changed_paths(old: &Value, new: &Value) -> Vec<String> {
+pub fn changed_paths(old: &Value, new: &Value) -> Vec<Pointer> {
     let mut out = Vec::new();
     let mut at = String::new();
     diff(old, new, &mut at, &mut out);
-    out
+    out.into_iter().map(Pointer::from).collect()
 }
 
 fn diff(old: &Value, new: &Value, at: &mut String, out: &mut Vec<String>) {
@@ -127,7 +127,7 @@ pub fn plan_for(
                 ),
             ));
         }
-        return Ok((plan.to_string(), Reason::Trigger { at }));
+        return Ok((plan.to_string(), Reason::Trigger { at: at.into() }));
     }
     for fallback in ["update", "deploy"] {
         if plans.contains(&fallback) {

@@ -567,7 +567,7 @@ plans:
     let conflicts: Vec<String> = verify(invalid)
         .into_iter()
         .filter(|d| d.code == Code::TriggerConflict)
-        .map(|d| d.pointer)
+        .map(|d| d.pointer.to_string())
         .collect();
     assert_eq!(conflicts, ["/Authorization/ENABLED"]);
     assert!(

@@ -455,7 +455,7 @@ mod tests {
     fn findings(pkg: &Package) -> Vec<(Code, String, bool)> {
         verify(pkg)
             .into_iter()
-            .map(|d| (d.code, d.pointer.clone(), d.is_error()))
+            .map(|d| (d.code, d.pointer.to_string(), d.is_error()))
             .collect()
     }
 

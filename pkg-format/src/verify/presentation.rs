@@ -137,7 +137,7 @@ mod tests {
                     panic!("{d} says not where it is")
                 };
                 assert_eq!(l.path, Path::new("pkg/params.yaml"));
-                (d.code, d.severity, d.pointer.clone(), l.line)
+                (d.code, d.severity, d.pointer.to_string(), l.line)
             })
             .collect()
     }

@@ -624,7 +624,7 @@ fn enum_and_default(
             if e.code == Code::Required || (default_reported && e.code == Code::NotInEnum) {
                 continue;
             }
-            let rel: Vec<String> = pointer::tokens(&e.pointer).unwrap_or_default();
+            let rel: Vec<String> = e.pointer.tokens();
             let mut origin_path = vec!["default"];
             origin_path.extend(rel.iter().map(String::as_str));
             let mut message = format!("the default {}", e.message);
@@ -642,7 +642,7 @@ fn enum_and_default(
     for (i, v) in values.iter().enumerate() {
         let i_text = i.to_string();
         for e in validator.validate(&Values::new(v.clone(), Origin::None)) {
-            let rel: Vec<String> = pointer::tokens(&e.pointer).unwrap_or_default();
+            let rel: Vec<String> = e.pointer.tokens();
             let mut origin_path = vec!["enum", i_text.as_str()];
             origin_path.extend(rel.iter().map(String::as_str));
             let mut diag = Diagnostic::error(

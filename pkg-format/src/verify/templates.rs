@@ -617,7 +617,7 @@ mod tests {
         let undefined = diags
             .iter()
             .filter(|d| d.code == Code::UndefinedParameter)
-            .map(|d| d.pointer.clone())
+            .map(|d| d.pointer.to_string())
             .collect();
         (undefined, uses)
     }
