@@ -4,11 +4,11 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for mode in [
-        kudo_webhook::admission::Mode::Mutate,
-        kudo_webhook::admission::Mode::Validate,
+        kudo_webhook::Mode::Mutate,
+        kudo_webhook::Mode::Validate,
     ] {
         let (status, review) =
-            kudo_webhook::admission::admit_review(data, mode, &kudo_webhook::server::NoCluster);
+            kudo_webhook::admit_review(data, mode, &kudo_webhook::NoCluster);
         assert!(status == 200 || status == 400);
         assert!(review.get("response").is_some());
     }

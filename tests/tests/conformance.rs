@@ -106,17 +106,17 @@ fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
             k
         };
         let reply: Value = if name.starts_with("conversion") {
-            let (reply, _) = kudo_webhook::conversion::convert_review(body.as_bytes(), &NoTypes);
+            let (reply, _) = kudo_webhook::convert_review(body.as_bytes(), &NoTypes);
             assert_eq!(reply.http_status, 200, "{name}");
             serde_json::from_slice(&reply.body).unwrap()
         } else {
             let mode = if name.contains("mutate") {
-                kudo_webhook::admission::Mode::Mutate
+                kudo_webhook::Mode::Mutate
             } else {
-                kudo_webhook::admission::Mode::Validate
+                kudo_webhook::Mode::Validate
             };
             let (status, review) =
-                kudo_webhook::admission::admit_review(body.as_bytes(), mode, &NoOperatorVersions);
+                kudo_webhook::admit_review(body.as_bytes(), mode, &NoOperatorVersions);
             assert_eq!(status, 200, "{name}");
             review
         };
@@ -134,7 +134,7 @@ fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
 /// A store without OperatorVersions: admission answers (denies) with the request's uid.
 struct NoOperatorVersions;
 
-impl kudo_webhook::admission::OperatorVersions for NoOperatorVersions {
+impl kudo_webhook::OperatorVersions for NoOperatorVersions {
     fn ready(&self) -> Result<(), String> {
         Ok(())
     }

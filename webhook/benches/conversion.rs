@@ -16,7 +16,7 @@ mod wire;
 use support::list_review as body;
 
 fn handler(b: &[u8]) -> Vec<u8> {
-    kudo_webhook::conversion::convert_review(b, &NoTypes).0.body
+    kudo_webhook::convert_review(b, &NoTypes).0.body
 }
 
 fn floor(b: &[u8]) -> Vec<u8> {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kudo_webhook::server::{Config, NoCluster, Shared, serve};
+use kudo_webhook::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, KeyPair};
 
 #[path = "../benches/support/list_review.rs"]

@@ -1,16 +1,17 @@
 //! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and the
 //! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`) for kube-apiserver.
 //!
-//! Handlers are transport: [`conversion::convert_review`] reads a ConversionReview body and answers
-//! with the review kube-apiserver expects, each object converted by `kudo_crd::convert`;
-//! [`admission::admit_review`] reads an AdmissionReview and answers with [`admission::decide`], a pure
-//! function over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` rules
-//! (the same code as the CLI). [`server`] serves them over HTTPS (axum + rustls) with health,
-//! readiness, metrics, limits and certificate reload; [`cache`] is the watch-fed OperatorVersion
-//! cache behind [`admission::OperatorVersions`] and `kudo_crd::convert::TypeSource`;
-//! [`certs`] keeps a self-managed CA and serving certificate in a Secret, injects the CA bundle
-//! into the CRDs and webhook configurations, and renews before expiry; [`capture`] writes the
-//! reviews received to files (`--capture-dir`), the source of the tests' wire fixtures.
+//! | | |
+//! |---|---|
+//! | [`convert_review`] | a ConversionReview body in, the review kube-apiserver expects out; each object converted by `kudo_crd::convert` |
+//! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
+//! | [`OperatorVersions`], [`version_from_object`] | where admission finds the installed OperatorVersion's rules |
+//! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, limits, certificate reload |
+//! | [`Cache`] | the watch-fed OperatorVersion cache behind [`OperatorVersions`] and `kudo_crd::TypeSource` |
+//! | [`certs`] | a self-managed CA and serving certificate in a Secret, the CA bundle injected into the CRDs and webhook configurations, renewal before expiry |
+//!
+//! `--capture-dir` writes the reviews received to files (the source of the tests' wire
+//! fixtures).
 //!
 //! ```
 //! use kudo_crd::convert::NoTypes;
@@ -18,7 +19,7 @@
 //!   "request":{"uid":"u1","desiredAPIVersion":"kudo.dev/v1beta2","objects":[
 //!     {"apiVersion":"kudo.dev/v1beta1","kind":"Operator","metadata":{"name":"a"}}]},
 //!   "response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}"#;
-//! let (reply, counts) = kudo_webhook::conversion::convert_review(body, &NoTypes);
+//! let (reply, counts) = kudo_webhook::convert_review(body, &NoTypes);
 //! assert_eq!(reply.http_status, 200);
 //! let review: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
 //! assert_eq!(review["response"]["uid"], "u1");
@@ -27,9 +28,16 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod admission;
-pub mod cache;
-pub mod capture;
+mod admission;
+mod cache;
+mod capture;
 pub mod certs;
-pub mod conversion;
-pub mod server;
+mod conversion;
+mod server;
+
+pub use admission::{
+    Mode, OperatorVersions, UnusableVersion, Verdict, admit_review, decide, version_from_object,
+};
+pub use cache::Cache;
+pub use conversion::convert_review;
+pub use server::{Config, NoCluster, Offline, Shared, serve};

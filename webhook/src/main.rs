@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use kudo_client::daemon::LogFormat;
-use kudo_webhook::cache::Cache;
-use kudo_webhook::server::{self, Config, NoCluster, Offline, Shared};
+use kudo_webhook::Cache;
+use kudo_webhook::{Config, NoCluster, Offline, Shared};
 
 /// kudo's conversion (/convert) and admission (/admit/instance/{mutate,validate}) webhooks.
 ///
@@ -150,7 +150,7 @@ fn main() -> ExitCode {
                 }
             }
         };
-        server::serve(
+        kudo_webhook::serve(
             config,
             Arc::new(shared),
             kudo_client::daemon::shutdown_signal(),

@@ -248,6 +248,7 @@ impl MemoryBudget {
     }
 
     /// Bytes of the budget not in use now.
+    #[cfg(test)]
     pub fn available(&self) -> usize {
         self.permits.available_permits() * 1024
     }

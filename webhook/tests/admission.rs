@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use kudo_crd::convert::{NoTypes, convert};
 use kudo_pkg::change::Version;
-use kudo_webhook::admission::{Mode, OperatorVersions, admit_review, version_from_object};
+use kudo_webhook::{Mode, OperatorVersions, admit_review, version_from_object};
 use serde_json::{Value, json};
 
 #[path = "../../tests/support/wire.rs"]

@@ -7,8 +7,8 @@ use std::time::Duration;
 use http::{Request, Response};
 use kube::client::Body;
 use kudo_crd::convert::TypeSource;
-use kudo_webhook::admission::{OperatorVersions, Verdict, decide};
-use kudo_webhook::cache::Cache;
+use kudo_webhook::Cache;
+use kudo_webhook::{OperatorVersions, Verdict, decide};
 use serde_json::{Value, json};
 
 fn ov(resource_version: &str, schema: Value) -> Value {

@@ -2,7 +2,7 @@
 //! review, and on bad input.
 
 use kudo_crd::convert::{NoTypes, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
-use kudo_webhook::conversion::convert_review;
+use kudo_webhook::convert_review;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

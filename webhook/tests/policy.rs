@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use kudo_pkg::change::{self, Installed, Proposal, Version};
 use kudo_pkg::{Code, ParamSchema};
-use kudo_webhook::admission::{OperatorVersions, Verdict, decide, version_from_object};
+use kudo_webhook::{OperatorVersions, Verdict, decide, version_from_object};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

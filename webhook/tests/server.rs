@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kudo_webhook::server::{Config, NoCluster, Shared, serve};
+use kudo_webhook::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, IsCa, KeyPair};
 use serde_json::Value;
 
