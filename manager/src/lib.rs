@@ -8,7 +8,7 @@
 //! 3. starts the plan the change needs ([`plan::select`]: `deploy`, a triggered plan, the
 //!    `trigger`'s plan, `upgrade`), recording it in `status.activePlan` and what it runs for in
 //!    `status.applied`;
-//! 4. runs the steps that may run now ([`plan::runnable`]), each through [`tasks::run_step`],
+//! 4. runs the steps that may run now ([`plan::runnable`]), each through `tasks::run_step`,
 //!    writing the status after every round that completed a step, so a restarted manager
 //!    resumes from the status and never runs a COMPLETE step again;
 //! 5. on delete, runs the `cleanup` plan (when the operator has one), then removes the

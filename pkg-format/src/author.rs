@@ -6,7 +6,7 @@
 //! or the items of an array of objects), the name valid and not taken (case-insensitively), the
 //! default and enum values valid for the type and constraints as typed, the trigger one of the
 //! operator's plans and allowed by an enclosing trigger, an immutable parameter needs a default
-//! or must be required. The file is changed in place with [`crate::edit`] (comments, key order
+//! or must be required. The file is changed in place with `crate::edit` (comments, key order
 //! and indentation kept), and the result must load and compile again.
 
 use serde_json::{Map, Value, json};

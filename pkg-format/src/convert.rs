@@ -93,7 +93,7 @@ pub fn to_schema(params: &V1beta1Params) -> ParamSchema {
 }
 
 /// Types one v1beta1 value (usually a string) by its parameter type, with the one rule of
-/// [`crate::typing`] (the rule `-p` values follow too). The error says why, in words, without
+/// `typing` (the rule `-p` values follow too). The error says why, in words, without
 /// repeating the value (it may be a secret).
 pub fn typed(value: &Value, ty: V1beta1Type) -> Result<Value, TextError> {
     typing::from_value(&[ty.json_schema_type()], value)

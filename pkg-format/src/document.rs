@@ -5,7 +5,7 @@
 //! `yes` stay strings) into a [`serde_json::Value`], plus an index from each JSON pointer to its
 //! line and column, so every diagnostic can say `values.yaml:4:12`.
 //!
-//! The JSON value and the index are built in one pass over the parser's events ([`Builder`]):
+//! The JSON value and the index are built in one pass over the parser's events (`Builder`):
 //! no library turns YAML into JSON values that remember positions, and going through saphyr's
 //! own marked tree first doubled the cost of loading a large params.yaml (see BENCHMARKS.md).
 //! Aliases are expanded within a node budget (alias bombs are refused) and a key given twice in

@@ -14,7 +14,7 @@
 //! [`crate::change`]'s, the same the cluster commands, the admission webhook and the manager
 //! call; [`update`] and [`upgrade`] run them on a file.
 //!
-//! The file is changed with [`crate::edit`]: only the parameter values that change (and, on
+//! The file is changed with `crate::edit`: only the parameter values that change (and, on
 //! upgrade, `apiVersion` and `spec.operatorVersion.name`) are touched; comments stay. Any
 //! refusal returns every problem and no text.
 

@@ -4,21 +4,25 @@
 //! by the `kudo` CLI, the admission and conversion webhooks and the manager. The crate is pure:
 //! no Kubernetes client, no network, no async runtime.
 //!
-//! # Overview
+//! # Contents
 //!
-//! - [`Package`] loads `operator.yaml`, `params.yaml` and `templates/` from a directory or a
-//!   `.tgz`. Its [`Params`] are one of the three shapes of `params.yaml` (v1beta1 list, legacy
-//!   map, v1beta2 JSON-schema); [`Package::schema`] is always a v1beta2 [`ParamSchema`], converted
-//!   by [`convert`] when the package is v1beta1.
-//! - [`values::effective`] builds the parameters a user asks for: defaults, `-P` merge patches,
-//!   `-p` overrides, each value remembering its [`Origin`].
-//! - [`Validator`] checks them and returns every problem as a [`Diagnostic`].
-//! - [`render::render_plan`] turns a plan's templates into Kubernetes objects.
-//! - [`trigger::select`] picks the plan an update runs, [`immutable::check_update`] refuses
-//!   changes to immutable parameters, [`migrate::migrate`] carries values across an upgrade by
-//!   `oldName`.
-//! - [`verify::verify`] is `package verify`.
+//! | module | what it decides | entry points |
+//! |---|---|---|
+//! | [`package`] | a package on disk or in a `.tgz` | [`Package`], [`TemplateEngine`], [`create_archive`] |
+//! | [`params`], [`convert`] | the three shapes of `params.yaml`; v1beta1 → v1beta2 | [`Params`], [`ParamSchema`], [`convert::to_schema`] |
+//! | [`values`] | the parameters a user asks for: defaults, `-P` merge patches, `-p` overrides, each with its [`Origin`] | [`values::effective`], [`values::Values`], [`Redacted`] |
+//! | [`validate`] | every problem, at once | [`Validator`], [`validate::resolve`] |
+//! | [`diag`], [`pointer`](mod@pointer) | what a problem says, and where | [`Diagnostic`], [`Code`], [`Shown`], [`Pointer`] |
+//! | [`trigger`], [`immutable`], [`change`] | the plan a change runs; what may never change; install, update and upgrade as pure decisions (all three extensions applied) | [`trigger::select`], [`immutable::check_update`], [`change::install`], [`change::update`], [`change::upgrade`] |
+//! | [`migrate`] | values carried across an upgrade by `oldName` | [`migrate::migrate`] |
+//! | [`instance`] | `kudo update -f` / `upgrade -f` on an Instance file, comments kept | [`instance::update`], [`instance::upgrade`], [`Edit`] |
+//! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`] |
+//! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
+//! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
+//! | [`author`], [`listing`] | `package add parameter`; `package list parameters` | [`author::add_parameter`], [`listing::rows`] |
 //!
+//! Text is typed by its parameter's schema in one place ([`TextError`] says why not).
+
 //! # Example
 //!
 //! ```
@@ -48,16 +52,14 @@
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]
 
-pub mod archive;
+// The library's namespaces: each module is one concept, named in paths (`change::update`,
+// `values::effective`, `render::render_plan`).
 pub mod author;
 pub mod change;
 pub mod convert;
 pub mod dependency;
 pub mod diag;
 pub mod document;
-pub mod edit;
-mod error;
-pub mod gotemplate;
 pub mod immutable;
 pub mod instance;
 pub mod listing;
@@ -67,16 +69,27 @@ pub mod params;
 pub mod pipe;
 pub mod pointer;
 pub mod render;
-pub mod sprig;
 pub mod structural;
 pub mod trigger;
-pub mod typing;
 pub mod validate;
 pub mod values;
 pub mod verify;
 
+// Inner workings, reached through the entry points below.
+mod archive;
+mod edit;
+mod error;
+mod gotemplate;
+mod sprig;
+mod typing;
+
+pub use archive::create as create_archive;
 pub use diag::{Code, Diagnostic, Origin, Severity, Shown};
+pub use edit::{Edit, EditError};
 pub use error::{Error, Result};
-pub use package::Package;
+pub use package::{Package, TemplateEngine};
 pub use params::{ParamSchema, Params};
+pub use pointer::Pointer;
+pub use typing::TextError;
 pub use validate::Validator;
+pub use values::Redacted;

@@ -1,7 +1,7 @@
 //! Rendering a plan's templates into Kubernetes objects.
 //!
 //! A package's templates are Go templates or Handlebars ([`Package::template_engine`]). Go
-//! templates are rendered as KUDO renders them: see [`crate::gotemplate`]. Handlebars
+//! templates are rendered as KUDO renders them: see the `gotemplate` module. Handlebars
 //! templates are rendered in strict mode (a missing value in `{{ }}` is an error,
 //! not an empty string) without HTML escaping. The context is:
 //!

@@ -131,7 +131,7 @@ fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
 /// into Kubernetes objects (Pipe keys named as KUDO names them).
 #[test]
 fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
-    use kudo_pkg::gotemplate::TemplateEngine;
+    use kudo_pkg::TemplateEngine;
     use kudo_pkg::render::{RenderOptions, render_plan};
     let Some(shared) = kudo_tests::shared() else {
         return;

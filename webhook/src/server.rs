@@ -121,7 +121,7 @@ pub struct Shared {
     pub store: Arc<dyn OperatorVersions + Send + Sync>,
     /// Prometheus metrics.
     pub metrics: Metrics,
-    /// Where reviews are captured ([`crate::capture`]); `None`: not captured.
+    /// Where reviews are captured (`--capture-dir`); `None`: not captured.
     pub capture: Option<PathBuf>,
 }
 

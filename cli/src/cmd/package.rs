@@ -210,7 +210,7 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
             "already exists; pass --overwrite to replace it",
         ));
     }
-    let (bytes, files) = kudo_pkg::archive::create(&a.package)?;
+    let (bytes, files) = kudo_pkg::create_archive(&a.package)?;
     std::fs::create_dir_all(&a.destination).map_err(io(&a.destination))?;
     super::write_bytes_atomic(&target, &bytes)?;
     super::print(&format!("{}\n", target.display()))?;

@@ -5,13 +5,13 @@
 //! The Instance and its OperatorVersion are read; the package is rebuilt from the
 //! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
 //! `immutable` and the one-plan-per-update rule run before anything is sent. The write is a
-//! JSON patch ([`merge::guarded`]) of only the parameter values that change, each replaced or
+//! JSON patch (`merge::guarded`) of only the parameter values that change, each replaced or
 //! removed value guarded by a `test` of the value this update read: updates of different
 //! parameters never conflict, whatever else (the manager's status, other updates) changed the
 //! Instance meanwhile, and the admission webhook checks the result as a whole with the same
 //! policy. When a tested value changed (another update of the same parameter got there first),
 //! the Instance is read again and the overrides applied to the fresh object, after a jittered
-//! backoff, up to [`MAX_ATTEMPTS`](super::MAX_ATTEMPTS) times: the last writer wins, and no
+//! backoff, up to [`super::MAX_ATTEMPTS`] times: the last writer wins, and no
 //! update is lost without its writer being told. An Instance without `spec.parameters` is
 //! written with a merge patch holding `metadata.resourceVersion` instead (409 Conflict when it
 //! changed).
