@@ -102,7 +102,7 @@ pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Re
         v1beta1_parameters: kept(V1BETA1_PARAMETERS),
         v1beta2_parameters: kept(V1BETA2_PARAMETERS),
     };
-    let changes = changes(&parts, desired, types)?;
+    let changes = rewrite(&parts, desired, types)?;
     out.insert("apiVersion".into(), Value::String(desired.to_string()));
     let Some(changes) = changes else {
         return Ok(Value::Object(out));
@@ -146,7 +146,7 @@ pub struct Parts<'a> {
 
 /// What conversion changes besides `apiVersion` (which always becomes the desired one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Changes {
+pub struct Rewrite {
     /// The new `spec.parameters` (`None`: removed). Only applied when the object has a `spec`.
     pub parameters: Option<Value>,
     /// Annotations to set (`Some(text)`) or remove (`None`), each key at most once. An `annotations`
@@ -158,11 +158,11 @@ pub struct Changes {
 /// What converting the object described by `parts` to `desired` changes: `None` when only
 /// `apiVersion` does (same version, or an Operator). The one place the conversion rules live;
 /// [`convert_owned`] applies them to a `Value`, the webhook to raw JSON.
-pub fn changes(
+pub fn rewrite(
     parts: &Parts<'_>,
     desired: &str,
     types: &dyn TypeSource,
-) -> Result<Option<Changes>, Error> {
+) -> Result<Option<Rewrite>, Error> {
     let api_version = parts
         .api_version
         .ok_or_else(|| Error::Malformed("no apiVersion".into()))?;
@@ -219,7 +219,7 @@ pub fn changes(
         same(current, Some(&again), kind, up)
     });
     if let Some(original) = restored {
-        return Ok(Some(Changes {
+        return Ok(Some(Rewrite {
             parameters: Some(original),
             annotations: vec![(restore_from, None)],
         }));
@@ -231,7 +231,7 @@ pub fn changes(
         (_, true) => instance_up(c, schema.as_ref()),
         (_, false) => instance_down(c),
     });
-    Ok(Some(Changes {
+    Ok(Some(Rewrite {
         parameters: converted,
         annotations: vec![
             (restore_from, None),

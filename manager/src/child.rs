@@ -7,25 +7,23 @@
 //! it with the parent and wrote `operatorName` into the task. The child goes through kudo's
 //! admission like any Instance: its parameters are checked against its own schema.
 
-use kudo_pkg::Package;
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::document::Document;
 use kudo_pkg::render::{Use, render_parameter_file};
 use serde_json::{Value, json};
 
 use super::health::{Health, health};
-use super::tasks::{Objects, Outcome, StepRef, diagnostics, prepare};
-use kudo_crd::v1beta2::Instance;
+use super::tasks::{Outcome, StepRun, diagnostics, prepare};
 
 /// Runs KudoOperator task `task` of step `at`: `Ok` once the child's plan is COMPLETE.
-pub async fn run(
-    objects: &Objects,
-    inst: &Instance,
-    pkg: &Package,
-    params: &Value,
-    at: StepRef<'_>,
-    task: &kudo_pkg::package::Task,
-) -> Result<(), Outcome> {
+pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(), Outcome> {
+    let StepRun {
+        objects,
+        inst,
+        pkg,
+        params,
+        at,
+    } = run;
     let spec = KudoOperatorTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let Some(version) = spec.operator_version.as_deref() else {
         return Err(Outcome::Fatal(format!(

@@ -20,6 +20,7 @@
 
 mod child;
 mod health;
+mod memo;
 mod metrics;
 mod pipe;
 mod serve;
@@ -49,6 +50,7 @@ use kudo_crd::common::{Condition, InstanceStatus};
 use kudo_crd::labels;
 use kudo_crd::plan::{self, CLEANUP, ExecStatus, Refusal, Start};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
+use memo::Memo;
 use tasks::{Objects, Outcome, StepRef};
 
 /// The manager's errors: only the API server's. Everything about an Instance itself (a missing
@@ -130,7 +132,7 @@ pub struct Context {
     /// The metrics.
     pub metrics: Metrics,
     settings: Settings,
-    compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    compiled: Memo<Arc<Compiled>>,
     failures: Mutex<HashMap<String, u32>>,
     clock: fn() -> String,
 }
@@ -157,7 +159,7 @@ impl Context {
             operator_versions,
             metrics: Metrics::default(),
             settings,
-            compiled: Mutex::default(),
+            compiled: Memo::default(),
             failures: Mutex::default(),
             clock: now,
         }
@@ -182,12 +184,7 @@ impl Context {
             format!("OperatorVersion {ns}/{name} does not exist (install the operator version)")
         })?;
         let cache_key = format!("{ns}/{name}@{}", ov.resource_version().unwrap_or_default());
-        if let Some(c) = self
-            .compiled
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&cache_key).cloned())
-        {
+        if let Some(c) = self.compiled.get(&cache_key) {
             return Ok(c);
         }
         let pkg = kudo_crd::package::from_operator_version(&ov)
@@ -206,10 +203,9 @@ impl Context {
             ..version
         };
         let c = Arc::new(Compiled { pkg, version });
-        if let Ok(mut m) = self.compiled.lock() {
-            m.retain(|k, _| !k.starts_with(&format!("{ns}/{name}@")));
-            m.insert(cache_key, c.clone());
-        }
+        let older = format!("{ns}/{name}@");
+        self.compiled
+            .put(cache_key, c.clone(), |k| k.starts_with(&older));
         Ok(c)
     }
 
@@ -450,7 +446,13 @@ async fn advance(
                 phase,
                 step,
             };
-            tasks::run_step(&ctx.objects, inst, pkg, &params, at)
+            tasks::run_step(tasks::StepRun {
+                objects: &ctx.objects,
+                inst,
+                pkg,
+                params: &params,
+                at,
+            })
         });
         let outcomes = futures::future::join_all(runs).await;
         let mut completed = false;

@@ -11,15 +11,13 @@
 use futures::future::BoxFuture;
 use kube::Client;
 use kube::api::{Api, AttachParams};
-use kudo_pkg::Package;
 use kudo_pkg::pipe::{self, MAX_FILE_SIZE, PipeTask, WAITER};
 use kudo_pkg::render::{Use, render_pipe_pod};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use super::health::{Health, health};
-use super::tasks::{Objects, Outcome, StepRef, diagnostics, prepare};
-use kudo_crd::v1beta2::Instance;
+use super::tasks::{Outcome, StepRun, diagnostics, prepare};
 
 /// Why a file could not be read from a Pipe Pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,14 +108,14 @@ impl PodFiles for ExecFiles {
 }
 
 /// Runs Pipe task `task` of step `at`: `Ok` once its artifacts exist and its Pod is deleted.
-pub async fn run(
-    objects: &Objects,
-    inst: &Instance,
-    pkg: &Package,
-    params: &Value,
-    at: StepRef<'_>,
-    task: &kudo_pkg::package::Task,
-) -> Result<(), Outcome> {
+pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(), Outcome> {
+    let StepRun {
+        objects,
+        inst,
+        pkg,
+        params,
+        at,
+    } = run;
     let op = pkg.operator();
     let spec = PipeTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let opts = at.render_options(inst);

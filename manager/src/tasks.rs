@@ -7,8 +7,7 @@
 //! Instance: see [`super::child`]); `Dummy` (does nothing). A step with `delete: true` deletes
 //! its tasks' objects.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
@@ -19,6 +18,7 @@ use kudo_pkg::{Diagnostic, Package};
 use serde_json::{Value, json};
 
 use super::health::{Health, health};
+use super::memo::Memo;
 use super::pipe::{ExecFiles, PodFiles};
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
@@ -62,7 +62,7 @@ impl StepRef<'_> {
 /// (found by discovery, once per kind).
 pub struct Objects {
     client: Client,
-    resources: Mutex<HashMap<String, (ApiResource, bool)>>,
+    resources: Memo<(ApiResource, bool)>,
     files: Arc<dyn PodFiles>,
 }
 
@@ -72,7 +72,7 @@ impl Objects {
         Objects {
             files: Arc::new(ExecFiles::new(client.clone())),
             client,
-            resources: Mutex::default(),
+            resources: Memo::default(),
         }
     }
 
@@ -92,12 +92,7 @@ impl Objects {
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let key = format!("{api_version}/{kind}");
-        if let Some(found) = self
-            .resources
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).cloned())
-        {
+        if let Some(found) = self.resources.get(&key) {
             return Ok(found);
         }
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -106,9 +101,7 @@ impl Objects {
             .await
             .map_err(|e| format!("kind {kind} of {api_version} is not served: {e}"))?;
         let found = (ar, caps.scope == Scope::Namespaced);
-        if let Ok(mut m) = self.resources.lock() {
-            m.insert(key, found.clone());
-        }
+        self.resources.put(key, found.clone(), |_| false);
         Ok(found)
     }
 
@@ -224,14 +217,31 @@ pub(super) fn diagnostics(d: &[Diagnostic]) -> String {
         .join("; ")
 }
 
-/// Runs the step `at` of `pkg` for `inst` with the effective parameters `params`.
-pub async fn run_step(
-    objects: &Objects,
-    inst: &Instance,
-    pkg: &Package,
-    params: &Value,
-    at: StepRef<'_>,
-) -> Outcome {
+/// A step being run: where its objects go, the Instance, its package, the effective
+/// parameters, and where in the plan the step is. Every kind of task runs with one.
+#[derive(Clone, Copy)]
+pub struct StepRun<'a> {
+    /// The objects' API.
+    pub objects: &'a Objects,
+    /// The Instance.
+    pub inst: &'a Instance,
+    /// Its OperatorVersion's package.
+    pub pkg: &'a Package,
+    /// The effective parameters the plan runs with.
+    pub params: &'a Value,
+    /// Where the step is.
+    pub at: StepRef<'a>,
+}
+
+/// Runs the step `run.at` of `run.pkg` for `run.inst` with the effective parameters.
+pub async fn run_step(run: StepRun<'_>) -> Outcome {
+    let StepRun {
+        objects,
+        inst,
+        pkg,
+        params,
+        at,
+    } = run;
     let op = pkg.operator();
     let Some(step) = op
         .plans
@@ -258,18 +268,14 @@ pub async fn run_step(
                 .as_deref()
                 .is_some_and(|p| toggle_enabled(params, p)),
             "Dummy" => continue,
-            "Pipe" if !step.delete => {
-                match super::pipe::run(objects, inst, pkg, params, at, task).await {
-                    Ok(()) => continue,
-                    Err(o) => return o,
-                }
-            }
-            "KudoOperator" if !step.delete => {
-                match super::child::run(objects, inst, pkg, params, at, task).await {
-                    Ok(()) => continue,
-                    Err(o) => return o,
-                }
-            }
+            "Pipe" if !step.delete => match super::pipe::run(run, task).await {
+                Ok(()) => continue,
+                Err(o) => return o,
+            },
+            "KudoOperator" if !step.delete => match super::child::run(run, task).await {
+                Ok(()) => continue,
+                Err(o) => return o,
+            },
             other => {
                 return Outcome::Fatal(format!(
                     "task `{task_name}` is of kind {other}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)"

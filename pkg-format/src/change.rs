@@ -191,7 +191,7 @@ pub struct Decision {
     /// The plan to run; `None` when nothing changes.
     pub plan: Option<String>,
     /// Every changed value and the plan it runs in the (new) version.
-    pub changes: Vec<trigger::Change>,
+    pub changes: Vec<trigger::ValueChange>,
     /// The migration report (upgrade only).
     pub report: Option<Report>,
     /// Warnings (accepted, but worth reading).

@@ -29,7 +29,7 @@ pub enum Reason {
 
 /// One changed value and the plan it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
+pub struct ValueChange {
     /// The value pointer that changed (added, removed or modified).
     pub pointer: Pointer,
     /// The plan this change runs.
@@ -44,7 +44,7 @@ pub struct Selection {
     /// The plan to run; `None` when old and new parameters are equal.
     pub plan: Option<String>,
     /// Every changed value, in pointer order.
-    pub changes: Vec<Change>,
+    pub changes: Vec<ValueChange>,
 }
 
 /// The value pointers where `old` and `new` differ, in order: the deepest pointer at which they
@@ -157,7 +157,7 @@ pub fn select(
     let mut errors = Vec::new();
     for p in changed_paths(old, new) {
         match plan_for(schema, plans, &p) {
-            Ok((plan, reason)) => changes.push(Change {
+            Ok((plan, reason)) => changes.push(ValueChange {
                 pointer: p,
                 plan,
                 reason,

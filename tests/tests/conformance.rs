@@ -135,14 +135,14 @@ fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
 struct NoOperatorVersions;
 
 impl kudo_webhook::OperatorVersions for NoOperatorVersions {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), kudo_webhook::StoreError> {
         Ok(())
     }
     fn get(
         &self,
         _: &str,
         _: &str,
-    ) -> Result<Option<std::sync::Arc<kudo_pkg::change::Version>>, String> {
+    ) -> Result<Option<std::sync::Arc<kudo_pkg::change::Version>>, kudo_webhook::StoreError> {
         Ok(None)
     }
 }

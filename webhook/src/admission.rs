@@ -32,7 +32,7 @@ use kudo_pkg::{Diagnostic, ParamSchema};
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum UnusableVersion {
     /// It has no `metadata.name`.
     #[error("an OperatorVersion without a name")]
@@ -71,15 +71,47 @@ pub fn version_from_object(object: &Value) -> Result<Version, UnusableVersion> {
     Version::new(name, version, schema, plans).map_err(UnusableVersion::Parameters)
 }
 
+/// Why the installed OperatorVersions cannot be known now.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The cache has not finished its first list.
+    #[error("the OperatorVersion cache has not finished its first list")]
+    NotSynced,
+    /// The cache cannot list: what the API server said.
+    #[error("the OperatorVersion cache cannot list: {0}")]
+    CannotList(String),
+    /// The OperatorVersion is not in the cache and cannot be read now.
+    #[error("{0}")]
+    Unreadable(String),
+    /// It exists, but its parameters cannot be used.
+    #[error("OperatorVersion {namespace}/{name} has unusable parameters: {reason}")]
+    Unusable {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: UnusableVersion,
+    },
+    /// The webhook runs without a cluster connection (`--no-cluster`).
+    #[error(
+        "no OperatorVersion cache: this webhook runs without a cluster connection (--no-cluster), so Instances cannot be checked"
+    )]
+    NoCluster,
+    /// The cluster cannot be reached.
+    #[error("no cluster connection ({0}), so Instances cannot be checked")]
+    Offline(String),
+}
+
 /// Where admission finds OperatorVersions (the webhook keeps a watch-fed cache that reads
 /// through to the API server on a miss).
 pub trait OperatorVersions {
     /// `Err(why)` while the store is not warm (not synced yet, no cluster): for `/readyz`.
     /// Admission does not wait for it: [`OperatorVersions::get`] answers either way.
-    fn ready(&self) -> Result<(), String>;
+    fn ready(&self) -> Result<(), StoreError>;
     /// The OperatorVersion `name` in `namespace`: `Ok(None)` when it does not exist, `Err(why)`
     /// when that cannot be known now (the API server cannot be reached).
-    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String>;
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError>;
 }
 
 /// Which webhook is asked. Both ask [`decide`] the same question; only the mutating one

@@ -23,7 +23,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kudo_crd::convert::TypeSource;
 use kudo_crd::v1beta2;
 
-use crate::admission::{OperatorVersions, version_from_object};
+use crate::admission::{OperatorVersions, StoreError, version_from_object};
 use kudo_pkg::change::Version;
 
 #[derive(Default)]
@@ -82,7 +82,7 @@ impl Cache {
     }
 
     /// The compiled OperatorVersion: from the watch's store, else read from the API server.
-    fn info(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+    fn info(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError> {
         let key = (namespace.to_string(), name.to_string());
         let cached = self
             .store
@@ -106,7 +106,8 @@ impl Cache {
         {
             return Ok(Some(info.clone()));
         }
-        let value = serde_json::to_value(obj.as_ref()).map_err(|e| e.to_string())?;
+        let value = serde_json::to_value(obj.as_ref())
+            .map_err(|e| StoreError::Unreadable(e.to_string()))?;
         match version_from_object(&value) {
             Ok(info) => {
                 let info = Arc::new(info);
@@ -115,9 +116,11 @@ impl Cache {
             }
             Err(e) => {
                 tracing::warn!(namespace, name, error = %e, "OperatorVersion with unusable parameters");
-                Err(format!(
-                    "OperatorVersion {namespace}/{name} has unusable parameters: {e}"
-                ))
+                Err(StoreError::Unusable {
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                    reason: e,
+                })
             }
         }
     }
@@ -129,32 +132,34 @@ impl Cache {
     /// A direct GET of the OperatorVersion. The handlers run on blocking threads
     /// (`spawn_blocking`), where waiting for the runtime is allowed; elsewhere (a
     /// single-threaded runtime's own thread) the read cannot wait and says so.
-    fn read(&self, namespace: &str, name: &str) -> Result<Option<DynamicObject>, String> {
-        let handle = tokio::runtime::Handle::try_current()
-            .map_err(|_| "no runtime to read the OperatorVersion with".to_string())?;
+    fn read(&self, namespace: &str, name: &str) -> Result<Option<DynamicObject>, StoreError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            StoreError::Unreadable("no runtime to read the OperatorVersion with".into())
+        })?;
         if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
-            return Err("the OperatorVersion is not in the cache yet".into());
+            return Err(StoreError::Unreadable(
+                "the OperatorVersion is not in the cache yet".into(),
+            ));
         }
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, &self.resource);
-        tokio::task::block_in_place(|| handle.block_on(api.get_opt(name)))
-            .map_err(|e| format!("reading it from the API server failed: {e}"))
+        tokio::task::block_in_place(|| handle.block_on(api.get_opt(name))).map_err(|e| {
+            StoreError::Unreadable(format!("reading it from the API server failed: {e}"))
+        })
     }
 }
 
 impl OperatorVersions for Cache {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), StoreError> {
         let h = self.health.lock().unwrap_or_else(|e| e.into_inner());
         match (&h.synced, &h.last_error) {
             (true, _) => Ok(()),
-            (false, Some(e)) => Err(format!("the OperatorVersion cache cannot list: {e}")),
-            (false, None) => {
-                Err("the OperatorVersion cache has not finished its first list".into())
-            }
+            (false, Some(e)) => Err(StoreError::CannotList(e.to_string())),
+            (false, None) => Err(StoreError::NotSynced),
         }
     }
 
-    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError> {
         self.info(namespace, name)
     }
 }

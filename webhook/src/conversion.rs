@@ -1,5 +1,5 @@
 //! `/convert`: the ConversionReview handler. Transport only: the rules of conversion are
-//! `kudo_crd::convert::changes`, the same code `kudo migrate` and the tests run through
+//! `kudo_crd::convert::rewrite`, the same code `kudo migrate` and the tests run through
 //! `kudo_crd::convert::convert`.
 //!
 //! The reply repeats the request's `uid` and returns exactly the objects sent, in order, each

@@ -36,7 +36,8 @@ mod conversion;
 mod server;
 
 pub use admission::{
-    Mode, OperatorVersions, UnusableVersion, Verdict, admit_review, decide, version_from_object,
+    Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, decide,
+    version_from_object,
 };
 pub use cache::Cache;
 pub use conversion::convert_review;

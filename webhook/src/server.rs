@@ -47,7 +47,7 @@ use tower::limit::ConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::admission::{self, Mode, OperatorVersions};
+use crate::admission::{self, Mode, OperatorVersions, StoreError};
 use crate::conversion;
 
 /// How the server runs.
@@ -503,11 +503,11 @@ impl TypeSource for NoCluster {
 }
 
 impl OperatorVersions for NoCluster {
-    fn ready(&self) -> Result<(), String> {
-        Err("no OperatorVersion cache: this webhook runs without a cluster connection (--no-cluster), so Instances cannot be checked".into())
+    fn ready(&self) -> Result<(), StoreError> {
+        Err(StoreError::NoCluster)
     }
-    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, String> {
-        Err(self.ready().unwrap_err())
+    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, StoreError> {
+        Err(StoreError::NoCluster)
     }
 }
 
@@ -521,14 +521,11 @@ impl TypeSource for Offline {
 }
 
 impl OperatorVersions for Offline {
-    fn ready(&self) -> Result<(), String> {
-        Err(format!(
-            "no cluster connection ({}), so Instances cannot be checked",
-            self.0
-        ))
+    fn ready(&self) -> Result<(), StoreError> {
+        Err(StoreError::Offline(self.0.clone()))
     }
-    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, String> {
-        Err(self.ready().unwrap_err())
+    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, StoreError> {
+        Err(StoreError::Offline(self.0.clone()))
     }
 }
 

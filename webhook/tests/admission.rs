@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use kudo_crd::convert::{NoTypes, convert};
 use kudo_pkg::change::Version;
-use kudo_webhook::{Mode, OperatorVersions, admit_review, version_from_object};
+use kudo_webhook::{Mode, OperatorVersions, StoreError, admit_review, version_from_object};
 use serde_json::{Value, json};
 
 #[path = "../../tests/support/wire.rs"]
@@ -19,7 +19,7 @@ fn wire(name: &str) -> Value {
 
 #[derive(Default)]
 struct Store {
-    ready: Option<String>,
+    ready: Option<StoreError>,
     ovs: HashMap<(String, String), Arc<Version>>,
 }
 
@@ -33,13 +33,13 @@ impl Store {
 }
 
 impl OperatorVersions for Store {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), StoreError> {
         match &self.ready {
             None => Ok(()),
             Some(why) => Err(why.clone()),
         }
     }
-    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError> {
         self.ready()?;
         Ok(self.ovs.get(&(namespace.into(), name.into())).cloned())
     }
@@ -305,7 +305,7 @@ fn an_upgrade_migrates_by_old_name_or_is_refused() {
 #[test]
 fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
     let not_ready = Store {
-        ready: Some("the OperatorVersion cache has not synced".into()),
+        ready: Some(StoreError::NotSynced),
         ..Default::default()
     };
     let (_, r) = run(
@@ -319,7 +319,7 @@ fn what_cannot_be_checked_is_denied_clearly_and_bad_input_gets_400() {
         r["status"]["message"]
             .as_str()
             .unwrap()
-            .contains("not synced")
+            .contains("has not finished its first list")
     );
     let (_, r) = run(
         "admission-validate-create.json",

@@ -39,7 +39,10 @@ async fn the_cache_lists_then_follows_the_watch() {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let (cache, run) = Cache::start(client);
-    assert!(cache.ready().unwrap_err().contains("first list"));
+    assert!(matches!(
+        cache.ready(),
+        Err(kudo_webhook::StoreError::NotSynced)
+    ));
     let v1 =
         json!({"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 1}}});
     let v2 =

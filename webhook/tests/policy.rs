@@ -74,10 +74,10 @@ fn ov_object(name: &str, schema: Value, plans: &[&str]) -> Value {
 struct Store(HashMap<String, Arc<Version>>);
 
 impl OperatorVersions for Store {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), kudo_webhook::StoreError> {
         Ok(())
     }
-    fn get(&self, _: &str, name: &str) -> Result<Option<Arc<Version>>, String> {
+    fn get(&self, _: &str, name: &str) -> Result<Option<Arc<Version>>, kudo_webhook::StoreError> {
         Ok(self.0.get(name).cloned())
     }
 }

@@ -111,6 +111,7 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
 
     namespace::manifest(pkg, defaults.value(), &skipped, &mut out);
     rendering::check(pkg, defaults.value(), &skipped, namespaces, &mut out);
+    pkg.locate_rules(&mut out);
     out
 }
 

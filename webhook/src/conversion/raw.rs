@@ -16,7 +16,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use kudo_crd::convert::{Changes, Parts, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
+use kudo_crd::convert::{Parts, Rewrite, V1BETA1_PARAMETERS, V1BETA2_PARAMETERS};
 
 /// The review, borrowing from the body.
 #[derive(Deserialize)]
@@ -164,7 +164,7 @@ impl<'a> Object<'a> {
         )
     }
 
-    /// Converts the object to `desired` with [`kudo_crd::convert::changes`] (the rules)
+    /// Converts the object to `desired` with [`kudo_crd::convert::rewrite`] (the rules)
     /// and appends it to `out`.
     pub fn convert(
         &self,
@@ -213,7 +213,7 @@ impl<'a> Object<'a> {
             v1beta1_parameters: v1beta1_parameters.as_deref(),
             v1beta2_parameters: v1beta2_parameters.as_deref(),
         };
-        let changes = kudo_crd::convert::changes(&parts, desired, types)?;
+        let changes = kudo_crd::convert::rewrite(&parts, desired, types)?;
         self.write(desired, changes.as_ref(), annotations.as_ref(), out);
         Ok(())
     }
@@ -221,7 +221,7 @@ impl<'a> Object<'a> {
     fn write(
         &self,
         desired: &str,
-        changes: Option<&Changes>,
+        changes: Option<&Rewrite>,
         annotations: Option<&RawMap<'_>>,
         out: &mut Vec<u8>,
     ) {
@@ -318,7 +318,7 @@ fn final_annotations<'e>(
     existing: Option<&'e RawMap<'_>>,
     ops: &'e [(&'static str, Option<String>)],
 ) -> Option<Vec<(&'e str, Entry<'e>)>> {
-    // Each key is in `ops` at most once (`Changes::annotations`).
+    // Each key is in `ops` at most once (`Rewrite::annotations`).
     let op = |key: &str| ops.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
     let mut entries: Vec<(&str, Entry)> = Vec::new();
     for (key, raw) in existing.into_iter().flatten() {
