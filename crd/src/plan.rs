@@ -125,11 +125,7 @@ pub fn select(
             reason: format!("plan `{plan}` triggered"),
         }));
     }
-    let ov = inst
-        .spec
-        .operator_version
-        .as_ref()
-        .and_then(|r| r.name.clone());
+    let ov = inst.spec.operator_version_name();
     if ov != applied.operator_version {
         let Some(plan) = change::upgrade_plan(version) else {
             return Err(Refusal::UnknownPlan(change::UPGRADE.into()));
@@ -254,11 +250,7 @@ pub fn begin(
         uid: start.uid.clone(),
     });
     status.applied = Some(AppliedState {
-        operator_version: inst
-            .spec
-            .operator_version
-            .as_ref()
-            .and_then(|r| r.name.clone()),
+        operator_version: inst.spec.operator_version_name(),
         parameters: Some(effective.clone()),
         plan_execution_uid: inst
             .spec

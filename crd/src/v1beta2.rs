@@ -91,3 +91,10 @@ pub struct InstanceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_execution: Option<PlanExecution>,
 }
+
+impl InstanceSpec {
+    /// The name of the OperatorVersion the Instance runs (`spec.operatorVersion.name`).
+    pub fn operator_version_name(&self) -> Option<String> {
+        self.operator_version.as_ref().and_then(|r| r.name.clone())
+    }
+}

@@ -26,6 +26,25 @@ pub enum Health {
     Failed(String),
 }
 
+/// A Deployment or StatefulSet: its status is current, and `spec.replicas` (default 1) are
+/// updated and `enough` (available, or ready).
+fn replicas(obj: &Value, enough: (&str, &str)) -> Health {
+    stale(obj).unwrap_or_else(|| {
+        let want = obj
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        counts(
+            "replicas",
+            want,
+            &[
+                ("updated", int(obj, "/status/updatedReplicas")),
+                (enough.0, int(obj, enough.1)),
+            ],
+        )
+    })
+}
+
 fn int(obj: &Value, pointer: &str) -> i64 {
     obj.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
 }
@@ -79,34 +98,8 @@ pub fn health(obj: &Value) -> Health {
         .and_then(|v| v.split_once('/').map(|(g, _)| g))
         .unwrap_or("");
     match (group, kind) {
-        ("apps", "Deployment") => stale(obj).unwrap_or_else(|| {
-            let want = obj
-                .pointer("/spec/replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
-            counts(
-                "replicas",
-                want,
-                &[
-                    ("updated", int(obj, "/status/updatedReplicas")),
-                    ("available", int(obj, "/status/availableReplicas")),
-                ],
-            )
-        }),
-        ("apps", "StatefulSet") => stale(obj).unwrap_or_else(|| {
-            let want = obj
-                .pointer("/spec/replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
-            counts(
-                "replicas",
-                want,
-                &[
-                    ("updated", int(obj, "/status/updatedReplicas")),
-                    ("ready", int(obj, "/status/readyReplicas")),
-                ],
-            )
-        }),
+        ("apps", "Deployment") => replicas(obj, ("available", "/status/availableReplicas")),
+        ("apps", "StatefulSet") => replicas(obj, ("ready", "/status/readyReplicas")),
         ("apps", "DaemonSet") => stale(obj).unwrap_or_else(|| {
             let want = int(obj, "/status/desiredNumberScheduled");
             counts(

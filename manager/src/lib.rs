@@ -284,12 +284,7 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     let original = inst.status.clone().unwrap_or_default();
     let mut status = original.clone();
     let now = (ctx.clock)();
-    let ov = inst
-        .spec
-        .operator_version
-        .as_ref()
-        .and_then(|r| r.name.clone())
-        .unwrap_or_default();
+    let ov = inst.spec.operator_version_name().unwrap_or_default();
     let compiled = match ctx.compiled(&ns, &ov) {
         Ok(c) => c,
         Err(why) if deleting => {

@@ -185,12 +185,7 @@ fn classify(e: &kube::Error, what: &str) -> Outcome {
 
 /// Labels and annotations that tie an object to its Instance and to where the plan applied it.
 pub(super) fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> Value {
-    let ov = inst
-        .spec
-        .operator_version
-        .as_ref()
-        .and_then(|r| r.name.clone())
-        .unwrap_or_default();
+    let ov = inst.spec.operator_version_name().unwrap_or_default();
     let meta = &mut obj["metadata"];
     for (key, value) in [
         (labels::MANAGED_BY, labels::MANAGED_BY_KUDO.to_string()),

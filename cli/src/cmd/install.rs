@@ -48,9 +48,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         let ov = done
             .instance
             .spec
-            .operator_version
-            .as_ref()
-            .and_then(|r| r.name.clone())
+            .operator_version_name()
             .unwrap_or_default();
         crate::report::diagnostics(&done.change.warnings);
         if dry_run {

@@ -27,14 +27,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let result = cluster::block_on(&a.cluster, async |t| {
         let done = update::update(&t, &req).await?;
-        let mut waited = None;
-        if let (Some(o), Some(generation)) = (waiting, done.generation) {
-            let goal = wait::Goal {
-                generation,
-                uid: None,
-            };
-            waited = Some(wait::plan_done(&t, &name, &goal, &o).await?);
-        }
+        let waited = wait::after_write(&t, &name, done.generation, waiting).await?;
         Ok((t.namespace.clone(), done, waited))
     });
     let (namespace, done, waited) = match result {

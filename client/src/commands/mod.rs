@@ -439,9 +439,7 @@ async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, Strin
     let inst = t.instance(name).await?;
     let ov = inst
         .spec
-        .operator_version
-        .as_ref()
-        .and_then(|r| r.name.clone())
+        .operator_version_name()
         .ok_or_else(|| Error::NoOperatorVersion {
             namespace: t.namespace.clone(),
             name: name.to_string(),

@@ -180,12 +180,7 @@ pub fn view(inst: &Instance, ov: Option<&OperatorVersion>) -> StatusView {
     StatusView {
         instance: inst.metadata.name.clone().unwrap_or_default(),
         namespace: inst.metadata.namespace.clone().unwrap_or_default(),
-        operator_version: inst
-            .spec
-            .operator_version
-            .as_ref()
-            .and_then(|r| r.name.clone())
-            .unwrap_or_default(),
+        operator_version: inst.spec.operator_version_name().unwrap_or_default(),
         active_plan: status.active_plan.clone(),
         plans,
     }

@@ -165,6 +165,24 @@ fn where_now(plan: &PlanStatus) -> String {
     String::new()
 }
 
+/// With `o` (`--wait`), waits for the plan the write that produced `generation` started, and
+/// returns it; `None` without `--wait` or when nothing was written.
+pub async fn after_write(
+    t: &Target,
+    name: &str,
+    generation: Option<i64>,
+    o: Option<Options>,
+) -> Result<Option<String>> {
+    let (Some(o), Some(generation)) = (o, generation) else {
+        return Ok(None);
+    };
+    let goal = Goal {
+        generation,
+        uid: None,
+    };
+    plan_done(t, name, &goal, &o).await.map(Some)
+}
+
 /// Polls Instance `name` until [`judge`] says Complete (returns the plan) or Failed (an
 /// [`Error::PlanFailed`]), or the time runs out ([`Error::Timeout`]).
 pub async fn plan_done(t: &Target, name: &str, goal: &Goal, o: &Options) -> Result<String> {
