@@ -343,12 +343,22 @@ pub type Progress = Vec<String>;
 /// 4. with the in-cluster webhook ([`WebhookTarget::Service`]), the manager's Deployment has an
 ///    available replica. A manager running outside the cluster is not looked for.
 ///
+/// What was still missing when [`wait_ready`]'s time ran out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not ready after {}: {waiting_for}", crate::commands::humanize(*.after))]
+pub struct NotReady {
+    /// The time waited.
+    pub after: std::time::Duration,
+    /// The first check not passed, and why, in the API server's words.
+    pub waiting_for: String,
+}
+
 /// Returns the lines of what became ready; on timeout, what is still missing and why.
 pub async fn wait_ready(
     client: &kube::Client,
     o: &Options,
     timeout: std::time::Duration,
-) -> Result<Progress, String> {
+) -> Result<Progress, NotReady> {
     use std::time::{Duration, Instant};
     let deadline = Instant::now() + timeout;
     let mut done = Progress::new();
@@ -385,10 +395,10 @@ pub async fn wait_ready(
             Err(why) => waiting_for = why,
         }
         if Instant::now() >= deadline {
-            return Err(format!(
-                "not ready after {}: {waiting_for}",
-                crate::commands::humanize(timeout)
-            ));
+            return Err(NotReady {
+                after: timeout,
+                waiting_for,
+            });
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

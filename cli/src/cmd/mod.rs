@@ -126,7 +126,9 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
                 let timeout = a
                     .wait_time
                     .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
-                lines = init::wait_ready(&client, &o, timeout).await?;
+                lines = init::wait_ready(&client, &o, timeout)
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             Ok::<_, String>(lines)
         });
