@@ -45,7 +45,7 @@ pub async fn shutdown_signal() {
 
 /// Runs a daemon's body on a multi-threaded runtime: exit code 0 when it returns `Ok`, else the
 /// error logged and printed on stderr, and 1.
-pub fn run(body: impl Future<Output = Result<(), String>>) -> ExitCode {
+pub fn run<E: std::fmt::Display>(body: impl Future<Output = Result<(), E>>) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
