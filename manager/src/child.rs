@@ -17,13 +17,7 @@ use super::tasks::{Outcome, StepRun, diagnostics, prepare};
 
 /// Runs KudoOperator task `task` of step `at`: `Ok` once the child's plan is COMPLETE.
 pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(), Outcome> {
-    let StepRun {
-        objects,
-        inst,
-        pkg,
-        params,
-        at,
-    } = run;
+    let (objects, inst, pkg, params, at) = run.parts();
     let spec = KudoOperatorTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let Some(version) = spec.operator_version.as_deref() else {
         return Err(Outcome::Fatal(format!(

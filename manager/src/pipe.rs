@@ -109,13 +109,7 @@ impl PodFiles for ExecFiles {
 
 /// Runs Pipe task `task` of step `at`: `Ok` once its artifacts exist and its Pod is deleted.
 pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(), Outcome> {
-    let StepRun {
-        objects,
-        inst,
-        pkg,
-        params,
-        at,
-    } = run;
+    let (objects, inst, pkg, params, at) = run.parts();
     let op = pkg.operator();
     let spec = PipeTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let opts = at.render_options(inst);

@@ -228,15 +228,24 @@ pub struct StepRun<'a> {
     pub at: StepRef<'a>,
 }
 
+impl<'a> StepRun<'a> {
+    /// Its parts, in the order of the fields.
+    pub fn parts(
+        self,
+    ) -> (
+        &'a Objects,
+        &'a Instance,
+        &'a Package,
+        &'a Value,
+        StepRef<'a>,
+    ) {
+        (self.objects, self.inst, self.pkg, self.params, self.at)
+    }
+}
+
 /// Runs the step `run.at` of `run.pkg` for `run.inst` with the effective parameters.
 pub async fn run_step(run: StepRun<'_>) -> Outcome {
-    let StepRun {
-        objects,
-        inst,
-        pkg,
-        params,
-        at,
-    } = run;
+    let (objects, inst, pkg, params, at) = run.parts();
     let op = pkg.operator();
     let Some(step) = op
         .plans
