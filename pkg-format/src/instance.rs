@@ -170,7 +170,8 @@ pub fn update(
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
     let installed = Installed::at_rest(&version, &current);
-    let decision = change::update(&installed, Proposal::Edits { files, overrides })?;
+    let decision = change::update(&installed, Proposal::Edits { files, overrides })
+        .map_err(|d| pkg.located(d))?;
     let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
         &["spec", "parameters"],
@@ -207,7 +208,8 @@ pub fn upgrade(
     let from = Version::of_package(old_pkg)?;
     let to = Version::of_package(new_pkg)?;
     let installed = Installed::at_rest(&from, &current);
-    let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })?;
+    let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })
+        .map_err(|d| new_pkg.located(d))?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,

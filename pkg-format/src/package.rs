@@ -458,6 +458,24 @@ impl Package {
         }
     }
 
+    /// `diags` with their rules located ([`Package::locate_rules`]).
+    pub fn located(&self, mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        self.locate_rules(&mut diags);
+        diags
+    }
+
+    /// The parameters `inputs` ask for, validated against this package's schema
+    /// ([`crate::validate::resolve`]), every diagnostic saying where its rule is written.
+    pub fn resolve(
+        &self,
+        inputs: &crate::values::Inputs<'_>,
+    ) -> std::result::Result<(crate::values::Values, Vec<Diagnostic>), Vec<Diagnostic>> {
+        match crate::validate::resolve(&self.schema, inputs) {
+            Ok((values, warnings)) => Ok((values, self.located(warnings))),
+            Err(diags) => Err(self.located(diags)),
+        }
+    }
+
     /// Where in params.yaml the schema keyword `keyword` is written, for a diagnostic about the
     /// value at `value_pointer`. A v1beta2 params.yaml is the schema, so the keyword is found
     /// where it stands (through local `$ref`s); a v1beta1 parameter's rules all come from its
@@ -581,6 +599,54 @@ mod tests {
         files.insert("operator.yaml".to_string(), operator.into_bytes());
         files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
         Package::from_files(Path::new("pkg"), files)
+    }
+
+    /// The line `by` names for the value at `value` breaking the keyword at `keyword`.
+    fn rule_line(pkg: &Package, keyword: &str, value: &str) -> Option<usize> {
+        pkg.rule_location(keyword, value).map(|l| l.line)
+    }
+
+    #[test]
+    fn a_rule_is_found_where_params_yaml_writes_it() {
+        let v2 = package(
+            "",
+            "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  nodes:\n    type: integer\n    minimum: 1\n  dc:\n    $ref: '#/$defs/dc'\n$defs:\n  dc:\n    type: object\n    properties:\n      name:\n        type: string\n        maxLength: 8\n",
+        )
+        .unwrap();
+        assert_eq!(
+            rule_line(&v2, "/properties/nodes/minimum", "/nodes"),
+            Some(6)
+        );
+        // through the $ref, to the keyword in $defs
+        assert_eq!(
+            rule_line(
+                &v2,
+                "/properties/dc/$ref/properties/name/maxLength",
+                "/dc/name"
+            ),
+            Some(15)
+        );
+        let v1 = package(
+            "",
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: A\n    default: x\n  - name: NODES\n    type: integer\n    required: true\n",
+        )
+        .unwrap();
+        // a flat parameter's rules are its entry; a missing one is found by its pointer
+        assert_eq!(rule_line(&v1, "/properties/NODES/type", "/NODES"), Some(5));
+        assert_eq!(rule_line(&v1, "/required", "/NODES"), Some(5));
+        assert_eq!(rule_line(&v1, "/properties/GONE/type", "/GONE"), None);
+        // located in place, and by value
+        let d = Diagnostic::error(crate::Code::OutOfRange, "/nodes", "x")
+            .with_rule("/properties/nodes/minimum");
+        let located = v2.located(vec![d]);
+        assert_eq!(
+            located[0]
+                .by
+                .as_ref()
+                .and_then(|r| r.at.as_ref())
+                .map(|l| l.line),
+            Some(6)
+        );
     }
 
     const V1: &str = "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: A\n    default: x\n";

@@ -17,11 +17,6 @@ use serde_json::Value;
 pub struct Pointer(String);
 
 impl Pointer {
-    /// The whole document.
-    pub fn root() -> Pointer {
-        Pointer(String::new())
-    }
-
     /// The pointer as written.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -31,21 +26,6 @@ impl Pointer {
     /// pointer (see [`tokens`] for the error).
     pub fn tokens(&self) -> Vec<String> {
         tokens(&self.0).unwrap_or_default()
-    }
-
-    /// The pointer to `token` under this one.
-    pub fn join(&self, token: &str) -> Pointer {
-        Pointer(push(&self.0, token))
-    }
-
-    /// The parent; the parent of the root is the root.
-    pub fn parent(&self) -> Pointer {
-        Pointer(parent(&self.0).to_string())
-    }
-
-    /// True when this pointer is `ancestor` or lies under it.
-    pub fn is_within(&self, ancestor: &str) -> bool {
-        is_within(&self.0, ancestor)
     }
 }
 
@@ -92,9 +72,9 @@ impl From<&Pointer> for Pointer {
     }
 }
 
-impl From<Pointer> for String {
-    fn from(p: Pointer) -> String {
-        p.0
+impl PartialEq<String> for Pointer {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
     }
 }
 
@@ -110,19 +90,7 @@ impl PartialEq<&str> for Pointer {
     }
 }
 
-impl PartialEq<String> for Pointer {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
 impl PartialEq<Pointer> for &str {
-    fn eq(&self, other: &Pointer) -> bool {
-        *self == other.0
-    }
-}
-
-impl PartialEq<Pointer> for String {
     fn eq(&self, other: &Pointer) -> bool {
         *self == other.0
     }
@@ -216,6 +184,27 @@ pub fn leaves(value: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaves_name_what_is_set_never_the_value() {
+        let v = serde_json::json!({"a": {"b": 1, "c~/": "x"}, "list": [{"k": "v"}], "empty": {}, "none": []});
+        let mut set = leaves(&v);
+        set.sort();
+        assert_eq!(
+            set,
+            vec!["/a/b", "/a/c~0~1", "/empty", "/list/0/k", "/none"]
+        );
+        let doc = crate::document::Document::parse(
+            std::path::Path::new("v.yaml"),
+            "auth:\n  password: hunter2-hunter2\n",
+        )
+        .unwrap();
+        let shown = format!("{doc:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("/auth/password"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn tokens_are_decoded() {

@@ -651,38 +651,26 @@ impl Redacted {
             0,
             &mut hidden,
         );
-        let mut r = Redacted {
+        let texts = hidden
+            .iter()
+            .filter_map(|p| match value.pointer(p)? {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            })
+            .filter(|t| !t.is_empty())
+            .collect();
+        Redacted {
             shown,
             hidden,
-            texts: Vec::new(),
-        };
-        r.add_texts(value);
-        r
+            texts,
+        }
     }
 
     /// Also masks, in free text, the secrets of `other` (the other side of a diff).
     pub fn and(mut self, schema: &ParamSchema, other: &Value) -> Redacted {
-        let more = Redacted::new(schema, other);
-        self.texts.extend(more.texts);
-        self.texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        self.texts.dedup();
+        self.texts.extend(Redacted::new(schema, other).texts);
         self
-    }
-
-    fn add_texts(&mut self, value: &Value) {
-        for p in &self.hidden {
-            let text = match value.pointer(p) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => continue,
-                Some(other) => other.to_string(),
-            };
-            if !text.is_empty() {
-                self.texts.push(text);
-            }
-        }
-        // Longest first, so that a secret containing another is masked whole.
-        self.texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        self.texts.dedup();
     }
 
     /// The value without its secrets.
@@ -695,13 +683,14 @@ impl Redacted {
         &self.hidden
     }
 
-    /// `text` with every secret's text replaced by [`Redacted::MASK`].
+    /// `text` with every secret's text replaced by [`Redacted::MASK`], the longest first, so
+    /// that a secret containing another is masked whole.
     pub fn mask(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.texts {
-            out = out.replace(s.as_str(), Self::MASK);
-        }
-        out
+        let mut texts: Vec<&str> = self.texts.iter().map(String::as_str).collect();
+        texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        texts
+            .into_iter()
+            .fold(text.to_string(), |out, s| out.replace(s, Self::MASK))
     }
 }
 
@@ -773,27 +762,30 @@ fn redact_in(
 }
 
 #[cfg(test)]
-mod leaf_pointer_tests {
+mod redacted_tests {
+    use super::*;
     use serde_json::json;
 
     #[test]
-    fn leaves_name_what_is_set_never_the_value() {
-        let v = json!({"a": {"b": 1, "c~/": "x"}, "list": [{"k": "v"}], "empty": {}, "none": []});
-        let mut set = crate::pointer::leaves(&v);
-        set.sort();
-        assert_eq!(
-            set,
-            vec!["/a/b", "/a/c~0~1", "/empty", "/list/0/k", "/none"]
-        );
-        let doc = crate::document::Document::parse(
-            std::path::Path::new("v.yaml"),
-            "auth:\n  password: hunter2-hunter2\n",
-        )
+    fn redacted_takes_secrets_out_and_masks_them_in_text_longest_first() {
+        let schema = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "user": {"type": "string"},
+            "pass": {"type": "string", "writeOnly": true},
+            "pin": {"type": "integer", "writeOnly": true}}}))
         .unwrap();
-        let shown = format!("{doc:?}");
+        let old = json!({"user": "u", "pass": "hunter2", "pin": 1234});
+        let new = json!({"user": "u", "pass": "hunter2-new"});
+        let r = Redacted::new(&schema, &old).and(&schema, &new);
+        assert_eq!(r.value(), &json!({"user": "u"}));
+        assert_eq!(r.hidden(), ["/pass", "/pin"]);
+        assert_eq!(
+            r.mask("pass: hunter2 -> hunter2-new, pin 1234, user u"),
+            "pass: <hidden: writeOnly> -> <hidden: writeOnly>, pin <hidden: writeOnly>, user u"
+        );
+        let debug = format!("{r:?}");
         assert!(
-            !shown.contains("hunter2") && shown.contains("/auth/password"),
-            "{shown}"
+            !debug.contains("hunter2") && !debug.contains("1234"),
+            "{debug}"
         );
     }
 }

@@ -345,6 +345,23 @@ impl Scenario {
         c
     }
 
+    /// `kudo ARGS`, which must succeed and print JSON (an `-o json` report).
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self
+            .kudo(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap_or_else(|e| {
+            panic!(
+                "kudo {args:?} printed no JSON ({e}): {}",
+                String::from_utf8_lossy(&out)
+            )
+        })
+    }
+
     /// `kudo install PACKAGE --instance NAME -n NS -p... --wait`, which must succeed.
     fn install(&self, package: &Path, instance: &str, params: &[&str]) {
         let package = package.to_string_lossy();
@@ -626,23 +643,16 @@ fn install_runs_the_deploy_plan_with_the_given_parameters() {
     assert_eq!(data["replicas"], "3");
     assert_eq!(data["k01"], "one");
     assert_eq!(s.config_map("cfg-rotation")["secret"], "first");
-    let out = s
-        .kudo(&[
-            "plan",
-            "status",
-            "--instance",
-            "cfg",
-            "-n",
-            &s.namespace,
-            "-o",
-            "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let status: Value = serde_json::from_slice(&out).expect("plan status -o json is JSON");
+    let status = s.json(&[
+        "plan",
+        "status",
+        "--instance",
+        "cfg",
+        "-n",
+        &s.namespace,
+        "-o",
+        "json",
+    ]);
     assert!(status.to_string().contains("deploy"), "{status}");
 }
 
@@ -652,28 +662,21 @@ fn an_update_runs_the_plan_its_trigger_names() {
         return;
     };
     s.install(&configs(), "cfg", &[]);
-    let out = s
-        .kudo(&[
-            "update",
-            "--instance",
-            "cfg",
-            "-n",
-            &s.namespace,
-            "--wait",
-            "-p",
-            "rotation/secret=second",
-            "-o",
-            "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let report = s.json(&[
+        "update",
+        "--instance",
+        "cfg",
+        "-n",
+        &s.namespace,
+        "--wait",
+        "-p",
+        "rotation/secret=second",
+        "-o",
+        "json",
+    ]);
     s.wait_plan("cfg", "rotate");
     assert_eq!(s.config_map("cfg-rotation")["secret"], "second");
     // -o json: the report of the change, as written and waited for
-    let report: Value = serde_json::from_slice(&out).expect("update -o json is JSON");
     assert_eq!(
         report["instance"],
         format!("{}/cfg", s.namespace),
@@ -819,24 +822,17 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
     let p = s.instance("app")["spec"]["parameters"].clone();
     assert_eq!(p["clusterName"], "blue");
     assert_eq!(p["backup"]["credentials"]["name"], "u");
-    let out = s
-        .kudo(&[
-            "upgrade",
-            &kep33("v3"),
-            "--instance",
-            "app",
-            "-n",
-            &s.namespace,
-            "--dry-run",
-            "-o",
-            "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: Value = serde_json::from_slice(&out).expect("upgrade -o json is JSON");
+    let report = s.json(&[
+        "upgrade",
+        &kep33("v3"),
+        "--instance",
+        "app",
+        "-n",
+        &s.namespace,
+        "--dry-run",
+        "-o",
+        "json",
+    ]);
     assert_eq!(report["from"], "my-operator-0.2.0", "{report}");
     assert_eq!(report["to"], "my-operator-0.3.0", "{report}");
     assert_eq!(report["dryRun"], true, "{report}");
@@ -1052,14 +1048,7 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     init(&s.kubeconfig, &s.daemons);
     s.install(&configs(), "fresh", &[]);
     assert_eq!(s.config_map("fresh-config")["replicas"], "1");
-    let out = s
-        .kudo(&["migrate", "-o", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: Value = serde_json::from_slice(&out).expect("the report is JSON");
+    let report = s.json(&["migrate", "-o", "json"]);
     assert!(
         report["rewrite"]
             .as_array()
@@ -1115,14 +1104,7 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     }
 
     // Again: nothing to do.
-    let out = s
-        .kudo(&["migrate", "-o", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let again: Value = serde_json::from_slice(&out).expect("the report is JSON");
+    let again = s.json(&["migrate", "-o", "json"]);
     assert!(
         again["rewrite"]
             .as_array()

@@ -43,14 +43,6 @@ pub fn block_on<T>(
     })
 }
 
-/// The failure with its parameter problems' rules located in `pkg`'s params.yaml.
-pub fn located(pkg: &kudo_pkg::Package, mut failure: Failure) -> Failure {
-    if let Failure::Command(commands::Error::Parameters(diags)) = &mut failure {
-        pkg.locate_rules(diags);
-    }
-    failure
-}
-
 /// Prints a failure on stderr (parameter problems as diagnostics) and returns exit code 1.
 pub fn fail(command: &str, failure: Failure, sources: crate::report::Sources) -> ExitCode {
     match failure {

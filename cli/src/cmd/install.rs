@@ -16,28 +16,18 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         crate::report::diagnostics_with(&diags, sources);
         return Ok(ExitCode::from(1));
     }
+    let inputs = Inputs {
+        files: &docs,
+        overrides: &a.values.overrides,
+    };
     // Refused parameters never need a cluster: the same check runs again in install().
-    let checked = kudo_pkg::change::Version::of_package(&pkg).and_then(|v| {
-        kudo_pkg::change::install(
-            &v,
-            kudo_pkg::change::Proposal::Edits {
-                files: &docs,
-                overrides: &a.values.overrides,
-            },
-        )
-    });
-    if let Err(mut diags) = checked {
-        pkg.locate_rules(&mut diags);
-        crate::report::diagnostics_with(&diags, sources);
-        return Ok(ExitCode::from(1));
+    if let Err(f) = install::check(&pkg, &inputs) {
+        return Ok(cluster::fail("install", f.into(), sources));
     }
     let req = install::Request {
         package: &pkg,
         instance: a.instance.as_deref(),
-        inputs: Inputs {
-            files: &docs,
-            overrides: &a.values.overrides,
-        },
+        inputs,
         dry_run: a.dry_run,
     };
     let (dry_run, output) = (a.dry_run, a.output);
@@ -79,7 +69,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             super::print(&out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(f) => Ok(cluster::fail("install", cluster::located(&pkg, f), sources)),
+        Err(f) => Ok(cluster::fail("install", f, sources)),
     }
 }
 

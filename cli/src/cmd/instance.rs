@@ -21,8 +21,7 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
     }
     match instance::update(&file, &pkg, &docs, &a.values.overrides) {
         Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
-        Err(mut diags) => {
-            pkg.locate_rules(&mut diags);
+        Err(diags) => {
             crate::report::diagnostics_with(&diags, sources);
             Ok(ExitCode::from(1))
         }
@@ -41,8 +40,7 @@ pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
     }
     match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides) {
         Ok(outcome) => finish(&a.edit, &file, new.schema(), &outcome, "upgrade"),
-        Err(mut diags) => {
-            new.locate_rules(&mut diags);
+        Err(diags) => {
             crate::report::diagnostics_with(&diags, sources);
             Ok(ExitCode::from(1))
         }

@@ -305,21 +305,19 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// Computes and validates the parameters from the command line; prints problems.
 fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
     let (docs, mut diags) = value_files(args);
-    let schema = pkg.schema();
-    let sources = secret_sources(schema, &docs);
+    let sources = secret_sources(pkg.schema(), &docs);
     let inputs = kudo_pkg::values::Inputs {
         current: None,
         files: &docs,
         overrides: &args.overrides,
     };
-    match kudo_pkg::validate::resolve(schema, &inputs) {
+    match pkg.resolve(&inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);
             Some(values)
         }
         Ok((_, more)) | Err(more) => {
             diags.extend(more);
-            pkg.locate_rules(&mut diags);
             crate::report::diagnostics_with(&diags, sources);
             None
         }

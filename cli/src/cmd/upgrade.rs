@@ -35,7 +35,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
     });
     let (namespace, done, waited) = match result {
         Ok(r) => r,
-        Err(f) => return Ok(cluster::fail("upgrade", cluster::located(&pkg, f), sources)),
+        Err(f) => return Ok(cluster::fail("upgrade", f, sources)),
     };
     crate::report::diagnostics(&done.change.warnings);
     let out = match a.edit.output {

@@ -107,13 +107,19 @@ pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &
     }
 }
 
+/// What installing `pkg` with `inputs` decides (values, plan), with no cluster: refused when the
+/// parameters are invalid, each diagnostic saying where its rule is written.
+pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
+    let version = Version::of_package(pkg).map_err(|d| Error::Parameters(pkg.located(d)))?;
+    change::install(&version, inputs.proposal()).map_err(|d| Error::Parameters(pkg.located(d)))
+}
+
 /// Installs `req.package` as an Instance. Refused, with nothing written, when the parameters
 /// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]) or the
 /// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let pkg = req.package;
-    let version = Version::of_package(pkg).map_err(Error::Parameters)?;
-    let change = change::install(&version, req.inputs.proposal()).map_err(Error::Parameters)?;
+    let change = check(pkg, &req.inputs)?;
     let name = req
         .instance
         .map(String::from)

@@ -112,7 +112,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             &to_version,
             req.inputs.proposal(),
         )
-        .map_err(Error::Parameters)?;
+        .map_err(|d| Error::Parameters(new_pkg.located(d)))?;
         let exists = match ov_exists {
             Some(e) => e,
             None => {
