@@ -80,7 +80,9 @@ pub enum Command {
     /// server-side dry run, and only when all pass are they written: a refusal the API server
     /// can foresee leaves nothing but the namespace. --dry-run prints the objects instead. With
     /// --webhook-url and --ca-bundle the API server calls webhooks running outside the cluster
-    /// (development, the end-to-end suite) and no webhook Deployment or Service is made.
+    /// (development, the end-to-end suite): the manager runs outside too, so neither Deployment
+    /// nor the webhook Service is made, only the ServiceAccounts and RBAC the two processes run
+    /// as.
     #[command(after_help = crate::examples::INIT)]
     Init(InitArgs),
     /// Install an operator package in a cluster: its Operator and OperatorVersion (when
@@ -153,7 +155,8 @@ pub struct InitArgs {
     /// Image of the webhook (default: kudo/kudo-webhook:VERSION).
     #[arg(long, value_name = "IMAGE")]
     pub webhook_image: Option<String>,
-    /// Call the webhooks at this URL (https://HOST:PORT) instead of an in-cluster Service.
+    /// Call the webhooks at this URL (https://HOST:PORT) instead of an in-cluster Service; the
+    /// manager then runs outside the cluster too (no Deployment is made).
     #[arg(long, value_name = "URL", requires = "ca_bundle")]
     pub webhook_url: Option<String>,
     /// PEM CA bundle that signed the webhook's certificate.

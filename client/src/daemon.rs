@@ -13,16 +13,18 @@ pub enum LogFormat {
     Json,
 }
 
-/// Logs to stderr in `format`, at the level `RUST_LOG` says (default `info`).
+/// Logs to stderr in `format`, at the level `RUST_LOG` says (default `info`). Text has ANSI
+/// colours only when stderr is a terminal (a log file or a Pod's log gets plain text).
 pub fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let fmt = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
     match format {
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .init(),
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => fmt.json().init(),
+        LogFormat::Text => fmt.with_ansi(std::io::stderr().is_terminal()).init(),
     }
 }
 

@@ -9,8 +9,9 @@
 //!
 //! With [`WebhookTarget::Url`] (the manager and webhook run outside the cluster, as in
 //! development and the end-to-end suite, the way envtest does it) the CRD conversion and the
-//! webhook configurations call that URL with the given CA bundle, and no webhook Deployment or
-//! Service is made.
+//! webhook configurations call that URL with the given CA bundle, and neither Deployment nor
+//! the webhook Service is made: the two ServiceAccounts and their RBAC are, for the processes
+//! outside to run as.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -146,21 +147,23 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WEBHOOK},
         "subjects": [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": ns}]}),
     );
-    out.push(deployment(
-        o,
-        MANAGER,
-        &o.manager_image,
-        1,
-        json!([
-            "--leader-elect",
-            "--metrics-addr",
-            "0.0.0.0:8080",
-            "--log-format",
-            "json"
-        ]),
-        None,
-    ));
+    // With the webhooks outside the cluster, the manager runs outside too (under the
+    // ServiceAccount made here): an in-cluster one as well would run every plan twice.
     if matches!(o.webhook, WebhookTarget::Service { .. }) {
+        out.push(deployment(
+            o,
+            MANAGER,
+            &o.manager_image,
+            1,
+            json!([
+                "--leader-elect",
+                "--metrics-addr",
+                "0.0.0.0:8080",
+                "--log-format",
+                "json"
+            ]),
+            None,
+        ));
         out.push(deployment(
             o,
             WEBHOOK,
@@ -669,11 +672,16 @@ mod tests {
         };
         let objects = manifests(&o);
         assert!(!objects.iter().any(|o| o["kind"] == "Service"));
-        assert!(
-            !objects
-                .iter()
-                .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
-        );
+        // Neither Deployment: the manager outside and one inside would both run every plan.
+        assert!(!objects.iter().any(|o| o["kind"] == "Deployment"));
+        // The ServiceAccounts (and their RBAC) are made for the processes outside to run as.
+        for sa in [MANAGER, WEBHOOK] {
+            assert!(
+                objects
+                    .iter()
+                    .any(|o| o["kind"] == "ServiceAccount" && o["metadata"]["name"] == sa)
+            );
+        }
         let v = objects
             .iter()
             .find(|o| o["kind"] == "ValidatingWebhookConfiguration")

@@ -12,6 +12,13 @@
 //! | Namespace | phase `Active` |
 //! | kudo Instance (a KudoOperator child) | its controller saw this generation and its active plan is COMPLETE; FATAL_ERROR is fatal |
 //! | anything else | once applied |
+//!
+//! While a workload waits, [`with_reports`] adds what its controllers report: a Deployment's
+//! `ReplicaFailure` and `Progressing=False` conditions, and the recent Warning events of the
+//! object and of the objects it owns (its ReplicaSets and Pods), which `tasks` reads from the
+//! API server. A Pod the controller cannot create because the API server finds it invalid
+//! (`FailedCreate ... is invalid`, a Deployment's `ReplicaFailure` saying the same) will not
+//! become valid by waiting: the object has failed.
 
 use serde_json::Value;
 
@@ -187,6 +194,95 @@ pub fn health(obj: &Value) -> Health {
     }
 }
 
+/// A Warning event a controller recorded about an object or one it owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The object it is about: `Pod zk-0`.
+    pub object: String,
+    /// `FailedCreate`, `BackOff`...
+    pub reason: String,
+    /// What the controller said.
+    pub message: String,
+    /// How many times it was seen.
+    pub count: i64,
+    /// Seen after kudo-manager last changed the object (older ones only explain a wait: they
+    /// may be about what the object was before).
+    pub after_change: bool,
+}
+
+/// Most warnings named in a message.
+const MAX_WARNINGS: usize = 3;
+
+/// Words of an API server refusing an object as invalid, in a controller's report.
+fn refused_as_invalid(reason: &str, message: &str) -> bool {
+    reason == "FailedCreate" && message.contains(" is invalid")
+}
+
+/// `health` (of `obj`) with what its controllers report: its failure conditions and the
+/// `warnings` of it and of what it owns (most recent first). Healthy and failed objects are
+/// left as they are.
+pub fn with_reports(health: Health, obj: &Value, warnings: &[Warning]) -> Health {
+    let Health::Progressing(why) = health else {
+        return health;
+    };
+    let mut said = vec![why];
+    for (type_, bad) in [("ReplicaFailure", "True"), ("Progressing", "False")] {
+        let Some(c) = condition(obj, type_) else {
+            continue;
+        };
+        if c.get("status").and_then(Value::as_str) != Some(bad) {
+            continue;
+        }
+        let reason = c.get("reason").and_then(Value::as_str).unwrap_or(type_);
+        let message = c.get("message").and_then(Value::as_str).unwrap_or("");
+        if refused_as_invalid(reason, message) {
+            return Health::Failed(format!("{reason}: {message}"));
+        }
+        said.push(format!("condition {type_}={bad} ({reason}): {message}"));
+    }
+    if let Some(w) = warnings
+        .iter()
+        .find(|w| w.after_change && refused_as_invalid(&w.reason, &w.message))
+    {
+        return Health::Failed(format!("{} ({}): {}", w.reason, w.object, w.message));
+    }
+    for w in warnings.iter().take(MAX_WARNINGS) {
+        let times = if w.count > 1 {
+            format!(", {} times", w.count)
+        } else {
+            String::new()
+        };
+        said.push(format!(
+            "warning {} ({}{times}): {}",
+            w.reason, w.object, w.message
+        ));
+    }
+    Health::Progressing(said.join("; "))
+}
+
+/// The label selector of the Pods (or ReplicaSets) a workload owns (`a=b,c=d`), from its
+/// `spec.selector.matchLabels`; `None` for kinds that own none.
+pub fn owned_selector(obj: &Value) -> Option<String> {
+    let kind = obj.get("kind").and_then(Value::as_str)?;
+    if !matches!(
+        kind,
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job"
+    ) {
+        return None;
+    }
+    let labels = obj
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object);
+    Some(
+        labels
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +394,101 @@ mod tests {
         );
         let fresh = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance"});
         assert!(matches!(health(&fresh), Health::Progressing(_)));
+    }
+
+    fn warning(object: &str, reason: &str, message: &str, count: i64) -> Warning {
+        Warning {
+            object: object.into(),
+            reason: reason.into(),
+            message: message.into(),
+            count,
+            after_change: true,
+        }
+    }
+
+    #[test]
+    fn a_workload_whose_pods_are_refused_as_invalid_has_failed() {
+        // The real zookeeper operator before YAML 1.1 reading: `defaultMode: 0777` sent as 777.
+        let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"generation": 1}, "spec": {"replicas": 3},
+            "status": {"observedGeneration": 1, "replicas": 0}});
+        let refused = warning(
+            "StatefulSet zk",
+            "FailedCreate",
+            "create Pod zk-0 in StatefulSet zk failed error: Pod \"zk-0\" is invalid: spec.volumes[1].configMap.defaultMode: Invalid value: 777: must be a number between 0 and 0777 (octal), both inclusive",
+            12,
+        );
+        let got = with_reports(health(&sts), &sts, std::slice::from_ref(&refused));
+        assert!(
+            matches!(&got, Health::Failed(m) if m.starts_with("FailedCreate (StatefulSet zk): create Pod zk-0") && m.contains("Invalid value: 777")),
+            "{got:?}"
+        );
+        // Seen before kudo last changed the StatefulSet (it may be fixed now): named, not fatal.
+        let before = Warning {
+            after_change: false,
+            ..refused
+        };
+        let got = with_reports(health(&sts), &sts, &[before]);
+        assert!(
+            matches!(&got, Health::Progressing(m) if m.contains("warning FailedCreate (StatefulSet zk, 12 times)")),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn other_warnings_and_conditions_are_named_while_the_workload_waits() {
+        let d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"generation": 1}, "spec": {"replicas": 1},
+            "status": {"observedGeneration": 1, "conditions": [
+                {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                    "message": "ReplicaSet \"web-1\" has timed out progressing."},
+                {"type": "Available", "status": "False"}]}});
+        let warnings = [
+            warning(
+                "Pod web-1-a",
+                "BackOff",
+                "Back-off restarting failed container",
+                5,
+            ),
+            warning("Pod web-1-a", "Unhealthy", "Readiness probe failed", 1),
+            warning(
+                "Pod web-1-b",
+                "BackOff",
+                "Back-off restarting failed container",
+                2,
+            ),
+            warning(
+                "Pod web-1-c",
+                "BackOff",
+                "Back-off restarting failed container",
+                2,
+            ),
+        ];
+        assert_eq!(
+            with_reports(health(&d), &d, &warnings),
+            Health::Progressing(
+                "replicas: 0 of 1 updated; condition Progressing=False (ProgressDeadlineExceeded): ReplicaSet \"web-1\" has timed out progressing.; warning BackOff (Pod web-1-a, 5 times): Back-off restarting failed container; warning Unhealthy (Pod web-1-a): Readiness probe failed; warning BackOff (Pod web-1-b, 2 times): Back-off restarting failed container".into()
+            )
+        );
+        // A Deployment's ReplicaFailure saying the Pods are invalid: failed.
+        let mut bad = d.clone();
+        bad["status"]["conditions"] = json!([{"type": "ReplicaFailure", "status": "True",
+            "reason": "FailedCreate", "message": "pods \"web-1-x\" is invalid: spec.containers: Required value"}]);
+        assert!(
+            matches!(with_reports(health(&bad), &bad, &[]), Health::Failed(m) if m.contains("Required value"))
+        );
+        // Healthy stays healthy, whatever old warnings say.
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        assert_eq!(with_reports(health(&cm), &cm, &warnings), Health::Healthy);
+    }
+
+    #[test]
+    fn workloads_select_what_they_own() {
+        let sts = json!({"kind": "StatefulSet", "spec": {"selector": {"matchLabels": {"app": "zk", "tier": "db"}}}});
+        assert_eq!(owned_selector(&sts).as_deref(), Some("app=zk,tier=db"));
+        let cm = json!({"kind": "ConfigMap"});
+        assert_eq!(owned_selector(&cm), None);
+        let expr = json!({"kind": "Job", "spec": {"selector": {"matchExpressions": []}}});
+        assert_eq!(owned_selector(&expr).as_deref(), Some(""));
     }
 }

@@ -388,6 +388,7 @@ async fn begin(
     now: &str,
 ) {
     plan::begin(status, pkg, inst, values, start, now);
+    tracing::info!(instance = %key(inst), plan = %start.plan, run = %start.uid, reason = %start.reason, "plan started");
     ctx.reset_backoff(&key(inst));
     ctx.metrics.plan_started(&start.plan);
     ctx.event(
@@ -453,7 +454,6 @@ async fn advance(
         let mut completed = false;
         let mut retry = false;
         for (at, outcome) in steps.iter().zip(outcomes) {
-            let step = &mut ps.phases[at.phase].steps[at.step];
             let (st, message) = match outcome {
                 Outcome::Done => {
                     completed = true;
@@ -466,6 +466,24 @@ async fn advance(
                 }
                 Outcome::Fatal(m) => (ExecStatus::FatalError, Some(m)),
             };
+            let (phase, step) = (
+                &ps.phases[at.phase].name,
+                &ps.phases[at.phase].steps[at.step],
+            );
+            if step.status.as_deref() != Some(st.as_str()) || step.message != message {
+                let name = &step.name;
+                let message = message.as_deref().unwrap_or("");
+                let instance = key(inst);
+                match st {
+                    ExecStatus::Error | ExecStatus::FatalError => {
+                        tracing::warn!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step failed")
+                    }
+                    _ => {
+                        tracing::info!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step")
+                    }
+                }
+            }
+            let step = &mut ps.phases[at.phase].steps[at.step];
             step.status = Some(st.as_str().into());
             step.message = message;
         }
@@ -490,6 +508,11 @@ async fn advance(
                     format!("plan `{}` failed: {message}", active.name),
                 )
             };
+            if after == ExecStatus::Complete {
+                tracing::info!(instance = %key(inst), plan = %active.name, "plan complete");
+            } else {
+                tracing::warn!(instance = %key(inst), plan = %active.name, %message, "plan failed");
+            }
             ctx.event(inst, type_, reason, note).await;
         }
         ready_from_plan(status, inst, &active.name, now);

@@ -8,8 +8,11 @@ use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::routing::get;
-use kube::Client;
-use kube_lease_manager::LeaseManagerBuilder;
+use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::Lease as LeaseObject;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 
 use super::{Context, Error, Result, Settings, run};
 
@@ -80,36 +83,18 @@ pub async fn serve(
         }
     });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<Error>();
-    let mut lease_channel = None;
-    if let Some(lease) = &opts.lease {
-        let manager = LeaseManagerBuilder::new(client.clone(), &lease.name)
-            .with_namespace(&lease.namespace)
-            .with_identity(&lease.identity)
-            .build()
-            .await
-            .map_err(|e| Error::LeaderElection(e.to_string()))?;
-        let (mut leader, _task) = manager.watch().await;
-        tracing::info!(lease = %lease.name, identity = %lease.identity, "waiting for leadership");
-        while !*leader.borrow_and_update() {
-            leader
-                .changed()
-                .await
-                .map_err(|e| Error::LeaderElection(e.to_string()))?;
+    let shutdown = futures::FutureExt::shared(shutdown);
+    let leadership = match &opts.lease {
+        // A replica stopped while it waits for leadership just stops.
+        Some(lease) => tokio::select! {
+            l = Leadership::acquire(&client, lease, stop_tx) => Some(l?),
+            () = shutdown.clone() => return Ok(()),
+        },
+        None => {
+            drop(stop_tx);
+            None
         }
-        tracing::info!("leading: running plans");
-        let mut watch = leader.clone();
-        tokio::spawn(async move {
-            while watch.changed().await.is_ok() {
-                if !*watch.borrow_and_update() {
-                    let _ = stop_tx.send(Error::LeadershipLost);
-                    return;
-                }
-            }
-        });
-        lease_channel = Some(leader);
-    } else {
-        drop(stop_tx);
-    }
+    };
     let lost = Arc::new(std::sync::Mutex::new(None::<Error>));
     let lost_in = lost.clone();
     let stop = async move {
@@ -131,10 +116,119 @@ pub async fn serve(
         stop,
     )
     .await?;
-    // Dropping the channel releases the lease.
-    drop(lease_channel);
+    // The reconciles under way have ended: hand the Lease over now, so that another replica
+    // takes over at once instead of when the Lease expires.
+    if let Some(l) = leadership {
+        l.release().await;
+    }
     match lost.lock().ok().and_then(|mut l| l.take()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Seconds a Lease stays valid after its last renewal (kube-lease-manager's default: 30).
+const LEASE_SECONDS: u64 = 15;
+/// Seconds before expiry at which the holder renews it.
+const LEASE_GRACE: u64 = 5;
+/// Longest wait for the Lease to be released on shutdown.
+const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// This replica holds the Lease: renewed in the background until [`Leadership::release`].
+struct Leadership {
+    manager: Arc<LeaseManager>,
+    renew: tokio::task::JoinHandle<()>,
+    name: String,
+}
+
+impl Leadership {
+    /// Waits until this replica holds the Lease `lease`, then keeps it renewed; losing it sends
+    /// [`Error::LeadershipLost`] on `lost`.
+    ///
+    /// A waiting replica also watches the Lease: when the holder releases it (a planned
+    /// restart), it tries at once instead of sleeping until the Lease would have expired,
+    /// which is all kube-lease-manager's own loop does.
+    async fn acquire(
+        client: &Client,
+        lease: &Lease,
+        lost: tokio::sync::oneshot::Sender<Error>,
+    ) -> Result<Leadership> {
+        let manager = LeaseManagerBuilder::new(client.clone(), &lease.name)
+            .with_namespace(&lease.namespace)
+            .with_identity(&lease.identity)
+            .with_duration(LEASE_SECONDS)
+            .with_grace(LEASE_GRACE)
+            .build()
+            .await
+            .map_err(|e| Error::LeaderElection(e.to_string()))?;
+        let manager = Arc::new(manager);
+        tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for leadership");
+        let api: Api<LeaseObject> = Api::namespaced(client.clone(), &lease.namespace);
+        let config = watcher::Config::default().fields(&format!("metadata.name={}", lease.name));
+        let mut released = std::pin::pin!(watcher::watcher(api, config).filter_map(
+            |event| async move {
+                let free = |l: &LeaseObject| {
+                    l.spec
+                        .as_ref()
+                        .and_then(|s| s.holder_identity.as_deref())
+                        .is_none_or(str::is_empty)
+                };
+                match event {
+                    Ok(watcher::Event::Apply(l) | watcher::Event::InitApply(l)) if free(&l) => {
+                        Some(())
+                    }
+                    _ => None,
+                }
+            }
+        ));
+        loop {
+            tokio::select! {
+                r = manager.changed() => {
+                    if r.map_err(|e| Error::LeaderElection(e.to_string()))? {
+                        break;
+                    }
+                }
+                // Released by its holder: look again now (`changed` reads the Lease first).
+                Some(()) = released.next() => {}
+            }
+        }
+        tracing::info!(lease = %lease.name, identity = %lease.identity, "leading: running plans");
+        let renewing = manager.clone();
+        let renew = tokio::spawn(async move {
+            loop {
+                match renewing.changed().await {
+                    Ok(true) => continue,
+                    Ok(false) => {
+                        let _ = lost.send(Error::LeadershipLost);
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = lost.send(Error::LeaderElection(e.to_string()));
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Leadership {
+            manager,
+            renew,
+            name: lease.name.clone(),
+        })
+    }
+
+    /// Stops renewing and releases the Lease (within [`RELEASE_TIMEOUT`]; past it, the Lease
+    /// expires on its own).
+    async fn release(self) {
+        self.renew.abort();
+        let _ = self.renew.await;
+        match tokio::time::timeout(RELEASE_TIMEOUT, self.manager.release()).await {
+            Ok(Ok(())) => tracing::info!(lease = %self.name, "released the Lease"),
+            Ok(Err(e)) => {
+                tracing::warn!(lease = %self.name, error = %e, "cannot release the Lease; it expires on its own")
+            }
+            Err(_) => {
+                tracing::warn!(lease = %self.name, "releasing the Lease timed out; it expires on its own")
+            }
+        }
     }
 }

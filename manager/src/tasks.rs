@@ -9,7 +9,11 @@
 
 use std::sync::Arc;
 
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, Resource, ResourceExt};
@@ -17,7 +21,7 @@ use kudo_pkg::render::{RenderOptions, render_task, toggle_enabled};
 use kudo_pkg::{Diagnostic, Package};
 use serde_json::{Value, json};
 
-use super::health::{Health, health};
+use super::health::{Health, Warning, health, owned_selector, with_reports};
 use super::memo::Memo;
 use super::pipe::{ExecFiles, PodFiles};
 use kudo_crd::labels;
@@ -88,7 +92,7 @@ impl Objects {
     }
 
     /// The API resource of `obj`'s kind, and whether it is namespaced.
-    async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool), String> {
+    async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool), Lookup> {
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let key = format!("{api_version}/{kind}");
@@ -99,7 +103,7 @@ impl Objects {
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let (ar, caps) = oneshot::pinned_kind(&self.client, &gvk)
             .await
-            .map_err(|e| format!("kind {kind} of {api_version} is not served: {e}"))?;
+            .map_err(|e| Lookup::of(&e, kind, api_version))?;
         let found = (ar, caps.scope == Scope::Namespaced);
         self.resources.put(key, found.clone(), |_| false);
         Ok(found)
@@ -115,7 +119,10 @@ impl Objects {
 
     /// Applies `obj` (already prepared) and returns what the API server stored.
     pub(super) async fn apply(&self, mut obj: Value, inst: &Instance) -> Result<Value, Outcome> {
-        let (ar, namespaced) = self.resource(&obj).await.map_err(Outcome::Retry)?;
+        let (ar, namespaced) = self
+            .resource(&obj)
+            .await
+            .map_err(|l| Outcome::Retry(l.to_string()))?;
         let ns = inst.namespace().unwrap_or_default();
         if namespaced {
             let target = obj
@@ -150,9 +157,100 @@ impl Objects {
         }
     }
 
-    /// Deletes `obj`; one that is already gone is fine.
+    /// The recent Warning events of `stored` (an object as the API server returned it) and of
+    /// the objects it owns (a Deployment's ReplicaSets and their Pods, the Pods of other
+    /// workloads), most recent first. Recent: since kudo-manager last changed the object.
+    /// Events that cannot be read are left out: they only explain a wait.
+    pub(super) async fn warnings(&self, stored: &Value) -> Vec<Warning> {
+        let ns = stored
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str);
+        let uid = stored.pointer("/metadata/uid").and_then(Value::as_str);
+        let (Some(ns), Some(uid)) = (ns, uid) else {
+            return Vec::new();
+        };
+        let mut owners = vec![uid.to_string()];
+        if let Some(selector) = owned_selector(stored) {
+            let lp = ListParams::default().labels(&selector);
+            if stored.get("kind").and_then(Value::as_str) == Some("Deployment") {
+                let sets: Api<ReplicaSet> = Api::namespaced(self.client.clone(), ns);
+                if let Ok(list) = sets.list_metadata(&lp).await {
+                    owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
+                }
+            }
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+            if let Ok(list) = pods.list_metadata(&lp).await {
+                owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
+            }
+        }
+        let since = changed_at(stored);
+        let events: Api<Event> = Api::namespaced(self.client.clone(), ns);
+        let Ok(list) = events
+            .list(&ListParams::default().fields("type=Warning"))
+            .await
+        else {
+            return Vec::new();
+        };
+        let mut found: Vec<(Timestamp, Warning)> = list
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.involved_object
+                    .uid
+                    .as_ref()
+                    .is_some_and(|u| owners.contains(u))
+            })
+            .filter_map(|e| {
+                let last = e
+                    .series
+                    .as_ref()
+                    .and_then(|s| s.last_observed_time.as_ref().map(|t| t.0))
+                    .or(e.last_timestamp.as_ref().map(|t| t.0))
+                    .or(e.event_time.as_ref().map(|t| t.0))
+                    .or(e.first_timestamp.as_ref().map(|t| t.0))?;
+                // The Event API rate-limits updates of a repeated event (client-go's spam
+                // filter refills once per 5 minutes), so a warning still happening may carry an
+                // older time: those of the last 5 minutes before the change are named too, but
+                // only newer ones can fail the step.
+                let after_change = since.is_none_or(|s| last >= s);
+                if since.is_some_and(|s| last < s - EVENT_LAG) {
+                    return None;
+                }
+                let o = &e.involved_object;
+                Some((
+                    last,
+                    Warning {
+                        object: format!(
+                            "{} {}",
+                            o.kind.as_deref().unwrap_or(""),
+                            o.name.as_deref().unwrap_or("")
+                        ),
+                        reason: e.reason.unwrap_or_default(),
+                        message: e.message.unwrap_or_default(),
+                        count: e
+                            .series
+                            .as_ref()
+                            .and_then(|s| s.count)
+                            .or(e.count)
+                            .unwrap_or(1)
+                            .into(),
+                        after_change,
+                    },
+                ))
+            })
+            .collect();
+        found.sort_by_key(|w| std::cmp::Reverse(w.0));
+        found.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// Deletes `obj`; one that is already gone is fine, and so is one of a kind the cluster
+    /// does not serve (there is nothing of it to delete).
     pub(super) async fn delete(&self, obj: &Value, inst: &Instance) -> Result<(), Outcome> {
-        let (ar, namespaced) = self.resource(obj).await.map_err(Outcome::Retry)?;
+        let (ar, namespaced) = match self.resource(obj).await {
+            Ok(found) => found,
+            Err(Lookup::NotServed { .. }) => return Ok(()),
+            Err(l) => return Err(Outcome::Retry(l.to_string())),
+        };
         let ns = obj
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -168,6 +266,79 @@ impl Objects {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
             Err(e) => Err(classify(&e, &format!("{} {name}", ar.kind))),
+        }
+    }
+}
+
+/// How much older than kudo-manager's last change of an object a Warning event may look and
+/// still be named (client-go's event spam filter lets a repeated event update once per 5
+/// minutes).
+const EVENT_LAG: k8s_openapi::jiff::SignedDuration =
+    k8s_openapi::jiff::SignedDuration::from_secs(300);
+
+/// The uids of the objects among `objects` whose controller is one of `owners`.
+fn owned_by<'a>(objects: impl Iterator<Item = &'a ObjectMeta>, owners: &[String]) -> Vec<String> {
+    objects
+        .filter(|m| {
+            m.owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.controller == Some(true) && owners.contains(&r.uid))
+        })
+        .filter_map(|m| m.uid.clone())
+        .collect()
+}
+
+/// When kudo-manager last changed `stored` (its server-side apply entry in `managedFields`).
+fn changed_at(stored: &Value) -> Option<Timestamp> {
+    stored
+        .pointer("/metadata/managedFields")?
+        .as_array()?
+        .iter()
+        .filter(|f| {
+            f.get("manager").and_then(Value::as_str) == Some(labels::MANAGER_FIELD_MANAGER)
+                && f.get("operation").and_then(Value::as_str) == Some("Apply")
+        })
+        .filter_map(|f| f.get("time")?.as_str()?.parse::<Timestamp>().ok())
+        .max()
+}
+
+/// Why the API resource of a kind is not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Lookup {
+    /// Discovery does not list the kind in that group and version.
+    #[error(
+        "kind {kind} of {api_version} is not served by this cluster (a CRD not installed, or an API version the cluster no longer serves)"
+    )]
+    NotServed {
+        /// The kind.
+        kind: String,
+        /// Its `apiVersion`.
+        api_version: String,
+    },
+    /// Discovery failed.
+    #[error("cannot look up kind {kind} of {api_version}: {message}")]
+    Failed {
+        /// The kind.
+        kind: String,
+        /// Its `apiVersion`.
+        api_version: String,
+        /// What the client said.
+        message: String,
+    },
+}
+
+impl Lookup {
+    fn of(e: &kube::Error, kind: &str, api_version: &str) -> Lookup {
+        let (kind, api_version) = (kind.to_string(), api_version.to_string());
+        match e {
+            kube::Error::Api(s) if s.code == 404 => Lookup::NotServed { kind, api_version },
+            kube::Error::Discovery(_) => Lookup::NotServed { kind, api_version },
+            other => Lookup::Failed {
+                kind,
+                api_version,
+                message: other.to_string(),
+            },
         }
     }
 }
@@ -305,7 +476,11 @@ pub async fn run_step(run: StepRun<'_>) -> Outcome {
                         .and_then(Value::as_str)
                         .unwrap_or("")
                 );
-                match health(&stored) {
+                let mut h = health(&stored);
+                if matches!(h, Health::Progressing(_)) {
+                    h = with_reports(h, &stored, &objects.warnings(&stored).await);
+                }
+                match h {
                     Health::Healthy => {}
                     Health::Progressing(why) => waiting.push(format!("{what}: {why}")),
                     Health::Failed(why) => return Outcome::Fatal(format!("{what}: {why}")),

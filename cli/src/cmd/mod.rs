@@ -146,6 +146,14 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
                     "kudo is installed{ready} in namespace {}\n",
                     o.namespace
                 ))?;
+                if matches!(o.webhook, WebhookTarget::Url { .. }) {
+                    eprintln!(
+                        "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
+                        init::WEBHOOK,
+                        init::MANAGER,
+                        ns = o.namespace
+                    );
+                }
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
