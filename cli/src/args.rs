@@ -219,7 +219,7 @@ pub struct FileEditArgs {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "namespace", "wait", "wait_time"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "namespace", "wait", "wait_time", "force"]).conflicts_with("file")))]
 pub struct UpdateArgs {
     #[command(flatten)]
     pub edit: FileEditArgs,
@@ -238,6 +238,11 @@ pub struct UpdateArgs {
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Supersede the plan the Instance has scheduled or running (a stuck plan) instead of
+    /// refusing: that plan stops where it is and the plan of this change runs. The output says
+    /// which run was superseded.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }
@@ -247,7 +252,7 @@ pub struct UpdateArgs {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "namespace", "wait", "wait_time"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "namespace", "wait", "wait_time", "force"]).conflicts_with("file")))]
 pub struct UpgradeArgs {
     /// With --instance: the package to upgrade to (directory or .tgz).
     #[arg(
@@ -281,6 +286,11 @@ pub struct UpgradeArgs {
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Supersede the plan the Instance has scheduled or running (a stuck plan) instead of
+    /// refusing: that plan stops where it is and the plan of this change runs. The output says
+    /// which run was superseded.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }

@@ -62,6 +62,7 @@ fn bench(c: &mut Criterion) {
             overrides: &overrides,
         },
         dry_run: false,
+        force: false,
     };
     let first = rt.block_on(update::update(&target, &req));
     assert!(

@@ -451,6 +451,7 @@ fn update_req<'a>(name: &'a str, overrides: &'a [String], dry_run: bool) -> upda
             overrides,
         },
         dry_run,
+        force: false,
     }
 }
 
@@ -711,6 +712,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         package: &v2,
         inputs: Inputs::default(),
         dry_run: false,
+        force: false,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(
@@ -792,6 +794,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         package: &v2,
         inputs: Inputs::default(),
         dry_run: false,
+        force: false,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(done.attempts, 2);
@@ -825,6 +828,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         package: &v2,
         inputs: Inputs::default(),
         dry_run: false,
+        force: false,
     };
     let err = upgrade::upgrade(&t, &req).await.unwrap_err();
     assert!(matches!(err, Error::AlreadyRuns { .. }), "{err}");

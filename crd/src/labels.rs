@@ -23,3 +23,8 @@ pub const FINALIZER: &str = "kudo.dev/cleanup";
 pub const MANAGER_FIELD_MANAGER: &str = "kudo-manager";
 /// Field manager of the CLI's writes (`kudo install`, `update`, `upgrade`, ...).
 pub const CLI_FIELD_MANAGER: &str = "kudo";
+/// Annotation of an Instance written by `kudo update --force` and `kudo upgrade --force`: the
+/// run (`status.activePlan.uid`, or the run a spec not yet acted on starts) that the write may
+/// supersede. The admission webhook lets a change that another plan's run would otherwise
+/// block through when it names that very run ([`crate::plan::blocking`]).
+pub const SUPERSEDE: &str = "kudo.dev/supersede";

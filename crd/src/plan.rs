@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::common::{
     ActivePlan, AppliedState, InstanceStatus, PhaseStatus, PlanStatus, StepStatus,
 };
+use crate::labels;
 use crate::v1beta2::Instance;
 
 /// KUDO's execution statuses, of a plan, a phase or a step.
@@ -156,7 +157,16 @@ pub fn select(
     }))
 }
 
-/// The plan an Instance has scheduled or running, as the admission rules see it
+/// A run an Instance has scheduled or running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Running {
+    /// The plan.
+    pub plan: String,
+    /// The run's id (`status.activePlan.uid`, or the one the manager will give it).
+    pub uid: String,
+}
+
+/// The run an Instance has scheduled or running, as the admission rules see it
 /// ([`kudo_pkg::change::Installed::in_progress`]):
 /// - the active plan, while its status is not terminal (COMPLETE or FATAL_ERROR);
 /// - else, when the manager has acted on the Instance before but not yet on its latest spec
@@ -164,13 +174,16 @@ pub fn select(
 ///
 /// An Instance the manager has never written a status for has nothing in progress: its
 /// `deploy` starts from whatever spec it finds.
-pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
+pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
     let status = inst.status.as_ref()?;
     if let Some(active) = &status.active_plan
         && let Some(run) = status.plan_status.get(&active.name)
         && !ExecStatus::parse(run.status.as_deref()).is_terminal()
     {
-        return Some(active.name.clone());
+        return Some(Running {
+            plan: active.name.clone(),
+            uid: active.uid.clone(),
+        });
     }
     let generation = inst.metadata.generation?;
     if status.applied.is_none() || status.observed_generation.is_some_and(|o| o >= generation) {
@@ -179,9 +192,33 @@ pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
     let given = inst.spec.parameters.clone().unwrap_or_default();
     let (values, _) = version.effective(&given);
     match select(inst, version, values.value(), status) {
-        Ok(Some(start)) => Some(start.plan),
+        Ok(Some(start)) => Some(Running {
+            plan: start.plan,
+            uid: start.uid,
+        }),
         _ => None,
     }
+}
+
+/// The plan of [`running`].
+pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
+    running(inst, version).map(|r| r.plan)
+}
+
+/// The plan that blocks a write over `old` whose new object carries the annotations
+/// `annotations`: the run in progress ([`running`]), unless the write names that very run in
+/// [`labels::SUPERSEDE`] (`--force`: the user replaces it knowingly). A stale annotation,
+/// naming a run that is over, lets nothing through.
+pub fn blocking(
+    old: &Instance,
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+    version: &Version,
+) -> Option<String> {
+    let run = running(old, version)?;
+    let forced = annotations
+        .and_then(|a| a.get(labels::SUPERSEDE))
+        .is_some_and(|uid| *uid == run.uid);
+    (!forced).then_some(run.plan)
 }
 
 /// A fresh status tree for `plan`: every phase and step PENDING, the plan IN_PROGRESS.
@@ -637,5 +674,44 @@ mod tests {
             Some("superseded by plan `backup` (parameters changed: /schedule)")
         );
         assert_eq!(status.active_plan.as_ref().unwrap().name, "backup");
+    }
+
+    #[test]
+    fn a_running_plan_blocks_writes_unless_they_name_it_to_supersede() {
+        let pkg = two_phase();
+        let eff = json!({"replicas": 1, "schedule": "daily"});
+        let mut inst = instance(1, json!({}));
+        let mut status = InstanceStatus::default();
+        let first = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
+        begin(&mut status, &pkg, &inst, &eff, &first, "t0");
+        inst.status = Some(status);
+        let v = ver(&pkg);
+        assert_eq!(
+            running(&inst, &v),
+            Some(Running {
+                plan: "deploy".into(),
+                uid: "deploy-g1".into()
+            })
+        );
+        let with = |uid: &str| BTreeMap::from([(labels::SUPERSEDE.to_string(), uid.to_string())]);
+        type Annotations = Option<BTreeMap<String, String>>;
+        let cases: &[(Annotations, Option<&str>)] = &[
+            (None, Some("deploy")),                    // no --force
+            (Some(BTreeMap::new()), Some("deploy")),   // other annotations only
+            (Some(with("deploy-g1")), None),           // --force naming this run
+            (Some(with("deploy-g0")), Some("deploy")), // a stale --force of an older run
+        ];
+        for (annotations, want) in cases {
+            assert_eq!(
+                blocking(&inst, annotations.as_ref(), &v).as_deref(),
+                *want,
+                "annotations: {annotations:?}"
+            );
+        }
+        // Once the run is over, nothing blocks.
+        if let Some(st) = inst.status.as_mut() {
+            st.plan_status.get_mut("deploy").unwrap().status = Some("COMPLETE".into());
+        }
+        assert_eq!(blocking(&inst, None, &v), None);
     }
 }

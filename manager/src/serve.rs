@@ -153,15 +153,16 @@ impl Leadership {
         lease: &Lease,
         lost: tokio::sync::oneshot::Sender<Error>,
     ) -> Result<Leadership> {
-        let manager = LeaseManagerBuilder::new(client.clone(), &lease.name)
-            .with_namespace(&lease.namespace)
-            .with_identity(&lease.identity)
-            .with_duration(LEASE_SECONDS)
-            .with_grace(LEASE_GRACE)
-            .build()
-            .await
-            .map_err(|e| Error::LeaderElection(e.to_string()))?;
-        let manager = Arc::new(manager);
+        let build = || async {
+            LeaseManagerBuilder::new(client.clone(), &lease.name)
+                .with_namespace(&lease.namespace)
+                .with_identity(&lease.identity)
+                .with_duration(LEASE_SECONDS)
+                .with_grace(LEASE_GRACE)
+                .build()
+                .await
+                .map_err(|e| Error::LeaderElection(e.to_string()))
+        };
         tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for leadership");
         let api: Api<LeaseObject> = Api::namespaced(client.clone(), &lease.namespace);
         let config = watcher::Config::default().fields(&format!("metadata.name={}", lease.name));
@@ -181,17 +182,22 @@ impl Leadership {
                 }
             }
         ));
-        loop {
-            tokio::select! {
-                r = manager.changed() => {
-                    if r.map_err(|e| Error::LeaderElection(e.to_string()))? {
-                        break;
+        let manager = 'acquired: loop {
+            // A new manager each time round: kube-lease-manager keeps what it last read of
+            // the Lease until it expires, and would not see the release.
+            let manager = build().await?;
+            loop {
+                tokio::select! {
+                    r = manager.changed() => {
+                        if r.map_err(|e| Error::LeaderElection(e.to_string()))? {
+                            break 'acquired Arc::new(manager);
+                        }
                     }
+                    // Released by its holder (a planned restart): try now.
+                    Some(()) = released.next() => continue 'acquired,
                 }
-                // Released by its holder: look again now (`changed` reads the Lease first).
-                Some(()) = released.next() => {}
             }
-        }
+        };
         tracing::info!(lease = %lease.name, identity = %lease.identity, "leading: running plans");
         let renewing = manager.clone();
         let renew = tokio::spawn(async move {

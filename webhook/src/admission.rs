@@ -18,6 +18,7 @@
 //! (yet) known is denied with a message saying so: the webhook cannot check it, and letting it
 //! through would store unchecked parameters.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine;
@@ -154,10 +155,14 @@ fn params(obj: &Value) -> Value {
     }
 }
 
-/// The plan the old object has scheduled or running ([`plan::in_progress`]).
-fn in_progress(old: &Value, version: &Version) -> Option<String> {
+/// The plan the old object has scheduled or running, unless the new one supersedes that run
+/// (`--force`): [`plan::blocking`].
+fn blocking(old: &Value, new: &Value, version: &Version) -> Option<String> {
     let inst: Instance = serde_json::from_value(old.clone()).ok()?;
-    plan::in_progress(&inst, version)
+    let annotations: Option<BTreeMap<String, String>> = new
+        .pointer("/metadata/annotations")
+        .and_then(|a| serde_json::from_value(a.clone()).ok());
+    plan::blocking(&inst, annotations.as_ref(), version)
 }
 
 /// OperatorVersion `namespace/name`, or the verdict that it cannot be checked (`missing` says
@@ -221,7 +226,7 @@ pub fn decide(
                 }
             };
             let values = params(old_obj);
-            let running = in_progress(old_obj, &from);
+            let running = blocking(old_obj, new, &from);
             let installed = Installed {
                 version: &from,
                 values: &values,

@@ -391,6 +391,25 @@ fn a_migration_rewrite_that_only_types_values_is_admitted() {
     assert!(msg.contains("[plan-in-progress]"), "{msg}");
 }
 
+/// `kudo update --force`: a change that names the running run in `kudo.dev/supersede` is
+/// admitted; one naming another (an older) run is refused as before.
+#[test]
+fn a_change_naming_the_running_plan_to_supersede_is_admitted() {
+    let s = store();
+    for (uid, allowed) in [("u1", true), ("u0", false)] {
+        let (_, r) = run(
+            "admission-validate-update-sent-as-v1beta1.json",
+            Mode::Validate,
+            &s,
+            rewrite_review(|o| {
+                o["spec"]["parameters"]["NODE_COUNT"] = json!(8);
+                o["metadata"]["annotations"] = json!({"kudo.dev/supersede": uid});
+            }),
+        );
+        assert_eq!(r["allowed"], allowed, "supersede {uid}: {r}");
+    }
+}
+
 #[test]
 fn the_managers_writes_to_a_migrated_instance_are_admitted_even_while_it_is_deleted() {
     let s = store();

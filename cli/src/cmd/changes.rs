@@ -38,6 +38,9 @@ pub struct ChangeReport<'a> {
     pub dry_run: bool,
     /// Whether the file or the Instance was written.
     pub written: bool,
+    /// The run `--force` superseded (in the cluster).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<Superseded<'a>>,
     /// What the API server answered (in the cluster).
     #[serde(flatten)]
     pub cluster: Option<Sent<'a>>,
@@ -65,6 +68,33 @@ pub struct Sent<'a> {
     pub attempts: Option<usize>,
     /// The plan `--wait` saw COMPLETE (`null`: not waited for).
     pub completed: Option<&'a str>,
+}
+
+/// A run `--force` superseded.
+#[derive(Debug, Serialize)]
+pub struct Superseded<'a> {
+    /// Its plan.
+    pub plan: &'a str,
+    /// Its run id.
+    pub run: &'a str,
+}
+
+impl<'a> Superseded<'a> {
+    /// The report of `run`.
+    pub fn of(run: &'a kudo_crd::plan::Running) -> Superseded<'a> {
+        Superseded {
+            plan: &run.plan,
+            run: &run.uid,
+        }
+    }
+
+    /// The confirmation line of the text output.
+    pub fn line(&self) -> String {
+        format!(
+            "--force: plan `{}` (run {}) was scheduled or running; it is superseded and stops where it is\n",
+            self.plan, self.run
+        )
+    }
 }
 
 impl<'a> ChangeReport<'a> {

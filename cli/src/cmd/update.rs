@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use kudo_client::commands::{Inputs, update, wait};
 use kudo_pkg::Error;
 
-use super::changes::{ChangeReport, Sent};
+use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
 
@@ -23,6 +23,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
             overrides: &a.values.overrides,
         },
         dry_run: a.edit.dry_run,
+        force: a.force,
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let result = cluster::block_on(&a.cluster, async |t| {
@@ -47,6 +48,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
         ReportFormat::Json => ChangeReport {
             instance: Some(format!("{namespace}/{name}")),
             operator_version: Some(&done.operator_version),
+            superseded: done.superseded.as_ref().map(Superseded::of),
             cluster: Some(Sent {
                 generation: done.generation,
                 attempts: Some(done.attempts),
@@ -67,6 +69,9 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
             }
             for c in &selection.changes {
                 out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
+            }
+            if let Some(run) = &done.superseded {
+                out.push_str(&Superseded::of(run).line());
             }
             if a.edit.dry_run {
                 out.push_str(&format!(

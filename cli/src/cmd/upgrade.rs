@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use kudo_client::commands::{Inputs, upgrade, wait};
 use kudo_pkg::Error;
 
-use super::changes::{ChangeReport, Sent};
+use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpgradeArgs};
 
@@ -26,6 +26,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
             overrides: &a.values.overrides,
         },
         dry_run: a.edit.dry_run,
+        force: a.force,
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let result = cluster::block_on(&a.cluster, async |t| {
@@ -44,6 +45,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
             from: Some(&done.from),
             to: Some(&done.to),
             created_operator_version: Some(done.created_operator_version),
+            superseded: done.superseded.as_ref().map(Superseded::of),
             cluster: Some(Sent {
                 generation: done.generation,
                 attempts: None,
@@ -71,6 +73,9 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
                     "OperatorVersion {namespace}/{} created\n",
                     done.to
                 ));
+            }
+            if let Some(run) = &done.superseded {
+                out.push_str(&Superseded::of(run).line());
             }
             if a.edit.dry_run {
                 out.push_str(&format!(

@@ -429,6 +429,32 @@ fn installed<'a>(
     }
 }
 
+/// With `force`, the run in progress blocks nothing and is superseded (returned second);
+/// without, it blocks the change (its plan returned first).
+fn superseding(
+    run: Option<kudo_crd::plan::Running>,
+    force: bool,
+) -> (Option<String>, Option<kudo_crd::plan::Running>) {
+    match run {
+        Some(run) if force => (None, Some(run)),
+        run => (run.map(|r| r.plan), None),
+    }
+}
+
+/// The JSON patch operations that set [`kudo_crd::labels::SUPERSEDE`] to `run` on `inst`.
+fn supersede_ops(inst: &Instance, run: &kudo_crd::plan::Running) -> Vec<Value> {
+    use kudo_crd::labels::SUPERSEDE;
+    match &inst.metadata.annotations {
+        None => vec![
+            serde_json::json!({"op": "add", "path": "/metadata/annotations",
+            "value": {SUPERSEDE: run.uid}}),
+        ],
+        Some(_) => vec![serde_json::json!({"op": "add",
+            "path": format!("/metadata/annotations/{}", SUPERSEDE.replace('~', "~0").replace('/', "~1")),
+            "value": run.uid})],
+    }
+}
+
 /// Whether the API server answered 409 Conflict.
 fn is_conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)

@@ -24,8 +24,8 @@ use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
     merge, operator_version, patch_params, version_of,
 };
-use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
+use kudo_crd::{labels, plan};
 
 /// What to update.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +36,8 @@ pub struct Request<'a> {
     pub inputs: Inputs<'a>,
     /// Compute and report, send nothing.
     pub dry_run: bool,
+    /// `--force`: supersede the plan scheduled or running instead of refusing the change.
+    pub force: bool,
 }
 
 /// What an update did (or, with `dry_run`, would do).
@@ -52,6 +54,8 @@ pub struct Updated {
     pub generation: Option<i64>,
     /// Writes attempted (more than one after conflicts).
     pub attempts: usize,
+    /// The run the change supersedes (`--force` while a plan was scheduled or running).
+    pub superseded: Option<plan::Running>,
 }
 
 /// The patch holds values, secrets included: `Debug` shows the pointers it sets.
@@ -63,6 +67,7 @@ impl std::fmt::Debug for Updated {
             .field("patch", &self.patch.as_ref().map(kudo_pkg::pointer::leaves))
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
+            .field("superseded", &self.superseded)
             .finish()
     }
 }
@@ -96,9 +101,10 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             _ => version_of(&operator_version(t, &ov_name).await?)?.1,
         };
         let current = parameters(&inst);
-        let running = plan::in_progress(&inst, &version);
+        let run = plan::running(&inst, &version);
+        let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::update(
-            &installed(&inst, &version, &current, &running),
+            &installed(&inst, &version, &current, &blocking),
             req.inputs.proposal(),
         )
         .map_err(Error::Parameters)?;
@@ -109,6 +115,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 patch: None,
                 generation: None,
                 attempts: attempt - 1,
+                superseded: None,
             });
         };
         let guarded = match &inst.spec.parameters {
@@ -117,12 +124,24 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             }
             _ => None,
         };
+        let guarded = guarded.map(|mut ops| {
+            if let Some(run) = &superseded {
+                ops.extend(super::supersede_ops(&inst, run));
+            }
+            ops
+        });
         let patch = match &guarded {
             Some(ops) => Value::Array(ops.clone()),
-            None => json!({
-                "metadata": {"resourceVersion": resource_version(&inst)?},
-                "spec": {"parameters": diff},
-            }),
+            None => {
+                let mut p = json!({
+                    "metadata": {"resourceVersion": resource_version(&inst)?},
+                    "spec": {"parameters": diff},
+                });
+                if let Some(run) = &superseded {
+                    p["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
+                }
+                p
+            }
         };
         if req.dry_run {
             return Ok(Updated {
@@ -131,6 +150,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 patch: Some(patch),
                 generation: None,
                 attempts: 0,
+                superseded,
             });
         }
         let sent = match &guarded {
@@ -155,6 +175,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                     patch: Some(patch),
                     generation: written.metadata.generation,
                     attempts: attempt,
+                    superseded,
                 });
             }
             Err(e) if is_conflict(&e) || merge::test_failed(&e) => {

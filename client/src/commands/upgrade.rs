@@ -18,8 +18,7 @@ use super::{
     instance_and_version, is_conflict, merge, operator_version, patch_params,
     same_operator_version, version_of,
 };
-use kudo_crd::package;
-use kudo_crd::plan;
+use kudo_crd::{labels, package, plan};
 
 /// What to upgrade.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +31,8 @@ pub struct Request<'a> {
     pub inputs: Inputs<'a>,
     /// Compute and report, send nothing.
     pub dry_run: bool,
+    /// `--force`: supersede the plan scheduled or running instead of refusing the upgrade.
+    pub force: bool,
 }
 
 /// What an upgrade did (or, with `dry_run`, would do).
@@ -52,6 +53,8 @@ pub struct Upgraded {
     pub generation: Option<i64>,
     /// Writes attempted.
     pub attempts: usize,
+    /// The run the upgrade supersedes (`--force` while a plan was scheduled or running).
+    pub superseded: Option<plan::Running>,
 }
 
 /// The patch holds values, secrets included: `Debug` shows the pointers it sets.
@@ -65,6 +68,7 @@ impl std::fmt::Debug for Upgraded {
             .field("patch", &kudo_pkg::pointer::leaves(&self.patch))
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
+            .field("superseded", &self.superseded)
             .finish()
     }
 }
@@ -106,9 +110,10 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             });
         }
         let current = parameters(&inst);
-        let running = plan::in_progress(&inst, &old_version);
+        let run = plan::running(&inst, &old_version);
+        let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::upgrade(
-            &installed(&inst, &old_version, &current, &running),
+            &installed(&inst, &old_version, &current, &blocking),
             &to_version,
             req.inputs.proposal(),
         )
@@ -125,10 +130,13 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         if let Some(diff) = merge::diff(&current, &change.explicit) {
             spec["parameters"] = diff;
         }
-        let patch = json!({
+        let mut patch = json!({
             "metadata": {"resourceVersion": resource_version(&inst)?},
             "spec": spec,
         });
+        if let Some(run) = &superseded {
+            patch["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
+        }
         if req.dry_run {
             return Ok(Upgraded {
                 change,
@@ -138,6 +146,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
                 patch,
                 generation: None,
                 attempts: 0,
+                superseded,
             });
         }
         if !exists && !created {
@@ -158,6 +167,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
                     patch,
                     generation: written.metadata.generation,
                     attempts: attempt,
+                    superseded,
                 });
             }
             Err(e) if is_conflict(&e) => old = Some((from, old_pkg, old_version)),
