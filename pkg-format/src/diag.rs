@@ -110,6 +110,10 @@ pub enum Code {
     PlanInProgress,
     /// The Instance is being deleted: no parameter change and no upgrade.
     Deleting,
+    /// A template creates an object in an API version that recent Kubernetes releases no longer
+    /// serve (a warning: kudo-manager applies it as its successor where the conversion is
+    /// mechanical, see [`crate::successor`]).
+    RemovedApi,
     /// A file named on the command line does not exist.
     FileNotFound,
     /// A file named on the command line exists but cannot be read (a directory, permissions).
@@ -166,6 +170,7 @@ impl Code {
             Code::PlanInProgress => "plan-in-progress",
             Code::Deleting => "deleting",
             Code::ValueDropped => "value-dropped",
+            Code::RemovedApi => "removed-api",
         }
     }
 }

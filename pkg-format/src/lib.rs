@@ -19,6 +19,7 @@
 //! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
 //! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
+//! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead) | [`successor::convert`], [`successor::REMOVED`] |
 //! | [`author`], [`listing`] | `package add parameter`; `package list parameters` | [`author::add_parameter`], [`listing::rows`] |
 //!
 //! Text is typed by its parameter's schema in one place ([`TextError`] says why not).
@@ -70,6 +71,7 @@ pub mod pipe;
 pub mod pointer;
 pub mod render;
 pub mod structural;
+pub mod successor;
 pub mod trigger;
 pub mod validate;
 pub mod values;

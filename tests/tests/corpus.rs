@@ -256,3 +256,118 @@ fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
         insta::assert_snapshot!(format!("deploy_{name}"), text);
     }
 }
+
+/// Issue 22: the operators' objects in API versions Kubernetes no longer serves. `package
+/// verify` warns about each (and only those), where its `apiVersion` is written: rabbitmq's
+/// Role and RoleBinding (`rbac.authorization.k8s.io/v1beta1`), spark's two CRDs
+/// (`apiextensions.k8s.io/v1beta1`) and five PodDisruptionBudgets (`policy/v1beta1`); each
+/// converts to its successor.
+#[test]
+fn kudo_operators_in_removed_api_versions_are_warned_about_where_written() {
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
+    let mut lines = Vec::new();
+    for dir in kudo_tests::folders_with(&root, "operator.yaml") {
+        let pkg = Package::load(&dir).unwrap();
+        for d in kudo_pkg::verify::verify(&pkg) {
+            if d.code != Code::RemovedApi {
+                continue;
+            }
+            assert!(!d.is_error(), "{d}");
+            let Origin::File(at) = &d.origin else {
+                panic!("{d} says not where it is")
+            };
+            let file = at.path.strip_prefix(&root).unwrap().display();
+            let help = d.help.as_deref().unwrap_or_default();
+            lines.push(format!(
+                "{file}:{}:{}: {}\n    {help}",
+                at.line, at.col, d.message
+            ));
+        }
+    }
+    assert_eq!(lines.len(), 9, "{}", lines.join("\n"));
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// spark's two controller-gen CRDs (8,450 lines of `apiextensions.k8s.io/v1beta1`, rendered
+/// as the deploy plan renders them) convert to v1 CRDs whose schemas are structural, with the
+/// v1beta1 validation, subresources and version moved into `spec.versions`.
+#[test]
+fn spark_crds_convert_to_v1_with_structural_schemas() {
+    use kudo_pkg::render::{RenderOptions, render_plan};
+    use kudo_pkg::{structural, successor};
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let pkg = Package::load(&shared.join("corpus/kudo-operators-full/spark")).unwrap();
+    let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
+    let values = version.effective(&serde_json::json!({})).0.into_value();
+    let opts = RenderOptions {
+        instance: "inst".into(),
+        namespace: "ns".into(),
+        plan: "deploy".into(),
+    };
+    let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+    let crds: Vec<&Value> = rendered
+        .iter()
+        .filter(|r| r.template == "spark-operator-crds.yaml")
+        .flat_map(|r| &r.objects)
+        .collect();
+    assert_eq!(crds.len(), 2);
+    for crd in crds {
+        let name = crd["metadata"]["name"].as_str().unwrap();
+        let c = successor::convert(crd)
+            .expect("a removed version")
+            .unwrap_or_else(|u| panic!("{name}: {u}"));
+        let v1 = &c.object;
+        assert_eq!(v1["apiVersion"], "apiextensions.k8s.io/v1", "{name}");
+        assert_eq!(v1.get("status"), None, "{name}");
+        let spec = v1["spec"].as_object().unwrap();
+        for gone in ["version", "validation", "subresources"] {
+            assert!(!spec.contains_key(gone), "{name}: spec.{gone}");
+        }
+        assert_eq!(spec["preserveUnknownFields"], false, "{name}");
+        assert_eq!(spec["scope"], "Namespaced", "{name}");
+        let versions = spec["versions"].as_array().unwrap();
+        assert_eq!(versions.len(), 1, "{name}");
+        let v = &versions[0];
+        assert_eq!(
+            (&v["name"], &v["served"], &v["storage"]),
+            (
+                &Value::from("v1beta2"),
+                &Value::from(true),
+                &Value::from(true)
+            ),
+            "{name}"
+        );
+        assert_eq!(
+            v["subresources"],
+            serde_json::json!({"status": {}}),
+            "{name}"
+        );
+        let schema = &v["schema"]["openAPIV3Schema"];
+        let violations: Vec<String> = structural::violations(schema)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(violations.is_empty(), "{name}: {violations:#?}");
+        let v1beta1 = &crd["spec"]["validation"]["openAPIV3Schema"];
+        assert_eq!(
+            schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            v1beta1["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            "{name}"
+        );
+        let notes: Vec<String> = c.notes.iter().map(ToString::to_string).collect();
+        println!("{name}: {} notes\n{}", notes.len(), notes.join("\n"));
+    }
+}

@@ -32,6 +32,7 @@
 //! | every leaf parameter is used by a template or a Toggle task, unless it has a `trigger` | `unused` | warning |
 //! | templates use only names of the render context (`Name`, not `Nmae`) | `template` | error |
 //! | every template parses, and every plan renders with the defaults into Kubernetes objects | `template` | error |
+//! | no rendered object is in an API version Kubernetes no longer serves ([`crate::successor`]) | `removed-api` | warning |
 //!
 //! No check waits for another to pass, and each template is judged on its own: a template that
 //! does not parse, or has a finding of its own, is not rendered (rendering would stop at that
@@ -393,6 +394,59 @@ mod tests {
         ]
         .map(|(c, f, l)| (c, f.to_string(), l));
         assert_eq!(got, want, "{:#?}", verify(&pkg));
+    }
+
+    #[test]
+    fn objects_in_removed_api_versions_are_warnings_at_their_api_version_line() {
+        let params = "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: A\n    default: x\n";
+        let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\ndata:\n  a: \"{{ .Params.A }}\"\n\
+             ---\nkind: Role\napiVersion: rbac.authorization.k8s.io/v1beta1\nmetadata:\n  name: peer\nrules: []\n\
+             ---\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: psp\nspec: {}\n\
+             ---\napiVersion: \"rbac.authorization.k8s.io/v1beta1\"\nkind: RoleBinding\nmetadata:\n  name: peer\nroleRef: {kind: Role, name: peer}\n";
+        let diags = verify(&go_package(params, template));
+        let got: Vec<(Code, bool, usize, &str, Option<&str>)> = diags
+            .iter()
+            .map(|d| match &d.origin {
+                Origin::File(l) => (
+                    d.code,
+                    d.is_error(),
+                    l.line,
+                    d.message.as_str(),
+                    d.help.as_deref(),
+                ),
+                other => panic!("{d} says not where it is: {other:?}"),
+            })
+            .collect();
+        let guide = crate::successor::GUIDE;
+        let role_help =
+            format!("write it as rbac.authorization.k8s.io/v1 ({guide}#rbac-resources-v122)");
+        let psp_help = format!("see {guide}#psp-v125");
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Code::RemovedApi,
+                    false,
+                    9,
+                    "template all.yaml: Role peer is rbac.authorization.k8s.io/v1beta1, which Kubernetes 1.22 and later do not serve; kudo-manager applies it as rbac.authorization.k8s.io/v1 on clusters that do not serve rbac.authorization.k8s.io/v1beta1",
+                    Some(role_help.as_str()),
+                ),
+                (
+                    Code::RemovedApi,
+                    false,
+                    14,
+                    "template all.yaml: PodSecurityPolicy psp is policy/v1beta1, which Kubernetes 1.25 and later do not serve: PodSecurityPolicy has no successor since Kubernetes 1.25: enforce pod security with Pod Security Admission (namespace labels) or an admission webhook, and remove this object; plans that apply it fail on those clusters",
+                    Some(psp_help.as_str()),
+                ),
+                (
+                    Code::RemovedApi,
+                    false,
+                    20,
+                    "template all.yaml: RoleBinding peer is rbac.authorization.k8s.io/v1beta1, which Kubernetes 1.22 and later do not serve; kudo-manager applies it as rbac.authorization.k8s.io/v1 on clusters that do not serve rbac.authorization.k8s.io/v1beta1",
+                    Some(role_help.as_str()),
+                ),
+            ]
+        );
     }
 
     #[test]

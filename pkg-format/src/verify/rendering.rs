@@ -9,7 +9,11 @@
 //!   objects);
 //! - a rendered object of kind `Namespace` is refused as in [`super::namespace`]: a `kind`
 //!   computed by the template is found here, and so is the `namespaceManifest` when a task
-//!   applies it (a task may not create the Namespace, whatever the template).
+//!   applies it (a task may not create the Namespace, whatever the template);
+//! - a rendered object in an API version Kubernetes no longer serves ([`crate::successor`]) is
+//!   a warning (`removed-api`) at its `apiVersion` line: kudo-manager applies its successor on
+//!   clusters that do not serve it, or, when there is no mechanical successor, the plan fails
+//!   there.
 //!
 //! Each template is judged on its own: one that is missing, does not parse or has findings of
 //! its own (`skipped`, reported by the other checks) adds no rendering finding (rendering stops
@@ -25,6 +29,7 @@ use super::namespace;
 use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::package::{Package, Task};
 use crate::render::{self, RenderOptions, Use};
+use crate::successor;
 
 /// What rendering already reported, so that nothing is reported twice.
 struct Findings<'a> {
@@ -64,6 +69,101 @@ impl Findings<'_> {
             self.out.push(d);
         }
     }
+
+    /// Warns about every rendered object in a removed API version, once each.
+    fn removed_versions(&mut self, rendered: &[render::Rendered]) {
+        for r in rendered {
+            let text = self.pkg.templates().get(&r.template);
+            let mut seen: Vec<&str> = Vec::new(); // the removed versions met so far, per object
+            for obj in &r.objects {
+                let Some(converted) = successor::convert(obj) else {
+                    continue;
+                };
+                let removal = match &converted {
+                    Ok(c) => c.removal,
+                    Err(u) => u.removal,
+                };
+                let nth = seen.iter().filter(|v| **v == removal.from).count();
+                seen.push(removal.from);
+                let (line, col) = text
+                    .and_then(|t| api_version_lines(t, removal.from).get(nth).copied())
+                    .unwrap_or((1, 1));
+                let d = removed_version(&r.template, obj, &converted).with_origin(Origin::File(
+                    Location {
+                        path: self.pkg.source().join("templates").join(&r.template),
+                        line,
+                        col,
+                    },
+                ));
+                if !self.out.contains(&d) {
+                    self.out.push(d);
+                }
+            }
+        }
+    }
+}
+
+/// The warning for `obj`, rendered from `template`, in a removed API version.
+fn removed_version(
+    template: &str,
+    obj: &Value,
+    converted: &Result<successor::Converted, successor::Unmapped>,
+) -> Diagnostic {
+    let meta = |k: &str| {
+        obj.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+    };
+    let name = meta("name")
+        .map(str::to_string)
+        .or_else(|| meta("generateName").map(|g| format!("{g}*")))
+        .unwrap_or_else(|| "(unnamed)".to_string());
+    let (removal, refusal) = match converted {
+        Ok(c) => (c.removal, None),
+        Err(u) => (u.removal, Some(&u.refusal)),
+    };
+    let head = format!(
+        "template {template}: {} {name} is {}, which Kubernetes {} and later do not serve",
+        removal.kind, removal.from, removal.removed_in
+    );
+    let (message, help) = match (removal.to, refusal) {
+        (Some(to), None) => (
+            format!(
+                "{head}; kudo-manager applies it as {to} on clusters that do not serve {}",
+                removal.from
+            ),
+            format!("write it as {to} ({})", removal.reference()),
+        ),
+        (Some(to), Some(refusal)) => (
+            format!(
+                "{head}, and kudo-manager cannot apply it as {to}: {refusal}; plans that apply it fail on those clusters"
+            ),
+            format!("see {}", removal.reference()),
+        ),
+        (None, refusal) => (
+            format!(
+                "{head}: {}; plans that apply it fail on those clusters",
+                refusal.map(ToString::to_string).unwrap_or_default()
+            ),
+            format!("see {}", removal.reference()),
+        ),
+    };
+    Diagnostic::warning(Code::RemovedApi, "", message).with_help(help)
+}
+
+/// The line and column (1-based) of each `apiVersion: VERSION` key in a template's text, in
+/// order (a block sequence's `- apiVersion:` too).
+fn api_version_lines(text: &str, version: &str) -> Vec<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let key = line.trim_start().trim_start_matches("- ");
+            let value = key.strip_prefix("apiVersion:")?.trim();
+            let value = value.trim_matches(|c| c == '"' || c == '\'');
+            let col = line[..line.len() - key.len()].chars().count() + 1;
+            (value == version).then_some((i + 1, col))
+        })
+        .collect()
 }
 
 /// Renders every plan with `values`; `namespaces` are the templates already reported as
@@ -107,7 +207,10 @@ pub(super) fn check(
                                 &step.name,
                                 &task.name,
                             ) {
-                                Ok(rendered) => f.objects(&rendered),
+                                Ok(rendered) => {
+                                    f.objects(&rendered);
+                                    f.removed_versions(&rendered);
+                                }
                                 Err(diags) => f.add(diags),
                             }
                         }
