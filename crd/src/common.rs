@@ -154,6 +154,11 @@ pub struct PlanStatus {
     /// The phases.
     #[serde(default)]
     pub phases: Vec<PhaseStatus>,
+    /// What the run did that the operator's author should know: each object applied otherwise
+    /// than its template says (in the successor of an API version the cluster no longer
+    /// serves; without fields the API server's schema does not declare), and how.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A condition (`metav1.Condition` shape).

@@ -254,6 +254,7 @@ pub fn fresh(pkg: &Package, plan: &str, uid: &str, now: &str) -> PlanStatus {
         last_updated_timestamp: Some(now.into()),
         uid: Some(uid.into()),
         phases,
+        warnings: Vec::new(),
     }
 }
 

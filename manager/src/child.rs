@@ -65,7 +65,11 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
         "spec": {"operatorVersion": {"name": ov}, "parameters": parameters},
     });
     let stored = objects
-        .apply(prepare(child, inst, &pkg.operator().name, at), inst)
+        .apply(
+            prepare(child, inst, &pkg.operator().name, at),
+            inst,
+            run.notes,
+        )
         .await?;
     match health(&stored) {
         Health::Healthy => Ok(()),

@@ -25,6 +25,7 @@ mod metrics;
 mod pipe;
 mod serve;
 mod tasks;
+mod undeclared;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -92,6 +93,9 @@ impl Error {
 
 /// `Result` with the manager's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Longest Event note the API server accepts (events.k8s.io/v1: 1 kB).
+const MAX_EVENT_NOTE: usize = 1024;
 
 /// Timings.
 #[derive(Debug, Clone, Copy)]
@@ -229,7 +233,16 @@ impl Context {
         }
     }
 
-    async fn event(&self, inst: &Instance, type_: EventType, reason: &str, note: String) {
+    async fn event(&self, inst: &Instance, type_: EventType, reason: &str, mut note: String) {
+        // The API server refuses an Event whose note is over 1 kB.
+        if note.len() > MAX_EVENT_NOTE {
+            let mut end = MAX_EVENT_NOTE - 3;
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+            note.push('…');
+        }
         let ev = Event {
             type_,
             reason: reason.into(),
@@ -436,6 +449,7 @@ async fn advance(
                 (ph.name.clone(), ph.steps[at.step].name.clone())
             })
             .collect();
+        let notes = tasks::Notes::default();
         let runs = names.iter().map(|(phase, step)| {
             let at = StepRef {
                 plan: &active.name,
@@ -448,9 +462,18 @@ async fn advance(
                 pkg,
                 params: &params,
                 at,
+                notes: &notes,
             })
         });
         let outcomes = futures::future::join_all(runs).await;
+        for note in notes.into_inner().unwrap_or_default() {
+            if !ps.warnings.contains(&note) {
+                tracing::warn!(instance = %key(inst), plan = %active.name, %note, "object applied otherwise than its template says");
+                ctx.event(inst, EventType::Warning, "ObjectConverted", note.clone())
+                    .await;
+                ps.warnings.push(note);
+            }
+        }
         let mut completed = false;
         let mut retry = false;
         for (at, outcome) in steps.iter().zip(outcomes) {

@@ -151,7 +151,7 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
     let name = parts("pipepod");
     let pod = check(pipe::pipe_pod(pod.clone(), &name))?;
     let stored = objects
-        .apply(prepare(pod, inst, &op.name, at), inst)
+        .apply(prepare(pod, inst, &op.name, at), inst, run.notes)
         .await?;
     match health(&stored) {
         Health::Healthy => {}
@@ -185,7 +185,7 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
             })?;
         let artifact = check(pipe::artifact(file, &parts(&file.key), &data))?;
         objects
-            .apply(prepare(artifact, inst, &op.name, at), inst)
+            .apply(prepare(artifact, inst, &op.name, at), inst, run.notes)
             .await?;
     }
     objects.delete(&stored, inst).await

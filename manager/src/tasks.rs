@@ -18,12 +18,13 @@ use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, Resource, ResourceExt};
 use kudo_pkg::render::{RenderOptions, render_task, toggle_enabled};
-use kudo_pkg::{Diagnostic, Package};
+use kudo_pkg::{Diagnostic, Package, successor};
 use serde_json::{Value, json};
 
 use super::health::{Health, Warning, health, owned_selector, with_reports};
 use super::memo::Memo;
 use super::pipe::{ExecFiles, PodFiles};
+use super::undeclared;
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
 
@@ -117,12 +118,33 @@ impl Objects {
         }
     }
 
-    /// Applies `obj` (already prepared) and returns what the API server stored.
-    pub(super) async fn apply(&self, mut obj: Value, inst: &Instance) -> Result<Value, Outcome> {
-        let (ar, namespaced) = self
-            .resource(&obj)
-            .await
-            .map_err(|l| Outcome::Retry(l.to_string()))?;
+    /// Applies `obj` (already prepared) and returns what the API server stored. An object in
+    /// an API version the cluster does not serve is applied as its successor when
+    /// [`successor::convert`] knows one, which is noted in `notes`.
+    pub(super) async fn apply(
+        &self,
+        obj: Value,
+        inst: &Instance,
+        notes: &Notes,
+    ) -> Result<Value, Outcome> {
+        let (mut obj, (ar, namespaced)) = match self.resource(&obj).await {
+            Ok(found) => (obj, found),
+            Err(l @ Lookup::NotServed { .. }) => match successor::convert(&obj) {
+                None => return Err(Outcome::Retry(l.to_string())),
+                Some(Err(unmapped)) => return Err(Outcome::Fatal(unmapped.to_string())),
+                Some(Ok(converted)) => {
+                    let found = self
+                        .resource(&converted.object)
+                        .await
+                        .map_err(|l| Outcome::Retry(l.to_string()))?;
+                    if let Ok(mut n) = notes.lock() {
+                        n.push(conversion_note(&obj, &converted));
+                    }
+                    (converted.object, found)
+                }
+            },
+            Err(l) => return Err(Outcome::Retry(l.to_string())),
+        };
         let ns = inst.namespace().unwrap_or_default();
         if namespaced {
             let target = obj
@@ -151,10 +173,36 @@ impl Objects {
             .to_string();
         let api = self.api(&ar, namespaced, &target_ns);
         let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
-        match api.patch(&name, &params, &Patch::Apply(&obj)).await {
-            Ok(stored) => Ok(serde_json::to_value(stored).unwrap_or(Value::Null)),
-            Err(e) => Err(classify(&e, &format!("{} {name}", ar.kind))),
+        let what = format!("{} {name}", ar.kind);
+        // Each round drops the fields the last refusal named; a refusal naming none ends it.
+        for _ in 0..MAX_UNDECLARED_ROUNDS {
+            let e = match api.patch(&name, &params, &Patch::Apply(&obj)).await {
+                Ok(stored) => return Ok(serde_json::to_value(stored).unwrap_or(Value::Null)),
+                Err(e) => e,
+            };
+            let kube::Error::Api(status) = &e else {
+                return Err(classify(&e, &what));
+            };
+            let mut dropped = Vec::new();
+            for (steps, text) in undeclared::paths(&status.message) {
+                if undeclared::remove(&mut obj, &steps) {
+                    dropped.push(text);
+                }
+            }
+            if dropped.is_empty() {
+                return Err(classify(&e, &what));
+            }
+            if let Ok(mut n) = notes.lock() {
+                n.push(format!(
+                    "{what}: dropped {}: not declared by the API server's schema of {} (the API server drops unknown fields on create and update, as KUDO and kubectl apply wrote them; server-side apply refuses the object)",
+                    dropped.join(", "),
+                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or("")
+                ));
+            }
         }
+        Err(Outcome::Fatal(format!(
+            "the API server refused {what}: it kept naming undeclared fields after {MAX_UNDECLARED_ROUNDS} rounds of dropping them"
+        )))
     }
 
     /// The recent Warning events of `stored` (an object as the API server returned it) and of
@@ -270,6 +318,31 @@ impl Objects {
     }
 }
 
+/// What a step's tasks note for their plan's status (`status.planStatus.PLAN.warnings`): each
+/// object applied otherwise than its template says (as the successor of an API version the
+/// cluster does not serve; without fields the API server does not declare).
+pub type Notes = std::sync::Mutex<Vec<String>>;
+
+/// `Role r: applied as rbac.authorization.k8s.io/v1: ...`.
+fn conversion_note(obj: &Value, c: &successor::Converted) -> String {
+    let r = c.removal;
+    let mut note = format!(
+        "{} {}: applied as {}, since the cluster does not serve {} (removed in Kubernetes {}, {})",
+        r.kind,
+        obj.pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        r.to.unwrap_or(""),
+        r.from,
+        r.removed_in,
+        r.reference()
+    );
+    for n in &c.notes {
+        note.push_str(&format!("; {n}"));
+    }
+    note
+}
+
 /// How much older than kudo-manager's last change of an object a Warning event may look and
 /// still be named (client-go's event spam filter lets a repeated event update once per 5
 /// minutes).
@@ -343,10 +416,17 @@ impl Lookup {
     }
 }
 
+/// Most rounds of dropping undeclared fields before an apply gives up.
+const MAX_UNDECLARED_ROUNDS: usize = 4;
+
+/// What server-side apply says when the object does not fit the kind's schema (a field of the
+/// wrong type, an undeclared field): a 500, though the object, not the server, is at fault.
+const UNTYPED: &str = "failed to create typed patch object";
+
 /// An invalid object will stay invalid: fatal. Anything else may pass later: retried.
 fn classify(e: &kube::Error, what: &str) -> Outcome {
     match e {
-        kube::Error::Api(s) if s.is_invalid() || s.code == 400 => {
+        kube::Error::Api(s) if s.is_invalid() || s.code == 400 || s.message.contains(UNTYPED) => {
             Outcome::Fatal(format!("the API server refused {what}: {}", s.message))
         }
         kube::Error::Api(s) => Outcome::Retry(format!("{what}: {} ({})", s.message, s.code)),
@@ -397,6 +477,8 @@ pub struct StepRun<'a> {
     pub params: &'a Value,
     /// Where the step is.
     pub at: StepRef<'a>,
+    /// What the step notes for its plan's status.
+    pub notes: &'a Notes,
 }
 
 impl<'a> StepRun<'a> {
@@ -464,7 +546,10 @@ pub async fn run_step(run: StepRun<'_>) -> Outcome {
         let mut waiting = Vec::new();
         for obj in rendered.into_iter().flat_map(|r| r.objects) {
             if apply {
-                let stored = match objects.apply(prepare(obj, inst, &op.name, at), inst).await {
+                let stored = match objects
+                    .apply(prepare(obj, inst, &op.name, at), inst, run.notes)
+                    .await
+                {
                     Ok(s) => s,
                     Err(o) => return o,
                 };

@@ -29,6 +29,8 @@ struct Cluster {
     statuses: HashMap<String, Value>,
     errors: HashMap<String, (u16, &'static str)>,
     instance: Value,
+    /// The Events a list of events returns.
+    events: Vec<Value>,
 }
 
 struct Fake {
@@ -70,6 +72,15 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
             (200, resources(&p["/apis/".len()..]))
         }
         ("POST", p) if p.contains("/events") => (201, body.clone()),
+        ("GET", p) if p.ends_with("/events") => (
+            200,
+            json!({"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": cluster.events}),
+        ),
+        // What a workload owns: nothing in this cluster.
+        ("GET", p) if p.ends_with("/replicasets") || p.ends_with("/pods") => (
+            200,
+            json!({"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []}),
+        ),
         ("PATCH", p) if p.ends_with("/status") && p.contains("/instances/") => {
             cluster.instance["status"] = body["status"].clone();
             (200, cluster.instance.clone())
@@ -127,6 +138,10 @@ impl Fake {
             .insert(name.into(), status);
     }
 
+    fn event(&self, event: Value) {
+        self.cluster.lock().unwrap().events.push(event);
+    }
+
     fn refuse(&self, name: &str, code: u16, reason: &'static str) {
         self.cluster
             .lock()
@@ -149,7 +164,7 @@ impl Fake {
 
     fn events(seen: &[Seen]) -> Vec<(String, String)> {
         seen.iter()
-            .filter(|s| s.path.contains("/events"))
+            .filter(|s| s.path.contains("/events") && s.method == "POST")
             .map(|s| {
                 (
                     s.body["reason"].as_str().unwrap_or("").to_string(),
@@ -375,6 +390,9 @@ async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_depl
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
             "GET /apis/apps/v1",
             "PATCH /apis/apps/v1/namespaces/ns/deployments/demo-app",
+            // It waits: what it owns is looked up, for the warnings of its controllers.
+            "GET /apis/apps/v1/namespaces/ns/replicasets",
+            "GET /api/v1/namespaces/ns/pods",
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
         ]
     );
@@ -951,4 +969,40 @@ async fn a_pipe_file_missing_or_too_large_fails_the_step_and_an_unreachable_pod_
             Fake::calls(&seen)
         );
     }
+}
+
+/// The zookeeper operator before kudo read manifests as Kubernetes does: the StatefulSet is
+/// applied, but its controller cannot create a Pod the API server finds invalid. The step fails
+/// with the controller's words at once instead of waiting for a generation it never observes.
+#[tokio::test]
+async fn a_workload_whose_pods_are_refused_as_invalid_fails_its_step_with_the_reason() {
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (_, _, seen) = reconcile_with(inst, true, |f| {
+        f.event(json!({"metadata": {"name": "demo-app.1", "namespace": "ns"},
+            "involvedObject": {"kind": "Deployment", "name": "demo-app", "uid": "uid-demo-app"},
+            "type": "Warning", "reason": "FailedCreate", "count": 12,
+            "lastTimestamp": "2026-11-24T18:44:15Z",
+            "message": "create Pod demo-app-0 failed error: Pod \"demo-app-0\" is invalid: spec.volumes[1].configMap.defaultMode: Invalid value: 777: must be a number between 0 and 0777 (octal), both inclusive"}));
+        // Another object's warning is not this one's.
+        f.event(json!({"metadata": {"name": "other.1", "namespace": "ns"},
+            "involvedObject": {"kind": "Pod", "name": "other", "uid": "uid-other"},
+            "type": "Warning", "reason": "BackOff", "message": "restarting"}));
+    })
+    .await;
+    let last = &seen
+        .iter()
+        .rev()
+        .find(|s| s.path.ends_with("/status"))
+        .unwrap()
+        .body["status"];
+    let app = &last["planStatus"]["deploy"]["phases"][0]["steps"][1];
+    assert_eq!(app["status"], "FATAL_ERROR", "{last}");
+    let message = app["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Deployment demo-app: FailedCreate (Deployment demo-app): create Pod demo-app-0 failed"
+        ) && message.contains("Invalid value: 777")
+            && !message.contains("restarting"),
+        "{message}"
+    );
 }

@@ -95,6 +95,10 @@ pub struct PlanView {
     pub last_updated: Option<String>,
     /// The phases.
     pub phases: Vec<PhaseView>,
+    /// What the run applied otherwise than its templates say (converted API versions, dropped
+    /// undeclared fields).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A phase and its status.
@@ -200,6 +204,7 @@ fn plan_view(
         uid: ps.uid.clone(),
         last_updated: ps.last_updated_timestamp.clone(),
         phases,
+        warnings: ps.warnings.clone(),
     }
 }
 
@@ -293,6 +298,9 @@ impl fmt::Display for StatusView {
             )?;
             if Some(plan.name.as_str()) != active {
                 continue;
+            }
+            for w in &plan.warnings {
+                writeln!(f, "{indent}! warning: {w}")?;
             }
             for (j, phase) in plan.phases.iter().enumerate() {
                 let last_phase = j + 1 == plan.phases.len();

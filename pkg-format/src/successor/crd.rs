@@ -40,6 +40,7 @@ pub(super) fn convert(obj: &mut Map<String, Value>, notes: &mut Vec<Note>) -> Re
             why: "the API server writes a CRD's status",
         });
     }
+    approval(obj, notes);
     let Some(Value::Object(spec)) = obj.get_mut("spec") else {
         return Err(Refusal::Malformed {
             pointer: "/spec".into(),
@@ -263,6 +264,48 @@ enum Level {
     Root,
     Metadata,
     Other,
+}
+
+/// The annotation v1 requires of a CRD in a group Kubernetes protects (`*.k8s.io`,
+/// `*.kubernetes.io`): the link to its approved API review, or a value starting with
+/// `unapproved` (accepted, and reported in the CRD's `KubernetesAPIApprovalPolicyConformant`
+/// condition). v1beta1 did not ask for it.
+const APPROVAL: &str = "api-approved.kubernetes.io";
+
+/// Writes [`APPROVAL`] as `unapproved, ...` on a CRD of a protected group without it (spark's
+/// `sparkoperator.k8s.io`): what v1beta1 let through, said openly.
+fn approval(obj: &mut Map<String, Value>, notes: &mut Vec<Note>) {
+    let group = obj
+        .get("spec")
+        .and_then(|s| s.get("group"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let protected = ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|p| group == *p || group.ends_with(&format!(".{p}")));
+    let has = obj
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(APPROVAL))
+        .is_some();
+    if !protected || has {
+        return;
+    }
+    let value = json!(
+        "unapproved, applied as apiextensions.k8s.io/v1 from a v1beta1 CustomResourceDefinition"
+    );
+    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+    if let Some(m) = meta.as_object_mut() {
+        let annotations = m.entry("annotations").or_insert_with(|| json!({}));
+        if let Some(a) = annotations.as_object_mut() {
+            a.insert(APPROVAL.into(), value.clone());
+            notes.push(Note::Added {
+                pointer: format!("/metadata/annotations/{}", pointer::escape(APPROVAL)),
+                value,
+                why: "apiextensions.k8s.io/v1 requires it of CRDs in the k8s.io and kubernetes.io groups; v1beta1 did not",
+            });
+        }
+    }
 }
 
 fn is_true(n: &Map<String, Value>, key: &str) -> bool {

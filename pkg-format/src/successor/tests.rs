@@ -276,6 +276,19 @@ fn removed_versions_become_their_successors_or_are_refused() {
             ),
         ),
         (
+            "#customresourcedefinition-v122 (apiextensions validation, KEP-1111): a CRD of a protected group (*.k8s.io) gets the approval annotation v1 requires, as unapproved",
+            json!({"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition", "metadata": {"name": "apps.spark.k8s.io"},
+                   "spec": {"group": "spark.k8s.io", "scope": "Namespaced", "version": "v1",
+                            "validation": {"openAPIV3Schema": {"type": "object"}}}}),
+            Ok(
+                json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                   "metadata": {"name": "apps.spark.k8s.io", "annotations": {"api-approved.kubernetes.io": "unapproved, applied as apiextensions.k8s.io/v1 from a v1beta1 CustomResourceDefinition"}},
+                   "spec": {"group": "spark.k8s.io", "scope": "Namespaced",
+                            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+                            "preserveUnknownFields": false}}),
+            ),
+        ),
+        (
             "#customresourcedefinition-v122: no schema keeps every field; per-version fields win; a free-form object keeps its fields",
             json!({"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition", "metadata": {"name": "t.e"},
                    "spec": {"group": "e", "scope": "Cluster", "preserveUnknownFields": true,
