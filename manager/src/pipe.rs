@@ -30,6 +30,18 @@ pub enum FileError {
     Unreachable(String),
 }
 
+/// Why an exec into a Pod failed, in the API server's words (without the client's debug dump
+/// of the status). The usual case without a reachable kubelet: `error dialing backend: ...`.
+fn exec_failure(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!(
+            "the API server cannot exec into the Pod ({}): is its node's kubelet reachable?",
+            s.message
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// Reads a file from a running Pod's [`WAITER`] container.
 pub trait PodFiles: Send + Sync {
     /// At most [`MAX_FILE_SIZE`] bytes of `path` in Pod `namespace/pod`.
@@ -71,7 +83,7 @@ impl PodFiles for ExecFiles {
             let mut process = pods
                 .exec(pod, ["cat", path], &params)
                 .await
-                .map_err(|e| FileError::Unreachable(e.to_string()))?;
+                .map_err(|e| FileError::Unreachable(exec_failure(&e)))?;
             let status = process.take_status();
             let mut data = Vec::new();
             if let Some(stdout) = process.stdout() {
@@ -179,9 +191,12 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
                     "pipe file {} of Pod {name} cannot be read: {why}",
                     file.path
                 )),
-                FileError::Unreachable(why) => {
-                    Outcome::Retry(format!("pipe file {} of Pod {name}: {why}", file.path))
-                }
+                // Not the package's fault, and the Pod may become reachable: the step waits,
+                // saying for what.
+                FileError::Unreachable(why) => Outcome::Waiting(format!(
+                    "waiting to read pipe file {} from Pod {name} (container {WAITER}, with exec): {why}",
+                    file.path
+                )),
             })?;
         let artifact = check(pipe::artifact(file, &parts(&file.key), &data))?;
         objects
