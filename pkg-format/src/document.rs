@@ -10,6 +10,12 @@
 //! own marked tree first doubled the cost of loading a large params.yaml (see BENCHMARKS.md).
 //! Aliases are expanded within a node budget (alias bombs are refused) and a key given twice in
 //! one mapping is an error unless the caller accepts it.
+//!
+//! The same walk reads rendered manifests in its second mode (`Schema::Kubernetes`): scalars
+//! resolved by YAML 1.1 as Kubernetes resolves them, keys made strings as Kubernetes makes
+//! them, merge keys merged, and a block scalar that ends a text with no final line break given
+//! none (saphyr adds one; libyaml, which Kubernetes' go-yaml ports, does not). The rules are in
+//! [`crate::manifest`], which reads manifests. Parameter files keep the YAML 1.2 core schema.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,11 +23,15 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use saphyr::Scalar;
-use saphyr_parser::{Event, Marker, Parser, ScanError, Span, SpannedEventReceiver, Tag};
+use saphyr_parser::{
+    Event, Marker, Parser, ScalarStyle, ScanError, Span, SpannedEventReceiver, Tag,
+};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::diag::Location;
 use crate::error::Error;
+use crate::manifest::{self, Refusal};
 use crate::pointer;
 
 /// Most nodes that alias expansion may produce in one stream (a "billion laughs" guard).
@@ -58,6 +68,25 @@ struct Built {
     start: (usize, usize),
 }
 
+/// How scalars are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Schema {
+    /// The YAML 1.2 core schema: parameter files, values, package files.
+    Core,
+    /// Kubernetes' rules (go-yaml v2, then sigs.k8s.io/yaml): rendered manifests. See
+    /// [`crate::manifest`].
+    Kubernetes,
+}
+
+/// A mapping key read, waiting for its value.
+struct Key {
+    text: String,
+    /// Where it was written.
+    at: Marker,
+    /// A merge key (`<<`, [`Schema::Kubernetes`] only): its value is merged, not stored.
+    merge: bool,
+}
+
 /// A collection being built, with what is needed to close it.
 enum Frame {
     Seq {
@@ -70,13 +99,21 @@ enum Frame {
         map: Map<String, Value>,
         anchor: usize,
         ptr_len: usize,
-        /// The key read, waiting for its value, and where it was written.
-        key: Option<(String, Marker)>,
+        /// The key read, waiting for its value.
+        key: Option<Key>,
+        /// Keys whose value only a merge has set (a key written later overrides them).
+        merged: Vec<String>,
     },
 }
 
 /// Turns parser events into JSON values and their locations.
-struct Builder {
+struct Builder<'t> {
+    /// The text parsed.
+    source: &'t str,
+    /// The last line of a manifest whose last line had no line break: `source` is the text with
+    /// one added, as saphyr's block scalars are wrong at the very end of the input.
+    unterminated: Option<&'t str>,
+    schema: Schema,
     allow_duplicates: bool,
     /// Whether to build the location index (and the pointers it needs).
     locate: bool,
@@ -91,15 +128,21 @@ struct Builder {
     docs_before: usize,
     docs: Vec<Built>,
     error: Option<ScanError>,
+    /// Where the last scalar of the stream starts when it is a block scalar and no other node
+    /// follows it (in characters).
+    final_block: Option<usize>,
 }
 
 fn at(m: Marker) -> (usize, usize) {
     (m.line(), m.col() + 1)
 }
 
-impl Builder {
-    fn new(allow_duplicates: bool, locate: bool) -> Builder {
+impl<'t> Builder<'t> {
+    fn new(source: &'t str, schema: Schema, allow_duplicates: bool, locate: bool) -> Builder<'t> {
         Builder {
+            source,
+            unterminated: None,
+            schema,
             allow_duplicates,
             locate,
             stack: Vec::new(),
@@ -111,6 +154,7 @@ impl Builder {
             docs_before: 0,
             docs: Vec::new(),
             error: None,
+            final_block: None,
         }
     }
 
@@ -137,12 +181,14 @@ impl Builder {
             }
             Some(Frame::Map { key: None, .. }) => None,
             Some(Frame::Map {
-                key: Some((k, key_mark)),
+                key: Some(Key {
+                    text, at: key_at, ..
+                }),
                 ..
             }) => {
-                let key_mark = *key_mark;
+                let key_mark = *key_at;
                 self.ptr.push('/');
-                self.ptr.push_str(&pointer::escape(k));
+                self.ptr.push_str(&pointer::escape(text));
                 // A collection is found by its key; a scalar by its value.
                 let pos = if collection { at(key_mark) } else { at(start) };
                 self.locations.insert(self.ptr.clone(), pos);
@@ -152,11 +198,42 @@ impl Builder {
     }
 
     /// A finished node: stored as the key or value of its mapping, an item of its sequence, or
-    /// the document.
-    fn add(&mut self, value: Value, anchor: usize, start: Marker) -> Result<(), ScanError> {
+    /// the document. `alias`: it is an alias's value (a merge takes an alias of a mapping only).
+    fn add(
+        &mut self,
+        value: Value,
+        anchor: usize,
+        start: Marker,
+        alias: bool,
+    ) -> Result<(), ScanError> {
         if anchor > 0 {
             self.anchors.insert(anchor, value.clone());
         }
+        match self.stack.last_mut() {
+            Some(Frame::Map {
+                key: key @ None, ..
+            }) => {
+                let text = match (value, self.schema) {
+                    (Value::String(s), _) => s,
+                    (Value::Array(_) | Value::Object(_), _) => return Err(key_error(start)),
+                    (other, Schema::Core) => other.to_string(),
+                    (other, Schema::Kubernetes) => manifest::key_of(other)
+                        .map_err(|r| refused(start, &r))?
+                        .ok_or_else(|| key_error(start))?,
+                };
+                *key = Some(Key {
+                    text,
+                    at: start,
+                    merge: false,
+                });
+                Ok(())
+            }
+            _ => self.place(value, alias),
+        }
+    }
+
+    /// Stores a value: in its mapping under the key read, in its sequence, or as the document.
+    fn place(&mut self, value: Value, alias: bool) -> Result<(), ScanError> {
         match self.stack.last_mut() {
             None => self.docs.push(Built {
                 value,
@@ -168,25 +245,85 @@ impl Builder {
                 self.ptr.truncate(*ptr_len);
             }
             Some(Frame::Map {
-                map, key, ptr_len, ..
-            }) => match key.take() {
-                None => {
-                    let k = match value {
-                        Value::String(s) => s,
-                        Value::Array(_) | Value::Object(_) => {
-                            return Err(key_error(start));
-                        }
-                        other => other.to_string(),
-                    };
-                    *key = Some((k, start));
+                map,
+                key,
+                ptr_len,
+                merged,
+                ..
+            }) => {
+                self.ptr.truncate(*ptr_len);
+                let Some(Key { text, at, merge }) = key.take() else {
+                    return Err(key_error(Marker::default()));
+                };
+                if merge {
+                    return merge_into(map, merged, value, alias).map_err(|r| refused(at, &r));
                 }
-                Some((k, key_mark)) => {
-                    self.ptr.truncate(*ptr_len);
-                    if map.insert(k, value).is_some() && !self.allow_duplicates {
-                        return Err(ScanError::new_str(key_mark, "duplicated key in mapping"));
+                match map.entry(text) {
+                    Entry::Vacant(e) => {
+                        e.insert(value);
+                    }
+                    Entry::Occupied(mut e) => {
+                        let only_merged = match merged.iter().position(|k| k == e.key()) {
+                            Some(i) => {
+                                merged.swap_remove(i);
+                                true
+                            }
+                            None => false,
+                        };
+                        e.insert(value);
+                        if !only_merged && !self.allow_duplicates {
+                            return Err(ScanError::new_str(at, "duplicated key in mapping"));
+                        }
                     }
                 }
-            },
+            }
+        }
+        Ok(())
+    }
+
+    /// A scalar read by Kubernetes' rules: a value, a key, or a merge key.
+    fn kubernetes_scalar(
+        &mut self,
+        mut text: Cow<'_, str>,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Cow<'_, Tag>>,
+        span: Span,
+    ) -> Result<(), ScanError> {
+        let start = span.start;
+        if let Some(last_line) = self.unterminated
+            && matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+            && span.end.index() == self.source.chars().count()
+            && text.ends_with('\n')
+            && manifest::line_break_unwritten(self.source, start.index(), last_line)
+        {
+            text.to_mut().pop();
+        }
+        let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
+        let merge = is_key && manifest::is_merge(&text, style, tag);
+        let scalar = manifest::Scalar::read(text, style, tag).map_err(|r| refused(start, &r))?;
+        if !is_key {
+            let value = scalar.into_value().map_err(|r| refused(start, &r))?;
+            self.enter(start, false);
+            return self.add(value, anchor, start, false);
+        }
+        if anchor > 0 {
+            // An alias of a key may be a value: it is anchored as one (a non-finite float, which
+            // no value may be, as its key text).
+            let value = scalar
+                .clone()
+                .into_value()
+                .or_else(|_| scalar.clone().into_key().map(Value::String))
+                .map_err(|r| refused(start, &r))?;
+            self.anchors.insert(anchor, value);
+        }
+        let text = scalar.into_key().map_err(|r| refused(start, &r))?;
+        if let Some(Frame::Map { key, .. }) = self.stack.last_mut() {
+            *key = Some(Key {
+                text,
+                at: start,
+                merge,
+            });
         }
         Ok(())
     }
@@ -205,23 +342,35 @@ impl Builder {
                     if self.locate {
                         self.locations.insert(String::new(), at(start));
                     }
-                    self.add(Value::Null, 0, start)?;
+                    self.add(Value::Null, 0, start, false)?;
                 }
                 self.anchors.clear();
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar_value(text, style, tag.as_ref())
-                    .ok_or_else(|| ScanError::new_str(start, "invalid value for its tag"))?;
-                self.enter(start, false);
-                self.add(value, anchor, start)?;
+                self.final_block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    .then(|| start.index());
+                match self.schema {
+                    Schema::Core => {
+                        let value = scalar_value(text, style, tag.as_ref()).ok_or_else(|| {
+                            ScanError::new_str(start, "invalid value for its tag")
+                        })?;
+                        self.enter(start, false);
+                        self.add(value, anchor, start, false)?;
+                    }
+                    Schema::Kubernetes => {
+                        self.kubernetes_scalar(text, style, anchor, tag.as_ref(), span)?;
+                    }
+                }
             }
             Event::Alias(id) => {
+                self.final_block = None;
                 let value = self.alias(id, start)?;
                 let collection = matches!(value, Value::Array(_) | Value::Object(_));
                 self.enter(start, collection);
-                self.add(value, 0, start)?;
+                self.add(value, 0, start, true)?;
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                self.final_block = None;
                 if self.enter(start, true).is_none() {
                     return Err(key_error(start));
                 }
@@ -238,6 +387,7 @@ impl Builder {
                         anchor,
                         ptr_len,
                         key: None,
+                        merged: Vec::new(),
                     }
                 });
             }
@@ -257,7 +407,7 @@ impl Builder {
                     None => return Err(ScanError::new_str(start, "unbalanced collection end")),
                 };
                 self.ptr.truncate(ptr_len);
-                self.add(value, anchor, start)?;
+                self.add(value, anchor, start, false)?;
             }
         }
         Ok(())
@@ -278,7 +428,7 @@ impl Builder {
     }
 }
 
-impl<'input> SpannedEventReceiver<'input> for Builder {
+impl<'input> SpannedEventReceiver<'input> for Builder<'_> {
     fn on_event(&mut self, ev: Event<'input>, span: Span) {
         if self.error.is_none()
             && let Err(e) = self.event(ev, span)
@@ -290,6 +440,44 @@ impl<'input> SpannedEventReceiver<'input> for Builder {
 
 fn key_error(m: Marker) -> ScanError {
     ScanError::new_str(m, "mapping keys must be strings, numbers or booleans")
+}
+
+fn refused(m: Marker, r: &Refusal) -> ScanError {
+    ScanError::new(m, r.to_string())
+}
+
+/// A merge key's value merged into `map` as go-yaml v2 merges into a map: a mapping (written or
+/// an alias) sets its keys, overriding those before; a written list of mappings merges them
+/// last to first, so the first wins. `merged` records the keys only a merge has set.
+fn merge_into(
+    map: &mut Map<String, Value>,
+    merged: &mut Vec<String>,
+    value: Value,
+    alias: bool,
+) -> Result<(), Refusal> {
+    let maps = match value {
+        Value::Object(m) => vec![m],
+        Value::Array(items) if !alias => items
+            .into_iter()
+            .rev()
+            .map(|item| match item {
+                Value::Object(m) => Ok(m),
+                _ => Err(Refusal::Merge),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err(Refusal::Merge),
+    };
+    for m in maps {
+        for (k, v) in m {
+            if let Entry::Vacant(e) = map.entry(k.clone()) {
+                e.insert(v);
+                merged.push(k);
+            } else {
+                map.insert(k, v);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Counts the nodes of `value` against `budget`; false once it is exhausted.
@@ -318,16 +506,44 @@ fn scalar_value(
 /// Parses every YAML document of `text`; duplicate keys are an error unless `allow_duplicates`
 /// (then the last value wins).
 fn load(text: &str, allow_duplicates: bool, locate: bool) -> Result<Vec<Built>, ScanError> {
-    let mut parser = Parser::new_from_str(text);
-    let mut builder = Builder::new(allow_duplicates, locate);
-    parser.load(&mut builder, true)?;
-    if let Some(e) = builder.error {
-        return Err(e);
-    }
-    Ok(builder.docs)
+    let builder = Builder::new(text, Schema::Core, allow_duplicates, locate);
+    run(builder).map(|b| b.docs)
 }
 
-fn scan_error(path: &Path, e: &ScanError) -> Error {
+/// Feeds the parser's events over `builder.source` to `builder`.
+fn run(mut builder: Builder<'_>) -> Result<Builder<'_>, ScanError> {
+    let mut parser = Parser::new_from_str(builder.source);
+    parser.load(&mut builder, true)?;
+    if let Some(e) = builder.error.take() {
+        return Err(e);
+    }
+    Ok(builder)
+}
+
+/// Parses every document of a manifest stream by Kubernetes' rules ([`crate::manifest`]);
+/// duplicate keys are an error. Also says where the stream's last node starts when it is a
+/// block scalar (in characters).
+///
+/// A text whose last line has no line break is parsed with one: saphyr gives a block scalar
+/// that ends the input a final line break that was not written (and more, after a blank last
+/// line), where libyaml, and so go-yaml, keeps only the line breaks written. The block scalar
+/// then loses the line break added, unless it was not its own ([`manifest::line_break_unwritten`]).
+pub(crate) fn load_manifests(text: &str) -> Result<(Vec<Value>, Option<usize>), ScanError> {
+    let unterminated = !text.is_empty() && !text.ends_with(['\n', '\r']);
+    let source: Cow<'_, str> = match unterminated {
+        true => format!("{text}\n").into(),
+        false => text.into(),
+    };
+    let mut builder = Builder::new(&source, Schema::Kubernetes, false, false);
+    if unterminated {
+        builder.unterminated = text.rsplit('\n').next();
+    }
+    let builder = run(builder)?;
+    let docs = builder.docs.into_iter().map(|d| d.value).collect();
+    Ok((docs, builder.final_block))
+}
+
+pub(crate) fn scan_error(path: &Path, e: &ScanError) -> Error {
     Error::Yaml {
         path: path.to_path_buf(),
         line: e.marker().line(),
@@ -383,13 +599,6 @@ impl Document {
             locations: OnceLock::new(),
             duplicate_key: None,
         })
-    }
-
-    /// Parses a stream of YAML documents (a rendered template may hold several). Empty documents
-    /// are `null`.
-    pub fn parse_stream(path: &Path, text: &str) -> Result<Vec<Value>, Error> {
-        let docs = load(text, false, false).map_err(|e| scan_error(path, &e))?;
-        Ok(docs.into_iter().map(|d| d.value).collect())
     }
 
     /// A document built from JSON that was never YAML text (an object read from the API
@@ -593,15 +802,6 @@ mod tests {
         let p = Path::new("s.yaml");
         assert_eq!(Document::parse(p, "").unwrap().value(), &Value::Null);
         assert_eq!(Document::parse(p, "---\n").unwrap().value(), &Value::Null);
-        let stream = Document::parse_stream(p, "a: 1\n---\n---\n- x\n").unwrap();
-        assert_eq!(
-            stream,
-            vec![
-                serde_json::json!({"a": 1}),
-                Value::Null,
-                serde_json::json!(["x"])
-            ]
-        );
         let err = Document::parse(p, "a: 1\n---\nb: 2\n").unwrap_err();
         assert!(
             matches!(&err, Error::Yaml { line: 2, message, .. } if message.contains("found 2")),

@@ -16,7 +16,8 @@
 //! | [`trigger`], [`immutable`], [`change`] | the plan a change runs; what may never change; install, update and upgrade as pure decisions (all three extensions applied) | [`trigger::select`], [`immutable::check_update`], [`change::install`], [`change::update`], [`change::upgrade`] |
 //! | [`migrate`] | values carried across an upgrade by `oldName` | [`migrate::migrate`] |
 //! | [`instance`] | `kudo update -f` / `upgrade -f` on an Instance file, comments kept | [`instance::update`], [`instance::upgrade`], [`Edit`] |
-//! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`] |
+//! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::stream`] |
+//! | [`manifest`] | rendered manifests read as Kubernetes reads them (YAML 1.1: `0777` is 511); YAML it reads back | [`manifest::parse`], [`manifest::to_yaml`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
 //! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
 //! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead) | [`successor::convert`], [`successor::REMOVED`] |
@@ -64,6 +65,7 @@ pub mod document;
 pub mod immutable;
 pub mod instance;
 pub mod listing;
+pub mod manifest;
 pub mod migrate;
 pub mod package;
 pub mod params;

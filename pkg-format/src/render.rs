@@ -16,8 +16,13 @@
 //! `gte`, `lt`, `lte`, `and`, `or`, `not`): `toYaml`, `toJson`, `default VALUE FALLBACK`
 //! (fallback when the value is missing, null or ""), `quote` (a double-quoted, escaped string),
 //! `indent N TEXT`, `b64enc`.
+//!
+//! The rendered text is read as Kubernetes reads a manifest ([`crate::manifest`]: YAML 1.1,
+//! so `defaultMode: 0777` is 511), whether the manager applies it, `kudo template -o json` or
+//! `install --dry-run` prints it or `package verify` checks it. [`stream`] prints the texts of
+//! a plan as one YAML stream that reads back as exactly those objects.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::Engine as _;
 use handlebars::{
@@ -27,9 +32,35 @@ use handlebars::{
 use serde_json::{Value, json};
 
 use crate::diag::{Code, Diagnostic, Location, Origin};
-use crate::document::Document;
 use crate::gotemplate::{self, TemplateEngine};
+use crate::manifest::{self, Printable};
 use crate::package::{Operator, Package};
+
+/// The rendered templates as one YAML stream, each document under a `# Source:` comment naming
+/// its template and task, that [`manifest::parse`] reads as exactly the objects of `rendered`,
+/// in order (what `kudo template` prints).
+///
+/// Each template's text is kept as rendered ([`manifest::printable`] says when it cannot be:
+/// a final block scalar with no line break after it is made to strip, `|` → `|-`; a text that
+/// would not read the same is replaced by its objects, under a comment that says so).
+pub fn stream(rendered: &[Rendered]) -> String {
+    let mut out = String::new();
+    for r in rendered {
+        out.push_str(&format!(
+            "---\n# Source: templates/{} (task {})\n",
+            r.template, r.task
+        ));
+        let printed = manifest::printable(&r.text, &r.objects);
+        if let Printable::Objects(_) = printed {
+            out.push_str(
+                "# The objects read from the rendered text: the text itself would not read the \
+                 same here.\n",
+            );
+        }
+        out.push_str(printed.text());
+    }
+    out
+}
 
 /// Which instance and plan to render for.
 #[derive(Debug, Clone)]
@@ -413,10 +444,9 @@ fn context(op: &Operator, params: &Value, opts: &RenderOptions, u: &Use) -> Valu
     })
 }
 
-/// Parses rendered text and checks that each document is a Kubernetes object.
+/// Reads rendered text as Kubernetes does and checks that each document is a Kubernetes object.
 fn objects(file: &Path, text: &str, naming: Naming) -> Result<Vec<Value>, Diagnostic> {
-    let rendered: PathBuf = file.to_path_buf();
-    let docs = Document::parse_stream(&rendered, text).map_err(|e| {
+    let docs = manifest::parse(file, text).map_err(|e| {
         let (line, col) = match &e {
             crate::Error::Yaml { line, col, .. } => (*line, *col),
             _ => (1, 1),
@@ -469,9 +499,7 @@ fn text_of(v: &Value) -> String {
 
 fn to_yaml(h: &Helper<'_>) -> Result<String, RenderError> {
     let v = param(h, 0, "toYaml")?;
-    let text =
-        serde_saphyr::to_string(v).map_err(|e| RenderErrorReason::Other(format!("toYaml: {e}")))?;
-    Ok(text.trim_end_matches('\n').to_string())
+    Ok(manifest::to_yaml(v).trim_end_matches('\n').to_string())
 }
 
 fn to_json(h: &Helper<'_>) -> Result<String, RenderError> {

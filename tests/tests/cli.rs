@@ -33,8 +33,7 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let docs =
-        kudo_pkg::document::Document::parse_stream(std::path::Path::new("-"), &text).unwrap();
+    let docs = kudo_pkg::manifest::parse(std::path::Path::new("-"), &text).unwrap();
     assert!(docs.len() >= 4, "{} documents", docs.len());
     for d in &docs {
         assert!(
@@ -44,6 +43,62 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
         assert_eq!(d["metadata"]["namespace"], "prod");
     }
     assert!(text.contains("DC9"));
+}
+
+/// Issue 22: rendered manifests are read as Kubernetes reads them (YAML 1.1: `0777` is octal
+/// 511, `yes` is true), and the text `kudo template` prints reads as exactly the objects that
+/// `-o json` prints (a final block scalar with no line break after it keeps none).
+#[test]
+fn template_text_reads_as_the_objects_of_json_output_with_kubernetes_rules() {
+    let (_tmp, pkg) = kudo_tests::copy_package(&kudo_tests::example("zookeeper-v1beta1"));
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{Name}}-yaml11\n\
+                    data:\n  mode: '0777'\n  script: |\n    echo 1\n    echo 2";
+    std::fs::write(pkg.join("templates/configmap.yaml"), template).unwrap();
+    let statefulset = pkg.join("templates/statefulset.yaml");
+    let text = std::fs::read_to_string(&statefulset).unwrap();
+    let volume = [
+        "        - name: scripts",
+        "          configMap:",
+        "            name: x",
+        "            defaultMode: 0777",
+        "            optional: yes",
+    ]
+    .join("\n");
+    let text = text.replacen("volumes:\n", &format!("volumes:\n{volume}\n"), 1);
+    assert!(
+        text.contains("defaultMode: 0777"),
+        "the StatefulSet has volumes"
+    );
+    std::fs::write(&statefulset, text).unwrap();
+    let run = |format: &str| {
+        let out = kudo()
+            .arg("template")
+            .arg(&pkg)
+            .args(["-o", format])
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let list: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let text = run("yaml");
+    let docs: Vec<serde_json::Value> = kudo_pkg::manifest::parse(std::path::Path::new("-"), &text)
+        .unwrap()
+        .into_iter()
+        .filter(|d| !d.is_null())
+        .collect();
+    assert_eq!(serde_json::Value::from(docs), list["items"], "{text}");
+    let items = list["items"].as_array().unwrap();
+    let config = items.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    assert_eq!(config["data"]["script"], "echo 1\necho 2");
+    assert_eq!(config["data"]["mode"], "0777");
+    let set = items.iter().find(|o| o["kind"] == "StatefulSet").unwrap();
+    let volume = &set["spec"]["template"]["spec"]["volumes"][0]["configMap"];
+    assert_eq!(volume["defaultMode"], 511);
+    assert_eq!(volume["optional"], true);
+    assert!(
+        text.contains("  script: |-\n    echo 1\n    echo 2\n"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -371,3 +371,91 @@ fn spark_crds_convert_to_v1_with_structural_schemas() {
         println!("{name}: {} notes\n{}", notes.len(), notes.join("\n"));
     }
 }
+
+/// Issue 22: rendered manifests are read as Kubernetes reads them. For every plan of the 14
+/// operators rendered with the defaults, the stream `kudo template` prints reads back (by
+/// Kubernetes' rules) as exactly the objects rendered, each template printed as rendered
+/// (rabbitmq's ConfigMap, which ends in a block scalar with no line break, made `|-`); and
+/// with `0777`, `0755` read as octal, no `defaultMode` is above 0777 (511).
+#[test]
+fn kudo_operators_print_streams_that_read_as_their_objects_by_kubernetes_rules() {
+    use kudo_pkg::manifest::{self, Printable};
+    use kudo_pkg::render::{self, RenderOptions, render_plan};
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
+    let (mut modes, mut stripped, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+    for dir in kudo_tests::folders_with(&root, "operator.yaml") {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let pkg = Package::load(&dir).unwrap();
+        let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
+        let values = version.effective(&serde_json::json!({})).0.into_value();
+        for plan in pkg.operator().plans.keys() {
+            let opts = RenderOptions {
+                instance: "inst".into(),
+                namespace: "ns".into(),
+                plan: plan.clone(),
+            };
+            let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+            let objects: Vec<Value> = rendered.iter().flat_map(|r| r.objects.clone()).collect();
+            let text = render::stream(&rendered);
+            let read: Vec<Value> = manifest::parse(std::path::Path::new("-"), &text)
+                .unwrap_or_else(|e| panic!("{name} {plan}: {e}"))
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .collect();
+            if read != objects {
+                failures.push(format!("{name} {plan}: the stream reads as other objects"));
+            }
+            for r in &rendered {
+                match manifest::printable(&r.text, &r.objects) {
+                    Printable::Rendered(_) => {}
+                    Printable::Stripped(_) => stripped.push(format!("{name}/{}", r.template)),
+                    Printable::Objects(_) => {
+                        failures.push(format!("{name} {plan}: {} printed as objects", r.template))
+                    }
+                }
+                for o in &r.objects {
+                    collect_default_modes(o, &mut |m| {
+                        modes.push((name.clone(), r.template.clone(), o["kind"].clone(), m))
+                    });
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    stripped.sort();
+    stripped.dedup();
+    assert_eq!(stripped, ["rabbitmq/configmap.yaml"]);
+    let above: Vec<_> = modes.iter().filter(|m| m.3.as_u64() > Some(511)).collect();
+    assert!(above.is_empty(), "defaultMode above 0777: {above:?}");
+    assert!(modes.iter().all(|m| m.3.is_u64()), "{modes:?}");
+    let zookeeper: Vec<_> = modes
+        .iter()
+        .filter(|m| m.0 == "zookeeper" && m.2 == "StatefulSet")
+        .map(|m| m.3.clone())
+        .collect();
+    assert!(
+        !zookeeper.is_empty() && zookeeper.iter().all(|m| m == 511),
+        "{zookeeper:?}"
+    );
+    // 0755 in cassandra, confluent, kafka...: octal 493
+    assert!(modes.iter().any(|m| m.3 == 493), "{modes:?}");
+}
+
+/// Calls `found` with every `defaultMode` in `v` (not the schemas of a CRD's properties).
+fn collect_default_modes(v: &Value, found: &mut dyn FnMut(Value)) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                if k == "defaultMode" && !v.is_object() {
+                    found(v.clone());
+                }
+                collect_default_modes(v, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_default_modes(v, found)),
+        _ => {}
+    }
+}

@@ -1,5 +1,6 @@
 //! Property tests of the extensions: for random schemas and values, a migration places or
-//! reports every installed value, and an update and its reverse select the same plan.
+//! reports every installed value, and an update and its reverse select the same plan. And of
+//! manifests: what kudo prints as YAML, Kubernetes reads back as the same JSON.
 
 use std::collections::BTreeMap;
 
@@ -239,5 +240,82 @@ proptest! {
             prop_assert_eq!(out.status.code(), Some(1));
             prop_assert!(before == after, "refused {:?} but the file changed", args);
         }
+    }
+}
+
+/// A JSON value of the shapes manifests hold: strings a YAML 1.1 reader would take for
+/// something else, other text, numbers (no integral floats: Kubernetes reads those as
+/// integers), booleans, null, maps and lists.
+fn manifest_value() -> impl Strategy<Value = Value> {
+    let tricky = prop::sample::select(vec![
+        "yes",
+        "on",
+        "y",
+        "N",
+        "Off",
+        "~",
+        "null",
+        "",
+        "0777",
+        "08",
+        "1_000",
+        "0x1F",
+        "0o17",
+        "0b101",
+        "+1",
+        "1e3",
+        "1.",
+        ".5",
+        ".inf",
+        "-.Inf",
+        ".NaN",
+        "2001-12-14",
+        "<<",
+        "- x",
+        "a: b",
+        "#",
+        "|",
+        ">-",
+        "'",
+        "\"",
+        "@",
+        "%",
+        "!x",
+        "&a",
+        "*a",
+        "? x",
+        "---",
+        "...",
+    ]);
+    let text = prop_oneof![tricky.clone().prop_map(String::from), "[ -~\n\t]{0,12}"];
+    let leaf = prop_oneof![
+        text.clone().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        prop_oneof![-1e6..1e6f64, -1e-3..1e-3f64]
+            .prop_filter("not an integer", |f| f.fract() != 0.0)
+            .prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        Just(Value::Null),
+    ];
+    leaf.prop_recursive(3, 24, 4, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map(text.clone(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `kudo install --dry-run -o yaml` and every YAML output: Kubernetes reads it back as the
+    /// JSON printed (`"yes"` stays a string, `"0777"` is not 511).
+    #[test]
+    fn yaml_printed_reads_back_by_kubernetes_rules_as_the_same_json(value in manifest_value()) {
+        let yaml = kudo_pkg::manifest::to_yaml(&value);
+        let back = kudo_pkg::manifest::parse(std::path::Path::new("-"), &yaml);
+        prop_assert_eq!(back.ok(), Some(vec![value]), "{}", yaml);
     }
 }

@@ -285,9 +285,10 @@ fn print(text: &str) -> Result<(), Error> {
     }
 }
 
-/// YAML text of a JSON value.
+/// YAML text of a JSON value, which Kubernetes reads back as the same JSON (`"yes"` and
+/// `"0777"` are quoted).
 pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
-    serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot print as YAML: {e}\n"))
+    kudo_pkg::manifest::to_yaml(value)
 }
 
 /// Snippet sources that never show the lines of the -P files that hold secret values.

@@ -29,16 +29,7 @@ pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Ok(rendered) => {
-            let mut out = String::new();
-            for r in rendered {
-                out.push_str(&format!(
-                    "---\n# Source: templates/{} (task {})\n",
-                    r.template, r.task
-                ));
-                out.push_str(r.text.trim_matches('\n'));
-                out.push('\n');
-            }
-            super::print(&out)?;
+            super::print(&render::stream(&rendered))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(diags) => {

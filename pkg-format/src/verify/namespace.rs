@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use super::operator_origin;
 use crate::diag::{Code, Diagnostic, Location, Origin};
-use crate::document::Document;
 use crate::package::Package;
 use crate::render::{self, RenderOptions, Use};
 
@@ -133,7 +132,7 @@ pub(super) fn manifest(
             col,
         }))
     };
-    let objects: Vec<Value> = match Document::parse_stream(&file, &rendered) {
+    let objects: Vec<Value> = match crate::manifest::parse(&file, &rendered) {
         Ok(docs) => docs.into_iter().filter(|d| !d.is_null()).collect(),
         Err(e) => {
             out.push(error(
