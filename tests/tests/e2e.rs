@@ -30,6 +30,12 @@ use kudo_crd::convert::{self, NoTypes};
 use kudo_tests::{example, fixture, kudo_bin, repo, workspace_bin};
 use serde_json::{Value, json};
 
+// Scenarios of their own files (the crate root is this file, so the paths are spelled out).
+#[path = "e2e/failover.rs"]
+mod failover;
+#[path = "e2e/operators.rs"]
+mod operators;
+
 /// The variable naming the cluster's kubeconfig.
 const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
 /// What a skipped test prints.
@@ -71,9 +77,10 @@ fn without_the_variable_the_suite_is_skipped_with_a_message_naming_it() {
 // ---------------------------------------------------------------------------------------------
 // The webhook and the manager, out of cluster
 
-/// `kudo-webhook` and `kudo-manager` running on this machine, and the installation pointing at
-/// them. Killed when the last scenario holding them ends; either can be restarted (killed, and
-/// started again with the same flags, its log appended to).
+/// `kudo-webhook` and `kudo-manager` running on this machine, as the ServiceAccounts `kudo init`
+/// makes for them (so an RBAC rule missing from `kudo init` fails the suite), and the
+/// installation pointing at them. Stopped (SIGTERM) when the last scenario holding them ends;
+/// either can be restarted (killed, and started again with the same flags, its log appended to).
 struct Daemons {
     /// `None` only while being (re)started.
     webhook: Mutex<Option<Child>>,
@@ -85,10 +92,20 @@ struct Daemons {
     host: String,
     port: u16,
     metrics_port: u16,
-    kubeconfig: PathBuf,
+    /// The kubeconfig of the ServiceAccount `kudo-system/kudo-webhook`.
+    webhook_kubeconfig: PathBuf,
+    /// The kubeconfig of the ServiceAccount `kudo-system/kudo-manager`.
+    manager_kubeconfig: PathBuf,
+    /// The Lease the managers elect their leader with (one per run of the suite).
+    lease: String,
     /// Logs and certificates.
     dir: PathBuf,
 }
+
+/// The namespace `kudo init` installs into, where the suite's managers hold their Lease.
+const KUDO_NAMESPACE: &str = "kudo-system";
+/// The identity of the suite's shared manager in the Lease.
+const MANAGER_A: &str = "e2e-manager-a";
 
 impl Daemons {
     fn log(&self, name: &str) -> std::fs::File {
@@ -107,7 +124,7 @@ impl Daemons {
             .arg("--tls-key")
             .arg(self.dir.join("tls.key"))
             .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
+            .arg(&self.webhook_kubeconfig)
             .arg("--capture-dir")
             .arg(self.dir.join("captures"))
             .stdout(self.log("webhook.log"))
@@ -116,16 +133,35 @@ impl Daemons {
             .expect("kudo-webhook starts")
     }
 
+    /// The shared manager: leader-elected, as `kudo init` deploys it.
     fn spawn_manager(&self) -> Child {
+        self.spawn_manager_as(MANAGER_A, self.metrics_port)
+    }
+
+    /// A manager with Lease identity `identity`, its metrics on `metrics_port`, logging to
+    /// `IDENTITY.log`/`.err` (the shared one to `manager.log`).
+    fn spawn_manager_as(&self, identity: &str, metrics_port: u16) -> Child {
+        let log = if identity == MANAGER_A {
+            "manager".to_string()
+        } else {
+            identity.to_string()
+        };
         Command::new(workspace_bin("kudo-manager"))
             .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
+            .arg(&self.manager_kubeconfig)
             .args([
                 "--metrics-addr",
-                &format!("127.0.0.1:{}", self.metrics_port),
+                &format!("127.0.0.1:{metrics_port}"),
+                "--leader-elect",
+                "--lease-name",
+                &self.lease,
+                "--lease-namespace",
+                KUDO_NAMESPACE,
+                "--identity",
+                identity,
             ])
-            .stdout(self.log("manager.log"))
-            .stderr(self.log("manager.err"))
+            .stdout(self.log(&format!("{log}.log")))
+            .stderr(self.log(&format!("{log}.err")))
             .spawn()
             .expect("kudo-manager starts")
     }
@@ -146,18 +182,7 @@ impl Daemons {
 
     /// The manager's `kudo_manager_reconciliations_total` (0 while it does not answer).
     fn reconciliations(&self) -> u64 {
-        use std::io::Read as _;
-        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.metrics_port)) else {
-            return 0;
-        };
-        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
-        let _ = c.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
-        let mut body = String::new();
-        let _ = c.read_to_string(&mut body);
-        body.lines()
-            .find_map(|l| l.strip_prefix("kudo_manager_reconciliations_total "))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or(0)
+        reconciliations(self.metrics_port)
     }
 
     /// Kills the manager (SIGKILL) and starts it again.
@@ -168,6 +193,24 @@ impl Daemons {
     }
 }
 
+/// `kudo_manager_reconciliations_total` of the manager serving metrics on `port` (0 while it
+/// does not answer).
+fn reconciliations(port: u16) -> u64 {
+    use std::io::Read as _;
+    let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = c.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    let mut body = String::new();
+    let _ = c.read_to_string(&mut body);
+    body.lines()
+        .find_map(|l| l.strip_prefix("kudo_manager_reconciliations_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// SIGKILL: no graceful shutdown.
 fn stop(child: &mut Option<Child>) {
     if let Some(mut c) = child.take() {
         let _ = c.kill();
@@ -175,10 +218,33 @@ fn stop(child: &mut Option<Child>) {
     }
 }
 
+/// SIGTERM, as Kubernetes stops a Pod, then waits for the process to exit (SIGKILL after
+/// `grace`).
+fn terminate(child: &mut Option<Child>, grace: Duration) {
+    let Some(mut c) = child.take() else {
+        return;
+    };
+    let _ = Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = c.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    let _ = c.wait();
+}
+
 impl Drop for Daemons {
     fn drop(&mut self) {
         for child in [&self.webhook, &self.manager] {
-            stop(&mut child.lock().unwrap_or_else(|e| e.into_inner()));
+            terminate(
+                &mut child.lock().unwrap_or_else(|e| e.into_inner()),
+                Duration::from_secs(10),
+            );
         }
     }
 }
@@ -195,7 +261,74 @@ fn free_port(host: &str) -> u16 {
         .port()
 }
 
-/// The daemons, started (and `kudo init` run) when none are running.
+/// A kubeconfig at `path` that reaches the cluster of `admin` (its current context) as the
+/// ServiceAccount `namespace/name`, with a token from the TokenRequest API (valid 6 hours):
+/// what `kudo-manager` and `kudo-webhook` see in a Pod of that ServiceAccount.
+fn service_account_kubeconfig(admin: &Path, namespace: &str, name: &str, path: &Path) {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let token = runtime.block_on(async {
+        let client = kudo_client::client(Some(admin), None)
+            .await
+            .expect("a client for the e2e cluster");
+        let api: Api<ServiceAccount> = Api::namespaced(client, namespace);
+        let request = TokenRequest {
+            spec: TokenRequestSpec {
+                expiration_seconds: Some(6 * 3600),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        api.create_token_request(name, &Default::default(), &request)
+            .await
+            .unwrap_or_else(|e| panic!("a token for ServiceAccount {namespace}/{name}: {e}"))
+            .status
+            .map(|s| s.token)
+            .expect("a TokenRequest answered with a token")
+    });
+    let text = std::fs::read_to_string(admin).expect("the kubeconfig is readable");
+    let config = kudo_pkg::document::Document::parse(admin, &text)
+        .expect("the kubeconfig is YAML")
+        .into_value();
+    let current = config["current-context"].as_str().unwrap_or("");
+    let contexts = config["contexts"].as_array().cloned().unwrap_or_default();
+    let context = contexts
+        .iter()
+        .find(|c| c["name"] == current)
+        .or(contexts.first())
+        .expect("the kubeconfig has a context");
+    let cluster_name = context["context"]["cluster"].clone();
+    let mut cluster = config["clusters"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == cluster_name))
+        .cloned()
+        .expect("the context's cluster");
+    // A relative certificate-authority path is relative to the kubeconfig it was read from.
+    if let Some(ca) = cluster["cluster"]["certificate-authority"].as_str()
+        && Path::new(ca).is_relative()
+    {
+        let dir = admin.parent().unwrap_or(Path::new("."));
+        cluster["cluster"]["certificate-authority"] = json!(dir.join(ca));
+    }
+    let user = format!("{namespace}-{name}");
+    let kubeconfig = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [cluster],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": cluster_name, "user": user, "namespace": namespace}}],
+        "current-context": "sa",
+    });
+    std::fs::write(path, serde_json::to_vec_pretty(&kubeconfig).expect("JSON"))
+        .expect("the kubeconfig is written");
+}
+
+/// The daemons, started (and `kudo init` run) when none are running: `kudo init` first (it
+/// makes the ServiceAccounts), then the webhook and the manager as those ServiceAccounts, then
+/// `kudo init --wait` until both webhooks answer.
 fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
     let mut shared = DAEMONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(d) = shared.upgrade() {
@@ -233,9 +366,18 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
         host,
         port,
         metrics_port: free_port("127.0.0.1"),
-        kubeconfig: kubeconfig.to_path_buf(),
+        webhook_kubeconfig: dir.join("kudo-webhook.kubeconfig"),
+        manager_kubeconfig: dir.join("kudo-manager.kubeconfig"),
+        lease: format!("kudo-manager-e2e-{}", std::process::id()),
         dir,
     };
+    init_with(kubeconfig, &d, false);
+    for (sa, path) in [
+        ("kudo-webhook", &d.webhook_kubeconfig),
+        ("kudo-manager", &d.manager_kubeconfig),
+    ] {
+        service_account_kubeconfig(kubeconfig, KUDO_NAMESPACE, sa, path);
+    }
     *d.webhook.lock().unwrap_or_else(|e| e.into_inner()) = Some(d.spawn_webhook());
     *d.manager.lock().unwrap_or_else(|e| e.into_inner()) = Some(d.spawn_manager());
     let d = Arc::new(d);
@@ -248,20 +390,20 @@ fn daemons(kubeconfig: &Path) -> Arc<Daemons> {
 /// `kudo init --wait` pointing the CRD conversion and the admission webhooks at the local
 /// webhook: it returns once the CRDs are established and the webhooks answer.
 fn init(kubeconfig: &Path, d: &Daemons) {
-    let out = Command::new(kudo_bin())
-        .args([
-            "init",
-            "--wait-time",
-            "2m",
-            "--webhook-url",
-            &d.url,
-            "--ca-bundle",
-        ])
+    init_with(kubeconfig, d, true);
+}
+
+/// `kudo init` pointing at the local webhook, waiting for it to answer when `wait`.
+fn init_with(kubeconfig: &Path, d: &Daemons, wait: bool) {
+    let mut c = Command::new(kudo_bin());
+    c.args(["init", "--webhook-url", &d.url, "--ca-bundle"])
         .arg(&d.ca_bundle)
         .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .output()
-        .expect("kudo runs");
+        .arg(kubeconfig);
+    if wait {
+        c.args(["--wait-time", "2m"]);
+    }
+    let out = c.output().expect("kudo runs");
     assert!(out.status.success(), "kudo init: {}", text(&out.stderr));
 }
 
@@ -401,6 +543,14 @@ impl Scenario {
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
         Api::namespaced_with(self.client.clone(), &self.namespace, &ar)
+    }
+
+    /// A cluster-scoped kind.
+    fn cluster_api(&self, version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+        let (group, version) = version.split_once('/').unwrap_or(("", version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+        Api::all_with(self.client.clone(), &ar)
     }
 
     fn instances(&self, version: &str) -> Api<DynamicObject> {

@@ -1,0 +1,261 @@
+//! The real KUDO operators (`../shared/corpus/kudo-operators-full/`) on a cluster whose
+//! workloads become healthy (a fake kubelet on `../shared/k8s`, `FAKE_KUBELET=1`, or real
+//! nodes), and plans that wait on workloads.
+
+use super::*;
+
+/// The operators whose deploy plan has no Pipe task (a Pipe task needs `exec` into a Pod,
+/// which a fake kubelet does not serve), each with the parameters it is installed with.
+const OPERATORS: &[(&str, &[&str])] = &[
+    ("cassandra", &[]),
+    ("confluent-rest-proxy", &[]),
+    ("confluent-schema-registry", &[]),
+    ("elastic", &[]),
+    ("first-operator", &[]),
+    ("flink", &[]),
+    ("mysql", &[]),
+    ("rabbitmq", &[]),
+    ("redis", &[]),
+    ("spark", &[]),
+    // Five replicas: the plan completes only when the StatefulSet has five ready.
+    ("zookeeper", &["NODE_COUNT=5"]),
+];
+
+/// Whether the cluster has a Ready Node to run workloads; without one (an API server alone)
+/// the workload scenarios say they are skipped, except in CI, where they fail.
+pub(super) fn has_ready_nodes(s: &Scenario) -> bool {
+    let nodes = s.cluster_api("v1", "Node", "nodes");
+    let list = s
+        .runtime
+        .block_on(nodes.list(&Default::default()))
+        .expect("the API server lists Nodes");
+    let ready = list.items.iter().any(|n| {
+        let n = serde_json::to_value(n).unwrap_or_default();
+        n["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    });
+    if !ready {
+        let why = "skipped: the cluster has no Ready Node to run workloads (start ../shared/k8s with FAKE_KUBELET=1)";
+        assert!(!kudo_tests::in_ci(), "{why} (CI is set, so this fails)");
+        say(why);
+    }
+    ready
+}
+
+/// What `namespace` still holds of Instance `instance`'s workloads: Deployments, StatefulSets
+/// and Pods labelled with it (the Pods carry their template's labels, so they are found by the
+/// owner chain instead: every Pod left in the namespace counts).
+fn workloads_left(s: &Scenario, instance: &str) -> Vec<String> {
+    let selector = format!("kudo.dev/instance={instance}");
+    let mut left = Vec::new();
+    for (version, kind, plural) in [
+        ("apps/v1", "Deployment", "deployments"),
+        ("apps/v1", "StatefulSet", "statefulsets"),
+    ] {
+        let list = s
+            .runtime
+            .block_on(
+                s.api(version, kind, plural)
+                    .list(&kube::api::ListParams::default().labels(&selector)),
+            )
+            .expect("the API server lists workloads");
+        left.extend(
+            list.items
+                .iter()
+                .map(|o| format!("{kind} {}", o.metadata.name.clone().unwrap_or_default())),
+        );
+    }
+    let pods = s
+        .runtime
+        .block_on(s.api("v1", "Pod", "pods").list(&Default::default()))
+        .expect("the API server lists Pods");
+    left.extend(
+        pods.items
+            .iter()
+            .map(|o| format!("Pod {}", o.metadata.name.clone().unwrap_or_default())),
+    );
+    left
+}
+
+/// Installs the operator `name` of the corpus in its own namespace and waits for its deploy
+/// plan (`kudo install --wait`); then checks what the operator promises, uninstalls it and
+/// waits for its workloads to go. Returns how long the install took.
+fn install_to_complete(root: &Path, name: &str, params: &[&str]) -> Result<Duration, String> {
+    let s = Scenario::start(&format!("op-{name}")).ok_or("no cluster")?;
+    let started = Instant::now();
+    let package = root.join(name).to_string_lossy().into_owned();
+    let mut args = vec![
+        "install",
+        &package,
+        "--instance",
+        name,
+        "-n",
+        &s.namespace,
+        "--wait",
+        "--wait-time",
+        "170s",
+    ];
+    for p in params {
+        args.extend(["-p", p]);
+    }
+    let out = s.kudo(&args).output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        let status = s
+            .kudo(&["plan", "status", "--instance", name, "-n", &s.namespace])
+            .output()
+            .map(|o| text(&o.stdout))
+            .unwrap_or_default();
+        return Err(format!("{}\n{status}", text(&out.stderr).trim()));
+    }
+    let took = started.elapsed();
+    if name == "zookeeper" {
+        let sts = s
+            .get(
+                &s.api("apps/v1", "StatefulSet", "statefulsets"),
+                "zookeeper-zookeeper",
+            )
+            .ok_or("the zookeeper StatefulSet exists")?;
+        if sts["status"]["readyReplicas"] != 5 {
+            return Err(format!(
+                "plan COMPLETE with {} of 5 replicas ready",
+                sts["status"]["readyReplicas"]
+            ));
+        }
+    }
+    s.kudo(&[
+        "uninstall",
+        "--instance",
+        name,
+        "-n",
+        &s.namespace,
+        "--wait",
+    ])
+    .assert()
+    .success();
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let left = workloads_left(&s, name);
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("after uninstall, still there: {}", left.join(", ")));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    Ok(took)
+}
+
+/// Each of the 11 real KUDO operators whose deploy plan has no Pipe task installs to COMPLETE
+/// under RBAC (the manager as its ServiceAccount), all at once in their own namespaces;
+/// zookeeper with five nodes completes only with five ready replicas; uninstalling each
+/// removes its workloads. cassandra's ServiceMonitor needs the Prometheus operator's CRD: a
+/// minimal one is installed first, as on a cluster that runs it.
+#[test]
+fn the_real_kudo_operators_install_to_complete_and_uninstall_cleanly() {
+    let Some(s) = Scenario::start("operators") else {
+        return;
+    };
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    if !has_ready_nodes(&s) {
+        return;
+    }
+    let crd_file = fixture("e2e/prometheus/servicemonitor-crd.yaml");
+    let crd = kudo_pkg::document::Document::read(&crd_file)
+        .expect("the ServiceMonitor CRD")
+        .into_value();
+    s.apply(&crd);
+    wait_until("the ServiceMonitor CRD is established", || {
+        s.get(&s.crds(), "servicemonitors.monitoring.coreos.com")
+            .is_some_and(|c| {
+                c["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            })
+    });
+    let root = shared.join("corpus/kudo-operators-full");
+    let results: Vec<(&str, std::thread::Result<Result<Duration, String>>)> =
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = OPERATORS
+                .iter()
+                .map(|(name, params)| {
+                    let root = &root;
+                    (
+                        *name,
+                        scope.spawn(move || install_to_complete(root, name, params)),
+                    )
+                })
+                .collect();
+            runs.into_iter().map(|(n, h)| (n, h.join())).collect()
+        });
+    let mut failed = Vec::new();
+    for (name, result) in results {
+        match result {
+            Ok(Ok(took)) => say(&format!(
+                "e2e: {name}: COMPLETE in {:.1} s",
+                took.as_secs_f64()
+            )),
+            Ok(Err(why)) => failed.push(format!("{name}: {why}")),
+            Err(_) => failed.push(format!("{name}: the scenario panicked (see above)")),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A plan whose Pods run but never become Ready stays IN_PROGRESS, and its status names the
+/// object it waits for and why.
+#[test]
+fn a_plan_whose_pods_never_become_ready_waits_and_says_for_what() {
+    let Some(s) = Scenario::start("never-ready") else {
+        return;
+    };
+    if !has_ready_nodes(&s) {
+        return;
+    }
+    let package = fixture("e2e/never-ready");
+    s.kudo(&[
+        "install",
+        &package.to_string_lossy(),
+        "--instance",
+        "nr",
+        "-n",
+        &s.namespace,
+    ])
+    .assert()
+    .success();
+    let says = |i: &Value| {
+        i["status"]["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    wait_until(
+        "the step says it waits for the Deployment's available replica",
+        || says(&s.instance("nr")) == "Deployment nr-app: replicas: 0 of 1 available",
+    );
+    // Given time, it still waits: a Pod that is not Ready is no failure.
+    std::thread::sleep(Duration::from_secs(12));
+    let i = s.instance("nr");
+    assert_eq!(
+        i["status"]["planStatus"]["deploy"]["status"], "IN_PROGRESS",
+        "{i}"
+    );
+    assert_eq!(says(&i), "Deployment nr-app: replicas: 0 of 1 available");
+    let status = s
+        .kudo(&["plan", "status", "--instance", "nr", "-n", &s.namespace])
+        .output()
+        .expect("kudo runs");
+    assert!(
+        text(&status.stdout)
+            .contains("step app [IN_PROGRESS]: Deployment nr-app: replicas: 0 of 1 available"),
+        "{}",
+        text(&status.stdout)
+    );
+}
