@@ -127,10 +127,17 @@ pub async fn serve(
     }
 }
 
-/// Seconds a Lease stays valid after its last renewal (kube-lease-manager's default: 30).
+/// Seconds a Lease stays valid after its last renewal (kube-lease-manager's default: 30;
+/// client-go's leader election: 15).
 const LEASE_SECONDS: u64 = 15;
-/// Seconds before expiry at which the holder renews it.
-const LEASE_GRACE: u64 = 5;
+/// Seconds before expiry at which the holder renews it: a renewal every 5 s, and 10 s to
+/// retry a failing one before the Lease expires (client-go's renew deadline).
+const LEASE_GRACE: u64 = 10;
+/// How long the holder tries to renew a Lease whose renewal fails before it gives up
+/// leadership: less than [`LEASE_GRACE`], so it stops before another replica may take over.
+const RENEW_DEADLINE: std::time::Duration = std::time::Duration::from_secs(LEASE_GRACE - 2);
+/// Time between two tries of a failing renewal.
+const RENEW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 /// Longest wait for the Lease to be released on shutdown.
 const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -185,14 +192,27 @@ impl Leadership {
         let manager = 'acquired: loop {
             // A new manager each time round: kube-lease-manager keeps what it last read of
             // the Lease until it expires, and would not see the release.
-            let manager = build().await?;
+            // The API server unreachable (restarting): try again, a replica that waits has
+            // nothing to give up.
+            let manager = match build().await {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the Lease; trying again");
+                    tokio::time::sleep(RENEW_RETRY).await;
+                    continue 'acquired;
+                }
+            };
             loop {
                 tokio::select! {
-                    r = manager.changed() => {
-                        if r.map_err(|e| Error::LeaderElection(e.to_string()))? {
-                            break 'acquired Arc::new(manager);
+                    r = manager.changed() => match r {
+                        Ok(true) => break 'acquired Arc::new(manager),
+                        Ok(false) => {}
+                        Err(e) => {
+                            tracing::warn!(error = %e, "cannot read the Lease; trying again");
+                            tokio::time::sleep(RENEW_RETRY).await;
+                            continue 'acquired;
                         }
-                    }
+                    },
                     // Released by its holder (a planned restart): try now.
                     Some(()) = released.next() => continue 'acquired,
                 }
@@ -200,18 +220,41 @@ impl Leadership {
         };
         tracing::info!(lease = %lease.name, identity = %lease.identity, "leading: running plans");
         let renewing = manager.clone();
+        let (leases, name, identity) = (
+            Api::<LeaseObject>::namespaced(client.clone(), &lease.namespace),
+            lease.name.clone(),
+            lease.identity.clone(),
+        );
         let renew = tokio::spawn(async move {
+            // A renewal that fails (the API server restarting) is tried again every second;
+            // leadership is given up when none has gone through for RENEW_DEADLINE.
+            let mut failing_since: Option<tokio::time::Instant> = None;
             loop {
-                match renewing.changed().await {
-                    Ok(true) => continue,
-                    Ok(false) => {
+                let renewed = tokio::select! {
+                    r = renewing.changed() => Some(r),
+                    () = tokio::time::sleep(RENEW_RETRY * 2), if failing_since.is_some() => None,
+                };
+                match renewed {
+                    Some(Ok(true)) => failing_since = None,
+                    Some(Ok(false)) => {
                         let _ = lost.send(Error::LeadershipLost);
                         return;
                     }
-                    Err(e) => {
-                        let _ = lost.send(Error::LeaderElection(e.to_string()));
-                        return;
+                    Some(Err(e)) => {
+                        failing_since.get_or_insert_with(tokio::time::Instant::now);
+                        tracing::warn!(error = %e, "cannot renew the Lease; trying again");
+                        tokio::time::sleep(RENEW_RETRY).await;
                     }
+                    // Renewing for a while without an error: the API server may be back.
+                    None if holds(&leases, &name, &identity).await => failing_since = None,
+                    None => {}
+                }
+                if failing_since.is_some_and(|t| t.elapsed() >= RENEW_DEADLINE) {
+                    let _ = lost.send(Error::LeaderElection(format!(
+                        "the Lease could not be renewed for {} s",
+                        RENEW_DEADLINE.as_secs()
+                    )));
+                    return;
                 }
             }
         });
@@ -237,4 +280,10 @@ impl Leadership {
             }
         }
     }
+}
+
+/// Whether the API server answers, within a second, that `identity` holds the Lease `name`.
+async fn holds(leases: &Api<LeaseObject>, name: &str, identity: &str) -> bool {
+    let read = tokio::time::timeout(RENEW_RETRY, leases.get(name)).await;
+    matches!(read, Ok(Ok(l)) if l.spec.as_ref().and_then(|s| s.holder_identity.as_deref()) == Some(identity))
 }

@@ -198,6 +198,28 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
         "e2e: the API server was restarted in {:.1} s",
         restarted.elapsed().as_secs_f64()
     ));
+    // A leader that could not renew its Lease for 8 s exits (code 1) to be restarted, as its
+    // Deployment would: the test plays that part. The webhook rides it out.
+    {
+        let mut manager = s.daemons.manager.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(code) = manager.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            say(&format!(
+                "e2e: the manager exited ({code}) while the API server was down; restarted"
+            ));
+            *manager = Some(s.daemons.spawn_manager());
+        }
+    }
+    let webhook_exited = s
+        .daemons
+        .webhook
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .and_then(|c| c.try_wait().ok().flatten());
+    assert_eq!(
+        webhook_exited, None,
+        "the webhook outlives an API server restart"
+    );
     finished_once(&s, "rs");
     s.update("rs", &["replicas=1"]).success();
     s.wait_plan("rs", "deploy");
