@@ -224,26 +224,31 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
     }
 }
 
+/// Plan `plan` of `pkg` rendered with the package's defaults, for Instance `inst` in `ns`.
+fn with_defaults(pkg: &Package, plan: &str) -> Vec<kudo_pkg::render::Rendered> {
+    let version = kudo_pkg::change::Version::of_package(pkg).expect("a valid schema");
+    let values = version.effective(&serde_json::json!({})).0.into_value();
+    let opts = kudo_pkg::render::RenderOptions {
+        instance: "inst".into(),
+        namespace: "ns".into(),
+        plan: plan.into(),
+    };
+    kudo_pkg::render::render_plan(pkg, &values, &opts)
+        .unwrap_or_else(|d| panic!("{}: plan {plan}: {d:?}", pkg.source().display()))
+}
+
 /// Golden files: the deploy plan of three KUDO operators rendered with their defaults, byte for
 /// byte (these renders are the ones found identical to Go's own text/template + sprig, see
 /// docs/templates.md).
 #[test]
 fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
-    use kudo_pkg::render::{RenderOptions, render_plan};
     let Some(shared) = kudo_tests::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
     for name in ["zookeeper", "redis", "kafka"] {
         let pkg = Package::load(&root.join(name)).unwrap();
-        let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
-        let values = version.effective(&serde_json::json!({})).0.into_value();
-        let opts = RenderOptions {
-            instance: "inst".into(),
-            namespace: "ns".into(),
-            plan: "deploy".into(),
-        };
-        let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+        let rendered = with_defaults(&pkg, "deploy");
         let mut text = String::new();
         for r in &rendered {
             // every document parses as a Kubernetes object (checked by the renderer)
@@ -296,20 +301,12 @@ fn kudo_operators_in_removed_api_versions_are_warned_about_where_written() {
 /// v1beta1 validation, subresources and version moved into `spec.versions`.
 #[test]
 fn spark_crds_convert_to_v1_with_structural_schemas() {
-    use kudo_pkg::render::{RenderOptions, render_plan};
     use kudo_pkg::{structural, successor};
     let Some(shared) = kudo_tests::shared() else {
         return;
     };
     let pkg = Package::load(&shared.join("corpus/kudo-operators-full/spark")).unwrap();
-    let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
-    let values = version.effective(&serde_json::json!({})).0.into_value();
-    let opts = RenderOptions {
-        instance: "inst".into(),
-        namespace: "ns".into(),
-        plan: "deploy".into(),
-    };
-    let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+    let rendered = with_defaults(&pkg, "deploy");
     let crds: Vec<&Value> = rendered
         .iter()
         .filter(|r| r.template == "spark-operator-crds.yaml")
