@@ -253,7 +253,8 @@ fn demo_package() -> Package {
         ),
         (
             "service.yaml",
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{Name}}-metrics\n",
+            // With the Prometheus operator's ServiceMonitor, a kind this cluster does not serve.
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{Name}}-metrics\n---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: {{Name}}-metrics\n",
         ),
     ] {
         files.insert(format!("templates/{name}"), text.as_bytes().to_vec());
@@ -492,6 +493,9 @@ async fn a_restarted_manager_resumes_from_the_status_and_never_reruns_a_complete
             "PATCH /apis/apps/v1/namespaces/ns/deployments/demo-app",
             "GET /api/v1",
             "DELETE /api/v1/namespaces/ns/services/demo-metrics",
+            // The toggle is off: its ServiceMonitor, a kind the cluster does not serve, has
+            // nothing to delete (zookeeper with ENABLE_METRICS=false), and that is no error.
+            "GET /apis/monitoring.coreos.com/v1",
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
         ],
         "the config step is COMPLETE: its ConfigMap is not applied again"
