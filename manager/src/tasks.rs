@@ -259,8 +259,10 @@ impl Objects {
                 // The Event API rate-limits updates of a repeated event (client-go's spam
                 // filter refills once per 5 minutes), so a warning still happening may carry an
                 // older time: those of the last 5 minutes before the change are named too, but
-                // only newer ones can fail the step.
-                let after_change = since.is_none_or(|s| last >= s);
+                // only newer ones can fail the step, and only once the controller has had
+                // EVENT_SETTLE to act on the change (times are in whole seconds, and a sync of
+                // the old spec may still be under way when the change lands).
+                let after_change = since.is_none_or(|s| last >= s + EVENT_SETTLE);
                 if since.is_some_and(|s| last < s - EVENT_LAG) {
                     return None;
                 }
@@ -348,6 +350,11 @@ fn conversion_note(obj: &Value, c: &successor::Converted) -> String {
 /// minutes).
 const EVENT_LAG: k8s_openapi::jiff::SignedDuration =
     k8s_openapi::jiff::SignedDuration::from_secs(300);
+
+/// How long after kudo-manager's change of an object a Warning event must come to be about
+/// the object as changed.
+const EVENT_SETTLE: k8s_openapi::jiff::SignedDuration =
+    k8s_openapi::jiff::SignedDuration::from_secs(2);
 
 /// The uids of the objects among `objects` whose controller is one of `owners`.
 fn owned_by<'a>(objects: impl Iterator<Item = &'a ObjectMeta>, owners: &[String]) -> Vec<String> {

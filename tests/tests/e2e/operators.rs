@@ -259,3 +259,152 @@ fn a_plan_whose_pods_never_become_ready_waits_and_says_for_what() {
         text(&status.stdout)
     );
 }
+
+/// A StatefulSet the API server accepts but whose Pods it refuses as invalid (the real
+/// zookeeper operator's `defaultMode` read as decimal 777): the plan fails at once with the
+/// controller's words, `kudo install --wait` ends with them instead of waiting out its time,
+/// and `kudo plan status` says why. A fixed version installs over it.
+#[test]
+fn a_plan_whose_pods_are_refused_as_invalid_fails_at_once_and_says_why() {
+    let Some(s) = Scenario::start("invalid-pods") else {
+        return;
+    };
+    if !has_ready_nodes(&s) {
+        return;
+    }
+    let package = fixture("e2e/invalid-pods").to_string_lossy().into_owned();
+    let started = Instant::now();
+    let out = s
+        .kudo(&[
+            "install",
+            &package,
+            "--instance",
+            "bad",
+            "-n",
+            &s.namespace,
+            "--wait",
+            "--wait-time",
+            "150s",
+        ])
+        .output()
+        .expect("kudo runs");
+    let took = started.elapsed();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        took < Duration::from_secs(120),
+        "--wait ended only after {took:?}"
+    );
+    for says in ["FATAL_ERROR", "FailedCreate", "defaultMode", "777"] {
+        assert!(err.contains(says), "{says} in: {err}");
+    }
+    let status = s
+        .kudo(&["plan", "status", "--instance", "bad", "-n", &s.namespace])
+        .output()
+        .expect("kudo runs");
+    let status = text(&status.stdout);
+    assert!(
+        status.contains(
+            "step app [FATAL_ERROR]: StatefulSet bad-app: FailedCreate (StatefulSet bad-app)"
+        ),
+        "{status}"
+    );
+    // The author's fix, as a parameter here: the plan is over, so the change is not refused,
+    // and its plan completes.
+    s.update("bad", &["mode=420"]).success();
+    s.wait_plan("bad", "deploy");
+}
+
+/// A plan stuck waiting is left deliberately: without `--force` a change that runs another
+/// plan is refused (by the CLI and by the admission webhook), with `--force` the write names
+/// the run it supersedes, the output says so, and the new run replaces it.
+#[test]
+fn a_stuck_plan_is_superseded_only_with_force() {
+    let Some(s) = Scenario::start("force") else {
+        return;
+    };
+    let package = fixture("e2e/slow").to_string_lossy().into_owned();
+    // Pods that start in a day: the plan waits.
+    s.kudo(&[
+        "install",
+        &package,
+        "--instance",
+        "st",
+        "-n",
+        &s.namespace,
+        "-p",
+        "delay=86400",
+    ])
+    .assert()
+    .success();
+    wait_until("step slow waits", || {
+        step_status(&s.instance("st"), "deploy", "slow") == "IN_PROGRESS"
+    });
+    // `note` runs the update plan: refused while deploy runs, by the CLI...
+    let refused = s
+        .kudo(&[
+            "update",
+            "--instance",
+            "st",
+            "-n",
+            &s.namespace,
+            "-p",
+            "note=second",
+        ])
+        .output()
+        .expect("kudo runs");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains("[plan-in-progress]"),
+        "{}",
+        text(&refused.stderr)
+    );
+    // ... and by the admission webhook, for a client that skips the CLI.
+    let raw = refusal(s.patch_raw("st", json!({"spec": {"parameters": {"note": "second"}}})));
+    assert!(
+        raw.contains("plan `deploy` is scheduled or running"),
+        "{raw}"
+    );
+    // With --force: the write names the run it supersedes, and says so.
+    let out = s
+        .kudo(&[
+            "update",
+            "--instance",
+            "st",
+            "-n",
+            &s.namespace,
+            "-p",
+            "note=second",
+            "--force",
+            "-o",
+            "json",
+        ])
+        .output()
+        .expect("kudo runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(
+        report["superseded"],
+        json!({"plan": "deploy", "run": "deploy-g1"}),
+        "{report}"
+    );
+    assert_eq!(report["plan"], "update", "{report}");
+    let i = s.instance("st");
+    assert_eq!(
+        i["metadata"]["annotations"]["kudo.dev/supersede"], "deploy-g1",
+        "{i}"
+    );
+    s.wait_plan("st", "update");
+    let i = s.instance("st");
+    assert_eq!(
+        i["status"]["planStatus"]["deploy"]["status"], "ERROR",
+        "{i}"
+    );
+    assert!(
+        i["status"]["planStatus"]["deploy"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("superseded by plan `update`")),
+        "{i}"
+    );
+    assert_eq!(s.config_map("st-last")["note"], "second");
+}
