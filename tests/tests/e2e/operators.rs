@@ -295,7 +295,12 @@ fn a_plan_whose_pods_are_refused_as_invalid_fails_at_once_and_says_why() {
         took < Duration::from_secs(120),
         "--wait ended only after {took:?}"
     );
-    for says in ["FATAL_ERROR", "FailedCreate", "defaultMode", "777"] {
+    for says in [
+        "failed in phase main, step app",
+        "FailedCreate",
+        "defaultMode",
+        "777",
+    ] {
         assert!(err.contains(says), "{says} in: {err}");
     }
     let status = s
