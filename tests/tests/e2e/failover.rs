@@ -221,6 +221,7 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
         "the webhook outlives an API server restart"
     );
     finished_once(&s, "rs");
+    // `replicas` has no trigger: the operator's `update` plan runs.
     s.update("rs", &["replicas=1"]).success();
-    s.wait_plan("rs", "deploy");
+    s.wait_plan("rs", "update");
 }
