@@ -67,7 +67,11 @@ impl StepRef<'_> {
 /// (found by discovery, once per kind).
 pub struct Objects {
     client: Client,
-    resources: Memo<(ApiResource, bool)>,
+    /// By `apiVersion/kind`: the kinds found, and the removed API versions not served (a CRD
+    /// not installed yet is looked up again).
+    resources: Memo<Result<(ApiResource, bool), Lookup>>,
+    /// By `apiVersion/kind`: the fields the API server's schema was found not to declare.
+    undeclared: Memo<Arc<Vec<undeclared::Field>>>,
     files: Arc<dyn PodFiles>,
 }
 
@@ -78,6 +82,7 @@ impl Objects {
             files: Arc::new(ExecFiles::new(client.clone())),
             client,
             resources: Memo::default(),
+            undeclared: Memo::default(),
         }
     }
 
@@ -98,16 +103,20 @@ impl Objects {
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let key = format!("{api_version}/{kind}");
         if let Some(found) = self.resources.get(&key) {
-            return Ok(found);
+            return found;
         }
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
         let gvk = GroupVersionKind::gvk(group, version, kind);
-        let (ar, caps) = oneshot::pinned_kind(&self.client, &gvk)
+        let found = oneshot::pinned_kind(&self.client, &gvk)
             .await
-            .map_err(|e| Lookup::of(&e, kind, api_version))?;
-        let found = (ar, caps.scope == Scope::Namespaced);
-        self.resources.put(key, found.clone(), |_| false);
-        Ok(found)
+            .map(|(ar, caps)| (ar, caps.scope == Scope::Namespaced))
+            .map_err(|e| Lookup::of(&e, kind, api_version));
+        let removed = matches!(found, Err(Lookup::NotServed { .. }))
+            && successor::removal(api_version, kind).is_some();
+        if found.is_ok() || removed {
+            self.resources.put(key, found.clone(), |_| false);
+        }
+        found
     }
 
     fn api(&self, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
@@ -174,8 +183,25 @@ impl Objects {
         let api = self.api(&ar, namespaced, &target_ns);
         let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
         let what = format!("{} {name}", ar.kind);
-        // Each round drops the fields the last refusal named; a refusal naming none ends it.
+        let kind_key = format!(
+            "{}/{}",
+            obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+            ar.kind
+        );
+        // The fields found undeclared before go at once; each refusal adds the ones it names,
+        // and a refusal naming none ends it.
+        let mut known = self.undeclared.get(&kind_key).unwrap_or_default();
+        let mut dropped = drop_fields(&mut obj, &known);
         for _ in 0..MAX_UNDECLARED_ROUNDS {
+            if !dropped.is_empty()
+                && let Ok(mut n) = notes.lock()
+            {
+                n.push(format!(
+                    "{what}: dropped {}: not declared by the API server's schema of {} (the API server drops unknown fields on create and update, as KUDO and kubectl apply wrote them; server-side apply refuses the object)",
+                    dropped.join(", "),
+                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or("")
+                ));
+            }
             let e = match api.patch(&name, &params, &Patch::Apply(&obj)).await {
                 Ok(stored) => return Ok(serde_json::to_value(stored).unwrap_or(Value::Null)),
                 Err(e) => e,
@@ -183,22 +209,15 @@ impl Objects {
             let kube::Error::Api(status) = &e else {
                 return Err(classify(&e, &what));
             };
-            let mut dropped = Vec::new();
-            for (steps, text) in undeclared::paths(&status.message) {
-                if undeclared::remove(&mut obj, &steps) {
-                    dropped.push(text);
-                }
-            }
-            if dropped.is_empty() {
+            let found = undeclared::paths(&status.message);
+            let more = drop_fields(&mut obj, &found);
+            if more.is_empty() {
                 return Err(classify(&e, &what));
             }
-            if let Ok(mut n) = notes.lock() {
-                n.push(format!(
-                    "{what}: dropped {}: not declared by the API server's schema of {} (the API server drops unknown fields on create and update, as KUDO and kubectl apply wrote them; server-side apply refuses the object)",
-                    dropped.join(", "),
-                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or("")
-                ));
-            }
+            known = Arc::new(known.iter().cloned().chain(found).collect());
+            self.undeclared
+                .put(kind_key.clone(), known.clone(), |_| false);
+            dropped.extend(more);
         }
         Err(Outcome::Fatal(format!(
             "the API server refused {what}: it kept naming undeclared fields after {MAX_UNDECLARED_ROUNDS} rounds of dropping them"
@@ -421,6 +440,15 @@ impl Lookup {
             },
         }
     }
+}
+
+/// Removes the fields at `paths` from `obj`; the ones that were there, as written.
+fn drop_fields(obj: &mut Value, paths: &[undeclared::Field]) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|(steps, _)| undeclared::remove(obj, steps))
+        .map(|(_, text)| text.clone())
+        .collect()
 }
 
 /// Most rounds of dropping undeclared fields before an apply gives up.

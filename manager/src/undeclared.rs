@@ -31,9 +31,13 @@ pub enum Step {
     Index(usize),
 }
 
-/// The undeclared fields an API server refusal names, each as its path and as it was written
-/// (`.spec.template.metadata.initializers`). Empty when the refusal is about something else.
-pub fn paths(message: &str) -> Vec<(Vec<Step>, String)> {
+/// An undeclared field: its path, and the path as the API server wrote it
+/// (`.spec.template.metadata.initializers`).
+pub type Field = (Vec<Step>, String);
+
+/// The undeclared fields an API server refusal names. Empty when the refusal is about
+/// something else.
+pub fn paths(message: &str) -> Vec<Field> {
     message
         .lines()
         .flat_map(|l| l.split(", "))

@@ -433,6 +433,37 @@ impl Scenario {
         Self::start_with(name, true)
     }
 
+    /// A scenario that needs Nodes to run its Pods (`alone`: with the cluster to itself);
+    /// `None` also when the cluster has no Ready Node, which fails in CI.
+    fn start_with_workloads(name: &str, alone: bool) -> Option<Scenario> {
+        let s = Self::start_with(name, alone)?;
+        s.has_ready_nodes().then_some(s)
+    }
+
+    /// Whether the cluster has a Ready Node to run workloads; without one (an API server alone)
+    /// the workload scenarios say they are skipped, except in CI, where they fail.
+    fn has_ready_nodes(&self) -> bool {
+        let nodes = self.cluster_api("v1", "Node", "nodes");
+        let list = self
+            .runtime
+            .block_on(nodes.list(&Default::default()))
+            .expect("the API server lists Nodes");
+        let ready = list.items.iter().any(|n| {
+            let n = serde_json::to_value(n).unwrap_or_default();
+            n["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        });
+        if !ready {
+            let why = "skipped: the cluster has no Ready Node to run workloads (start ../shared/k8s with FAKE_KUBELET=1)";
+            assert!(!kudo_tests::in_ci(), "{why} (CI is set, so this fails)");
+            say(why);
+        }
+        ready
+    }
+
     fn start_with(name: &str, alone: bool) -> Option<Scenario> {
         let kubeconfig = match kubeconfig_from(std::env::var_os(KUBECONFIG_VAR)) {
             Ok(k) => k,

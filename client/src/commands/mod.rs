@@ -450,7 +450,7 @@ fn supersede_ops(inst: &Instance, run: &kudo_crd::plan::Running) -> Vec<Value> {
             "value": {SUPERSEDE: run.uid}}),
         ],
         Some(_) => vec![serde_json::json!({"op": "add",
-            "path": format!("/metadata/annotations/{}", SUPERSEDE.replace('~', "~0").replace('/', "~1")),
+            "path": format!("/metadata/annotations/{}", kudo_pkg::pointer::escape(SUPERSEDE)),
             "value": run.uid})],
     }
 }

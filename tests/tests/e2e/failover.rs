@@ -86,12 +86,9 @@ fn finished_once(s: &Scenario, name: &str) {
 /// back and takes over again the same way.
 #[test]
 fn a_planned_restart_of_the_leader_fails_over_at_once_and_the_plan_finishes() {
-    let Some(s) = Scenario::start_alone("failover") else {
+    let Some(s) = Scenario::start_with_workloads("failover", true) else {
         return;
     };
-    if !super::operators::has_ready_nodes(&s) {
-        return;
-    }
     wait_leader(&s, MANAGER_A);
     install_slow(&s, "ha", 20);
 
@@ -163,12 +160,9 @@ fn a_planned_restart_of_the_leader_fails_over_at_once_and_the_plan_finishes() {
 /// again, and an update after the restart goes through the webhook and runs.
 #[test]
 fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
-    let Some(s) = Scenario::start_alone("apiserver") else {
+    let Some(s) = Scenario::start_with_workloads("apiserver", true) else {
         return;
     };
-    if !super::operators::has_ready_nodes(&s) {
-        return;
-    }
     let k8s = kudo_tests::shared_dir().join("k8s");
     let run_dir = std::env::var_os("K8S_RUN_DIR");
     let (Some(run_dir), true) = (run_dir, k8s.join("start.sh").is_file()) else {
