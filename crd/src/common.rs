@@ -254,3 +254,26 @@ pub struct OperatorFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_manifest: Option<String>,
 }
+
+/// One source of parameter values outside the Instance (`spec.parametersFrom`): a Secret in the
+/// Instance's namespace. `writeOnly` values live only there (`kudo_pkg::secrets`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ParametersFrom {
+    /// The Secret and its key.
+    pub secret_ref: SecretKeyRef,
+    /// Where the key's one value goes (a JSON pointer, typed by the schema as `-p` types it).
+    /// Without it, the key holds a YAML or JSON document of values, merged like a `-P` file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+}
+
+/// A key of a Secret in the same namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct SecretKeyRef {
+    /// The Secret's name.
+    pub name: String,
+    /// The key in its data (default `parameters.yaml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}

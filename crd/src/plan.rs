@@ -190,7 +190,7 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
         return None;
     }
     let given = inst.spec.parameters.clone().unwrap_or_default();
-    let (values, _) = version.effective(&given);
+    let (values, _) = version.effective_kept(&given, inst.spec.immutable_defaults.as_ref());
     match select(inst, version, values.value(), status) {
         Ok(Some(start)) => Some(Running {
             plan: start.plan,
@@ -482,7 +482,7 @@ mod tests {
                     ..Default::default()
                 }),
                 parameters: Some(params),
-                plan_execution: None,
+                ..Default::default()
             },
         );
         i.metadata.generation = Some(generation);

@@ -6,8 +6,12 @@ use std::collections::BTreeMap;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::common::{InstanceStatus, ObjectRef, OperatorFields, Plan, PlanExecution, Task};
+use super::common::{
+    InstanceStatus, ObjectRef, OperatorFields, ParametersFrom, Plan, PlanExecution, Task,
+    preserve_unknown_object,
+};
 
 /// An operator (its versions are OperatorVersions).
 #[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -121,4 +125,14 @@ pub struct InstanceSpec {
     /// The plan to run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_execution: Option<PlanExecution>,
+    /// Installed defaults of `immutable` parameters whose default a later version changed,
+    /// structured as `parameters` (v1beta2 values). Written by kudo's policy on upgrade, not by
+    /// users: no user values, but an immutable value never changes (docs/extensions.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_object")]
+    pub immutable_defaults: Option<Value>,
+    /// Secrets holding parameter values, merged in order under `parameters`: where
+    /// `writeOnly` values live, never in the Instance itself (as Flux's `valuesFrom`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters_from: Vec<ParametersFrom>,
 }

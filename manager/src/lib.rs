@@ -341,7 +341,9 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         }
     } else {
         let given = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
-        let (values, mut problems) = compiled.version.effective(&given);
+        let (values, mut problems) = compiled
+            .version
+            .effective_kept(&given, inst.spec.immutable_defaults.as_ref());
         problems.extend(compiled.version.validator.validate(&values));
         let errors: Vec<String> = problems
             .iter()

@@ -112,7 +112,19 @@ impl Version {
     /// Stored values (`spec.parameters`: v1beta2 values, or v1beta1 strings) typed by this
     /// version's schema, with the defaults filled in, and the problems met (not validated).
     pub fn effective(&self, stored: &Value) -> (Values, Vec<Diagnostic>) {
-        effective(&self.schema, &current(self.typed(stored)))
+        self.effective_kept(stored, None)
+    }
+
+    /// [`Version::effective`] of an Instance that also keeps installed defaults
+    /// (`spec.immutableDefaults`, [`Decision::kept`]): they stand under the stored values and
+    /// over this version's defaults.
+    pub fn effective_kept(
+        &self,
+        stored: &Value,
+        kept: Option<&Value>,
+    ) -> (Values, Vec<Diagnostic>) {
+        let kept = kept.map(|k| self.typed(k)).unwrap_or_else(empty);
+        effective(&self.schema, &current(overlay(&kept, &self.typed(stored))))
     }
 
     /// Stored values typed by this version's schema (`"7"` -> 7 for an integer parameter).
@@ -138,6 +150,9 @@ pub struct Installed<'a> {
     pub version: &'a Version,
     /// Its `spec.parameters` as stored (typed or v1beta1 strings; what the user set).
     pub values: &'a Value,
+    /// Its `spec.immutableDefaults`: installed defaults of immutable parameters that a later
+    /// version changed ([`Decision::kept`]); `None` when it has none.
+    pub kept: Option<&'a Value>,
     /// `metadata.deletionTimestamp` is set.
     pub deleting: bool,
     /// The plan scheduled or running now, if any.
@@ -151,6 +166,7 @@ impl<'a> Installed<'a> {
         Installed {
             version,
             values,
+            kept: None,
             deleting: false,
             in_progress: None,
         }
@@ -188,6 +204,11 @@ pub struct Decision {
     pub values: Values,
     /// The values to store in `spec.parameters` (typed): what the user set, not the defaults.
     pub explicit: Value,
+    /// The values to store in `spec.immutableDefaults` (an object, empty when none): the
+    /// defaults of `immutable` parameters as installed, where a later version changed the
+    /// default. They are no user values (`--reset` leaves them), but an immutable value never
+    /// changes, so the installed one is kept over the new default.
+    pub kept: Value,
     /// The plan to run; `None` when nothing changes.
     pub plan: Option<String>,
     /// Every changed value and the plan it runs in the (new) version.
@@ -223,7 +244,7 @@ type Outcome = Result<Decision, Vec<Diagnostic>>;
 
 /// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
 pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
-    let (values, explicit, mut problems) = propose(to, &Value::Object(Map::new()), proposal);
+    let (values, explicit, mut problems) = propose(to, &empty(), &empty(), proposal);
     problems.extend(to.validator.validate(&values));
     if !to.has_plan(DEPLOY) {
         problems.push(no_plan(
@@ -235,6 +256,7 @@ pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
     Ok(Decision {
         values,
         explicit,
+        kept: empty(),
         plan: Some(DEPLOY.into()),
         changes: Vec::new(),
         report: None,
@@ -247,8 +269,9 @@ pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
 pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
     let v = installed.version;
     let old_explicit = v.typed(installed.values);
-    let (old, _) = effective(&v.schema, &current(old_explicit.clone()));
-    let (new, explicit, mut problems) = propose(v, &old_explicit, proposal);
+    let kept = installed.kept.map(|k| v.typed(k)).unwrap_or_else(empty);
+    let (old, _) = effective(&v.schema, &current(overlay(&kept, &old_explicit)));
+    let (new, explicit, mut problems) = propose(v, &old_explicit, &kept, proposal);
     let changed = trigger::changed_paths(old.value(), new.value());
     if changed.is_empty() && matches!(proposal, Proposal::Values(_)) {
         // A rewrite: what is stored stays as it is, so nothing about it can be refused now.
@@ -260,7 +283,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
                 d
             })
             .collect();
-        return Ok(unchanged(new, explicit, warnings));
+        return Ok(unchanged(new, explicit, kept, warnings));
     }
     problems.extend(v.validator.validate(&new));
     problems.extend(with_origins(
@@ -302,6 +325,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
     Ok(Decision {
         values: new,
         explicit,
+        kept,
         plan: selection.plan,
         changes: selection.changes,
         report: None,
@@ -333,30 +357,72 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
         );
     }
     let old_explicit = from.typed(installed.values);
-    let m = match migrate::migrate(&from.schema, &old_explicit, &to.schema, &from.version) {
+    let old_kept = installed.kept.map(|k| from.typed(k)).unwrap_or_else(empty);
+    let moved = |values: &Value| migrate::migrate(&from.schema, values, &to.schema, &from.version);
+    let m = match moved(&old_explicit) {
         Ok(m) => m,
         Err(d) => {
             problems.extend(d);
             return Err(problems);
         }
     };
-    let baseline = m.values.value();
-    let kept = match proposal {
+    // Kept defaults move as the user's values do. The installed effective values, moved to the
+    // new layout, are what no immutable value may leave.
+    let mut kept = moved(&old_kept)
+        .map(|k| k.explicit)
+        .unwrap_or_else(|_| empty());
+    let (installed_values, _) =
+        effective(&from.schema, &current(overlay(&old_kept, &old_explicit)));
+    let installed_values = moved(installed_values.value())
+        .map(|i| i.explicit)
+        .unwrap_or_else(|_| m.values.value().clone());
+    let proposal = match proposal {
         Proposal::Values(v) if from.typed(v) == old_explicit => Proposal::Values(&m.explicit),
         p => p,
     };
-    let (new, explicit, more) = propose(to, &m.explicit, kept);
+    let (mut new, mut explicit, mut more) = propose(to, &m.explicit, &kept, proposal);
+    // An immutable value the user never set keeps its installed default when the new version
+    // changes the default: it is kept, not turned into a user value.
+    let pins: Vec<pointer::Pointer> =
+        immutable::check_update(&to.schema, &installed_values, new.value())
+            .into_iter()
+            .map(|d| d.pointer)
+            .filter(|p| explicit.pointer(p).is_none() && new.value().pointer(p).is_some())
+            .collect();
+    if !pins.is_empty() {
+        for p in &pins {
+            if let (Some(v), Ok(tokens)) = (installed_values.pointer(p), pointer::tokens(p)) {
+                pointer::set_creating(&mut kept, &tokens, v.clone());
+            }
+        }
+        (new, explicit, more) = propose(to, &m.explicit, &kept, proposal);
+    }
     problems.extend(more);
+    // What the upgrade compares against: the carried values over the new defaults (a changed
+    // default is no change given with the upgrade), with the kept defaults.
+    let (base, _) = effective(&to.schema, &current(overlay(&kept, &m.explicit)));
+    let baseline = base.value();
     problems.extend(to.validator.validate(&new));
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
-    let immutable_changes = immutable::check_update(&to.schema, baseline, new.value())
-        .into_iter()
-        .filter(|d| {
-            baseline.pointer(&d.pointer).is_some()
-                || immutable::immutable_at(&from.schema, &d.pointer).is_some()
-        });
-    problems.extend(with_origins(&new, immutable_changes.collect()));
+    // Against the installed values too: giving the new default of an immutable value is a
+    // change when the installed value was another.
+    let mut immutable_changes: Vec<Diagnostic> =
+        immutable::check_update(&to.schema, baseline, new.value())
+            .into_iter()
+            .filter(|d| {
+                baseline.pointer(&d.pointer).is_some()
+                    || immutable::immutable_at(&from.schema, &d.pointer).is_some()
+            })
+            .collect();
+    for d in immutable::check_update(&to.schema, &installed_values, new.value()) {
+        if installed_values.pointer(&d.pointer).is_some()
+            && !immutable_changes.iter().any(|c| c.pointer == d.pointer)
+        {
+            immutable_changes.push(d);
+        }
+    }
+    problems.extend(with_origins(&new, immutable_changes));
     problems.extend(immutable::check_unset(&to.schema, new.value()));
     // The values the upgrade needs (those new immutable parameters) run no plan of their own.
     let mut compared = baseline.clone();
@@ -407,6 +473,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     Ok(Decision {
         values: new,
         explicit,
+        kept,
         plan: plan.map(String::from),
         changes,
         report: Some(m.report),
@@ -414,10 +481,11 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     })
 }
 
-fn unchanged(values: Values, explicit: Value, warnings: Vec<Diagnostic>) -> Decision {
+fn unchanged(values: Values, explicit: Value, kept: Value, warnings: Vec<Diagnostic>) -> Decision {
     Decision {
         values,
         explicit,
+        kept,
         plan: None,
         changes: Vec::new(),
         report: None,
@@ -426,10 +494,12 @@ fn unchanged(values: Values, explicit: Value, warnings: Vec<Diagnostic>) -> Deci
 }
 
 /// The effective values, the values to store and the problems of `proposal` on top of
-/// `baseline` (typed, explicit values of version `to`).
+/// `baseline` (typed, explicit values of version `to`), with the `kept` installed defaults
+/// under them.
 fn propose(
     to: &Version,
     baseline: &Value,
+    kept: &Value,
     proposal: Proposal<'_>,
 ) -> (Values, Value, Vec<Diagnostic>) {
     match proposal {
@@ -437,7 +507,7 @@ fn propose(
             let (values, problems) = effective(
                 &to.schema,
                 &Inputs {
-                    current: Some(baseline.clone()),
+                    current: Some(overlay(kept, baseline)),
                     files,
                     overrides,
                 },
@@ -447,9 +517,32 @@ fn propose(
         }
         Proposal::Values(given) => {
             let typed = to.typed(given);
-            let (values, problems) = effective(&to.schema, &current(typed.clone()));
+            let (values, problems) = effective(&to.schema, &current(overlay(kept, &typed)));
             (values, typed, problems)
         }
+    }
+}
+
+fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+/// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
+/// RFC 7396 merge, a `null` in `top` is a value.
+fn overlay(base: &Value, top: &Value) -> Value {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            let mut out = b.clone();
+            for (k, v) in t {
+                let merged = match out.get(k) {
+                    Some(under) => overlay(under, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => top.clone(),
     }
 }
 
@@ -612,6 +705,7 @@ mod tests {
         let i = Installed {
             version: v,
             values: &installed,
+            kept: None,
             deleting: state.deleting,
             in_progress: state.in_progress,
         };
@@ -635,6 +729,7 @@ mod tests {
         let i = Installed {
             version: from,
             values: &installed,
+            kept: None,
             deleting: state.deleting,
             in_progress: state.in_progress,
         };
@@ -821,6 +916,7 @@ mod tests {
             let i = Installed {
                 version: &v,
                 values: &stored,
+                kept: None,
                 deleting: state.deleting,
                 in_progress: state.in_progress,
             };
@@ -838,6 +934,7 @@ mod tests {
         let i = Installed {
             version: &v,
             values: &stored,
+            kept: None,
             deleting: false,
             in_progress: None,
         };
@@ -1049,6 +1146,7 @@ mod tests {
         let i = Installed {
             version: &from,
             values: &stored,
+            kept: None,
             deleting: false,
             in_progress: None,
         };
@@ -1060,6 +1158,107 @@ mod tests {
         );
         assert_eq!(d.plan.as_deref(), Some("upgrade"));
         assert!(d.changes.is_empty());
+    }
+
+    /// One parameter set by the user, two left to their defaults: `level` (mutable, default
+    /// `INFO` then `WARN`) and `name` (immutable, default `a`, then `b`, then `c`).
+    fn defaults_version(name: &str, level: &str, id: &str) -> Version {
+        version(
+            name,
+            json!({"type": "object", "properties": {
+                "nodeCount": {"type": "integer", "default": 3},
+                "level": {"type": "string", "default": level},
+                "name": {"type": "string", "immutable": true, "default": id},
+                "image": {"type": "object", "trigger": "deploy", "properties": {
+                    "tag": {"type": "string", "default": format!("{level}-tag")}}}
+            }}),
+            ALL,
+        )
+    }
+
+    #[test]
+    fn an_upgrade_takes_the_new_defaults_and_keeps_installed_immutable_ones() {
+        let v1 = defaults_version("db-1.0.0", "INFO", "a");
+        let v2 = defaults_version("db-2.0.0", "WARN", "b");
+        let v3 = defaults_version("db-3.0.0", "ERROR", "c");
+        let installed = install(
+            &v1,
+            Proposal::Edits {
+                files: &[],
+                overrides: &args(&["nodeCount=4"]),
+            },
+        )
+        .unwrap();
+        // Only what the user set is stored.
+        assert_eq!(installed.explicit, json!({"nodeCount": 4}));
+        assert_eq!(installed.kept, json!({}));
+
+        // Left as installed, through the webhook (the complete spec.parameters) and the CLI.
+        for proposal in [Proposal::Values(&installed.explicit), Proposal::NONE] {
+            let i = Installed::at_rest(&v1, &installed.explicit);
+            let d = upgrade(&i, &v2, proposal).unwrap();
+            assert_eq!(d.explicit, json!({"nodeCount": 4}));
+            let v = d.values.value();
+            assert_eq!(v["level"], "WARN", "a mutable default follows the version");
+            assert_eq!(v["image"]["tag"], "WARN-tag");
+            assert_eq!(v["name"], "a", "an immutable default stays as installed");
+            assert_eq!(d.kept, json!({"name": "a"}), "kept, not a user value");
+            // New defaults are no change given with the upgrade: the upgrade plan runs.
+            assert_eq!(d.plan.as_deref(), Some("upgrade"));
+            assert!(d.changes.is_empty(), "{:?}", d.changes);
+        }
+
+        // The next upgrade keeps it again; an update leaves it.
+        let i = Installed::at_rest(&v1, &installed.explicit);
+        let d2 = upgrade(&i, &v2, Proposal::NONE).unwrap();
+        let i = Installed {
+            kept: Some(&d2.kept),
+            ..Installed::at_rest(&v2, &d2.explicit)
+        };
+        let d3 = upgrade(&i, &v3, Proposal::NONE).unwrap();
+        assert_eq!(d3.values.value()["name"], "a");
+        assert_eq!(d3.values.value()["level"], "ERROR");
+        assert_eq!(d3.kept, json!({"name": "a"}));
+        let i = Installed {
+            kept: Some(&d3.kept),
+            ..Installed::at_rest(&v3, &d3.explicit)
+        };
+        let u = update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &args(&["level=DEBUG"]),
+            },
+        )
+        .unwrap();
+        assert_eq!(u.kept, json!({"name": "a"}));
+        assert_eq!(u.values.value()["name"], "a");
+        assert_eq!(u.explicit, json!({"nodeCount": 4, "level": "DEBUG"}));
+        // Changing the kept value is an immutable change like any other.
+        let err = update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &args(&["name=z"]),
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err[0].code, Code::ImmutableChanged);
+        // And so is giving a new value with the upgrade.
+        let i = Installed::at_rest(&v1, &installed.explicit);
+        let err = upgrade(
+            &i,
+            &v2,
+            Proposal::Edits {
+                files: &[],
+                overrides: &args(&["name=b"]),
+            },
+        )
+        .unwrap_err();
+        assert!(
+            err.iter().any(|d| d.code == Code::ImmutableChanged),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub enum Code {
     UpgradeWithChange,
     /// A plan is scheduled or running, and the change would run another plan (or upgrade).
     PlanInProgress,
+    /// A `writeOnly` value in an Instance's `spec.parameters`: secrets live in Secrets.
+    SecretInInstance,
+    /// A Secret (or key) named in `spec.parametersFrom` is missing or unreadable.
+    SecretMissing,
     /// The Instance is being deleted: no parameter change and no upgrade.
     Deleting,
     /// A template creates an object in an API version that recent Kubernetes releases no longer
@@ -168,6 +172,8 @@ impl Code {
             Code::OldNameNotFound => "old-name-not-found",
             Code::UpgradeWithChange => "upgrade-with-change",
             Code::PlanInProgress => "plan-in-progress",
+            Code::SecretInInstance => "secret-in-instance",
+            Code::SecretMissing => "secret-missing",
             Code::Deleting => "deleting",
             Code::ValueDropped => "value-dropped",
             Code::RemovedApi => "removed-api",
@@ -229,6 +235,8 @@ pub enum Origin {
     },
     /// The stored parameters of an Instance (a value that was already there).
     Instance,
+    /// A Secret named in the Instance's `spec.parametersFrom` (which Secret and key).
+    Secret(String),
     /// Not tied to a value (a missing required parameter, a package-level problem).
     None,
 }
@@ -240,6 +248,7 @@ impl fmt::Display for Origin {
             Origin::File(loc) => write!(f, "{loc}"),
             Origin::Flag { index } => write!(f, "-p argument {index}"),
             Origin::Instance => f.write_str("instance parameters"),
+            Origin::Secret(which) => f.write_str(which),
             Origin::None => Ok(()),
         }
     }

@@ -114,6 +114,15 @@ impl InstanceFile {
         }
     }
 
+    /// `spec.immutableDefaults` (installed defaults an upgrade kept), when set.
+    pub fn kept(&self) -> Option<Value> {
+        self.doc
+            .value()
+            .pointer("/spec/immutableDefaults")
+            .filter(|v| v.is_object())
+            .cloned()
+    }
+
     /// The parameters typed for `params`: a v1beta1 Instance's string values are typed by the
     /// v1beta1 parameters (a v1beta1 Instance cannot hold a v1beta2 package's values).
     pub fn parameters(&self, params: &Params) -> std::result::Result<Value, Vec<Diagnostic>> {
@@ -169,7 +178,11 @@ pub fn update(
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
-    let installed = Installed::at_rest(&version, &current);
+    let kept = file.kept();
+    let installed = Installed {
+        kept: kept.as_ref(),
+        ..Installed::at_rest(&version, &current)
+    };
     let decision = change::update(&installed, Proposal::Edits { files, overrides })
         .map_err(|d| pkg.located(d))?;
     let stored = stored_form(file.api_version(), &decision.explicit);
@@ -207,7 +220,11 @@ pub fn upgrade(
     let current = file.parameters(old_pkg.params())?;
     let from = Version::of_package(old_pkg)?;
     let to = Version::of_package(new_pkg)?;
-    let installed = Installed::at_rest(&from, &current);
+    let kept = file.kept();
+    let installed = Installed {
+        kept: kept.as_ref(),
+        ..Installed::at_rest(&from, &current)
+    };
     let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })
         .map_err(|d| new_pkg.located(d))?;
     let api = match new_pkg.params() {
@@ -231,6 +248,14 @@ pub fn upgrade(
         Some(&file.raw_parameters()),
         Some(&stored),
     ));
+    let kept_now = Some(&decision.kept).filter(|k| k.as_object().is_some_and(|m| !m.is_empty()));
+    if kept_now != kept.as_ref() {
+        edits.extend(edit::edits_between(
+            &["spec", "immutableDefaults"],
+            kept.as_ref(),
+            kept_now,
+        ));
+    }
     let text = apply(file, &edits)?;
     Ok(Outcome { text, decision })
 }

@@ -72,6 +72,7 @@ pub mod params;
 pub mod pipe;
 pub mod pointer;
 pub mod render;
+pub mod secrets;
 pub mod structural;
 pub mod successor;
 pub mod trigger;

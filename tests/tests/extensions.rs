@@ -214,6 +214,7 @@ fn run_update(
     let installed = Installed {
         version: &version,
         values: &current,
+        kept: None,
         deleting: false,
         in_progress: None,
     };

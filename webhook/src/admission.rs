@@ -12,8 +12,11 @@
 //! - **upgrade** (another OperatorVersion) is [`change::upgrade`]: parameters left as they
 //!   were are carried over by `oldName`; values that land nowhere become warnings.
 //!
-//! The mutating webhook stores the typed values with the schema's defaults filled in (an RFC
-//! 6902 patch); the validating webhook denies what the policy refuses. A denial lists every
+//! The mutating webhook stores what the user set, typed and moved by `oldName`, never the
+//! defaults (they are derived wherever values are used, so an upgrade takes the new version's),
+//! and the installed defaults of immutable parameters that an upgrade keeps
+//! (`spec.immutableDefaults`), as an RFC 6902 patch; the validating webhook denies what the
+//! policy refuses. A denial lists every
 //! violation (secret values masked, as everywhere). An Instance whose OperatorVersion is not
 //! (yet) known is denied with a message saying so: the webhook cannot check it, and letting it
 //! through would store unchecked parameters.
@@ -130,8 +133,9 @@ pub enum Mode {
 pub enum Verdict {
     /// Allowed; `parameters` are the values to store (when they differ from the object's).
     Allow {
-        /// The parameters after defaults (and migration), when they changed.
-        parameters: Option<Value>,
+        /// What to store in the spec (the user's typed and migrated values, and the kept
+        /// installed defaults), when it differs from the object's.
+        parameters: Option<Box<Stored>>,
         /// The plan the change runs (none when nothing changes).
         plan: Option<String>,
         /// Things the client should hear about.
@@ -141,6 +145,45 @@ pub enum Verdict {
     Deny(Vec<Diagnostic>),
     /// Cannot be checked now (the cache is not ready, the OperatorVersion is unknown).
     Unchecked(String),
+}
+
+/// What the mutating webhook writes into an Instance's spec: what the user set, never the
+/// defaults ([`change::Decision::explicit`]), and the kept installed defaults of immutable
+/// parameters ([`change::Decision::kept`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// `spec.parameters`.
+    pub parameters: Value,
+    /// `spec.immutableDefaults`; `None` removes it.
+    pub kept: Option<Value>,
+}
+
+impl Stored {
+    fn of(obj: &Value) -> Stored {
+        Stored {
+            parameters: params(obj),
+            kept: kept(obj),
+        }
+    }
+
+    /// `obj` with this stored in its spec.
+    fn apply(&self, obj: &Value) -> Value {
+        let mut patched = obj.clone();
+        if let Some(spec) = patched.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.insert("parameters".into(), self.parameters.clone());
+            match &self.kept {
+                Some(k) => spec.insert("immutableDefaults".into(), k.clone()),
+                None => spec.remove("immutableDefaults"),
+            };
+        }
+        patched
+    }
+}
+
+fn kept(obj: &Value) -> Option<Value> {
+    obj.pointer("/spec/immutableDefaults")
+        .filter(|k| k.as_object().is_some_and(|m| !m.is_empty()))
+        .cloned()
 }
 
 fn ov_name(obj: &Value) -> Option<&str> {
@@ -226,10 +269,12 @@ pub fn decide(
                 }
             };
             let values = params(old_obj);
+            let old_kept = kept(old_obj);
             let running = blocking(old_obj, new, &from);
             let installed = Installed {
                 version: &from,
                 values: &values,
+                kept: old_kept.as_ref(),
                 deleting: new.pointer("/metadata/deletionTimestamp").is_some()
                     || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
                 in_progress: running.as_deref(),
@@ -245,9 +290,12 @@ pub fn decide(
         Err(diags) => Verdict::Deny(diags),
         Ok(d) => {
             let warnings = d.warnings.iter().map(ToString::to_string).collect();
-            let stored = d.values.into_value();
+            let stored = Stored {
+                parameters: d.explicit,
+                kept: Some(d.kept).filter(|k| k.as_object().is_some_and(|m| !m.is_empty())),
+            };
             Verdict::Allow {
-                parameters: (stored != given).then_some(stored),
+                parameters: (stored != Stored::of(new)).then(|| Box::new(stored)),
                 plan: d.plan,
                 warnings,
             }
@@ -345,11 +393,8 @@ fn answer(
                 r.warnings = Some(warnings);
             }
             match (mode, parameters) {
-                (Mode::Mutate, Some(p)) => {
-                    let mut patched = new.clone();
-                    if let Some(spec) = patched.get_mut("spec").and_then(Value::as_object_mut) {
-                        spec.insert("parameters".into(), p);
-                    }
+                (Mode::Mutate, Some(stored)) => {
+                    let patched = stored.apply(&new);
                     let patch = json_patch::diff(&new, &patched);
                     match r.clone().with_patch(patch) {
                         Ok(with) => with,

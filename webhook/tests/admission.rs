@@ -98,14 +98,21 @@ fn patch_of(response: &Value) -> Vec<Value> {
 }
 
 #[test]
-fn create_is_defaulted_by_the_mutating_webhook_and_allowed() {
+fn create_stores_what_the_user_set_typed_and_never_the_defaults() {
     let s = store();
     let (status, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |_| {});
     assert_eq!(status, 200);
     assert_eq!(r["allowed"], true);
+    // Typed already, and no defaults written: nothing to patch.
+    assert!(r.get("patch").is_none(), "{r}");
+    // A v1beta1-style string is typed; still no default is added.
+    let (_, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |b| {
+        b["request"]["object"]["spec"]["parameters"]["nodeCount"] = json!("5");
+    });
     let patch = patch_of(&r);
-    assert!(
-        patch.contains(&json!({"op": "add", "path": "/spec/parameters/nodeCount", "value": 3})),
+    assert_eq!(
+        patch,
+        vec![json!({"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5})],
         "{patch:?}"
     );
     let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |_| {});

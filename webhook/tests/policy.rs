@@ -193,6 +193,7 @@ proptest! {
             &Installed {
                 version: &v1,
                 values: &installed_values,
+                kept: None,
                 deleting: c.deleting,
                 in_progress: c.in_progress,
             },
@@ -218,6 +219,7 @@ proptest! {
             &Installed {
                 version: &v1,
                 values: &installed_values,
+                kept: None,
                 deleting: c.deleting,
                 in_progress: c.in_progress,
             },

@@ -101,7 +101,7 @@ pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &
                 namespace: None,
             }),
             parameters: (!empty).then(|| parameters.clone()),
-            plan_execution: None,
+            ..Default::default()
         },
         status: None,
     }

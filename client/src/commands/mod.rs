@@ -416,7 +416,7 @@ fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
 /// The Instance as [`kudo_pkg::change`] sees it: its values, whether it is being deleted, and
 /// the plan it has scheduled or running.
 fn installed<'a>(
-    inst: &Instance,
+    inst: &'a Instance,
     version: &'a Version,
     values: &'a Value,
     in_progress: &'a Option<String>,
@@ -424,6 +424,7 @@ fn installed<'a>(
     Installed {
         version,
         values,
+        kept: inst.spec.immutable_defaults.as_ref(),
         deleting: inst.metadata.deletion_timestamp.is_some(),
         in_progress: in_progress.as_deref(),
     }

@@ -130,6 +130,14 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         if let Some(diff) = merge::diff(&current, &change.explicit) {
             spec["parameters"] = diff;
         }
+        let kept = change.kept.as_object().is_some_and(|k| !k.is_empty());
+        if kept || inst.spec.immutable_defaults.is_some() {
+            spec["immutableDefaults"] = if kept {
+                change.kept.clone()
+            } else {
+                Value::Null
+            };
+        }
         let mut patch = json!({
             "metadata": {"resourceVersion": resource_version(&inst)?},
             "spec": spec,
