@@ -174,6 +174,10 @@ impl fmt::Display for Problem {
 /// Why the migration stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An Instance's `writeOnly` values could not be moved to a Secret (or the Secret of a
+    /// rewrite that did not land could not be deleted).
+    #[error("moving writeOnly values to a Secret: {0}")]
+    Secret(String),
     /// Pre-flight found objects that cannot be converted; nothing was written.
     #[error("pre-flight: {} object(s) cannot be migrated; nothing was written", .0.len())]
     Preflight(Vec<Problem>),
@@ -671,19 +675,31 @@ async fn rewrite(client: &kube::Client, c: &Converted, types: &Schemas) -> Resul
     let path = c.id.path(STORAGE_VERSION);
     let mut expected = c.new.clone();
     for attempt in 1..=MAX_ATTEMPTS {
+        // An Instance's writeOnly values move to a Secret of kudo's first (never stored in an
+        // Instance); the Secret is deleted again when the rewrite does not land.
+        let moved = match c.id.kind {
+            Kind::Instance => move_secrets(client, &c.id, &mut expected, types).await?,
+            _ => None,
+        };
         let mut body = expected.clone();
         if let Some(m) = body.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("managedFields");
         }
-        match send(
+        let sent = send(
             client,
             Method::PUT,
             &path,
             Some("application/json"),
             Some(&body),
         )
-        .await
-        {
+        .await;
+        if let (Some(name), false) = (&moved, matches!(sent, Ok(Some(_)))) {
+            let t = crate::commands::Target::new(client.clone(), Some(&c.id.namespace));
+            crate::commands::secrets::delete(&t, name)
+                .await
+                .map_err(|e| Error::Secret(e.to_string()))?;
+        }
+        match sent {
             Ok(Some(written)) => return verify(client, c, &expected, &written, attempt).await,
             Ok(None) => {
                 return Ok(Rewrite::Gone {
@@ -711,6 +727,54 @@ async fn rewrite(client: &kube::Client, c: &Converted, types: &Schemas) -> Resul
         object: c.id.clone(),
         attempts: MAX_ATTEMPTS,
     })
+}
+
+/// Moves the `writeOnly` values of Instance `instance` (its v1beta2 form) into a new Secret of
+/// kudo's, named in its `spec.parametersFrom` ([`crate::commands::secrets`]); the annotation
+/// that kept its v1beta1 strings goes too, since it holds them as well. `None` when it has none.
+async fn move_secrets(
+    client: &kube::Client,
+    id: &ObjectId,
+    instance: &mut Value,
+    types: &Schemas,
+) -> Result<Option<String>, Error> {
+    let Some(schema) = instance
+        .pointer("/spec/operatorVersion/name")
+        .and_then(Value::as_str)
+        .and_then(|ov| types.schema(&id.namespace, ov))
+    else {
+        return Ok(None);
+    };
+    let params = instance
+        .pointer("/spec/parameters")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let (public, Some(secret)) = kudo_pkg::secrets::split(&schema, &params) else {
+        return Ok(None);
+    };
+    let inst: kudo_crd::v1beta2::Instance = serde_json::from_value(instance.clone())
+        .map_err(|e| Error::Secret(format!("{id} does not read as an Instance: {e}")))?;
+    let t = crate::commands::Target::new(client.clone(), Some(&id.namespace));
+    let name =
+        crate::commands::secrets::new_name(&id.name).map_err(|e| Error::Secret(e.to_string()))?;
+    crate::commands::secrets::create(&t, &id.name, &name, Some(&inst), &secret)
+        .await
+        .map_err(|e| Error::Secret(e.to_string()))?;
+    let from = crate::commands::secrets::entries(&inst, Some(&name));
+    if let Some(spec) = instance.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("parameters".into(), public);
+        spec.insert(
+            "parametersFrom".into(),
+            serde_json::to_value(from).unwrap_or_default(),
+        );
+    }
+    if let Some(a) = instance
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.remove(convert::V1BETA1_PARAMETERS);
+    }
+    Ok(Some(name))
 }
 
 /// Reads the rewritten object back through v1beta2 and compares it with its conversion.

@@ -127,7 +127,14 @@ fn test_failed() -> Value {
 fn serve(script: Vec<Step>) -> (Target, Arc<Mutex<Vec<Seen>>>) {
     let mut script: VecDeque<Step> = script.into();
     let (client, seen) = mock_api::client(NS, move |r| match script.front() {
-        Some(s) if s.method == r.method && s.path == r.path => {
+        // A path ending in `*` matches by prefix (a name with a random suffix).
+        Some(s)
+            if s.method == r.method
+                && (s.path == r.path
+                    || s.path
+                        .strip_suffix('*')
+                        .is_some_and(|p| r.path.starts_with(p))) =>
+        {
             let a = (s.answer)(&r.body);
             if !s.forever {
                 script.pop_front();
@@ -272,13 +279,19 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
 #[tokio::test]
 async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let pkg = cassandra();
-    let (t, _) = serve(vec![
+    let (t, seen) = serve(vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-2.0.0")),
         created(collection("operators")),
         created(collection("operatorversions")),
+        created(format!("/api/v1/namespaces/{NS}/secrets")),
         created(collection("instances")),
+        ok(
+            "PATCH",
+            format!("/api/v1/namespaces/{NS}/secrets/cassandra-instance-params-*"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
+        ),
     ]);
     let secret = "s3cret-Value-123";
     let overrides = args(&[&format!("backup/credentials/password={secret}")]);
@@ -294,8 +307,25 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let done = install::install(&t, &req).await.unwrap();
     for shown in [format!("{req:?}"), format!("{done:?}")] {
         assert!(!shown.contains(secret), "a secret in Debug: {shown}");
-        assert!(shown.contains("backup/credentials/password"), "{shown}");
     }
+    assert!(format!("{req:?}").contains("backup/credentials/password"));
+    // The value went to a Secret the Instance names, never into the Instance.
+    let seen = seen.lock().unwrap();
+    let body = |path: &str| {
+        seen.iter()
+            .find(|r| r.method == "POST" && r.path.ends_with(path))
+            .map(|r| r.body.clone())
+            .unwrap_or_else(|| panic!("a POST to {path}"))
+    };
+    let inst = body("/instances");
+    assert!(!inst.to_string().contains(secret), "{inst}");
+    let named = inst["spec"]["parametersFrom"][0]["secretRef"]["name"].clone();
+    let held = body("/secrets");
+    assert_eq!(held["metadata"]["name"], named);
+    assert_eq!(held["immutable"], true);
+    let data = held["data"]["parameters.yaml"].as_str().unwrap();
+    let text = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, data).unwrap();
+    assert!(String::from_utf8(text).unwrap().contains(secret));
 }
 
 #[tokio::test]

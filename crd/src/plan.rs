@@ -191,7 +191,15 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
     }
     let given = inst.spec.parameters.clone().unwrap_or_default();
     let (values, _) = version.effective_kept(&given, inst.spec.immutable_defaults.as_ref());
-    match select(inst, version, values.value(), status) {
+    // Secrets are not in the spec (nor readable here): they count as unchanged.
+    let recorded = status
+        .applied
+        .as_ref()
+        .and_then(|a| a.parameters.as_ref())
+        .cloned()
+        .unwrap_or_default();
+    let values = kudo_pkg::secrets::carried(&version.schema, &recorded, values.value());
+    match select(inst, version, &values, status) {
         Ok(Some(start)) => Some(Running {
             plan: start.plan,
             uid: start.uid,

@@ -27,12 +27,13 @@ mod serve;
 mod tasks;
 mod undeclared;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -139,6 +140,26 @@ pub struct Context {
     compiled: Memo<Arc<Compiled>>,
     failures: Mutex<HashMap<String, u32>>,
     clock: fn() -> String,
+    /// The key of the digests of secret values in `status.applied` ([`DIGEST_KEY_ENV`]).
+    digest_key: Vec<u8>,
+}
+
+/// The environment variable holding the key of the digests that `status.applied` records of
+/// `writeOnly` values (`kudo init` sets it from the Secret `kudo-manager-digest-key`). Without
+/// it, each process draws a random key, and every Instance with secret values runs their
+/// trigger plans once after a restart.
+pub const DIGEST_KEY_ENV: &str = "KUDO_DIGEST_KEY";
+
+fn digest_key() -> Vec<u8> {
+    match std::env::var(DIGEST_KEY_ENV) {
+        Ok(k) if k.len() >= 16 => k.into_bytes(),
+        _ => {
+            tracing::warn!(
+                "{DIGEST_KEY_ENV} is not set (or shorter than 16 bytes): secret values are digested with a random key, so a restart runs their trigger plans again"
+            );
+            kudo_pkg::secrets::random_key()
+        }
+    }
 }
 
 fn now() -> String {
@@ -166,6 +187,7 @@ impl Context {
             compiled: Memo::default(),
             failures: Mutex::default(),
             clock: now,
+            digest_key: digest_key(),
         }
     }
 
@@ -319,7 +341,13 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         }
     };
     let pkg = &compiled.pkg;
+    let schema = &compiled.version.schema;
     plan::ensure_all(&mut status, pkg);
+    // The values in the Instance's Secrets (spec.parametersFrom), read at plan time.
+    let secret_values = read_secrets(&ctx.client, &ns, inst).await;
+    // What the plan's templates are rendered with: the recorded values with the secrets they
+    // hold now (status.applied has their digests only).
+    let render: Value;
     if deleting {
         if !pkg.operator().plans.contains_key(CLEANUP) {
             remove_finalizer(&api, inst).await?;
@@ -339,8 +367,33 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             };
             begin(ctx, inst, pkg, &params, &start, &mut status, &now).await;
         }
+        let recorded = status
+            .applied
+            .as_ref()
+            .and_then(|a| a.parameters.clone())
+            .unwrap_or_else(|| json!({}));
+        // The Secrets may be gone already (a foreground deletion): then the digests stay.
+        let now_values = secret_values.map(|sv| {
+            let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+            let given = kudo_pkg::secrets::under(&public, &sv);
+            let kept = inst.spec.immutable_defaults.as_ref();
+            compiled.version.effective_kept(&given, kept).0.into_value()
+        });
+        render = match now_values {
+            Ok(v) => kudo_pkg::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
+            Err(_) => recorded,
+        };
     } else {
-        let given = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        let secret_values = match &secret_values {
+            Ok(v) => v.clone(),
+            Err(why) => {
+                set_ready(&mut status, inst, "False", "SecretMissing", why, &now);
+                write_status(&api, inst, &original, &status).await?;
+                return Ok(Action::requeue(ctx.settings.progress * 2));
+            }
+        };
+        let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        let given = kudo_pkg::secrets::under(&public, &secret_values);
         let (values, mut problems) = compiled
             .version
             .effective_kept(&given, inst.spec.immutable_defaults.as_ref());
@@ -357,8 +410,18 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             return Ok(Action::requeue(ctx.settings.resync));
         }
         let values = values.into_value();
-        match plan::select(inst, &compiled.version, &values, &status) {
-            Ok(Some(start)) => begin(ctx, inst, pkg, &values, &start, &mut status, &now).await,
+        // status.applied records secrets as digests: compared as the values they were, when
+        // they did not change.
+        let record = kudo_pkg::secrets::digested(schema, &values, &ctx.digest_key);
+        let mut seen = status.clone();
+        if let Some(a) = seen.applied.as_mut() {
+            a.parameters = a
+                .parameters
+                .as_ref()
+                .map(|p| kudo_pkg::secrets::revealed(schema, p, &values, &ctx.digest_key));
+        }
+        match plan::select(inst, &compiled.version, &values, &seen) {
+            Ok(Some(start)) => begin(ctx, inst, pkg, &record, &start, &mut status, &now).await,
             Ok(None) => {}
             Err(refusal) => {
                 let why = match refusal {
@@ -379,8 +442,13 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             }
         }
         status.observed_generation = inst.metadata.generation;
+        render = values;
     }
-    let action = advance(ctx, &api, inst, pkg, &original, &mut status, &now).await?;
+    let rendering = Rendering {
+        pkg,
+        params: &render,
+    };
+    let action = advance(ctx, &api, inst, rendering, &original, &mut status, &now).await?;
     let cleaned = deleting
         && status
             .plan_status
@@ -391,6 +459,55 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         return Ok(Action::await_change());
     }
     Ok(action)
+}
+
+/// The values of the Secrets `inst` names in `spec.parametersFrom`, merged in order; why not,
+/// naming the Secret and key (never a value).
+async fn read_secrets(
+    client: &Client,
+    ns: &str,
+    inst: &Instance,
+) -> std::result::Result<Value, String> {
+    let from = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
+    let sources = kudo_pkg::secrets::SecretSource::list(Some(&from))?;
+    if sources.is_empty() {
+        return Ok(json!({}));
+    }
+    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let mut data: HashMap<String, BTreeMap<String, String>> = HashMap::new();
+    for s in &sources {
+        if data.contains_key(&s.name) {
+            continue;
+        }
+        let got = api.get_opt(&s.name).await.map_err(|e| {
+            format!(
+                "cannot read Secret {ns}/{} (spec.parametersFrom): {e}",
+                s.name
+            )
+        })?;
+        let Some(secret) = got else {
+            return Err(format!(
+                "Secret {ns}/{} (spec.parametersFrom) does not exist",
+                s.name
+            ));
+        };
+        let texts = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| String::from_utf8(v.0).ok().map(|t| (k, t)))
+            .collect();
+        data.insert(s.name.clone(), texts);
+    }
+    kudo_pkg::secrets::merged(&sources, |name, key| {
+        data.get(name).and_then(|d| d.get(key)).cloned()
+    })
+    .map_err(|d| {
+        d.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 async fn begin(
@@ -415,13 +532,19 @@ async fn begin(
     .await;
 }
 
+/// What a plan renders: the package, and the values (secrets included).
+struct Rendering<'a> {
+    pkg: &'a Package,
+    params: &'a Value,
+}
+
 /// Runs what may run of the active plan, round after round while steps complete; writes the
 /// status after each round. Returns when the plan waits, fails or ends.
 async fn advance(
     ctx: &Context,
     api: &Api<Instance>,
     inst: &Instance,
-    pkg: &Package,
+    Rendering { pkg, params }: Rendering<'_>,
     original: &InstanceStatus,
     status: &mut InstanceStatus,
     now: &str,
@@ -432,11 +555,6 @@ async fn advance(
         write_status(api, inst, &written, status).await?;
         return Ok(Action::requeue(ctx.settings.resync));
     };
-    let params = status
-        .applied
-        .as_ref()
-        .and_then(|a| a.parameters.clone())
-        .unwrap_or_else(|| json!({}));
     let mut action = Action::requeue(ctx.settings.resync);
     while let Some(ps) = status.plan_status.get_mut(&active.name) {
         let before = ExecStatus::parse(ps.status.as_deref());
@@ -462,7 +580,7 @@ async fn advance(
                 objects: &ctx.objects,
                 inst,
                 pkg,
-                params: &params,
+                params,
                 at,
                 notes: &notes,
             })

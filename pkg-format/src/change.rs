@@ -187,6 +187,10 @@ pub enum Proposal<'a> {
     /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
     /// manager). On upgrade, values equal to the installed ones mean "carry them over".
     Values(&'a Value),
+    /// Like [`Proposal::Values`], from a caller that cannot read the Instance's Secrets
+    /// (`spec.parametersFrom`; the admission webhook): a `required` parameter may be missing
+    /// here, since its value may be in a Secret. The manager validates the whole.
+    WithoutSecrets(&'a Value),
 }
 
 impl Proposal<'_> {
@@ -245,7 +249,7 @@ type Outcome = Result<Decision, Vec<Diagnostic>>;
 /// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
 pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
     let (values, explicit, mut problems) = propose(to, &empty(), &empty(), proposal);
-    problems.extend(to.validator.validate(&values));
+    problems.extend(validate(to, &values, proposal));
     if !to.has_plan(DEPLOY) {
         problems.push(no_plan(
             to,
@@ -273,11 +277,11 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
     let (old, _) = effective(&v.schema, &current(overlay(&kept, &old_explicit)));
     let (new, explicit, mut problems) = propose(v, &old_explicit, &kept, proposal);
     let changed = trigger::changed_paths(old.value(), new.value());
-    if changed.is_empty() && matches!(proposal, Proposal::Values(_)) {
+    if changed.is_empty() && matches!(proposal, Proposal::Values(_) | Proposal::WithoutSecrets(_)) {
         // A rewrite: what is stored stays as it is, so nothing about it can be refused now.
         let warnings = problems
             .into_iter()
-            .chain(v.validator.validate(&new))
+            .chain(validate(v, &new, proposal))
             .map(|mut d| {
                 d.severity = Severity::Warning;
                 d
@@ -285,7 +289,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
             .collect();
         return Ok(unchanged(new, explicit, kept, warnings));
     }
-    problems.extend(v.validator.validate(&new));
+    problems.extend(validate(v, &new, proposal));
     problems.extend(with_origins(
         &new,
         immutable::check_update(&v.schema, old.value(), new.value()),
@@ -378,6 +382,9 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
         .unwrap_or_else(|_| m.values.value().clone());
     let proposal = match proposal {
         Proposal::Values(v) if from.typed(v) == old_explicit => Proposal::Values(&m.explicit),
+        Proposal::WithoutSecrets(v) if from.typed(v) == old_explicit => {
+            Proposal::WithoutSecrets(&m.explicit)
+        }
         p => p,
     };
     let (mut new, mut explicit, mut more) = propose(to, &m.explicit, &kept, proposal);
@@ -402,7 +409,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     // default is no change given with the upgrade), with the kept defaults.
     let (base, _) = effective(&to.schema, &current(overlay(&kept, &m.explicit)));
     let baseline = base.value();
-    problems.extend(to.validator.validate(&new));
+    problems.extend(validate(to, &new, proposal));
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
     // Against the installed values too: giving the new default of an immutable value is a
@@ -515,12 +522,42 @@ fn propose(
             let explicit = explicit(baseline, files, overrides, values.value());
             (values, explicit, problems)
         }
-        Proposal::Values(given) => {
+        Proposal::Values(given) | Proposal::WithoutSecrets(given) => {
             let typed = to.typed(given);
             let (values, problems) = effective(&to.schema, &current(overlay(kept, &typed)));
             (values, typed, problems)
         }
     }
+}
+
+/// `values` validated against `v`'s schema; a missing `required` value is no problem when the
+/// proposal comes without the Instance's Secrets.
+fn validate(v: &Version, values: &Values, proposal: Proposal<'_>) -> Vec<Diagnostic> {
+    let mut problems = v.validator.validate(values);
+    if matches!(proposal, Proposal::WithoutSecrets(_)) {
+        problems.retain(|d| d.code != Code::Required);
+    }
+    problems
+}
+
+/// Every `writeOnly` value in `stored` (an Instance's `spec.parameters`), as an error: an
+/// Instance never holds a secret; it names a Secret in `spec.parametersFrom` instead
+/// ([`crate::secrets`]). The value itself is never shown.
+pub fn secrets_stored(v: &Version, stored: &Value) -> Vec<Diagnostic> {
+    crate::secrets::pointers(&v.schema, &v.typed(stored))
+        .into_iter()
+        .map(|p| {
+            Diagnostic::error(
+                Code::SecretInInstance,
+                &p,
+                "is writeOnly: its value is never stored in an Instance, where anyone who may read Instances sees it",
+            )
+            .with_origin(crate::diag::Origin::Instance)
+            .with_help(
+                "keep it in a Secret named in spec.parametersFrom (kudo install and kudo update do this; kudo migrate moves an installed value)",
+            )
+        })
+        .collect()
 }
 
 fn empty() -> Value {
@@ -529,7 +566,7 @@ fn empty() -> Value {
 
 /// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
 /// RFC 7396 merge, a `null` in `top` is a value.
-fn overlay(base: &Value, top: &Value) -> Value {
+pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
     match (base, top) {
         (Value::Object(b), Value::Object(t)) => {
             let mut out = b.clone();

@@ -137,6 +137,12 @@ pub fn merged(
     }
 }
 
+/// The values of an Instance: its Secrets' values (`secret`, [`merged`]) under its
+/// `spec.parameters` (`public`), as Flux merges `valuesFrom` under `values`.
+pub fn under(public: &Value, secret: &Value) -> Value {
+    crate::change::overlay(secret, public)
+}
+
 /// `values` split into what an Instance may store and its `writeOnly` values, each at its path.
 /// The second is `None` when there are no secrets.
 pub fn split(schema: &ParamSchema, values: &Value) -> (Value, Option<Value>) {
@@ -146,6 +152,16 @@ pub fn split(schema: &ParamSchema, values: &Value) -> (Value, Option<Value>) {
         let tokens = pointer::tokens(&p).unwrap_or_default();
         if let Some(v) = remove(&mut public, &tokens) {
             pointer::set_creating(&mut secret, &tokens, v);
+            // Objects left empty by the move go too (they held only secrets).
+            for end in (1..tokens.len()).rev() {
+                let parent = pointer::from_tokens(&tokens[..end]);
+                if public
+                    .pointer(&parent)
+                    .is_some_and(|v| v.as_object().is_some_and(|m| m.is_empty()))
+                {
+                    remove(&mut public, &tokens[..end]);
+                }
+            }
         }
     }
     let any = secret.as_object().is_some_and(|m| !m.is_empty());
@@ -232,6 +248,16 @@ pub fn carried(schema: &ParamSchema, from: &Value, into: &Value) -> Value {
         }
     }
     out
+}
+
+/// A fresh random key for [`digest`] (32 bytes).
+pub fn random_key() -> Vec<u8> {
+    use ring::rand::SecureRandom;
+    let mut key = vec![0u8; 32];
+    // The system's random source; it fails only on a broken system, where a fixed key still
+    // digests (a restart then compares against it as against any other key).
+    let _ = ring::rand::SystemRandom::new().fill(&mut key);
+    key
 }
 
 /// The keyed digest of one value: HMAC-SHA256 of its canonical JSON (object members sorted).
@@ -339,6 +365,9 @@ mod tests {
                 "tls": {"key": "K", "cert": "C"},
                 "users": [{"name": "a", "password": "pa"}, {"name": "b"}]}))
         );
+        // An object that held only secrets goes with them.
+        let (public, _) = split(&schema(), &json!({"auth": {"adminPassword": "x"}}));
+        assert_eq!(public, json!({}));
         let (_, none) = split(&schema(), &json!({"nodeCount": 1}));
         assert_eq!(none, None);
     }

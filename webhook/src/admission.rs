@@ -255,7 +255,16 @@ pub fn decide(
         Err(unchecked) => return unchecked,
     };
     let given = params(new);
-    let proposal = Proposal::Values(&given);
+    // The webhook cannot read the Instance's Secrets: what may be in them may be missing here.
+    let proposal = match new.pointer("/spec/parametersFrom") {
+        Some(Value::Array(from)) if !from.is_empty() => Proposal::WithoutSecrets(&given),
+        _ => Proposal::Values(&given),
+    };
+    // No secret is ever stored in an Instance.
+    let stored_secrets = change::secrets_stored(&to, &given);
+    if !stored_secrets.is_empty() {
+        return Verdict::Deny(stored_secrets);
+    }
     let decision = match old {
         None => change::install(&to, proposal),
         Some(old_obj) => {

@@ -160,10 +160,10 @@ fn update_cases_as_kudo_tested_them() {
             "",
         ),
         (
-            "secret masked in the denial",
+            "a secret is never stored in an Instance, and never echoed",
             json!({"auth": {"enabled": true, "password": "short"}}),
             false,
-            "<hidden: writeOnly>",
+            "/auth/password: is writeOnly",
         ),
     ];
     for (name, change, allowed, words) in cases {

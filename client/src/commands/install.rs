@@ -1,5 +1,7 @@
 //! `kudo install PACKAGE`: the parameters computed and validated client-side first, then the
-//! Operator and OperatorVersion when missing, then the Instance.
+//! Operator and OperatorVersion when missing, then the Instance. `writeOnly` values go to a
+//! Secret the Instance names in `spec.parametersFrom` ([`super::secrets`]), created just before
+//! the Instance and deleted again when the Instance is refused.
 
 use kube::api::ObjectMeta;
 use kudo_pkg::Package;
@@ -8,7 +10,7 @@ use serde_json::Value;
 
 use super::{
     Error, Inputs, Result, Target, create_missing, create_operator, create_operator_version,
-    dependencies, post_params, same_operator_version,
+    dependencies, post_params, same_operator_version, secrets,
 };
 use kudo_crd::common::ObjectRef;
 use kudo_crd::labels;
@@ -159,7 +161,16 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         created.push(serde_json::to_value(&ov).unwrap_or_default());
     }
-    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
+    // writeOnly values go to a Secret of their own, never into the Instance.
+    let (public, secret) = kudo_pkg::secrets::split(pkg.schema(), &change.explicit);
+    let mut object = instance_object(pkg, &t.namespace, &name, &public);
+    let secret_name = match &secret {
+        Some(_) => Some(secrets::new_name(&name)?),
+        None => None,
+    };
+    if let Some(s) = &secret_name {
+        object.spec.parameters_from = vec![secrets::entry(s)];
+    }
     if req.dry_run {
         let (instance, server_checked) = if has_ov {
             let params = kube::api::PostParams {
@@ -190,11 +201,25 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         create_operator_version(t, &ov).await?;
     }
-    let instance = match t.instances().create(&post_params(), &object).await {
+    if let (Some(s), Some(values)) = (&secret_name, &secret) {
+        secrets::create(t, &name, s, None, values).await?;
+    }
+    let created_instance = t.instances().create(&post_params(), &object).await;
+    let instance = match created_instance {
         Ok(i) => i,
-        Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
-        Err(e) => return Err(t.api("create", "Instance", &name)(e)),
+        Err(e) => {
+            if let Some(s) = &secret_name {
+                secrets::delete(t, s).await?;
+            }
+            return Err(match e {
+                kube::Error::Api(s) if s.code == 409 => exists(),
+                e => t.api("create", "Instance", &name)(e),
+            });
+        }
     };
+    if let Some(s) = &secret_name {
+        secrets::own(t, s, &instance).await?;
+    }
     Ok(Installed {
         instance,
         created_operator: !has_operator,

@@ -19,6 +19,7 @@ pub mod get;
 pub mod install;
 mod merge;
 pub mod plan;
+pub(crate) mod secrets;
 pub mod uninstall;
 pub mod update;
 pub mod upgrade;

@@ -14,7 +14,8 @@
 //! backoff, up to [`super::MAX_ATTEMPTS`] times: the last writer wins, and no
 //! update is lost without its writer being told. An Instance without `spec.parameters` is
 //! written with a merge patch holding `metadata.resourceVersion` instead (409 Conflict when it
-//! changed).
+//! changed). `writeOnly` values go to a new Secret of kudo's, named in `spec.parametersFrom` in
+//! the same write ([`super::secrets`]).
 
 use kube::api::Patch;
 use kudo_pkg::change::{self, Decision, Version};
@@ -22,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
-    merge, operator_version, patch_params, version_of,
+    merge, operator_version, patch_params, secrets, version_of,
 };
 use kudo_crd::v1beta2::Instance;
 use kudo_crd::{labels, plan};
@@ -100,7 +101,9 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             Some((name, v)) if name == ov_name => v,
             _ => version_of(&operator_version(t, &ov_name).await?)?.1,
         };
-        let current = parameters(&inst);
+        let sources = secrets::read(t, &inst).await?;
+        let public = parameters(&inst);
+        let current = kudo_pkg::secrets::under(&public, &sources.all);
         let run = plan::running(&inst, &version);
         let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::update(
@@ -108,7 +111,19 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             req.inputs.proposal(),
         )
         .map_err(Error::Parameters)?;
-        let Some(diff) = merge::diff(&current, &change.explicit) else {
+        // writeOnly values go to kudo's Secret, the rest to spec.parameters.
+        let (public_new, secret_new) = kudo_pkg::secrets::split(&version.schema, &change.explicit);
+        let managed_new =
+            secrets::managed_values(&version.schema, secret_new.as_ref(), &sources.others);
+        let managed_now = sources.managed.as_ref().map(|(_, v)| v.clone());
+        let new_secret = match (&managed_new, managed_new != managed_now) {
+            (Some(_), true) => Some(secrets::new_name(req.instance)?),
+            _ => None,
+        };
+        let sources_new =
+            (managed_new != managed_now).then(|| secrets::entries(&inst, new_secret.as_deref()));
+        let diff = merge::diff(&public, &public_new);
+        if diff.is_none() && sources_new.is_none() {
             return Ok(Updated {
                 change,
                 operator_version: ov_name,
@@ -117,14 +132,16 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 attempts: attempt - 1,
                 superseded: None,
             });
-        };
+        }
         let guarded = match &inst.spec.parameters {
-            Some(Value::Object(_)) => {
-                merge::guarded("/spec/parameters", &current, &change.explicit)
-            }
+            Some(Value::Object(_)) => merge::guarded("/spec/parameters", &public, &public_new)
+                .or_else(|| Some(Vec::new())),
             _ => None,
         };
         let guarded = guarded.map(|mut ops| {
+            if let Some(list) = &sources_new {
+                ops.extend(sources_ops(&inst, list));
+            }
             if let Some(run) = &superseded {
                 ops.extend(super::supersede_ops(&inst, run));
             }
@@ -135,8 +152,18 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             None => {
                 let mut p = json!({
                     "metadata": {"resourceVersion": resource_version(&inst)?},
-                    "spec": {"parameters": diff},
+                    "spec": {},
                 });
+                if let Some(diff) = diff {
+                    p["spec"]["parameters"] = diff;
+                }
+                if let Some(list) = &sources_new {
+                    p["spec"]["parametersFrom"] = if list.is_empty() {
+                        Value::Null
+                    } else {
+                        serde_json::to_value(list).unwrap_or_default()
+                    };
+                }
                 if let Some(run) = &superseded {
                     p["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
                 }
@@ -153,6 +180,9 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 superseded,
             });
         }
+        if let (Some(name), Some(values)) = (&new_secret, &managed_new) {
+            secrets::create(t, req.instance, name, Some(&inst), values).await?;
+        }
         let sent = match &guarded {
             Some(ops) => {
                 let ops: json_patch::Patch = serde_json::from_value(Value::Array(ops.clone()))
@@ -167,6 +197,16 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                     .await
             }
         };
+        // Exactly one of the old and the new Secret stays: the one the Instance names.
+        let stale = match &sent {
+            Ok(_) => sources.managed.as_ref().map(|(n, _)| n.clone()),
+            Err(_) => new_secret.clone(),
+        };
+        if sources_new.is_some()
+            && let Some(name) = &stale
+        {
+            secrets::delete(t, name).await?;
+        }
         match sent {
             Ok(written) => {
                 return Ok(Updated {
@@ -190,4 +230,25 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
         name: req.instance.to_string(),
         attempts: MAX_ATTEMPTS,
     })
+}
+
+/// JSON patch operations that set `spec.parametersFrom` to `list`, guarded by a test of the
+/// list this update read.
+fn sources_ops(inst: &Instance, list: &[kudo_crd::common::ParametersFrom]) -> Vec<Value> {
+    let path = "/spec/parametersFrom";
+    let value = serde_json::to_value(list).unwrap_or_default();
+    match (inst.spec.parameters_from.is_empty(), list.is_empty()) {
+        (true, true) => Vec::new(),
+        (true, false) => vec![json!({"op": "add", "path": path, "value": value})],
+        (false, empty) => {
+            let old = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
+            let mut ops = vec![json!({"op": "test", "path": path, "value": old})];
+            ops.push(if empty {
+                json!({"op": "remove", "path": path})
+            } else {
+                json!({"op": "replace", "path": path, "value": value})
+            });
+            ops
+        }
+    }
 }

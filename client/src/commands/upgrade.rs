@@ -16,7 +16,7 @@ use super::update::{parameters, resource_version};
 use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, installed,
     instance_and_version, is_conflict, merge, operator_version, patch_params,
-    same_operator_version, version_of,
+    same_operator_version, secrets, version_of,
 };
 use kudo_crd::{labels, package, plan};
 
@@ -109,7 +109,9 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
                 installed: old_pkg.operator().name.clone(),
             });
         }
-        let current = parameters(&inst);
+        let sources = secrets::read(t, &inst).await?;
+        let public = parameters(&inst);
+        let current = kudo_pkg::secrets::under(&public, &sources.all);
         let run = plan::running(&inst, &old_version);
         let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::upgrade(
@@ -127,8 +129,26 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             }
         };
         let mut spec = json!({"operatorVersion": {"name": to}});
-        if let Some(diff) = merge::diff(&current, &change.explicit) {
+        // writeOnly values (moved by oldName, or given) go to kudo's Secret.
+        let (public_new, secret_new) =
+            kudo_pkg::secrets::split(&to_version.schema, &change.explicit);
+        if let Some(diff) = merge::diff(&public, &public_new) {
             spec["parameters"] = diff;
+        }
+        let managed_new =
+            secrets::managed_values(&to_version.schema, secret_new.as_ref(), &sources.others);
+        let managed_now = sources.managed.as_ref().map(|(_, v)| v.clone());
+        let new_secret = match (&managed_new, managed_new != managed_now) {
+            (Some(_), true) => Some(secrets::new_name(req.instance)?),
+            _ => None,
+        };
+        if managed_new != managed_now {
+            let list = secrets::entries(&inst, new_secret.as_deref());
+            spec["parametersFrom"] = if list.is_empty() {
+                Value::Null
+            } else {
+                serde_json::to_value(list).unwrap_or_default()
+            };
         }
         let kept = change.kept.as_object().is_some_and(|k| !k.is_empty());
         if kept || inst.spec.immutable_defaults.is_some() {
@@ -161,11 +181,24 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             create_operator_version(t, &new_ov).await?;
             created = true;
         }
-        match t
+        if let (Some(name), Some(values)) = (&new_secret, &managed_new) {
+            secrets::create(t, req.instance, name, Some(&inst), values).await?;
+        }
+        let sent = t
             .instances()
             .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
-            .await
-        {
+            .await;
+        // Exactly one of the old and the new Secret stays: the one the Instance names.
+        if managed_new != managed_now {
+            let stale = match &sent {
+                Ok(_) => sources.managed.as_ref().map(|(n, _)| n.clone()),
+                Err(_) => new_secret.clone(),
+            };
+            if let Some(name) = &stale {
+                secrets::delete(t, name).await?;
+            }
+        }
+        match sent {
             Ok(written) => {
                 return Ok(Upgraded {
                     change,
