@@ -482,7 +482,7 @@ mod tests {
                     ..Default::default()
                 }),
                 parameters: Some(params),
-                plan_execution: None,
+                ..Default::default()
             },
         );
         i.metadata.generation = Some(generation);

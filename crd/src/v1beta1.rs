@@ -121,4 +121,8 @@ pub struct InstanceSpec {
     /// The plan to run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_execution: Option<PlanExecution>,
+    /// A kudo extension (KUDO had no such field), the same as v1beta2's: the ServiceAccount
+    /// whose rights the manager acts with. Served in both versions, so conversion copies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }

@@ -90,6 +90,12 @@ pub struct InstanceSpec {
     /// The plan to run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_execution: Option<PlanExecution>,
+    /// The ServiceAccount of the Instance's namespace whose rights the manager acts with for
+    /// this Instance (it impersonates it to apply, delete and read the plans' objects). None:
+    /// the manager's `--default-service-account` (`kudo init` makes it
+    /// [`crate::labels::DEFAULT_SERVICE_ACCOUNT`]). See `docs/tenancy.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }
 
 impl InstanceSpec {

@@ -14,6 +14,12 @@
 //! 5. on delete, runs the `cleanup` plan (when the operator has one), then removes the
 //!    finalizer.
 //!
+//! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
+//! ([`Tenants`]: `spec.serviceAccountName`, else `--default-service-account`); the manager's own
+//! identity only watches kudo's kinds and writes their status, finalizers, events and Lease. A
+//! step that RBAC refuses is retried once, then fails its plan, naming the object and the
+//! ServiceAccount (`docs/tenancy.md`).
+//!
 //! Status goes through server-side apply on the status subresource (field manager
 //! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
 //! Failures become events and metrics ([`Metrics`]); retries back off exponentially.
@@ -25,6 +31,7 @@ mod metrics;
 mod pipe;
 mod serve;
 mod tasks;
+mod tenant;
 mod undeclared;
 
 use std::collections::HashMap;
@@ -46,6 +53,7 @@ use serde_json::{Value, json};
 pub use metrics::Metrics;
 pub use pipe::{FileError, PodFiles};
 pub use serve::{Lease, Options, serve};
+pub use tenant::{InvalidName, ServiceAccount, Tenant, Tenants};
 
 use kudo_crd::common::{Condition, InstanceStatus};
 use kudo_crd::labels;
@@ -127,9 +135,11 @@ struct Compiled {
     version: Version,
 }
 
-/// What reconcile needs: the client, the OperatorVersions, events, metrics.
+/// What reconcile needs: the client, the identities it acts with for Instances, the
+/// OperatorVersions, events, metrics.
 pub struct Context {
     client: Client,
+    tenants: Tenants,
     operator_versions: Store<OperatorVersion>,
     objects: Objects,
     recorder: Recorder,
@@ -158,6 +168,7 @@ impl Context {
         };
         Context {
             objects: Objects::new(client.clone()),
+            tenants: Tenants::new(client.clone(), None),
             recorder: Recorder::new(client.clone(), reporter),
             client,
             operator_versions,
@@ -167,6 +178,13 @@ impl Context {
             failures: Mutex::default(),
             clock: now,
         }
+    }
+
+    /// The same, acting for Instances that name no ServiceAccount as `name` of their namespace
+    /// (`None`: with the manager's own identity).
+    pub fn with_default_service_account(mut self, name: Option<String>) -> Context {
+        self.tenants = Tenants::new(self.client.clone(), name);
+        self
     }
 
     /// The same, Pipe files read by `files` (tests).
@@ -450,20 +468,29 @@ async fn advance(
             })
             .collect();
         let notes = tasks::Notes::default();
+        let tenant = ctx.tenants.client_for(inst);
         let runs = names.iter().map(|(phase, step)| {
             let at = StepRef {
                 plan: &active.name,
                 phase,
                 step,
             };
-            tasks::run_step(tasks::StepRun {
+            let tenant = match &tenant {
+                Ok(t) => t,
+                Err(invalid) => {
+                    let o = Outcome::Fatal(invalid.to_string());
+                    return futures::future::Either::Left(futures::future::ready(o));
+                }
+            };
+            futures::future::Either::Right(tasks::run_step(tasks::StepRun {
                 objects: &ctx.objects,
+                tenant,
                 inst,
                 pkg,
                 params: &params,
                 at,
                 notes: &notes,
-            })
+            }))
         });
         let outcomes = futures::future::join_all(runs).await;
         for note in notes.into_inner().unwrap_or_default() {
@@ -488,6 +515,17 @@ async fn advance(
                     (ExecStatus::Error, Some(m))
                 }
                 Outcome::Fatal(m) => (ExecStatus::FatalError, Some(m)),
+                Outcome::Forbidden(m) => {
+                    let was = &ps.phases[at.phase].steps[at.step];
+                    let again = ExecStatus::parse(was.status.as_deref()) == ExecStatus::Error
+                        && was.message.as_deref() == Some(m.as_str());
+                    if again {
+                        (ExecStatus::FatalError, Some(m))
+                    } else {
+                        retry = true;
+                        (ExecStatus::Error, Some(m))
+                    }
+                }
             };
             let (phase, step) = (
                 &ps.phases[at.phase].name,
@@ -676,10 +714,12 @@ async fn remove_finalizer(api: &Api<Instance>, inst: &Instance) -> Result<()> {
 }
 
 /// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
-/// controller. Fails when the CRDs are not installed.
+/// controller, acting for Instances that name no ServiceAccount as `default_service_account`
+/// ([`Context::with_default_service_account`]). Fails when the CRDs are not installed.
 pub async fn run(
     client: Client,
     settings: Settings,
+    default_service_account: Option<String>,
     ctx_out: impl FnOnce(Arc<Context>),
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
@@ -717,7 +757,9 @@ pub async fn run(
                 }
             }
         });
-    let ctx = Arc::new(Context::new(client, store, settings));
+    let ctx = Arc::new(
+        Context::new(client, store, settings).with_default_service_account(default_service_account),
+    );
     ctx_out(ctx.clone());
     Controller::new(instances, watcher::Config::default())
         .reconcile_all_on(ov_changes)

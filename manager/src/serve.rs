@@ -36,6 +36,9 @@ pub struct Options {
     pub lease: Option<Lease>,
     /// Timings.
     pub settings: Settings,
+    /// The ServiceAccount (of each Instance's namespace) to act as for Instances that name
+    /// none; `None`: the manager's own identity ([`crate::Tenants`]).
+    pub default_service_account: Option<String>,
 }
 
 /// Serves health and metrics, waits for leadership (when asked), then runs the controller until
@@ -110,6 +113,7 @@ pub async fn serve(
     run(
         client,
         opts.settings,
+        opts.default_service_account.clone(),
         |c| {
             let _ = ctx.set(c);
         },

@@ -1,5 +1,7 @@
 //! `kudo install PACKAGE`: the parameters computed and validated client-side first, then the
-//! Operator and OperatorVersion when missing, then the Instance.
+//! Instance's ServiceAccount and its bindings ([`super::service_account`], with the user's own
+//! rights), the Operator and OperatorVersion when missing, then the Instance naming that
+//! ServiceAccount.
 
 use kube::api::ObjectMeta;
 use kudo_pkg::Package;
@@ -8,7 +10,7 @@ use serde_json::Value;
 
 use super::{
     Error, Inputs, Result, Target, create_missing, create_operator, create_operator_version,
-    dependencies, post_params, same_operator_version,
+    dependencies, post_params, same_operator_version, service_account,
 };
 use kudo_crd::common::ObjectRef;
 use kudo_crd::labels;
@@ -27,6 +29,9 @@ pub struct Request<'a> {
     /// Write nothing: every check is made, and the Instance is sent as a server-side dry run
     /// when its OperatorVersion exists (the API server and kudo's admission webhook check it).
     pub dry_run: bool,
+    /// The ServiceAccount the manager acts as for the Instance (`spec.serviceAccountName`);
+    /// `None`: [`labels::DEFAULT_SERVICE_ACCOUNT`].
+    pub service_account: Option<&'a str>,
 }
 
 /// What was installed.
@@ -41,9 +46,9 @@ pub struct Installed {
     pub created_operator_version: bool,
     /// The parameters (warnings included).
     pub change: Decision,
-    /// The OperatorVersions of dependencies, then the Operator and the OperatorVersion, that
-    /// were (or, with `dry_run`, would be) created. (A dependency's Operator is created too
-    /// when missing.)
+    /// The Instance's ServiceAccount and its bindings, the OperatorVersions of dependencies,
+    /// then the Operator and the OperatorVersion, that were (or, with `dry_run`, would be)
+    /// created. (A dependency's Operator is created too when missing.)
     pub created: Vec<Value>,
     /// With `dry_run`: whether the API server checked the Instance (it can only when its
     /// OperatorVersion exists already). Always true without `dry_run`.
@@ -101,7 +106,7 @@ pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &
                 namespace: None,
             }),
             parameters: (!empty).then(|| parameters.clone()),
-            plan_execution: None,
+            ..Default::default()
         },
         status: None,
     }
@@ -115,8 +120,11 @@ pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
 }
 
 /// Installs `req.package` as an Instance. Refused, with nothing written, when the parameters
-/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]) or the
-/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
+/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]), the
+/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]) or
+/// the user may not give the Instance's ServiceAccount the rights the package needs
+/// ([`Error::Grant`]). When a later write fails, the ServiceAccount and bindings made here are
+/// removed again.
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let pkg = req.package;
     let change = check(pkg, &req.inputs)?;
@@ -147,7 +155,27 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         .map_err(t.api("get", "Operator", &op_name))?
         .is_some();
     let has_ov = same_operator_version(t, &ov).await?;
-    let mut created = Vec::new();
+    let service_account = req
+        .service_account
+        .unwrap_or(labels::DEFAULT_SERVICE_ACCOUNT);
+    let mut packages = vec![(pkg, change.values.value().clone())];
+    let resolved = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
+    for dep in &resolved {
+        // A dependency's parameters come from its parent's parameterFile, rendered by the
+        // manager: its defaults stand for them here.
+        let values = Version::of_package(&dep.package)
+            .map(|v| {
+                v.effective(&Value::Object(Default::default()))
+                    .0
+                    .into_value()
+            })
+            .unwrap_or_default();
+        packages.push((&dep.package, values));
+    }
+    let reach = service_account::reach(t, &packages, &name).await;
+    let grants = service_account::objects(&t.namespace, service_account, &reach);
+    let prepared = service_account::prepare(t, service_account, &grants, req.dry_run).await?;
+    let mut created = prepared.created.clone();
     for (_, dep_ov, dep_has_ov) in &deps {
         if !dep_has_ov {
             created.push(serde_json::to_value(dep_ov).unwrap_or_default());
@@ -159,7 +187,8 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         created.push(serde_json::to_value(&ov).unwrap_or_default());
     }
-    let object = instance_object(pkg, &t.namespace, &name, &change.explicit);
+    let mut object = instance_object(pkg, &t.namespace, &name, &change.explicit);
+    object.spec.service_account_name = Some(service_account.to_string());
     if req.dry_run {
         let (instance, server_checked) = if has_ov {
             let params = kube::api::PostParams {
@@ -183,17 +212,26 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
             server_checked,
         });
     }
-    create_missing(t, &deps).await?;
-    if !has_operator {
-        create_operator(t, &operator).await?;
-    }
-    if !has_ov {
-        create_operator_version(t, &ov).await?;
-    }
-    let instance = match t.instances().create(&post_params(), &object).await {
+    let written = async {
+        create_missing(t, &deps).await?;
+        if !has_operator {
+            create_operator(t, &operator).await?;
+        }
+        if !has_ov {
+            create_operator_version(t, &ov).await?;
+        }
+        match t.instances().create(&post_params(), &object).await {
+            Ok(i) => Ok(i),
+            Err(kube::Error::Api(s)) if s.code == 409 => Err(exists()),
+            Err(e) => Err(t.api("create", "Instance", &name)(e)),
+        }
+    };
+    let instance = match written.await {
         Ok(i) => i,
-        Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
-        Err(e) => return Err(t.api("create", "Instance", &name)(e)),
+        Err(e) => {
+            prepared.undo(t).await;
+            return Err(e);
+        }
     };
     Ok(Installed {
         instance,
