@@ -17,8 +17,9 @@
 //! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
 //! ([`Tenants`]: `spec.serviceAccountName`, else `--default-service-account`); the manager's own
 //! identity only watches kudo's kinds and writes their status, finalizers, events and Lease. A
-//! step that RBAC refuses is retried once, then fails its plan, naming the object and the
-//! ServiceAccount (`docs/tenancy.md`).
+//! step that RBAC refuses is retried for [`Settings::forbidden_grace`] (a binding just made
+//! takes a moment to count), then fails its plan, naming the object and the ServiceAccount
+//! (`docs/tenancy.md`).
 //!
 //! Status goes through server-side apply on the status subresource (field manager
 //! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
@@ -116,6 +117,9 @@ pub struct Settings {
     pub max_backoff: Duration,
     /// How often an idle Instance is reconciled anyway.
     pub resync: Duration,
+    /// How long a step RBAC refuses is retried before it fails its plan: a RoleBinding just
+    /// made reaches the API server's authorizer within about a second.
+    pub forbidden_grace: Duration,
 }
 
 impl Default for Settings {
@@ -125,6 +129,7 @@ impl Default for Settings {
             backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
             resync: Duration::from_secs(300),
+            forbidden_grace: Duration::from_secs(3),
         }
     }
 }
@@ -148,6 +153,8 @@ pub struct Context {
     settings: Settings,
     compiled: Memo<Arc<Compiled>>,
     failures: Mutex<HashMap<String, u32>>,
+    /// By `instance/plan/phase/step`: when RBAC first refused the step (while it still does).
+    forbidden: Mutex<HashMap<String, Instant>>,
     clock: fn() -> String,
 }
 
@@ -176,6 +183,7 @@ impl Context {
             settings,
             compiled: Memo::default(),
             failures: Mutex::default(),
+            forbidden: Mutex::default(),
             clock: now,
         }
     }
@@ -243,6 +251,25 @@ impl Context {
             .unwrap_or(1);
         let d = self.settings.backoff.saturating_mul(1 << (n - 1).min(16));
         d.min(self.settings.max_backoff)
+    }
+
+    /// Whether a step RBAC refuses now (`refused`) was refused before, at least
+    /// [`Settings::forbidden_grace`] ago; forgets the step once it is not refused.
+    fn refused_too_long(&self, step: String, refused: bool) -> bool {
+        let Ok(mut m) = self.forbidden.lock() else {
+            return refused;
+        };
+        if !refused {
+            m.remove(&step);
+            return false;
+        }
+        match m.get(&step) {
+            Some(since) => since.elapsed() >= self.settings.forbidden_grace,
+            None => {
+                m.insert(step, Instant::now());
+                false
+            }
+        }
     }
 
     fn reset_backoff(&self, key: &str) {
@@ -503,7 +530,10 @@ async fn advance(
         }
         let mut completed = false;
         let mut retry = false;
-        for (at, outcome) in steps.iter().zip(outcomes) {
+        for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(&names) {
+            let refused = matches!(outcome, Outcome::Forbidden(_));
+            let step_key = format!("{}/{}/{phase}/{step}", key(inst), active.name);
+            let refused_too_long = ctx.refused_too_long(step_key, refused);
             let (st, message) = match outcome {
                 Outcome::Done => {
                     completed = true;
@@ -515,16 +545,10 @@ async fn advance(
                     (ExecStatus::Error, Some(m))
                 }
                 Outcome::Fatal(m) => (ExecStatus::FatalError, Some(m)),
+                Outcome::Forbidden(m) if refused_too_long => (ExecStatus::FatalError, Some(m)),
                 Outcome::Forbidden(m) => {
-                    let was = &ps.phases[at.phase].steps[at.step];
-                    let again = ExecStatus::parse(was.status.as_deref()) == ExecStatus::Error
-                        && was.message.as_deref() == Some(m.as_str());
-                    if again {
-                        (ExecStatus::FatalError, Some(m))
-                    } else {
-                        retry = true;
-                        (ExecStatus::Error, Some(m))
-                    }
+                    retry = true;
+                    (ExecStatus::Error, Some(m))
                 }
             };
             let (phase, step) = (

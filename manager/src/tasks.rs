@@ -41,8 +41,8 @@ pub enum Outcome {
     /// Failed for good (an invalid object, a failed Job, a template that does not render).
     Fatal(String),
     /// RBAC refused the identity the manager acts with for the Instance
-    /// ([`super::tenant`]): retried once (a RoleBinding just made may take a moment to reach
-    /// the API server's authorizer), then failed for good when refused the same way again.
+    /// ([`super::tenant`]): retried for a grace period (a RoleBinding just made may take a
+    /// moment to reach the API server's authorizer), then failed for good.
     Forbidden(String),
 }
 

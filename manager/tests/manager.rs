@@ -299,6 +299,7 @@ const SETTINGS: Settings = Settings {
     backoff: Duration::from_secs(2),
     max_backoff: Duration::from_secs(60),
     resync: Duration::from_secs(300),
+    forbidden_grace: Duration::ZERO,
 };
 
 fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
@@ -1013,25 +1014,34 @@ async fn a_workload_whose_pods_are_refused_as_invalid_fails_its_step_with_the_re
     );
 }
 
+/// A manager whose `--default-service-account` is `kudo-instance`, reaching `fake`.
+fn tenant_context(client: kube::Client, settings: Settings) -> Arc<Context> {
+    let (store, mut writer) = reflector::store();
+    let (_, ov) = package::objects(&demo_package(), "ns");
+    writer.apply_watcher_event(&watcher::Event::Apply(ov));
+    Arc::new(
+        Context::new(client, store, settings)
+            .with_default_service_account(Some("kudo-instance".into()))
+            .with_clock(|| "2026-11-22T00:00:00Z".into()),
+    )
+}
+
+async fn reconcile_in(ctx: &Arc<Context>, inst: Instance) -> Action {
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        kudo_manager::reconcile(Arc::new(inst), ctx.clone()),
+    )
+    .await
+    .expect("reconcile finished")
+    .expect("reconcile succeeded")
+}
+
 /// A reconcile of `inst` by a manager whose `--default-service-account` is `kudo-instance`.
 async fn reconcile_as_tenant(inst: Instance, setup: impl FnOnce(&Fake)) -> (Action, Vec<Seen>) {
     let (fake, client) = Fake::start(&inst);
     setup(&fake);
-    let (store, mut writer) = reflector::store();
-    let (_, ov) = package::objects(&demo_package(), "ns");
-    writer.apply_watcher_event(&watcher::Event::Apply(ov));
-    let ctx = Arc::new(
-        Context::new(client, store, SETTINGS)
-            .with_default_service_account(Some("kudo-instance".into()))
-            .with_clock(|| "2026-11-22T00:00:00Z".into()),
-    );
-    let action = tokio::time::timeout(
-        Duration::from_secs(10),
-        kudo_manager::reconcile(Arc::new(inst), ctx),
-    )
-    .await
-    .expect("reconcile finished")
-    .expect("reconcile succeeded");
+    let ctx = tenant_context(client, SETTINGS);
+    let action = reconcile_in(&ctx, inst).await;
     (action, fake.take())
 }
 
@@ -1094,21 +1104,25 @@ async fn objects_are_applied_as_the_instance_service_account_and_status_as_the_m
 }
 
 #[tokio::test]
-async fn a_step_rbac_refuses_is_retried_once_then_fails_naming_the_object_and_service_account() {
-    let refused = |fake: &Fake| fake.refuse("demo-config", 403, "Forbidden");
+async fn a_step_rbac_refuses_is_retried_for_the_grace_then_fails_naming_the_object_and_account() {
     let inst = instance(json!({})).finalized();
-    let (action, seen) = reconcile_as_tenant(inst.clone(), refused).await;
-    let first = Fake::last_status(&seen);
-    let message = "ServiceAccount ns/kudo-instance may not apply ConfigMap demo-config: refused by the test";
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 403, "Forbidden");
+    // No grace: the first refusal is retried, the next fails the plan.
+    let ctx = tenant_context(client, SETTINGS);
+    let action = reconcile_in(&ctx, inst.clone()).await;
+    let first = Fake::last_status(&fake.take());
+    let message =
+        "ServiceAccount ns/kudo-instance may not apply ConfigMap demo-config: refused by the test";
     assert_eq!(action, Action::requeue(SETTINGS.backoff));
     assert_eq!(first["planStatus"]["deploy"]["status"], "ERROR");
     assert_eq!(
         first["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
         message
     );
-    // Refused the same way again: the plan fails.
-    let (action, seen) = reconcile_as_tenant(inst.with_status(first), refused).await;
-    let second = Fake::last_status(&seen);
+    // Refused again, the grace over: the plan fails.
+    let action = reconcile_in(&ctx, inst.clone().with_status(first.clone())).await;
+    let second = Fake::last_status(&fake.take());
     assert_eq!(action, Action::requeue(SETTINGS.resync));
     assert_eq!(
         step_statuses(&second, "deploy"),
@@ -1122,6 +1136,24 @@ async fn a_step_rbac_refuses_is_retried_once_then_fails_naming_the_object_and_se
         message
     );
     assert_eq!(ready(&second), ("False".into(), "PlanFailed".into()));
+    // Within the grace, a refusal is retried again and again.
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 403, "Forbidden");
+    let patient = Settings {
+        forbidden_grace: Duration::from_secs(3600),
+        ..SETTINGS
+    };
+    let ctx = tenant_context(client, patient);
+    reconcile_in(&ctx, inst.clone()).await;
+    let first = Fake::last_status(&fake.take());
+    let action = reconcile_in(&ctx, inst.with_status(first)).await;
+    assert_ne!(action, Action::requeue(SETTINGS.resync));
+    let seen = fake.take();
+    // Nothing changed: no status written, and the step is still ERROR.
+    assert!(
+        !seen.iter().any(|s| s.path.ends_with("/status")),
+        "{seen:?}"
+    );
 }
 
 #[tokio::test]

@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 mod failover;
 #[path = "e2e/operators.rs"]
 mod operators;
+#[path = "e2e/tenancy.rs"]
+mod tenancy;
 
 /// The variable naming the cluster's kubeconfig.
 const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
@@ -159,6 +161,8 @@ impl Daemons {
                 KUDO_NAMESPACE,
                 "--identity",
                 identity,
+                "--default-service-account",
+                kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
             ])
             .stdout(self.log(&format!("{log}.log")))
             .stderr(self.log(&format!("{log}.err")))
@@ -642,6 +646,8 @@ impl Scenario {
         let plural = match kind {
             "Namespace" => "namespaces",
             "CustomResourceDefinition" => "customresourcedefinitions",
+            "ServiceAccount" => "serviceaccounts",
+            "RoleBinding" => "rolebindings",
             other => plural(other),
         };
         let ar =
@@ -657,6 +663,19 @@ impl Scenario {
             .unwrap_or_else(|e| panic!("applying {kind} {name}: {e}"));
     }
 
+    /// What `kudo install` makes for an Instance's plans to run as, made by the cluster admin
+    /// for the scenarios that create Instances without `kudo install` (as `kubectl apply`
+    /// would): the ServiceAccount `kudo-instance` of the namespace, bound to `admin` there.
+    fn instance_service_account(&self) {
+        let sa = kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT;
+        self.apply(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": self.namespace}}));
+        self.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": format!("{sa}-admin"), "namespace": self.namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": self.namespace}]}));
+    }
+
     fn crds(&self) -> Api<DynamicObject> {
         let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
         let ar = ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions");
@@ -666,6 +685,21 @@ impl Scenario {
 
 impl Drop for Scenario {
     fn drop(&mut self) {
+        // A ClusterRoleBinding `kudo install` made for the namespace's ServiceAccount (an
+        // operator with cluster-scoped objects) outlives the namespace: removed here.
+        let bindings = self.cluster_api(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+        );
+        let binding = format!(
+            "kudo:{}:{}",
+            self.namespace,
+            kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT
+        );
+        let _ = self
+            .runtime
+            .block_on(bindings.delete(&binding, &DeleteParams::default()));
         let ar = ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("", "v1", "Namespace"),
             "namespaces",
@@ -1220,6 +1254,8 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     let instance = json!({"apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
         "metadata": {"name": "old", "namespace": s.namespace, "labels": {"team": "data"}},
         "spec": {"operatorVersion": {"name": ov_name}, "parameters": values}});
+    // Created as kubectl would: its plans run as the namespace's ServiceAccount.
+    s.instance_service_account();
     for o in [&op, &ov, &instance] {
         s.apply(o);
     }
@@ -1504,6 +1540,8 @@ fn the_wire_fixtures_are_what_the_api_server_sends() {
     };
     let ns = s.namespace.clone();
     let packages = fixture("wire").join("packages");
+    // Instances created as kubectl would: their plans run as the namespace's ServiceAccount.
+    s.instance_service_account();
 
     // sample-db through v1beta2; sample-app as KUDO wrote it, through v1beta1.
     let db = kudo_pkg::Package::load(&packages.join("sample-db")).expect("sample-db");
