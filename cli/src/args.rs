@@ -583,6 +583,12 @@ pub struct InstallArgs {
     /// Name of the Instance (default: OPERATOR-instance).
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,
+    /// The ServiceAccount of the namespace whose rights the manager acts with for the Instance
+    /// (spec.serviceAccountName). It is created when missing, with a RoleBinding to `admin` in
+    /// the namespace, and a ClusterRoleBinding to `cluster-admin` when the package has
+    /// cluster-scoped objects: with your own rights, so you can only grant what you hold.
+    #[arg(long, value_name = "NAME", default_value = kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT)]
+    pub service_account: String,
     #[command(flatten)]
     pub values: ValueArgs,
     #[command(flatten)]

@@ -118,6 +118,10 @@ Examples:
   kudo install examples/cassandra-v1beta2 --instance cassandra -n prod \\
     -P examples/values/cassandra-v1beta2.yaml --wait
   kudo install examples/zookeeper-v1beta1 -p NODE_COUNT=5 --dry-run
+
+  # The manager acts for the Instance as ServiceAccount team-a/deployer (made, and bound to
+  # admin in team-a, with your credentials)
+  kudo install examples/zookeeper-v1beta1 -n team-a --service-account deployer
 ";
 
 pub const UNINSTALL: &str = "\

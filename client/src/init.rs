@@ -2,8 +2,10 @@
 //!
 //! [`manifests`] returns, in apply order: the namespace; the three CRDs (v1beta2 stored, v1beta1
 //! served; OperatorVersion and Instance converted by the webhook, Operator by the API server as
-//! both versions have the same shape); service accounts and RBAC; the manager Deployment (one
-//! replica, leader-elected); the webhook Deployment (two replicas, spread over nodes, a
+//! both versions have the same shape); service accounts and RBAC; the aggregation ClusterRoles
+//! that put kudo's kinds into the built-in `view` (read) and `admin` (write) roles; the manager
+//! Deployment (one replica, leader-elected, `--default-service-account`
+//! [`kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT`]); the webhook Deployment (two replicas, spread over nodes, a
 //! PodDisruptionBudget) and its Service; the mutating and validating webhook configurations on
 //! Instance create and update (`failurePolicy: Fail`, `sideEffects: None`).
 //!
@@ -12,6 +14,10 @@
 //! webhook configurations call that URL with the given CA bundle, and neither Deployment nor
 //! the webhook Service is made: the two ServiceAccounts and their RBAC are, for the processes
 //! outside to run as.
+//!
+//! The manager's own rights ([`manager_rules`]) are only what it needs: kudo's kinds, events,
+//! its Lease, discovery, and impersonating ServiceAccounts. It applies an Instance's objects
+//! with the rights of a ServiceAccount of the Instance's namespace (`docs/tenancy.md`).
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -73,6 +79,31 @@ pub const VALIDATING: &str = "kudo-validate";
 pub const CONVERTED_CRDS: [&str; 2] = ["operatorversions.kudo.dev", "instances.kudo.dev"];
 /// Label every installed object carries.
 pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
+/// The ClusterRole aggregated into the built-in `view` (and so `edit` and `admin`): read kudo's
+/// kinds.
+pub const AGGREGATE_VIEW: &str = "kudo-view";
+/// The ClusterRole aggregated into the built-in `admin`: write kudo's kinds. Not into `edit`:
+/// whoever writes an Instance acts through the manager with the rights of its ServiceAccount,
+/// which `kudo install` binds to `admin` (`docs/tenancy.md`).
+pub const AGGREGATE_ADMIN: &str = "kudo-admin";
+
+/// The kinds of `kudo.dev`, as RBAC names them.
+const KUDO_RESOURCES: [&str; 3] = ["operators", "operatorversions", "instances"];
+
+/// What the manager's own identity may do, cluster-wide: watch kudo's kinds and write an
+/// Instance's finalizers and status; publish events; read discovery; impersonate
+/// ServiceAccounts (it acts for an Instance as one of its namespace). Its Lease is in a Role
+/// of its own namespace.
+pub fn manager_rules() -> Value {
+    json!([
+        {"apiGroups": ["kudo.dev"], "resources": KUDO_RESOURCES, "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ["patch", "update"]},
+        {"apiGroups": ["kudo.dev"], "resources": ["instances/status"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+        {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/version"], "verbs": ["get"]}
+    ])
+}
 
 fn labels(component: &str) -> Value {
     json!({PART_OF.0: PART_OF.1, "app.kubernetes.io/component": component})
@@ -118,13 +149,26 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         out.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": sa, "namespace": ns, "labels": labels(sa)}}));
     }
-    // The manager applies whatever an operator package's templates hold: like KUDO, it needs
-    // broad rights in the cluster.
+    // The manager applies an Instance's objects as a ServiceAccount of the Instance's
+    // namespace (impersonation): its own rights are only what it needs for itself.
     out.push(
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": MANAGER, "labels": labels(MANAGER)},
-        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}),
+        "rules": manager_rules()}),
     );
+    // The built-in roles cover kudo's kinds, as well-behaved CRDs do.
+    let mut view = labels("rbac");
+    view["rbac.authorization.k8s.io/aggregate-to-view"] = json!("true");
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": AGGREGATE_VIEW, "labels": view},
+        "rules": [{"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions", "instances", "instances/status"],
+            "verbs": ["get", "list", "watch"]}]}));
+    let mut admin = labels("rbac");
+    admin["rbac.authorization.k8s.io/aggregate-to-admin"] = json!("true");
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": AGGREGATE_ADMIN, "labels": admin},
+        "rules": [{"apiGroups": ["kudo.dev"], "resources": KUDO_RESOURCES,
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]}]}));
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
         "rules": [
@@ -137,7 +181,23 @@ pub fn manifests(o: &Options) -> Vec<Value> {
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]}));
     }
-    // The webhook keeps its certificate in a Secret of its namespace; the manager its lease.
+    // The webhook keeps its certificate in a Secret of its namespace; the manager its Lease.
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": MANAGER, "namespace": ns, "labels": labels(MANAGER)},
+        "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+            // The key of its digests of secret values, made on its first start.
+            {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [kudo_crd::labels::DIGEST_SECRET],
+                "verbs": ["get"]},
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]}),
+    );
+    out.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": MANAGER, "namespace": ns, "labels": labels(MANAGER)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MANAGER},
+        "subjects": [{"kind": "ServiceAccount", "name": MANAGER, "namespace": ns}]}),
+    );
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
         "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "create", "update", "patch"]}]}));
@@ -157,6 +217,8 @@ pub fn manifests(o: &Options) -> Vec<Value> {
             1,
             json!([
                 "--leader-elect",
+                "--default-service-account",
+                kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
                 "--metrics-addr",
                 "0.0.0.0:8080",
                 "--log-format",
@@ -652,6 +714,99 @@ mod tests {
             .unwrap();
         assert_eq!(m["webhooks"][0]["failurePolicy"], "Fail");
         assert_eq!(m["webhooks"][0]["sideEffects"], "None");
+    }
+
+    #[test]
+    fn the_manager_may_not_write_what_packages_hold_only_impersonate() {
+        let objects = manifests(&Options::default());
+        let role = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == MANAGER)
+            .unwrap();
+        let rules = role["rules"].as_array().unwrap();
+        for rule in rules {
+            for field in ["apiGroups", "resources", "verbs"] {
+                let wild = rule[field]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|v| v == "*");
+                assert!(!wild, "a wildcard in {field}: {rule}");
+            }
+        }
+        // Writes only to kudo's kinds and events; impersonation only of ServiceAccounts.
+        for rule in rules.iter().filter(|r| r.get("resources").is_some()) {
+            let writes = rule["verbs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v != "get" && v != "list" && v != "watch");
+            if writes {
+                let group = rule["apiGroups"][0].as_str().unwrap();
+                let resources: Vec<&str> = rule["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.as_str().unwrap())
+                    .collect();
+                let allowed = match group {
+                    "kudo.dev" => resources
+                        .iter()
+                        .all(|r| ["instances", "instances/status"].contains(r)),
+                    "" => resources == ["events"] || resources == ["serviceaccounts"],
+                    _ => false,
+                };
+                assert!(allowed, "the manager writes {resources:?} of `{group}`");
+            }
+        }
+        let sa = rules
+            .iter()
+            .find(|r| r["resources"] == json!(["serviceaccounts"]))
+            .unwrap();
+        assert_eq!(sa["verbs"], json!(["impersonate"]));
+        let deployment = objects
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == MANAGER)
+            .unwrap();
+        let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert_eq!(args[1], "--default-service-account");
+        assert_eq!(args[2], kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT);
+    }
+
+    #[test]
+    fn the_built_in_roles_cover_kudo_kinds_through_aggregation() {
+        let objects = manifests(&Options::default());
+        let find = |name: &str| {
+            objects
+                .iter()
+                .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == name)
+                .unwrap_or_else(|| panic!("ClusterRole {name}"))
+        };
+        let cases = [
+            (AGGREGATE_VIEW, "aggregate-to-view", false),
+            (AGGREGATE_ADMIN, "aggregate-to-admin", true),
+        ];
+        for (name, label, writes) in cases {
+            let role = find(name);
+            assert_eq!(
+                role["metadata"]["labels"][format!("rbac.authorization.k8s.io/{label}")],
+                "true",
+                "{name}"
+            );
+            let verbs = role["rules"][0]["verbs"].as_array().unwrap();
+            assert_eq!(verbs.contains(&json!("create")), writes, "{name}");
+            assert!(
+                role["rules"][0]["resources"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!("instances")),
+                "{name}"
+            );
+        }
+        // Not `edit`: an Instance's writer acts with its ServiceAccount's rights (admin).
+        assert!(!objects.iter().any(
+            |o| o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
+        ));
     }
 
     #[test]

@@ -124,26 +124,88 @@ fn test_failed() -> Value {
 }
 
 /// A client whose server follows `script`, and the log of what it received.
+/// The scripted server. Discovery (`GET /api/v1`, `GET /apis/GROUP/VERSION`) is answered
+/// outside the script and not logged: this cluster serves only RBAC's kinds (so `kudo
+/// install` counts every other kind as namespaced).
 fn serve(script: Vec<Step>) -> (Target, Arc<Mutex<Vec<Seen>>>) {
     let mut script: VecDeque<Step> = script.into();
-    let (client, seen) = mock_api::client(NS, move |r| match script.front() {
-        // A path ending in `*` matches by prefix (a name with a random suffix).
-        Some(s)
-            if s.method == r.method
-                && (s.path == r.path
-                    || s.path
-                        .strip_suffix('*')
-                        .is_some_and(|p| r.path.starts_with(p))) =>
-        {
-            let a = (s.answer)(&r.body);
-            if !s.forever {
-                script.pop_front();
-            }
-            a
+    let log: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let seen = log.clone();
+    let client = mock_api::answering(NS, move |r| {
+        if r.method == "GET" && (r.path == "/api/v1" || r.path.matches('/').count() == 3) {
+            return discovery(&r.path);
         }
-        _ => (500, status(500, "UnexpectedRequest")),
+        seen.lock().unwrap().push(r.clone());
+        match script.front() {
+            // A path ending in `*` matches by prefix (a name with a random suffix).
+            Some(s)
+                if s.method == r.method
+                    && (s.path == r.path
+                        || s.path
+                            .strip_suffix('*')
+                            .is_some_and(|p| r.path.starts_with(p))) =>
+            {
+                let a = (s.answer)(&r.body);
+                if !s.forever {
+                    script.pop_front();
+                }
+                a
+            }
+            _ => (500, status(500, "UnexpectedRequest")),
+        }
     });
-    (Target::new(client, None), seen)
+    (Target::new(client, None), log)
+}
+
+fn discovery(path: &str) -> (u16, Value) {
+    if path != "/apis/rbac.authorization.k8s.io/v1" {
+        return (404, status(404, "NotFound"));
+    }
+    let kinds = [
+        ("clusterrolebindings", "ClusterRoleBinding", false),
+        ("clusterroles", "ClusterRole", false),
+        ("rolebindings", "RoleBinding", true),
+        ("roles", "Role", true),
+    ];
+    (
+        200,
+        json!({"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "rbac.authorization.k8s.io/v1",
+            "resources": kinds.iter().map(|(plural, kind, namespaced)| json!({
+                "name": plural, "singularName": "", "namespaced": namespaced, "kind": kind,
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}))
+                .collect::<Vec<_>>()}),
+    )
+}
+
+const SERVICE_ACCOUNTS: &str = "/api/v1/namespaces/default/serviceaccounts";
+const ROLE_BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings";
+const CLUSTER_ROLE_BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+
+/// `kudo install`'s ServiceAccount and RoleBinding to `admin`: a dry run of each, then each
+/// created.
+fn granted() -> Vec<Step> {
+    [
+        SERVICE_ACCOUNTS,
+        ROLE_BINDINGS,
+        SERVICE_ACCOUNTS,
+        ROLE_BINDINGS,
+    ]
+    .into_iter()
+    .map(|p| created(p.to_string()))
+    .collect()
+}
+
+fn granted_pairs() -> Vec<(&'static str, String)> {
+    [
+        SERVICE_ACCOUNTS,
+        ROLE_BINDINGS,
+        SERVICE_ACCOUNTS,
+        ROLE_BINDINGS,
+    ]
+    .into_iter()
+    .map(|p| ("POST", p.to_string()))
+    .collect()
 }
 
 fn requests(seen: &Arc<Mutex<Vec<Seen>>>) -> Vec<(String, String)> {
@@ -221,14 +283,18 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
  {
     let pkg = cassandra();
     let (operator, ov) = package::objects(&pkg, NS);
-    let (t, seen) = serve(vec![
+    let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-2.0.0")),
+    ];
+    script.extend(granted());
+    script.extend([
         created(collection("operators")),
         created(collection("operatorversions")),
         created(collection("instances")),
     ]);
+    let (t, seen) = serve(script);
     let overrides = args(&["nodeCount=5", "topology/0/datacenterName=DC1"]);
     let req = install::Request {
         package: &pkg,
@@ -238,39 +304,52 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
             overrides: &overrides,
         },
         dry_run: false,
+        service_account: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(done.created_operator && done.created_operator_version);
     assert_eq!(done.instance.metadata.generation, Some(1));
-    assert_eq!(
-        requests(&seen),
-        pairs(&[
-            ("GET", at("instances", "cassandra-instance")),
-            ("GET", at("operators", "cassandra")),
-            ("GET", at("operatorversions", "cassandra-2.0.0")),
-            ("POST", collection("operators")),
-            ("POST", collection("operatorversions")),
-            ("POST", collection("instances")),
-        ])
-    );
+    let mut want = vec![
+        ("GET", at("instances", "cassandra-instance")),
+        ("GET", at("operators", "cassandra")),
+        ("GET", at("operatorversions", "cassandra-2.0.0")),
+    ];
+    want.extend(granted_pairs());
+    want.extend([
+        ("POST", collection("operators")),
+        ("POST", collection("operatorversions")),
+        ("POST", collection("instances")),
+    ]);
+    assert_eq!(requests(&seen), pairs(&want));
     let seen = seen.lock().unwrap().clone();
-    for s in &seen[3..] {
+    for (i, s) in seen[3..].iter().enumerate() {
         assert_eq!(s.method, "POST");
-        assert_eq!(s.query, "fieldManager=kudo");
+        let dry_run = if i < 2 { "dryRun=All&" } else { "" };
+        assert_eq!(s.query, format!("{dry_run}fieldManager=kudo"));
         assert_eq!(s.content_type, "application/json");
     }
-    assert_eq!(seen[3].body, json_of(&operator));
-    assert_eq!(seen[4].body, json_of(&ov));
+    // The ServiceAccount the manager acts as, bound to `admin` in the namespace only.
+    assert_eq!(
+        seen[5].body,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "kudo-instance", "namespace": NS,
+                "labels": {"app.kubernetes.io/managed-by": "kudo"}}})
+    );
+    assert_eq!(seen[6].body["roleRef"]["name"], "admin");
+    assert_eq!(seen[6].body["metadata"]["namespace"], NS);
+    assert_eq!(seen[7].body, json_of(&operator));
+    assert_eq!(seen[8].body, json_of(&ov));
     // The defaults stay in the OperatorVersion: the Instance holds what was given.
     let topology = done.change.values.value()["topology"].clone();
     assert_eq!(topology[0]["datacenterName"], json!("DC1"));
     assert_eq!(
-        seen[5].body,
+        seen[9].body,
         json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
             "metadata": {"name": "cassandra-instance", "namespace": NS,
                 "labels": {"kudo.dev/operator": "cassandra"}},
             "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
-                "parameters": {"nodeCount": 5, "topology": topology}}})
+                "parameters": {"nodeCount": 5, "topology": topology},
+                "serviceAccountName": "kudo-instance"}})
     );
 }
 
@@ -279,10 +358,13 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
 #[tokio::test]
 async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let pkg = cassandra();
-    let (t, seen) = serve(vec![
+    let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-2.0.0")),
+    ];
+    script.extend(granted());
+    script.extend([
         created(collection("operators")),
         created(collection("operatorversions")),
         created(format!("/api/v1/namespaces/{NS}/secrets")),
@@ -293,6 +375,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
             json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
         ),
     ]);
+    let (t, seen) = serve(script);
     let secret = "s3cret-Value-123";
     let overrides = args(&[&format!("backup/credentials/password={secret}")]);
     let req = install::Request {
@@ -303,6 +386,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
             overrides: &overrides,
         },
         dry_run: false,
+        service_account: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     for shown in [format!("{req:?}"), format!("{done:?}")] {
@@ -336,6 +420,19 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         missing("GET", at("instances", "second")),
         ok("GET", at("operators", "cassandra"), json_of(&operator)),
         missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        // The ServiceAccount and its RoleBinding exist already (the first install's).
+        step(
+            "POST",
+            SERVICE_ACCOUNTS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        step(
+            "POST",
+            ROLE_BINDINGS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
         // Another install created it between the read and this create.
         step(
             "POST",
@@ -355,10 +452,11 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         instance: Some("second"),
         inputs: Inputs::default(),
         dry_run: false,
+        service_account: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
-    assert_eq!(requests(&seen).len(), 6);
+    assert_eq!(requests(&seen).len(), 8);
 }
 
 #[tokio::test]
@@ -374,6 +472,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
             overrides: &overrides,
         },
         dry_run: false,
+        service_account: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let mut got = codes(&err);
@@ -396,6 +495,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
         instance: Some("c"),
         inputs: Inputs::default(),
         dry_run: false,
+        service_account: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -424,6 +524,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
         instance: Some("c"),
         inputs: Inputs::default(),
         dry_run: false,
+        service_account: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     match &err {
@@ -451,6 +552,18 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
             at("operatorversions", "cassandra-2.0.0"),
             ov_of(&pkg),
         ),
+        step(
+            "POST",
+            SERVICE_ACCOUNTS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        step(
+            "POST",
+            ROLE_BINDINGS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
         created(collection("instances")),
     ]);
     let req = install::Request {
@@ -458,6 +571,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         instance: Some("c"),
         inputs: Inputs::default(),
         dry_run: false,
+        service_account: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(!done.created_operator && !done.created_operator_version);
@@ -466,8 +580,125 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
     // No value given: no spec.parameters at all (the defaults live in the OperatorVersion).
     assert_eq!(
         seen.last().unwrap().body["spec"],
-        json!({"operatorVersion": {"name": "cassandra-2.0.0"}})
+        json!({"operatorVersion": {"name": "cassandra-2.0.0"}, "serviceAccountName": "kudo-instance"})
     );
+}
+
+fn escalate() -> Package {
+    load("tests/fixtures/e2e/escalate")
+}
+
+/// A package with a cluster-scoped object needs a ClusterRoleBinding to `cluster-admin`, which
+/// a tenant may not create: refused in the dry run, nothing written, the object named.
+#[tokio::test]
+async fn install_of_a_cluster_scoped_package_by_a_tenant_is_refused_before_any_write() {
+    let pkg = escalate();
+    let forbidden = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "reason": "Forbidden", "code": 403,
+        "message": "clusterrolebindings.rbac.authorization.k8s.io is forbidden: User \"system:serviceaccount:default:tenant\" cannot create resource \"clusterrolebindings\" in API group \"rbac.authorization.k8s.io\" at the cluster scope"});
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "x")),
+        missing("GET", at("operators", "e2e-escalate")),
+        missing("GET", at("operatorversions", "e2e-escalate-0.1.0")),
+        created(SERVICE_ACCOUNTS.into()),
+        created(ROLE_BINDINGS.into()),
+        step("POST", CLUSTER_ROLE_BINDINGS.into(), 403, forbidden),
+    ]);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("x"),
+        inputs: Inputs::default(),
+        dry_run: false,
+        service_account: None,
+    };
+    let err = install::install(&t, &req).await.unwrap_err();
+    let Error::Grant {
+        service_account,
+        object,
+        why,
+        message,
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!(service_account, "default/kudo-instance");
+    assert_eq!(object, "ClusterRoleBinding kudo:default:kudo-instance");
+    assert_eq!(
+        why,
+        "to cluster-admin, for the cluster-scoped ClusterRoleBinding default-x-escalate"
+    );
+    assert!(message.starts_with("clusterrolebindings.rbac"), "{message}");
+    let seen = seen.lock().unwrap().clone();
+    let writes: Vec<&Seen> = seen.iter().filter(|s| s.method != "GET").collect();
+    assert_eq!(writes.len(), 3);
+    assert!(
+        writes.iter().all(|s| s.query.starts_with("dryRun=All")),
+        "{writes:?}"
+    );
+}
+
+/// When the Instance cannot be created after the ServiceAccount and its bindings were, they
+/// are removed again: nothing half-done stays.
+#[tokio::test]
+async fn install_removes_the_bindings_it_made_when_the_instance_is_refused() {
+    let pkg = escalate();
+    let mut script = vec![
+        missing("GET", at("instances", "x")),
+        missing("GET", at("operators", "e2e-escalate")),
+        missing("GET", at("operatorversions", "e2e-escalate-0.1.0")),
+    ];
+    for _ in 0..2 {
+        script.extend([
+            created(SERVICE_ACCOUNTS.into()),
+            created(ROLE_BINDINGS.into()),
+            created(CLUSTER_ROLE_BINDINGS.into()),
+        ]);
+    }
+    let deletes = [
+        format!("{CLUSTER_ROLE_BINDINGS}/kudo:default:kudo-instance"),
+        format!("{ROLE_BINDINGS}/kudo-instance-admin"),
+        format!("{SERVICE_ACCOUNTS}/kudo-instance"),
+    ];
+    script.extend([
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        step(
+            "POST",
+            collection("instances"),
+            400,
+            status(400, "BadRequest"),
+        ),
+    ]);
+    script.extend(deletes.iter().map(|d| ok("DELETE", d.clone(), json!({}))));
+    let (t, seen) = serve(script);
+    let req = install::Request {
+        package: &pkg,
+        instance: Some("x"),
+        inputs: Inputs::default(),
+        dry_run: false,
+        service_account: None,
+    };
+    let err = install::install(&t, &req).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Api {
+                kind: "Instance",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let seen = seen.lock().unwrap().clone();
+    let cluster_binding = &seen[8];
+    assert_eq!(cluster_binding.query, "fieldManager=kudo");
+    assert_eq!(cluster_binding.body["roleRef"]["name"], "cluster-admin");
+    let deleted: Vec<String> = seen
+        .iter()
+        .filter(|s| s.method == "DELETE")
+        .map(|s| s.path.clone())
+        .collect();
+    assert_eq!(deleted, deletes);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -734,6 +965,19 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
             ov_of(&v1),
         ),
         missing("GET", at("operatorversions", "my-operator-0.2.0")),
+        // The Instance's ServiceAccount and RoleBinding, there since its install.
+        step(
+            "POST",
+            SERVICE_ACCOUNTS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        step(
+            "POST",
+            ROLE_BINDINGS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
         created(collection("operatorversions")),
         merged(at("instances", "mine"), inst, 2),
     ]);
@@ -771,14 +1015,17 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
             ("GET", at("instances", "mine")),
             ("GET", at("operatorversions", "my-operator-0.1.0")),
             ("GET", at("operatorversions", "my-operator-0.2.0")),
+            ("POST", SERVICE_ACCOUNTS.into()),
+            ("POST", ROLE_BINDINGS.into()),
             ("POST", collection("operatorversions")),
             ("PATCH", at("instances", "mine")),
         ])
     );
-    assert_eq!(seen[3].body, json_of(&package::objects(&v2, NS).1));
-    assert_eq!(seen[4].content_type, "application/merge-patch+json");
+    assert!(seen[3].query.starts_with("dryRun=All"));
+    assert_eq!(seen[5].body, json_of(&package::objects(&v2, NS).1));
+    assert_eq!(seen[6].content_type, "application/merge-patch+json");
     assert_eq!(
-        seen[4].body,
+        seen[6].body,
         json!({"metadata": {"resourceVersion": "20"},
             "spec": {"operatorVersion": {"name": "my-operator-0.2.0"},
                 "parameters": {
@@ -809,6 +1056,19 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
             ov_of(&v1),
         ),
         missing("GET", at("operatorversions", "my-operator-0.2.0")),
+        // The Instance's ServiceAccount and RoleBinding, there since its install.
+        step(
+            "POST",
+            SERVICE_ACCOUNTS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        step(
+            "POST",
+            ROLE_BINDINGS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
         created(collection("operatorversions")),
         step(
             "PATCH",
@@ -834,6 +1094,8 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
             ("GET", at("instances", "mine")),
             ("GET", at("operatorversions", "my-operator-0.1.0")),
             ("GET", at("operatorversions", "my-operator-0.2.0")),
+            ("POST", SERVICE_ACCOUNTS.into()),
+            ("POST", ROLE_BINDINGS.into()),
             ("POST", collection("operatorversions")),
             ("PATCH", at("instances", "mine")),
             ("GET", at("instances", "mine")),

@@ -28,3 +28,11 @@ pub const CLI_FIELD_MANAGER: &str = "kudo";
 /// supersede. The admission webhook lets a change that another plan's run would otherwise
 /// block through when it names that very run ([`crate::plan::blocking`]).
 pub const SUPERSEDE: &str = "kudo.dev/supersede";
+/// The ServiceAccount `kudo install` prepares in an Instance's namespace (unless given
+/// `--service-account`), and the manager's `--default-service-account` as `kudo init` deploys
+/// it: the identity the manager impersonates for an Instance (`docs/tenancy.md`).
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "kudo-instance";
+
+/// The Secret (in kudo's namespace) where kudo-manager keeps the key of the digests that
+/// `status.applied` records of `writeOnly` values.
+pub const DIGEST_SECRET: &str = "kudo-manager-digest-key";

@@ -135,4 +135,8 @@ pub struct InstanceSpec {
     /// `writeOnly` values live, never in the Instance itself (as Flux's `valuesFrom`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parameters_from: Vec<ParametersFrom>,
+    /// A kudo extension (KUDO had no such field), the same as v1beta2's: the ServiceAccount
+    /// whose rights the manager acts with. Served in both versions, so conversion copies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }

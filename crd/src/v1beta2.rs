@@ -101,6 +101,12 @@ pub struct InstanceSpec {
     /// `writeOnly` values live, never in the Instance itself (as Flux's `valuesFrom`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parameters_from: Vec<ParametersFrom>,
+    /// The ServiceAccount of the Instance's namespace whose rights the manager acts with for
+    /// this Instance (it impersonates it to apply, delete and read the plans' objects). None:
+    /// the manager's `--default-service-account` (`kudo init` makes it
+    /// [`crate::labels::DEFAULT_SERVICE_ACCOUNT`]). See `docs/tenancy.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }
 
 impl InstanceSpec {

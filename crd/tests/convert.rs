@@ -125,6 +125,37 @@ fn a_v1beta2_instance_reads_through_v1beta1_and_back() {
     }
 }
 
+/// `spec.serviceAccountName` is served in both versions (docs/tenancy.md): each direction
+/// copies it, and the v1beta1 CRD's schema declares it, so the API server does not prune it.
+#[test]
+fn the_service_account_name_survives_both_directions() {
+    let capture = wire("conversion-instance-v1beta2-to-v1beta1.json");
+    for mut obj in objects(&capture) {
+        obj["spec"]["serviceAccountName"] = json!("tenant-sa");
+        let down = convert::convert(&obj, "kudo.dev/v1beta1", &NoTypes).unwrap();
+        assert_eq!(down["spec"]["serviceAccountName"], "tenant-sa");
+        assert_eq!(
+            convert::convert(&down, "kudo.dev/v1beta2", &NoTypes).unwrap(),
+            obj
+        );
+    }
+    for crd in kudo_crd::definitions() {
+        if crd.spec.names.kind != "Instance" {
+            continue;
+        }
+        for v in &crd.spec.versions {
+            let schema = serde_json::to_value(&v.schema).unwrap();
+            assert_eq!(
+                schema
+                    .pointer("/openAPIV3Schema/properties/spec/properties/serviceAccountName/type"),
+                Some(&json!("string")),
+                "{} declares spec.serviceAccountName",
+                v.name
+            );
+        }
+    }
+}
+
 #[test]
 fn objects_that_are_not_ours_are_refused_and_ours_never_are() {
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});

@@ -5,7 +5,8 @@
 //!
 //! The child's OperatorVersion is `<operatorName>-<operatorVersion>`: `kudo install` installed
 //! it with the parent and wrote `operatorName` into the task. The child goes through kudo's
-//! admission like any Instance: its parameters are checked against its own schema.
+//! admission like any Instance: its parameters are checked against its own schema. It names its
+//! parent's ServiceAccount (`spec.serviceAccountName`): a child acts with its parent's rights.
 
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::document::Document;
@@ -58,14 +59,19 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
         }
     };
     let name = spec.child_name(&opts.instance);
-    let child = json!({
+    let mut child = json!({
         "apiVersion": "kudo.dev/v1beta2",
         "kind": "Instance",
         "metadata": {"name": name, "namespace": opts.namespace},
         "spec": {"operatorVersion": {"name": ov}, "parameters": parameters},
     });
+    // The child acts with its parent's rights, no more.
+    if let Some(sa) = &run.tenant.service_account {
+        child["spec"]["serviceAccountName"] = json!(sa.name);
+    }
     let stored = objects
         .apply(
+            run.tenant,
             prepare(child, inst, &pkg.operator().name, at),
             inst,
             run.notes,

@@ -14,6 +14,13 @@
 //! 5. on delete, runs the `cleanup` plan (when the operator has one), then removes the
 //!    finalizer.
 //!
+//! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
+//! ([`Tenants`]: `spec.serviceAccountName`, else `--default-service-account`); the manager's own
+//! identity only watches kudo's kinds and writes their status, finalizers, events and Lease. A
+//! step that RBAC refuses is retried for [`Settings::forbidden_grace`] (a binding just made
+//! takes a moment to count), then fails its plan, naming the object and the ServiceAccount
+//! (`docs/tenancy.md`).
+//!
 //! Status goes through server-side apply on the status subresource (field manager
 //! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
 //! Failures become events and metrics ([`Metrics`]); retries back off exponentially.
@@ -25,6 +32,7 @@ mod metrics;
 mod pipe;
 mod serve;
 mod tasks;
+mod tenant;
 mod undeclared;
 
 use std::collections::{BTreeMap, HashMap};
@@ -47,6 +55,7 @@ use serde_json::{Value, json};
 pub use metrics::Metrics;
 pub use pipe::{FileError, PodFiles};
 pub use serve::{Lease, Options, serve};
+pub use tenant::{InvalidName, ServiceAccount, Tenant, Tenants};
 
 use kudo_crd::common::{Condition, InstanceStatus};
 use kudo_crd::labels;
@@ -109,6 +118,9 @@ pub struct Settings {
     pub max_backoff: Duration,
     /// How often an idle Instance is reconciled anyway.
     pub resync: Duration,
+    /// How long a step RBAC refuses is retried before it fails its plan: a RoleBinding just
+    /// made reaches the API server's authorizer within about a second.
+    pub forbidden_grace: Duration,
 }
 
 impl Default for Settings {
@@ -118,6 +130,7 @@ impl Default for Settings {
             backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
             resync: Duration::from_secs(300),
+            forbidden_grace: Duration::from_secs(3),
         }
     }
 }
@@ -128,9 +141,11 @@ struct Compiled {
     version: Version,
 }
 
-/// What reconcile needs: the client, the OperatorVersions, events, metrics.
+/// What reconcile needs: the client, the identities it acts with for Instances, the
+/// OperatorVersions, events, metrics.
 pub struct Context {
     client: Client,
+    tenants: Tenants,
     operator_versions: Store<OperatorVersion>,
     objects: Objects,
     recorder: Recorder,
@@ -139,27 +154,97 @@ pub struct Context {
     settings: Settings,
     compiled: Memo<Arc<Compiled>>,
     failures: Mutex<HashMap<String, u32>>,
+    /// By `instance/plan/phase/step`: when RBAC first refused the step (while it still does).
+    forbidden: Mutex<HashMap<String, Instant>>,
     clock: fn() -> String,
     /// The key of the digests of secret values in `status.applied` ([`DIGEST_KEY_ENV`]).
     digest_key: Vec<u8>,
 }
 
-/// The environment variable holding the key of the digests that `status.applied` records of
-/// `writeOnly` values (`kudo init` sets it from the Secret `kudo-manager-digest-key`). Without
-/// it, each process draws a random key, and every Instance with secret values runs their
-/// trigger plans once after a restart.
+/// The environment variable that may give the key of the digests `status.applied` records of
+/// `writeOnly` values (at least 16 bytes); it wins over [`DIGEST_SECRET`].
 pub const DIGEST_KEY_ENV: &str = "KUDO_DIGEST_KEY";
 
+/// The Secret (in kudo's namespace) holding the manager's digest key, key `key`: made with 32
+/// random bytes by the first manager that starts, read by every later one, so that digests
+/// survive restarts and failovers. Readers of Instances cannot read it.
+pub const DIGEST_SECRET: &str = labels::DIGEST_SECRET;
+
+fn env_digest_key() -> Option<Vec<u8>> {
+    std::env::var(DIGEST_KEY_ENV)
+        .ok()
+        .filter(|k| k.len() >= 16)
+        .map(String::into_bytes)
+}
+
+/// A random key, with a warning: digests then change with every process, so every Instance with
+/// secret values runs their trigger plans once after a restart.
+fn random_digest_key(why: &str) -> Vec<u8> {
+    tracing::warn!(
+        "secret values are digested with a random key ({why}): a restart runs their trigger plans again"
+    );
+    kudo_pkg::secrets::random_key()
+}
+
 fn digest_key() -> Vec<u8> {
-    match std::env::var(DIGEST_KEY_ENV) {
-        Ok(k) if k.len() >= 16 => k.into_bytes(),
-        _ => {
-            tracing::warn!(
-                "{DIGEST_KEY_ENV} is not set (or shorter than 16 bytes): secret values are digested with a random key, so a restart runs their trigger plans again"
-            );
-            kudo_pkg::secrets::random_key()
+    env_digest_key().unwrap_or_else(|| random_digest_key("no key given"))
+}
+
+/// The key of the digests of secret values: [`DIGEST_KEY_ENV`], else the Secret
+/// [`DIGEST_SECRET`] of `home` (made when missing), else a random key.
+pub async fn load_digest_key(client: &Client, home: Option<&str>) -> Vec<u8> {
+    if let Some(k) = env_digest_key() {
+        return k;
+    }
+    let Some(ns) = home else {
+        return random_digest_key("no namespace to keep it in");
+    };
+    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let read = |s: Secret| {
+        s.data
+            .and_then(|d| d.get("key").map(|b| b.0.clone()))
+            .filter(|k| k.len() >= 16)
+    };
+    for _ in 0..3 {
+        match api.get_opt(DIGEST_SECRET).await {
+            Ok(Some(s)) => {
+                if let Some(k) = read(s) {
+                    return k;
+                }
+                return random_digest_key(&format!("Secret {ns}/{DIGEST_SECRET} holds no key"));
+            }
+            Ok(None) => {
+                let key = kudo_pkg::secrets::random_key();
+                let secret = Secret {
+                    metadata: kube::api::ObjectMeta {
+                        name: Some(DIGEST_SECRET.into()),
+                        namespace: Some(ns.into()),
+                        labels: Some(
+                            [("app.kubernetes.io/part-of".to_string(), "kudo".to_string())].into(),
+                        ),
+                        ..Default::default()
+                    },
+                    immutable: Some(true),
+                    data: Some([("key".to_string(), k8s_openapi::ByteString(key.clone()))].into()),
+                    ..Default::default()
+                };
+                match api.create(&Default::default(), &secret).await {
+                    Ok(_) => return key,
+                    // Another replica made it first: read theirs.
+                    Err(kube::Error::Api(s)) if s.code == 409 => continue,
+                    Err(e) => {
+                        return random_digest_key(&format!(
+                            "cannot create Secret {ns}/{DIGEST_SECRET}: {e}"
+                        ));
+                    }
+                }
+            }
+            Err(e) => {
+                return random_digest_key(&format!("cannot read Secret {ns}/{DIGEST_SECRET}: {e}"));
+            }
         }
     }
+    random_digest_key(&format!("Secret {ns}/{DIGEST_SECRET} keeps changing"))
 }
 
 fn now() -> String {
@@ -179,6 +264,7 @@ impl Context {
         };
         Context {
             objects: Objects::new(client.clone()),
+            tenants: Tenants::new(client.clone(), None),
             recorder: Recorder::new(client.clone(), reporter),
             client,
             operator_versions,
@@ -186,14 +272,28 @@ impl Context {
             settings,
             compiled: Memo::default(),
             failures: Mutex::default(),
+            forbidden: Mutex::default(),
             clock: now,
             digest_key: digest_key(),
         }
     }
 
+    /// The same, acting for Instances that name no ServiceAccount as `name` of their namespace
+    /// (`None`: with the manager's own identity).
+    pub fn with_default_service_account(mut self, name: Option<String>) -> Context {
+        self.tenants = Tenants::new(self.client.clone(), name);
+        self
+    }
+
     /// The same, Pipe files read by `files` (tests).
     pub fn with_pod_files(mut self, files: Arc<dyn pipe::PodFiles>) -> Context {
         self.objects = self.objects.with_files(files);
+        self
+    }
+
+    /// The same, digesting secret values with `key` ([`load_digest_key`]).
+    pub fn with_digest_key(mut self, key: Vec<u8>) -> Context {
+        self.digest_key = key;
         self
     }
 
@@ -247,6 +347,25 @@ impl Context {
             .unwrap_or(1);
         let d = self.settings.backoff.saturating_mul(1 << (n - 1).min(16));
         d.min(self.settings.max_backoff)
+    }
+
+    /// Whether a step RBAC refuses now (`refused`) was refused before, at least
+    /// [`Settings::forbidden_grace`] ago; forgets the step once it is not refused.
+    fn refused_too_long(&self, step: String, refused: bool) -> bool {
+        let Ok(mut m) = self.forbidden.lock() else {
+            return refused;
+        };
+        if !refused {
+            m.remove(&step);
+            return false;
+        }
+        match m.get(&step) {
+            Some(since) => since.elapsed() >= self.settings.forbidden_grace,
+            None => {
+                m.insert(step, Instant::now());
+                false
+            }
+        }
     }
 
     fn reset_backoff(&self, key: &str) {
@@ -344,7 +463,12 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     let schema = &compiled.version.schema;
     plan::ensure_all(&mut status, pkg);
     // The values in the Instance's Secrets (spec.parametersFrom), read at plan time.
-    let secret_values = read_secrets(&ctx.client, &ns, inst).await;
+    // Read as the Instance's ServiceAccount: the manager itself may read no Secret.
+    let secret_values = match ctx.tenants.client_for(inst) {
+        _ if inst.spec.parameters_from.is_empty() => Ok(json!({})),
+        Ok(tenant) => read_secrets(&tenant, &ns, inst).await,
+        Err(e) => Err(e.to_string()),
+    };
     // What the plan's templates are rendered with: the recorded values with the secrets they
     // hold now (status.applied has their digests only).
     let render: Value;
@@ -464,7 +588,7 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
 /// The values of the Secrets `inst` names in `spec.parametersFrom`, merged in order; why not,
 /// naming the Secret and key (never a value).
 async fn read_secrets(
-    client: &Client,
+    tenant: &Tenant,
     ns: &str,
     inst: &Instance,
 ) -> std::result::Result<Value, String> {
@@ -473,7 +597,7 @@ async fn read_secrets(
     if sources.is_empty() {
         return Ok(json!({}));
     }
-    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let api: Api<Secret> = Api::namespaced(tenant.client.clone(), ns);
     let mut data: HashMap<String, BTreeMap<String, String>> = HashMap::new();
     for s in &sources {
         if data.contains_key(&s.name) {
@@ -570,20 +694,29 @@ async fn advance(
             })
             .collect();
         let notes = tasks::Notes::default();
+        let tenant = ctx.tenants.client_for(inst);
         let runs = names.iter().map(|(phase, step)| {
             let at = StepRef {
                 plan: &active.name,
                 phase,
                 step,
             };
-            tasks::run_step(tasks::StepRun {
+            let tenant = match &tenant {
+                Ok(t) => t,
+                Err(invalid) => {
+                    let o = Outcome::Fatal(invalid.to_string());
+                    return futures::future::Either::Left(futures::future::ready(o));
+                }
+            };
+            futures::future::Either::Right(tasks::run_step(tasks::StepRun {
                 objects: &ctx.objects,
+                tenant,
                 inst,
                 pkg,
                 params,
                 at,
                 notes: &notes,
-            })
+            }))
         });
         let outcomes = futures::future::join_all(runs).await;
         for note in notes.into_inner().unwrap_or_default() {
@@ -596,7 +729,10 @@ async fn advance(
         }
         let mut completed = false;
         let mut retry = false;
-        for (at, outcome) in steps.iter().zip(outcomes) {
+        for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(&names) {
+            let refused = matches!(outcome, Outcome::Forbidden(_));
+            let step_key = format!("{}/{}/{phase}/{step}", key(inst), active.name);
+            let refused_too_long = ctx.refused_too_long(step_key, refused);
             let (st, message) = match outcome {
                 Outcome::Done => {
                     completed = true;
@@ -608,6 +744,11 @@ async fn advance(
                     (ExecStatus::Error, Some(m))
                 }
                 Outcome::Fatal(m) => (ExecStatus::FatalError, Some(m)),
+                Outcome::Forbidden(m) if refused_too_long => (ExecStatus::FatalError, Some(m)),
+                Outcome::Forbidden(m) => {
+                    retry = true;
+                    (ExecStatus::Error, Some(m))
+                }
             };
             let (phase, step) = (
                 &ps.phases[at.phase].name,
@@ -796,10 +937,13 @@ async fn remove_finalizer(api: &Api<Instance>, inst: &Instance) -> Result<()> {
 }
 
 /// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
-/// controller. Fails when the CRDs are not installed.
+/// controller, acting for Instances that name no ServiceAccount as `default_service_account`
+/// ([`Context::with_default_service_account`]). Fails when the CRDs are not installed.
 pub async fn run(
     client: Client,
     settings: Settings,
+    default_service_account: Option<String>,
+    digest_key: Vec<u8>,
     ctx_out: impl FnOnce(Arc<Context>),
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
@@ -837,7 +981,11 @@ pub async fn run(
                 }
             }
         });
-    let ctx = Arc::new(Context::new(client, store, settings));
+    let ctx = Arc::new(
+        Context::new(client, store, settings)
+            .with_default_service_account(default_service_account)
+            .with_digest_key(digest_key),
+    );
     ctx_out(ctx.clone());
     Controller::new(instances, watcher::Config::default())
         .reconcile_all_on(ov_changes)

@@ -15,7 +15,9 @@ use kudo_manager::{Lease, Options, Settings};
 /// trigger, update, upgrade, or the plan asked for) and records its progress in the Instance's
 /// status. Deleting an Instance runs its cleanup plan first. Serves /healthz and /metrics
 /// (Prometheus) on --metrics-addr. With --leader-elect only the replica holding the Lease runs
-/// plans; one that loses it exits (code 1) to be restarted.
+/// plans; one that loses it exits (code 1) to be restarted. An Instance's objects are applied
+/// with the rights of a ServiceAccount of its namespace (spec.serviceAccountName, else
+/// --default-service-account), by impersonation.
 #[derive(Debug, Parser)]
 #[command(name = "kudo-manager", version)]
 struct Args {
@@ -44,6 +46,11 @@ struct Args {
     /// Seconds between looks at a plan that waits on objects becoming healthy.
     #[arg(long, default_value_t = 5)]
     progress_interval: u64,
+    /// The ServiceAccount of an Instance's namespace whose rights the manager acts with for
+    /// Instances that name none in spec.serviceAccountName (by impersonation). Without it, such
+    /// Instances are run with the manager's own rights. `kudo init` passes kudo-instance.
+    #[arg(long, value_name = "NAME")]
+    default_service_account: Option<String>,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -72,6 +79,8 @@ fn main() -> ExitCode {
                 identity,
             }),
             settings,
+            default_service_account: args.default_service_account.clone(),
+            home: Some(args.lease_namespace.clone()),
         };
         // SIGTERM (Kubernetes stopping the pod) or Ctrl-C: finish the reconciles under way.
         kudo_manager::serve(client, opts, kudo_client::daemon::shutdown_signal())

@@ -163,7 +163,12 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
     let name = parts("pipepod");
     let pod = check(pipe::pipe_pod(pod.clone(), &name))?;
     let stored = objects
-        .apply(prepare(pod, inst, &op.name, at), inst, run.notes)
+        .apply(
+            run.tenant,
+            prepare(pod, inst, &op.name, at),
+            inst,
+            run.notes,
+        )
         .await?;
     match health(&stored) {
         Health::Healthy => {}
@@ -177,9 +182,9 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
         .and_then(Value::as_str)
         .unwrap_or(&opts.namespace)
         .to_string();
+    let files = objects.files(run.tenant);
     for file in &spec.files {
-        let data = objects
-            .files()
+        let data = files
             .read(&namespace, &name, &file.path)
             .await
             .map_err(|e| match e {
@@ -200,8 +205,13 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
             })?;
         let artifact = check(pipe::artifact(file, &parts(&file.key), &data))?;
         objects
-            .apply(prepare(artifact, inst, &op.name, at), inst, run.notes)
+            .apply(
+                run.tenant,
+                prepare(artifact, inst, &op.name, at),
+                inst,
+                run.notes,
+            )
             .await?;
     }
-    objects.delete(&stored, inst).await
+    objects.delete(run.tenant, &stored, inst).await
 }

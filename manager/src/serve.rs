@@ -36,6 +36,13 @@ pub struct Options {
     pub lease: Option<Lease>,
     /// Timings.
     pub settings: Settings,
+    /// The ServiceAccount (of each Instance's namespace) to act as for Instances that name
+    /// none; `None`: the manager's own identity ([`crate::Tenants`]).
+    pub default_service_account: Option<String>,
+    /// kudo's namespace, where the manager keeps the key of its digests of secret values (the
+    /// Secret [`crate::DIGEST_SECRET`], made on first start); `None`: [`crate::DIGEST_KEY_ENV`],
+    /// else a random key per process.
+    pub home: Option<String>,
 }
 
 /// Serves health and metrics, waits for leadership (when asked), then runs the controller until
@@ -107,9 +114,12 @@ pub async fn serve(
             }
         }
     };
+    let digest_key = crate::load_digest_key(&client, opts.home.as_deref()).await;
     run(
         client,
         opts.settings,
+        opts.default_service_account.clone(),
+        digest_key,
         |c| {
             let _ = ctx.set(c);
         },

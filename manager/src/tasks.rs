@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use super::health::{Health, Warning, health, owned_selector, with_reports};
 use super::memo::Memo;
 use super::pipe::{ExecFiles, PodFiles};
+use super::tenant::Tenant;
 use super::undeclared;
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
@@ -39,6 +40,10 @@ pub enum Outcome {
     Retry(String),
     /// Failed for good (an invalid object, a failed Job, a template that does not render).
     Fatal(String),
+    /// RBAC refused the identity the manager acts with for the Instance
+    /// ([`super::tenant`]): retried for a grace period (a RoleBinding just made may take a
+    /// moment to reach the API server's authorizer), then failed for good.
+    Forbidden(String),
 }
 
 /// Where in a plan a step is.
@@ -63,8 +68,9 @@ impl StepRef<'_> {
     }
 }
 
-/// The cluster side of running tasks: a client and the API resources of the kinds seen so far
-/// (found by discovery, once per kind).
+/// The cluster side of running tasks: the API resources of the kinds seen so far (found by
+/// discovery with the manager's own client, once per kind). Objects are written and read with
+/// the client of the Instance's [`Tenant`].
 pub struct Objects {
     client: Client,
     /// By `apiVersion/kind`: the kinds found, and the removed API versions not served (a CRD
@@ -72,14 +78,15 @@ pub struct Objects {
     resources: Memo<Result<(ApiResource, bool), Lookup>>,
     /// By `apiVersion/kind`: the fields the API server's schema was found not to declare.
     undeclared: Memo<Arc<Vec<undeclared::Field>>>,
-    files: Arc<dyn PodFiles>,
+    /// Reads Pipe files instead of `exec` with the tenant's client (tests).
+    files: Option<Arc<dyn PodFiles>>,
 }
 
 impl Objects {
-    /// Objects reached through `client`; Pipe files read with `exec`.
+    /// Kinds looked up through `client` (discovery); Pipe files read with `exec`.
     pub fn new(client: Client) -> Objects {
         Objects {
-            files: Arc::new(ExecFiles::new(client.clone())),
+            files: None,
             client,
             resources: Memo::default(),
             undeclared: Memo::default(),
@@ -88,13 +95,16 @@ impl Objects {
 
     /// The same, Pipe files read by `files` (tests).
     pub fn with_files(mut self, files: Arc<dyn PodFiles>) -> Objects {
-        self.files = files;
+        self.files = Some(files);
         self
     }
 
-    /// How Pipe files are read.
-    pub(super) fn files(&self) -> &dyn PodFiles {
-        self.files.as_ref()
+    /// How Pipe files are read for `tenant`: `exec` with its client.
+    pub(super) fn files(&self, tenant: &Tenant) -> Arc<dyn PodFiles> {
+        match &self.files {
+            Some(f) => f.clone(),
+            None => Arc::new(ExecFiles::new(tenant.client.clone())),
+        }
     }
 
     /// The API resource of `obj`'s kind, and whether it is namespaced.
@@ -119,11 +129,11 @@ impl Objects {
         found
     }
 
-    fn api(&self, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
+    fn api(tenant: &Tenant, ar: &ApiResource, namespaced: bool, ns: &str) -> Api<DynamicObject> {
         if namespaced {
-            Api::namespaced_with(self.client.clone(), ns, ar)
+            Api::namespaced_with(tenant.client.clone(), ns, ar)
         } else {
-            Api::all_with(self.client.clone(), ar)
+            Api::all_with(tenant.client.clone(), ar)
         }
     }
 
@@ -132,6 +142,7 @@ impl Objects {
     /// [`successor::convert`] knows one, which is noted in `notes`.
     pub(super) async fn apply(
         &self,
+        tenant: &Tenant,
         obj: Value,
         inst: &Instance,
         notes: &Notes,
@@ -180,9 +191,16 @@ impl Objects {
             .and_then(Value::as_str)
             .unwrap_or(&ns)
             .to_string();
-        let api = self.api(&ar, namespaced, &target_ns);
+        let api = Self::api(tenant, &ar, namespaced, &target_ns);
         let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
         let what = format!("{} {name}", ar.kind);
+        let what = if namespaced && target_ns != ns {
+            format!("{what} (namespace {target_ns})")
+        } else if namespaced {
+            what
+        } else {
+            format!("{what} (cluster-scoped)")
+        };
         let kind_key = format!(
             "{}/{}",
             obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
@@ -207,12 +225,12 @@ impl Objects {
                 Err(e) => e,
             };
             let kube::Error::Api(status) = &e else {
-                return Err(classify(&e, &what));
+                return Err(classify(&e, tenant, "apply", &what));
             };
             let found = undeclared::paths(&status.message);
             let more = drop_fields(&mut obj, &found);
             if more.is_empty() {
-                return Err(classify(&e, &what));
+                return Err(classify(&e, tenant, "apply", &what));
             }
             known = Arc::new(known.iter().cloned().chain(found).collect());
             self.undeclared
@@ -228,7 +246,7 @@ impl Objects {
     /// the objects it owns (a Deployment's ReplicaSets and their Pods, the Pods of other
     /// workloads), most recent first. Recent: since kudo-manager last changed the object.
     /// Events that cannot be read are left out: they only explain a wait.
-    pub(super) async fn warnings(&self, stored: &Value) -> Vec<Warning> {
+    pub(super) async fn warnings(&self, tenant: &Tenant, stored: &Value) -> Vec<Warning> {
         let ns = stored
             .pointer("/metadata/namespace")
             .and_then(Value::as_str);
@@ -240,18 +258,18 @@ impl Objects {
         if let Some(selector) = owned_selector(stored) {
             let lp = ListParams::default().labels(&selector);
             if stored.get("kind").and_then(Value::as_str) == Some("Deployment") {
-                let sets: Api<ReplicaSet> = Api::namespaced(self.client.clone(), ns);
+                let sets: Api<ReplicaSet> = Api::namespaced(tenant.client.clone(), ns);
                 if let Ok(list) = sets.list_metadata(&lp).await {
                     owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
                 }
             }
-            let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+            let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), ns);
             if let Ok(list) = pods.list_metadata(&lp).await {
                 owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
             }
         }
         let since = changed_at(stored);
-        let events: Api<Event> = Api::namespaced(self.client.clone(), ns);
+        let events: Api<Event> = Api::namespaced(tenant.client.clone(), ns);
         let Ok(list) = events
             .list(&ListParams::default().fields("type=Warning"))
             .await
@@ -314,7 +332,12 @@ impl Objects {
 
     /// Deletes `obj`; one that is already gone is fine, and so is one of a kind the cluster
     /// does not serve (there is nothing of it to delete).
-    pub(super) async fn delete(&self, obj: &Value, inst: &Instance) -> Result<(), Outcome> {
+    pub(super) async fn delete(
+        &self,
+        tenant: &Tenant,
+        obj: &Value,
+        inst: &Instance,
+    ) -> Result<(), Outcome> {
         let (ar, namespaced) = match self.resource(obj).await {
             Ok(found) => found,
             Err(Lookup::NotServed { .. }) => return Ok(()),
@@ -330,11 +353,16 @@ impl Objects {
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let api = self.api(&ar, namespaced, &ns);
+        let api = Self::api(tenant, &ar, namespaced, &ns);
         match api.delete(name, &DeleteParams::background()).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
-            Err(e) => Err(classify(&e, &format!("{} {name}", ar.kind))),
+            Err(e) => Err(classify(
+                &e,
+                tenant,
+                "delete",
+                &format!("{} {name}", ar.kind),
+            )),
         }
     }
 }
@@ -458,9 +486,15 @@ const MAX_UNDECLARED_ROUNDS: usize = 4;
 /// wrong type, an undeclared field): a 500, though the object, not the server, is at fault.
 const UNTYPED: &str = "failed to create typed patch object";
 
-/// An invalid object will stay invalid: fatal. Anything else may pass later: retried.
-fn classify(e: &kube::Error, what: &str) -> Outcome {
+/// An invalid object will stay invalid: fatal. A refusal by RBAC names the object and who
+/// was refused: [`Outcome::Forbidden`]. Anything else may pass later: retried.
+fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str) -> Outcome {
     match e {
+        kube::Error::Api(s) if s.code == 403 => Outcome::Forbidden(format!(
+            "{} may not {verb} {what}: {}",
+            tenant.who(),
+            s.message
+        )),
         kube::Error::Api(s) if s.is_invalid() || s.code == 400 || s.message.contains(UNTYPED) => {
             Outcome::Fatal(format!("the API server refused {what}: {}", s.message))
         }
@@ -498,12 +532,15 @@ pub(super) fn diagnostics(d: &[Diagnostic]) -> String {
         .join("; ")
 }
 
-/// A step being run: where its objects go, the Instance, its package, the effective
-/// parameters, and where in the plan the step is. Every kind of task runs with one.
+/// A step being run: where its objects go and with whose rights, the Instance, its package,
+/// the effective parameters, and where in the plan the step is. Every kind of task runs with
+/// one.
 #[derive(Clone, Copy)]
 pub struct StepRun<'a> {
     /// The objects' API.
     pub objects: &'a Objects,
+    /// The identity the step acts with ([`super::tenant`]).
+    pub tenant: &'a Tenant,
     /// The Instance.
     pub inst: &'a Instance,
     /// Its OperatorVersion's package.
@@ -582,7 +619,12 @@ pub async fn run_step(run: StepRun<'_>) -> Outcome {
         for obj in rendered.into_iter().flat_map(|r| r.objects) {
             if apply {
                 let stored = match objects
-                    .apply(prepare(obj, inst, &op.name, at), inst, run.notes)
+                    .apply(
+                        run.tenant,
+                        prepare(obj, inst, &op.name, at),
+                        inst,
+                        run.notes,
+                    )
                     .await
                 {
                     Ok(s) => s,
@@ -598,14 +640,14 @@ pub async fn run_step(run: StepRun<'_>) -> Outcome {
                 );
                 let mut h = health(&stored);
                 if matches!(h, Health::Progressing(_)) {
-                    h = with_reports(h, &stored, &objects.warnings(&stored).await);
+                    h = with_reports(h, &stored, &objects.warnings(run.tenant, &stored).await);
                 }
                 match h {
                     Health::Healthy => {}
                     Health::Progressing(why) => waiting.push(format!("{what}: {why}")),
                     Health::Failed(why) => return Outcome::Fatal(format!("{what}: {why}")),
                 }
-            } else if let Err(o) = objects.delete(&obj, inst).await {
+            } else if let Err(o) = objects.delete(run.tenant, &obj, inst).await {
                 return o;
             }
         }

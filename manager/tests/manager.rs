@@ -299,6 +299,7 @@ const SETTINGS: Settings = Settings {
     backoff: Duration::from_secs(2),
     max_backoff: Duration::from_secs(60),
     resync: Duration::from_secs(300),
+    forbidden_grace: Duration::ZERO,
 };
 
 fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
@@ -1010,5 +1011,162 @@ async fn a_workload_whose_pods_are_refused_as_invalid_fails_its_step_with_the_re
         ) && message.contains("Invalid value: 777")
             && !message.contains("restarting"),
         "{message}"
+    );
+}
+
+/// A manager whose `--default-service-account` is `kudo-instance`, reaching `fake`.
+fn tenant_context(client: kube::Client, settings: Settings) -> Arc<Context> {
+    let (store, mut writer) = reflector::store();
+    let (_, ov) = package::objects(&demo_package(), "ns");
+    writer.apply_watcher_event(&watcher::Event::Apply(ov));
+    Arc::new(
+        Context::new(client, store, settings)
+            .with_default_service_account(Some("kudo-instance".into()))
+            .with_clock(|| "2026-11-22T00:00:00Z".into()),
+    )
+}
+
+async fn reconcile_in(ctx: &Arc<Context>, inst: Instance) -> Action {
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        kudo_manager::reconcile(Arc::new(inst), ctx.clone()),
+    )
+    .await
+    .expect("reconcile finished")
+    .expect("reconcile succeeded")
+}
+
+/// A reconcile of `inst` by a manager whose `--default-service-account` is `kudo-instance`.
+async fn reconcile_as_tenant(inst: Instance, setup: impl FnOnce(&Fake)) -> (Action, Vec<Seen>) {
+    let (fake, client) = Fake::start(&inst);
+    setup(&fake);
+    let ctx = tenant_context(client, SETTINGS);
+    let action = reconcile_in(&ctx, inst).await;
+    (action, fake.take())
+}
+
+/// Who each request acted as: `METHOD path as USER` (events left out; the manager's own
+/// identity is `manager`).
+fn acting(seen: &[Seen]) -> Vec<String> {
+    seen.iter()
+        .filter(|s| !s.path.contains("/events"))
+        .map(|s| {
+            let who = if s.impersonate.is_empty() {
+                "manager"
+            } else {
+                s.impersonate.as_str()
+            };
+            format!("{} {} as {who}", s.method, s.path)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn objects_are_applied_as_the_instance_service_account_and_status_as_the_manager() {
+    let (_, seen) = reconcile_as_tenant(instance(json!({})).finalized(), |_| {}).await;
+    let tenant = "system:serviceaccount:ns:kudo-instance";
+    assert_eq!(
+        acting(&seen),
+        [
+            "GET /api/v1 as manager".to_string(),
+            format!("PATCH /api/v1/namespaces/ns/configmaps/demo-config as {tenant}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status as manager".into(),
+            "GET /apis/apps/v1 as manager".into(),
+            format!("PATCH /apis/apps/v1/namespaces/ns/deployments/demo-app as {tenant}"),
+            format!("GET /apis/apps/v1/namespaces/ns/replicasets as {tenant}"),
+            format!("GET /api/v1/namespaces/ns/pods as {tenant}"),
+            "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status as manager".into(),
+        ]
+    );
+    // The manager publishes its events itself; it reads the namespace's events (why a
+    // Deployment waits) as the ServiceAccount.
+    let events: Vec<(&str, &str)> = seen
+        .iter()
+        .filter(|s| s.path.contains("/events"))
+        .map(|s| (s.method.as_str(), s.impersonate.as_str()))
+        .collect();
+    assert!(events.contains(&("POST", "")), "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|(m, who)| (*m == "GET") == (*who == tenant)),
+        "{events:?}"
+    );
+    // spec.serviceAccountName wins over the default.
+    let mut named = instance(json!({})).finalized();
+    named.spec.service_account_name = Some("deployer".into());
+    let (_, seen) = reconcile_as_tenant(named, |_| {}).await;
+    let config = seen
+        .iter()
+        .find(|s| s.path.ends_with("/configmaps/demo-config"))
+        .unwrap();
+    assert_eq!(config.impersonate, "system:serviceaccount:ns:deployer");
+}
+
+#[tokio::test]
+async fn a_step_rbac_refuses_is_retried_for_the_grace_then_fails_naming_the_object_and_account() {
+    let inst = instance(json!({})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 403, "Forbidden");
+    // No grace: the first refusal is retried, the next fails the plan.
+    let ctx = tenant_context(client, SETTINGS);
+    let action = reconcile_in(&ctx, inst.clone()).await;
+    let first = Fake::last_status(&fake.take());
+    let message =
+        "ServiceAccount ns/kudo-instance may not apply ConfigMap demo-config: refused by the test";
+    assert_eq!(action, Action::requeue(SETTINGS.backoff));
+    assert_eq!(first["planStatus"]["deploy"]["status"], "ERROR");
+    assert_eq!(
+        first["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
+        message
+    );
+    // Refused again, the grace over: the plan fails.
+    let action = reconcile_in(&ctx, inst.clone().with_status(first.clone())).await;
+    let second = Fake::last_status(&fake.take());
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    assert_eq!(
+        step_statuses(&second, "deploy"),
+        [
+            ("config".into(), "FATAL_ERROR".into()),
+            ("app".into(), "PENDING".into())
+        ]
+    );
+    assert_eq!(
+        second["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
+        message
+    );
+    assert_eq!(ready(&second), ("False".into(), "PlanFailed".into()));
+    // Within the grace, a refusal is retried again and again.
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 403, "Forbidden");
+    let patient = Settings {
+        forbidden_grace: Duration::from_secs(3600),
+        ..SETTINGS
+    };
+    let ctx = tenant_context(client, patient);
+    reconcile_in(&ctx, inst.clone()).await;
+    let first = Fake::last_status(&fake.take());
+    let action = reconcile_in(&ctx, inst.with_status(first)).await;
+    assert_ne!(action, Action::requeue(SETTINGS.resync));
+    let seen = fake.take();
+    // Nothing changed: no status written, and the step is still ERROR.
+    assert!(
+        !seen.iter().any(|s| s.path.ends_with("/status")),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_service_account_name_that_is_not_one_fails_the_plan_without_a_request() {
+    let mut inst = instance(json!({})).finalized();
+    inst.spec.service_account_name = Some("other:cluster-admin".into());
+    let (_, seen) = reconcile_as_tenant(inst, |_| {}).await;
+    assert!(seen.iter().all(|s| s.impersonate.is_empty()));
+    assert!(!seen.iter().any(|s| s.path.contains("/configmaps/")));
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["planStatus"]["deploy"]["status"], "FATAL_ERROR");
+    assert_eq!(
+        status["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
+        "spec.serviceAccountName `other:cluster-admin` is not a ServiceAccount name (lower-case letters, digits, `-` and `.`, at most 253 characters)"
     );
 }

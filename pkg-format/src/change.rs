@@ -361,33 +361,26 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
         );
     }
     let old_explicit = from.typed(installed.values);
-    let old_kept = installed.kept.map(|k| from.typed(k)).unwrap_or_else(empty);
-    let moved = |values: &Value| migrate::migrate(&from.schema, values, &to.schema, &from.version);
-    let m = match moved(&old_explicit) {
-        Ok(m) => m,
+    let Carried {
+        migration: m,
+        mut kept,
+        installed_values,
+        explicit: carried,
+    } = match carry(installed, to) {
+        Ok(c) => c,
         Err(d) => {
             problems.extend(d);
             return Err(problems);
         }
     };
-    // Kept defaults move as the user's values do. The installed effective values, moved to the
-    // new layout, are what no immutable value may leave.
-    let mut kept = moved(&old_kept)
-        .map(|k| k.explicit)
-        .unwrap_or_else(|_| empty());
-    let (installed_values, _) =
-        effective(&from.schema, &current(overlay(&old_kept, &old_explicit)));
-    let installed_values = moved(installed_values.value())
-        .map(|i| i.explicit)
-        .unwrap_or_else(|_| m.values.value().clone());
     let proposal = match proposal {
-        Proposal::Values(v) if from.typed(v) == old_explicit => Proposal::Values(&m.explicit),
+        Proposal::Values(v) if from.typed(v) == old_explicit => Proposal::Values(&carried),
         Proposal::WithoutSecrets(v) if from.typed(v) == old_explicit => {
-            Proposal::WithoutSecrets(&m.explicit)
+            Proposal::WithoutSecrets(&carried)
         }
         p => p,
     };
-    let (mut new, mut explicit, mut more) = propose(to, &m.explicit, &kept, proposal);
+    let (mut new, mut explicit, mut more) = propose(to, &carried, &kept, proposal);
     // An immutable value the user never set keeps its installed default when the new version
     // changes the default: it is kept, not turned into a user value.
     let pins: Vec<pointer::Pointer> =
@@ -402,12 +395,12 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
                 pointer::set_creating(&mut kept, &tokens, v.clone());
             }
         }
-        (new, explicit, more) = propose(to, &m.explicit, &kept, proposal);
+        (new, explicit, more) = propose(to, &carried, &kept, proposal);
     }
     problems.extend(more);
     // What the upgrade compares against: the carried values over the new defaults (a changed
     // default is no change given with the upgrade), with the kept defaults.
-    let (base, _) = effective(&to.schema, &current(overlay(&kept, &m.explicit)));
+    let (base, _) = effective(&to.schema, &current(overlay(&kept, &carried)));
     let baseline = base.value();
     problems.extend(validate(to, &new, proposal));
     // A value may be added where the installed version had no immutable value to keep: a
@@ -486,6 +479,106 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
         report: Some(m.report),
         warnings,
     })
+}
+
+/// What an upgrade starts from, before the values given with it.
+struct Carried {
+    /// The user's values moved by `oldName`.
+    migration: migrate::Migration,
+    /// The kept installed defaults, moved.
+    kept: Value,
+    /// The installed effective values, moved to the new layout: what no immutable value may
+    /// leave.
+    installed_values: Value,
+    /// The values to store: the user's, moved, and those the Instance ran with where the new
+    /// version has no default ([`carry_unset`]).
+    explicit: Value,
+}
+
+fn carry(installed: &Installed<'_>, to: &Version) -> Result<Carried, Vec<Diagnostic>> {
+    let from = installed.version;
+    let old_explicit = from.typed(installed.values);
+    let old_kept = installed.kept.map(|k| from.typed(k)).unwrap_or_else(empty);
+    let moved = |values: &Value| migrate::migrate(&from.schema, values, &to.schema, &from.version);
+    let m = moved(&old_explicit)?;
+    // Kept defaults move as the user's values do.
+    let kept = moved(&old_kept)
+        .map(|k| k.explicit)
+        .unwrap_or_else(|_| empty());
+    let (installed_values, _) =
+        effective(&from.schema, &current(overlay(&old_kept, &old_explicit)));
+    let installed_values = moved(installed_values.value())
+        .map(|i| i.explicit)
+        .unwrap_or_else(|_| m.values.value().clone());
+    // A value the new version has no default for, that the Instance ran with (the old
+    // version's default, moved by oldName), is carried over: without it the upgrade would leave
+    // the parameter unset (or refuse a required one) for a reason the user never chose.
+    let explicit = carry_unset(
+        &to.schema,
+        &m.explicit,
+        &installed_values,
+        effective(&to.schema, &current(overlay(&kept, &m.explicit)))
+            .0
+            .value(),
+    );
+    Ok(Carried {
+        migration: m,
+        kept,
+        installed_values,
+        explicit,
+    })
+}
+
+/// The values an upgrade of `installed` to `to` stores before any value given with it: the
+/// user's values moved by `oldName`, and those the Instance ran with where `to` has no
+/// default. What a client that sends the complete `spec.parameters` starts from.
+pub fn carried_over(installed: &Installed<'_>, to: &Version) -> Result<Value, Vec<Diagnostic>> {
+    carry(installed, to).map(|c| c.explicit)
+}
+
+/// `explicit` with each member that `installed` (the installed effective values, in the new
+/// layout) has and `new` (the new version's effective values) lacks, taken from `installed`
+/// when it is of the type the new version declares there.
+fn carry_unset(schema: &ParamSchema, explicit: &Value, installed: &Value, new: &Value) -> Value {
+    fn fits(schema: &ParamSchema, at: &[String], v: &Value) -> bool {
+        let declared = schema.node_at(at).and_then(|n| n.get("type"));
+        let Some(Value::String(ty)) = declared else {
+            return declared.is_none() && schema.node_at(at).is_some();
+        };
+        match ty.as_str() {
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "array" => v.is_array(),
+            "object" => v.is_object(),
+            "null" => v.is_null(),
+            _ => false,
+        }
+    }
+    fn walk(
+        schema: &ParamSchema,
+        out: &mut Value,
+        installed: &Value,
+        new: Option<&Value>,
+        at: &mut Vec<String>,
+    ) {
+        let Value::Object(members) = installed else {
+            return;
+        };
+        for (k, v) in members {
+            at.push(k.clone());
+            match new.and_then(|n| n.get(k)) {
+                None if fits(schema, at, v) => pointer::set_creating(out, at, v.clone()),
+                Some(n @ Value::Object(_)) => walk(schema, out, v, Some(n), at),
+                _ => {}
+            }
+            at.pop();
+        }
+    }
+    let mut out = explicit.clone();
+    walk(schema, &mut out, installed, Some(new), &mut Vec::new());
+    out
 }
 
 fn unchanged(values: Values, explicit: Value, kept: Value, warnings: Vec<Diagnostic>) -> Decision {
@@ -1295,6 +1388,34 @@ mod tests {
         assert!(
             err.iter().any(|d| d.code == Code::ImmutableChanged),
             "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_value_the_new_version_has_no_default_for_keeps_the_one_the_instance_ran_with() {
+        let v1 = version(
+            "op-1.0.0",
+            json!({"type": "object", "properties": {
+                "BACKUP_ENABLED": {"type": "boolean", "default": false},
+                "LEVEL": {"type": "string", "default": "INFO"}}}),
+            ALL,
+        );
+        let v2 = version(
+            "op-2.0.0",
+            json!({"type": "object", "properties": {
+                "backup": {"type": "object", "required": ["enabled"], "properties": {
+                    "enabled": {"type": "boolean", "oldName": "BACKUP_ENABLED"}}},
+                "level": {"type": "string", "default": "WARN", "oldName": "LEVEL"}}}),
+            ALL,
+        );
+        let stored = json!({});
+        let d = upgrade(&Installed::at_rest(&v1, &stored), &v2, Proposal::NONE).unwrap();
+        assert_eq!(d.values.value()["backup"]["enabled"], false);
+        assert_eq!(d.explicit, json!({"backup": {"enabled": false}}));
+        assert_eq!(
+            d.values.value()["level"],
+            "WARN",
+            "a new default still wins"
         );
     }
 

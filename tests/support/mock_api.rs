@@ -26,6 +26,9 @@ pub struct Seen {
     pub content_type: String,
     /// The JSON body (`null` when there is none).
     pub body: Value,
+    /// The `impersonate-user` header: whose rights the request asks for (empty when absent:
+    /// the client's own).
+    pub impersonate: String,
 }
 
 impl Seen {
@@ -81,6 +84,12 @@ pub fn answering(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
+            let impersonate = request
+                .headers()
+                .get("impersonate-user")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
             let bytes = request
                 .into_body()
                 .collect()
@@ -94,6 +103,7 @@ pub fn answering(
                 query,
                 content_type,
                 body,
+                impersonate,
             });
             let response = Response::builder()
                 .status(code)

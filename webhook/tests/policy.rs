@@ -228,10 +228,15 @@ proptest! {
         ));
         // The client writes the carried-over values with its overrides (or, given none, the
         // installed values as they are: the webhook carries them over itself).
+        // The carried-over values are the upgrade's own (migrated by oldName, and the values
+        // it ran with where the new version has no default), as the policy computes them.
+        let at_rest = Installed::at_rest(&v1, &installed_values);
+        let carried = change::carried_over(&at_rest, &v2);
         let migrated = kudo_pkg::migrate::migrate(&v1.schema, &installed_values, &v2.schema, "1.0.0");
-        let sent = match (&migrated, args.is_empty()) {
-            (_, true) | (Err(_), _) => installed_values.clone(),
-            (Ok(m), false) => c.sent(&m.explicit, &c.new),
+        let sent = match (&migrated, &carried, args.is_empty()) {
+            (_, _, true) | (Err(_), _, _) => installed_values.clone(),
+            (Ok(_), Ok(carried), false) => c.sent(carried, &c.new),
+            (Ok(m), Err(_), false) => c.sent(&m.explicit, &c.new),
         };
         let store = Store(HashMap::from([
             ("op-1.0.0".to_string(), Arc::new(v1)),

@@ -29,6 +29,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         instance: a.instance.as_deref(),
         inputs,
         dry_run: a.dry_run,
+        service_account: Some(&a.service_account),
     };
     let (dry_run, output) = (a.dry_run, a.output);
     let waiting = a.wait.options();
@@ -43,6 +44,21 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         crate::report::diagnostics(&done.change.warnings);
         if dry_run {
             return Ok(dry_run_report(&t.namespace, &done, &name, &ov, output));
+        }
+        for o in done.created.iter().filter(|o| {
+            matches!(
+                o["kind"].as_str(),
+                Some("ServiceAccount" | "RoleBinding" | "ClusterRoleBinding")
+            )
+        }) {
+            let name = o["metadata"]["name"].as_str().unwrap_or_default();
+            match o["metadata"]["namespace"].as_str() {
+                Some(ns) => eprintln!(
+                    "{} {ns}/{name} created",
+                    o["kind"].as_str().unwrap_or_default()
+                ),
+                None => eprintln!("{} {name} created", o["kind"].as_str().unwrap_or_default()),
+            }
         }
         if done.created_operator {
             eprintln!("Operator {}/{} created", t.namespace, pkg.operator().name);
@@ -97,8 +113,13 @@ fn dry_run_report(
     }
     let mut out = String::new();
     for o in &done.created {
+        let place = match o["metadata"]["namespace"].as_str() {
+            Some(ns) => format!("{ns}/"),
+            None if o["kind"] == "ClusterRoleBinding" => String::new(),
+            None => format!("{namespace}/"),
+        };
         out.push_str(&format!(
-            "{} {namespace}/{} would be created\n",
+            "{} {place}{} would be created\n",
             o["kind"].as_str().unwrap_or_default(),
             o["metadata"]["name"].as_str().unwrap_or_default()
         ));

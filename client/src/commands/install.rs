@@ -1,7 +1,9 @@
 //! `kudo install PACKAGE`: the parameters computed and validated client-side first, then the
-//! Operator and OperatorVersion when missing, then the Instance. `writeOnly` values go to a
-//! Secret the Instance names in `spec.parametersFrom` ([`super::secrets`]), created just before
-//! the Instance and deleted again when the Instance is refused.
+//! Instance's ServiceAccount and its bindings ([`super::service_account`], with the user's own
+//! rights), the Operator and OperatorVersion when missing, then the Instance naming that
+//! ServiceAccount. `writeOnly` values go to a Secret the Instance names in
+//! `spec.parametersFrom` ([`super::secrets`]), created just before the Instance and deleted
+//! again when the Instance is refused.
 
 use kube::api::ObjectMeta;
 use kudo_pkg::Package;
@@ -10,7 +12,7 @@ use serde_json::Value;
 
 use super::{
     Error, Inputs, Result, Target, create_missing, create_operator, create_operator_version,
-    dependencies, post_params, same_operator_version, secrets,
+    dependencies, post_params, same_operator_version, secrets, service_account,
 };
 use kudo_crd::common::ObjectRef;
 use kudo_crd::labels;
@@ -29,6 +31,9 @@ pub struct Request<'a> {
     /// Write nothing: every check is made, and the Instance is sent as a server-side dry run
     /// when its OperatorVersion exists (the API server and kudo's admission webhook check it).
     pub dry_run: bool,
+    /// The ServiceAccount the manager acts as for the Instance (`spec.serviceAccountName`);
+    /// `None`: [`labels::DEFAULT_SERVICE_ACCOUNT`].
+    pub service_account: Option<&'a str>,
 }
 
 /// What was installed.
@@ -43,9 +48,9 @@ pub struct Installed {
     pub created_operator_version: bool,
     /// The parameters (warnings included).
     pub change: Decision,
-    /// The OperatorVersions of dependencies, then the Operator and the OperatorVersion, that
-    /// were (or, with `dry_run`, would be) created. (A dependency's Operator is created too
-    /// when missing.)
+    /// The Instance's ServiceAccount and its bindings, the OperatorVersions of dependencies,
+    /// then the Operator and the OperatorVersion, that were (or, with `dry_run`, would be)
+    /// created. (A dependency's Operator is created too when missing.)
     pub created: Vec<Value>,
     /// With `dry_run`: whether the API server checked the Instance (it can only when its
     /// OperatorVersion exists already). Always true without `dry_run`.
@@ -117,8 +122,11 @@ pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
 }
 
 /// Installs `req.package` as an Instance. Refused, with nothing written, when the parameters
-/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]) or the
-/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]).
+/// are invalid ([`Error::Parameters`]), the Instance exists ([`Error::InstanceExists`]), the
+/// package's OperatorVersion exists with another spec ([`Error::OperatorVersionDiffers`]) or
+/// the user may not give the Instance's ServiceAccount the rights the package needs
+/// ([`Error::Grant`]). When a later write fails, the ServiceAccount and bindings made here are
+/// removed again.
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let pkg = req.package;
     let change = check(pkg, &req.inputs)?;
@@ -149,7 +157,27 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         .map_err(t.api("get", "Operator", &op_name))?
         .is_some();
     let has_ov = same_operator_version(t, &ov).await?;
-    let mut created = Vec::new();
+    let service_account = req
+        .service_account
+        .unwrap_or(labels::DEFAULT_SERVICE_ACCOUNT);
+    let mut packages = vec![(pkg, change.values.value().clone())];
+    let resolved = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
+    for dep in &resolved {
+        // A dependency's parameters come from its parent's parameterFile, rendered by the
+        // manager: its defaults stand for them here.
+        let values = Version::of_package(&dep.package)
+            .map(|v| {
+                v.effective(&Value::Object(Default::default()))
+                    .0
+                    .into_value()
+            })
+            .unwrap_or_default();
+        packages.push((&dep.package, values));
+    }
+    let reach = service_account::reach(t, &packages, &name).await;
+    let grants = service_account::objects(&t.namespace, service_account, &reach);
+    let prepared = service_account::prepare(t, service_account, &grants, req.dry_run).await?;
+    let mut created = prepared.created.clone();
     for (_, dep_ov, dep_has_ov) in &deps {
         if !dep_has_ov {
             created.push(serde_json::to_value(dep_ov).unwrap_or_default());
@@ -171,6 +199,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if let Some(s) = &secret_name {
         object.spec.parameters_from = vec![secrets::entry(s)];
     }
+    object.spec.service_account_name = Some(service_account.to_string());
     if req.dry_run {
         let (instance, server_checked) = if has_ov {
             let params = kube::api::PostParams {
@@ -194,27 +223,35 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
             server_checked,
         });
     }
-    create_missing(t, &deps).await?;
-    if !has_operator {
-        create_operator(t, &operator).await?;
-    }
-    if !has_ov {
-        create_operator_version(t, &ov).await?;
-    }
-    if let (Some(s), Some(values)) = (&secret_name, &secret) {
-        secrets::create(t, &name, s, None, values).await?;
-    }
-    let created_instance = t.instances().create(&post_params(), &object).await;
-    let instance = match created_instance {
+    let written = async {
+        create_missing(t, &deps).await?;
+        if !has_operator {
+            create_operator(t, &operator).await?;
+        }
+        if !has_ov {
+            create_operator_version(t, &ov).await?;
+        }
+        if let (Some(s), Some(values)) = (&secret_name, &secret) {
+            secrets::create(t, &name, s, None, values).await?;
+        }
+        match t.instances().create(&post_params(), &object).await {
+            Ok(i) => Ok(i),
+            Err(e) => {
+                if let Some(s) = &secret_name {
+                    secrets::delete(t, s).await?;
+                }
+                Err(match e {
+                    kube::Error::Api(s) if s.code == 409 => exists(),
+                    e => t.api("create", "Instance", &name)(e),
+                })
+            }
+        }
+    };
+    let instance = match written.await {
         Ok(i) => i,
         Err(e) => {
-            if let Some(s) = &secret_name {
-                secrets::delete(t, s).await?;
-            }
-            return Err(match e {
-                kube::Error::Api(s) if s.code == 409 => exists(),
-                e => t.api("create", "Instance", &name)(e),
-            });
+            prepared.undo(t).await;
+            return Err(e);
         }
     };
     if let Some(s) = &secret_name {

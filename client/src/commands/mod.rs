@@ -13,6 +13,8 @@
 //! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
 //!   Instance, with the same precondition and retries.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
+//! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
+//!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
 pub mod get;
@@ -20,6 +22,7 @@ pub mod install;
 mod merge;
 pub mod plan;
 pub(crate) mod secrets;
+pub mod service_account;
 pub mod uninstall;
 pub mod update;
 pub mod upgrade;
@@ -284,6 +287,22 @@ pub enum Error {
         /// The client's error.
         #[source]
         source: Box<kube::Error>,
+    },
+    /// The Instance's ServiceAccount cannot be given the rights its package needs: the
+    /// installing user may not grant them (RBAC's escalation check), or may not create the
+    /// object at all. Nothing was written.
+    #[error(
+        "the package needs {object} ({why}) for the Instance's ServiceAccount {service_account}, and the API server refused to create it: {message}; nothing was installed"
+    )]
+    Grant {
+        /// The ServiceAccount (`namespace/name`).
+        service_account: String,
+        /// The refused object (`ClusterRoleBinding kudo:t:kudo-instance`).
+        object: String,
+        /// Why the package needs it (which objects).
+        why: String,
+        /// What the API server said.
+        message: String,
     },
     /// `--wait`: the plan ended in FATAL_ERROR.
     #[error("plan {plan} of Instance {instance} failed{}: {message}", failed_at(phase.as_deref(), step.as_deref()))]

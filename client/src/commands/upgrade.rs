@@ -16,7 +16,7 @@ use super::update::{parameters, resource_version};
 use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, installed,
     instance_and_version, is_conflict, merge, operator_version, patch_params,
-    same_operator_version, secrets, version_of,
+    same_operator_version, secrets, service_account, version_of,
 };
 use kudo_crd::{labels, package, plan};
 
@@ -90,6 +90,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let mut old: Option<(String, Package, Version)> = None;
     let mut ov_exists: Option<bool> = None;
     let mut created = false;
+    let mut granted = false;
     for attempt in 1..=MAX_ATTEMPTS {
         let (inst, from) = instance_and_version(t, req.instance).await?;
         if from == to {
@@ -164,6 +165,20 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         });
         if let Some(run) = &superseded {
             patch["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
+        }
+        if !granted {
+            // The new version may write where the old one did not (a CRD, another namespace):
+            // the Instance's ServiceAccount gets what it needs, with the user's own rights.
+            let sa = inst
+                .spec
+                .service_account_name
+                .clone()
+                .unwrap_or_else(|| labels::DEFAULT_SERVICE_ACCOUNT.into());
+            let packages = [(new_pkg, change.values.value().clone())];
+            let reach = service_account::reach(t, &packages, req.instance).await;
+            let grants = service_account::objects(&t.namespace, &sa, &reach);
+            service_account::prepare(t, &sa, &grants, req.dry_run).await?;
+            granted = true;
         }
         if req.dry_run {
             return Ok(Upgraded {

@@ -1,0 +1,375 @@
+//! The ServiceAccount an Instance's plans run as, and its rights (`docs/tenancy.md`).
+//!
+//! kudo-manager applies an Instance's objects with the rights of a ServiceAccount of the
+//! Instance's namespace (it impersonates it). `kudo install` and `kudo upgrade` prepare that
+//! ServiceAccount **with the installing user's own credentials**, so that Kubernetes' RBAC
+//! escalation check decides what can be granted:
+//!
+//! | the package's plans apply or delete | the ServiceAccount gets |
+//! |---|---|
+//! | objects of the Instance's namespace only | a RoleBinding `SA-admin` to the built-in `admin` ClusterRole there |
+//! | objects in another namespace X | also a RoleBinding `kudo:NS:SA` to `admin` in X |
+//! | a cluster-scoped object (CRD, ClusterRole, Namespace, ...) | also a ClusterRoleBinding `kudo:NS:SA` to `cluster-admin` (then no per-namespace RoleBindings) |
+//!
+//! A user who may not grant that (a tenant who is `admin` of one namespace and installs a
+//! package holding a ClusterRoleBinding) is refused by the API server; [`Reach`] says which
+//! objects needed the binding. Every binding goes through a server-side dry run first, so a
+//! refusal writes nothing; [`Prepared::undo`] removes what [`prepare`] made when a later write
+//! of the install fails.
+//!
+//! What the plans reach is found by rendering every Apply, Toggle (either way) and Delete task
+//! of every plan with the install's parameters (a dependency's with its defaults) and asking
+//! discovery whether each kind is namespaced. A kind discovery does not know yet (a CRD the
+//! package installs) counts as namespaced: a package that installs a CRD is cluster-scoped
+//! already.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::discovery::{Scope, oneshot};
+use kudo_pkg::Package;
+use kudo_pkg::render::{RenderOptions, render_task};
+use serde_json::{Value, json};
+
+use super::{Error, Result, Target};
+use kudo_crd::labels;
+
+/// The built-in ClusterRole the ServiceAccount gets in each namespace its plans write to.
+pub const NAMESPACE_ROLE: &str = "admin";
+/// The built-in ClusterRole it gets when its plans write cluster-scoped objects.
+pub const CLUSTER_ROLE: &str = "cluster-admin";
+
+/// Where a package's plans write, besides the Instance's namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Cluster-scoped objects: `Kind name`.
+    pub cluster_scoped: Vec<String>,
+    /// Objects of other namespaces, by namespace: `Kind name`.
+    pub other_namespaces: BTreeMap<String, Vec<String>>,
+}
+
+/// Every object the plans of `packages` (each with its effective parameters) apply or delete
+/// for Instance `instance` of `t.namespace`, sorted by where it goes. Templates that do not
+/// render are left out: the manager reports them when it runs the plan.
+pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -> Reach {
+    let mut scopes: HashMap<String, bool> = HashMap::new();
+    let mut out = Reach::default();
+    for (pkg, params) in packages {
+        for obj in plan_objects(pkg, params, instance, &t.namespace) {
+            let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+            let kind = obj["kind"].as_str().unwrap_or_default();
+            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+            let key = format!("{api_version}/{kind}");
+            let namespaced = match scopes.get(&key) {
+                Some(n) => *n,
+                None => {
+                    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+                    let gvk = GroupVersionKind::gvk(group, version, kind);
+                    let n = oneshot::pinned_kind(&t.client, &gvk)
+                        .await
+                        .map(|(_, caps)| caps.scope == Scope::Namespaced)
+                        .unwrap_or(true);
+                    scopes.insert(key, n);
+                    n
+                }
+            };
+            let what = format!("{kind} {name}");
+            if !namespaced {
+                if !out.cluster_scoped.contains(&what) {
+                    out.cluster_scoped.push(what);
+                }
+                continue;
+            }
+            match obj["metadata"]["namespace"].as_str() {
+                Some(ns) if ns != t.namespace => {
+                    let list = out.other_namespaces.entry(ns.to_string()).or_default();
+                    if !list.contains(&what) {
+                        list.push(what);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The objects of every Apply, Toggle and Delete task of every plan of `pkg`.
+fn plan_objects(pkg: &Package, params: &Value, instance: &str, namespace: &str) -> Vec<Value> {
+    let op = pkg.operator();
+    let mut out = Vec::new();
+    for (plan, p) in &op.plans {
+        let opts = RenderOptions {
+            instance: instance.into(),
+            namespace: namespace.into(),
+            plan: plan.clone(),
+        };
+        for phase in &p.phases {
+            for step in &phase.steps {
+                for task in &step.tasks {
+                    let writes = op
+                        .task(task)
+                        .is_some_and(|t| matches!(t.kind.as_str(), "Apply" | "Toggle" | "Delete"));
+                    if !writes {
+                        continue;
+                    }
+                    if let Ok(rendered) =
+                        render_task(pkg, params, &opts, &phase.name, &step.name, task)
+                    {
+                        out.extend(rendered.into_iter().flat_map(|r| r.objects));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The ServiceAccount `service_account` of `namespace` and the bindings [`Reach`] needs, in
+/// creation order, each with why it is needed.
+pub fn objects(namespace: &str, service_account: &str, reach: &Reach) -> Vec<(Value, String)> {
+    let meta_labels = json!({labels::MANAGED_BY: labels::MANAGED_BY_KUDO});
+    let subject =
+        json!([{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}]);
+    let binding = |kind: &str, name: &str, ns: Option<&str>, role: &str| {
+        let mut b = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name, "labels": meta_labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": subject});
+        if let Some(ns) = ns {
+            b["metadata"]["namespace"] = json!(ns);
+        }
+        b
+    };
+    let wide = format!("kudo:{namespace}:{service_account}");
+    let mut out = vec![
+        (
+            json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": service_account, "namespace": namespace, "labels": meta_labels}}),
+            "the identity kudo-manager acts with for the Instance".to_string(),
+        ),
+        (
+            binding(
+                "RoleBinding",
+                &format!("{service_account}-{NAMESPACE_ROLE}"),
+                Some(namespace),
+                NAMESPACE_ROLE,
+            ),
+            format!("to {NAMESPACE_ROLE}, for the objects of namespace {namespace}"),
+        ),
+    ];
+    if !reach.cluster_scoped.is_empty() {
+        out.push((
+            binding("ClusterRoleBinding", &wide, None, CLUSTER_ROLE),
+            format!(
+                "to {CLUSTER_ROLE}, for the cluster-scoped {}",
+                reach.cluster_scoped.join(", ")
+            ),
+        ));
+        return out;
+    }
+    for (ns, what) in &reach.other_namespaces {
+        out.push((
+            binding("RoleBinding", &wide, Some(ns), NAMESPACE_ROLE),
+            format!(
+                "to {NAMESPACE_ROLE} in namespace {ns}, for {}",
+                what.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
+/// What [`prepare`] created (not what existed before it): what [`Prepared::undo`] removes.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The objects created (with `dry_run`: that would be), in creation order.
+    pub created: Vec<Value>,
+}
+
+/// Creates `objects` (from [`objects`]) that do not exist yet: all of them through a
+/// server-side dry run first (authorization and RBAC's escalation check, nothing written),
+/// then, unless `dry_run`, for real. [`Error::Grant`] names the first refused object and why
+/// it was needed.
+pub async fn prepare(
+    t: &Target,
+    service_account: &str,
+    objects: &[(Value, String)],
+    dry_run: bool,
+) -> Result<Prepared> {
+    let mut missing = Vec::new();
+    for (object, why) in objects {
+        if create(t, object, true)
+            .await
+            .map_err(|e| refused(t, service_account, object, why, &e))?
+        {
+            missing.push(object);
+        }
+    }
+    if dry_run {
+        return Ok(Prepared {
+            created: missing.into_iter().cloned().collect(),
+        });
+    }
+    let mut done = Prepared::default();
+    for object in missing {
+        match create(t, object, false).await {
+            Ok(true) => done.created.push(object.clone()),
+            Ok(false) => {}
+            Err(e) => {
+                done.undo(t).await;
+                let why = objects
+                    .iter()
+                    .find(|(o, _)| o == object)
+                    .map(|(_, w)| w.as_str())
+                    .unwrap_or_default();
+                return Err(refused(t, service_account, object, why, &e));
+            }
+        }
+    }
+    Ok(done)
+}
+
+impl Prepared {
+    /// Deletes what was created, last first. Best effort: what cannot be deleted stays (the
+    /// caller is already reporting an error).
+    pub async fn undo(&self, t: &Target) {
+        for object in self.created.iter().rev() {
+            let (api, name) = api(t, object);
+            let _ = api.delete(&name, &DeleteParams::background()).await;
+        }
+    }
+}
+
+/// Creates `object` (`dry_run`: only checks it): `true` when created, `false` when it exists.
+async fn create(t: &Target, object: &Value, dry_run: bool) -> Result<bool, kube::Error> {
+    let (api, _) = api(t, object);
+    let obj: DynamicObject =
+        serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
+    let params = PostParams {
+        dry_run,
+        field_manager: Some(labels::CLI_FIELD_MANAGER.into()),
+    };
+    match api.create(&params, &obj).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let plural = match kind {
+        "ServiceAccount" => "serviceaccounts",
+        "RoleBinding" => "rolebindings",
+        _ => "clusterrolebindings",
+    };
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let api = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(t.client.clone(), ns, &ar),
+        None => Api::all_with(t.client.clone(), &ar),
+    };
+    (api, name)
+}
+
+fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kube::Error) -> Error {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let place = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    };
+    Error::Grant {
+        service_account: format!("{}/{service_account}", t.namespace),
+        object: place,
+        why: why.to_string(),
+        message: match e {
+            kube::Error::Api(s) => s.message.clone(),
+            other => other.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(objects: &[(Value, String)]) -> Vec<String> {
+        objects
+            .iter()
+            .map(|(o, _)| {
+                format!(
+                    "{} {}/{} -> {}",
+                    o["kind"].as_str().unwrap(),
+                    o["metadata"]["namespace"].as_str().unwrap_or("-"),
+                    o["metadata"]["name"].as_str().unwrap(),
+                    o["roleRef"]["name"].as_str().unwrap_or("-"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_bindings_follow_where_the_plans_write() {
+        let local = Reach::default();
+        let elsewhere = Reach {
+            other_namespaces: [("logs".to_string(), vec!["ConfigMap shipper".to_string()])].into(),
+            ..Reach::default()
+        };
+        let cluster = Reach {
+            cluster_scoped: vec!["ClusterRoleBinding escalate".into()],
+            other_namespaces: elsewhere.other_namespaces.clone(),
+        };
+        let cases: &[(&str, &Reach, &[&str])] = &[
+            (
+                "namespace only",
+                &local,
+                &[
+                    "ServiceAccount t/kudo-instance -> -",
+                    "RoleBinding t/kudo-instance-admin -> admin",
+                ],
+            ),
+            (
+                "another namespace",
+                &elsewhere,
+                &[
+                    "ServiceAccount t/kudo-instance -> -",
+                    "RoleBinding t/kudo-instance-admin -> admin",
+                    "RoleBinding logs/kudo:t:kudo-instance -> admin",
+                ],
+            ),
+            (
+                "cluster-scoped (covers the other namespaces)",
+                &cluster,
+                &[
+                    "ServiceAccount t/kudo-instance -> -",
+                    "RoleBinding t/kudo-instance-admin -> admin",
+                    "ClusterRoleBinding -/kudo:t:kudo-instance -> cluster-admin",
+                ],
+            ),
+        ];
+        for (case, reach, want) in cases {
+            let got = objects("t", "kudo-instance", reach);
+            assert_eq!(names(&got), *want, "case: {case}");
+            for (o, _) in got.iter().skip(1) {
+                assert_eq!(
+                    o["subjects"],
+                    json!([{"kind": "ServiceAccount", "name": "kudo-instance", "namespace": "t"}]),
+                    "case: {case}"
+                );
+            }
+        }
+        let why = &objects("t", "kudo-instance", &cluster)[2].1;
+        assert_eq!(
+            why,
+            "to cluster-admin, for the cluster-scoped ClusterRoleBinding escalate"
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! Tenancy (`docs/tenancy.md`): a tenant, the ServiceAccount `tenant` of one namespace with
+//! only the built-in `admin` ClusterRole bound there (kudo's kinds come with it, through
+//! `kudo init`'s aggregation), runs `kudo` and writes Instances with its own token. What lives
+//! in its namespace installs; anything outside it or cluster-scoped is refused, whether asked
+//! for through `kudo install` or through an Instance applied as kubectl would.
+
+use super::*;
+
+/// The tenant's ServiceAccount.
+const TENANT: &str = "tenant";
+
+/// A tenant of `s`'s namespace: the ServiceAccount [`TENANT`] bound to `admin` there (nothing
+/// else), a kubeconfig with its token, and a client acting as it.
+struct Tenant {
+    kubeconfig: PathBuf,
+    client: kube::Client,
+}
+
+fn tenant(s: &Scenario) -> Tenant {
+    s.apply(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": TENANT, "namespace": s.namespace}}));
+    s.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "tenant-admin", "namespace": s.namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": TENANT, "namespace": s.namespace}]}));
+    let kubeconfig = s
+        .daemons
+        .dir
+        .join(format!("{}-{TENANT}.kubeconfig", s.namespace));
+    service_account_kubeconfig(&s.kubeconfig, &s.namespace, TENANT, &kubeconfig);
+    let client = s
+        .runtime
+        .block_on(kudo_client::client(Some(&kubeconfig), None))
+        .expect("a client acting as the tenant");
+    Tenant { kubeconfig, client }
+}
+
+impl Tenant {
+    /// `kudo ARGS... --kubeconfig TENANT`.
+    fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut c = assert_cmd::Command::new(kudo_bin());
+        c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
+        c.timeout(TIMEOUT);
+        c
+    }
+
+    /// Server-side apply of `object` with the tenant's rights (as `kubectl apply` would).
+    fn apply(&self, s: &Scenario, object: &Value) -> Result<(), kube::Error> {
+        let (group, version) = object["apiVersion"]
+            .as_str()
+            .and_then(|v| v.split_once('/'))
+            .expect("a kudo.dev object");
+        let kind = object["kind"].as_str().expect("a kind");
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural(kind));
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &s.namespace, &ar);
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        s.runtime
+            .block_on(api.patch(
+                name,
+                &PatchParams::apply("kubectl").force(),
+                &Patch::Apply(object),
+            ))
+            .map(|_| ())
+    }
+
+    /// Whether the tenant may list Secrets in kube-system (it must never).
+    fn lists_kube_system_secrets(&self, s: &Scenario) -> bool {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), "kube-system");
+        match s.runtime.block_on(secrets.list(&Default::default())) {
+            Ok(_) => true,
+            Err(kube::Error::Api(e)) if e.code == 403 => false,
+            Err(e) => panic!("listing Secrets in kube-system as the tenant: {e}"),
+        }
+    }
+}
+
+/// The e2e fixture package `name`.
+fn package(name: &str) -> PathBuf {
+    fixture("e2e").join(name)
+}
+
+/// A tenant installs an operator whose objects all live in its namespace: the ServiceAccount
+/// `kudo-instance` and its RoleBinding to `admin` are made with the tenant's token, the plan
+/// (a ConfigMap, then a Deployment whose health is read through the impersonated client)
+/// completes, and the tenant's uninstall runs to the end.
+#[test]
+fn a_tenant_installs_an_operator_whose_objects_live_in_its_namespace() {
+    let Some(s) = Scenario::start_with_workloads("tenant-ok", false) else {
+        return;
+    };
+    let t = tenant(&s);
+    assert!(!t.lists_kube_system_secrets(&s));
+    let started = Instant::now();
+    let out = t
+        .kudo(&[
+            "install",
+            &package("tenant-app").to_string_lossy(),
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "-p",
+            "greeting=hi",
+            "--wait",
+        ])
+        .assert()
+        .success();
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.contains(&format!(
+            "ServiceAccount {}/kudo-instance created",
+            s.namespace
+        )),
+        "{stderr}"
+    );
+    say(&format!(
+        "e2e: the tenant's install completed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let inst = s.instance("app");
+    assert_eq!(inst["spec"]["serviceAccountName"], "kudo-instance");
+    assert_eq!(inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE");
+    assert_eq!(s.config_map("app-config")["greeting"], "hi");
+    let deployment = s.get(&s.api("apps/v1", "Deployment", "deployments"), "app-app");
+    assert_eq!(
+        deployment.expect("the Deployment exists")["status"]["availableReplicas"],
+        1
+    );
+    // No binding outside the namespace was needed, so none was made.
+    let crb = s.cluster_api(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+    );
+    assert!(
+        s.get(&crb, &format!("kudo:{}:kudo-instance", s.namespace))
+            .is_none()
+    );
+    t.kudo(&[
+        "uninstall",
+        "--instance",
+        "app",
+        "-n",
+        &s.namespace,
+        "--wait",
+    ])
+    .assert()
+    .success();
+    assert!(s.get(&s.instances("v1beta2"), "app").is_none());
+}
+
+/// The escalation of issue 23: a package whose template binds `cluster-admin` to the tenant's
+/// ServiceAccount, and one that writes into kube-system. `kudo install` refuses both before
+/// writing anything (the API server will not let the tenant bind `kudo-instance` beyond its
+/// namespace); Instances of them applied with the tenant's rights (kubectl) get their plans
+/// failed by the manager, naming the object and the ServiceAccount. Afterwards the tenant still
+/// cannot list Secrets in kube-system, and nothing was made outside its namespace.
+#[test]
+fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kubectl() {
+    let Some(s) = Scenario::start("tenant-escalate") else {
+        return;
+    };
+    let ns = s.namespace.clone();
+    let t = tenant(&s);
+    assert!(!t.lists_kube_system_secrets(&s));
+    let crbs = s.cluster_api(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+    );
+
+    // Through `kudo install`: refused, nothing written.
+    for (pkg, instance, refused) in [
+        (
+            "escalate",
+            "esc",
+            format!(
+                "ClusterRoleBinding kudo:{ns}:kudo-instance (to cluster-admin, for the cluster-scoped ClusterRoleBinding {ns}-esc-escalate)"
+            ),
+        ),
+        (
+            "elsewhere",
+            "away",
+            format!(
+                "RoleBinding kube-system/kudo:{ns}:kudo-instance (to admin in namespace kube-system, for ConfigMap {ns}-away-planted)"
+            ),
+        ),
+    ] {
+        let out = t
+            .kudo(&[
+                "install",
+                &package(pkg).to_string_lossy(),
+                "--instance",
+                instance,
+                "-n",
+                &ns,
+                "--wait",
+            ])
+            .assert()
+            .code(1);
+        let stderr = text(&out.get_output().stderr);
+        say(&format!(
+            "e2e: the tenant's `kudo install {pkg}`: {}",
+            stderr.trim()
+        ));
+        assert!(stderr.contains(&refused), "{stderr}");
+        assert!(stderr.contains("is forbidden"), "{stderr}");
+        assert!(stderr.contains("nothing was installed"), "{stderr}");
+        assert!(s.get(&s.instances("v1beta2"), instance).is_none());
+        // Not even the namespace's ServiceAccount: every binding went through a dry run first.
+        let sas = s.api("v1", "ServiceAccount", "serviceaccounts");
+        assert!(s.get(&sas, "kudo-instance").is_none(), "{pkg}");
+    }
+
+    // Through Instances applied as kubectl would, once the tenant has a ServiceAccount for its
+    // plans (its own `kudo install` of an operator that stays in the namespace).
+    t.kudo(&[
+        "install",
+        &configs().to_string_lossy(),
+        "--instance",
+        "fine",
+        "-n",
+        &ns,
+        "--wait",
+    ])
+    .assert()
+    .success();
+    for (pkg, instance, refused) in [
+        (
+            "escalate",
+            "esc-raw",
+            format!(
+                "ServiceAccount {ns}/kudo-instance may not apply ClusterRoleBinding {ns}-esc-raw-escalate (cluster-scoped): clusterrolebindings.rbac.authorization.k8s.io \"{ns}-esc-raw-escalate\" is forbidden"
+            ),
+        ),
+        (
+            "elsewhere",
+            "away-raw",
+            format!(
+                "ServiceAccount {ns}/kudo-instance may not apply ConfigMap {ns}-away-raw-planted (namespace kube-system): configmaps \"{ns}-away-raw-planted\" is forbidden"
+            ),
+        ),
+    ] {
+        let loaded = kudo_pkg::Package::load(&package(pkg)).expect("the fixture loads");
+        let (op, ov) = kudo_crd::package::objects(&loaded, &ns);
+        for o in [serde_json::to_value(op), serde_json::to_value(ov)] {
+            t.apply(&s, &o.expect("JSON"))
+                .expect("the tenant may write Operators and OperatorVersions (aggregated admin)");
+        }
+        let ov_name = loaded.operator_version_name();
+        t.apply(
+            &s,
+            &json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+                "metadata": {"name": instance, "namespace": ns},
+                "spec": {"operatorVersion": {"name": ov_name}}}),
+        )
+        .expect("the tenant may write Instances (aggregated admin)");
+        let started = Instant::now();
+        wait_until(&format!("the plan of {instance} fails"), || {
+            s.instance(instance)["status"]["planStatus"]["deploy"]["status"] == "FATAL_ERROR"
+        });
+        let inst = s.instance(instance);
+        let message = inst["status"]["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        say(&format!(
+            "e2e: Instance {instance} applied by the tenant: FATAL_ERROR after {:.1} s: {message}",
+            started.elapsed().as_secs_f64()
+        ));
+        assert!(message.starts_with(&refused), "{message}");
+        let out = t
+            .kudo(&["plan", "status", "--instance", instance, "-n", &ns])
+            .assert()
+            .success();
+        assert!(text(&out.get_output().stdout).contains("FATAL_ERROR"));
+    }
+
+    // Nothing reached outside the namespace.
+    for name in [
+        format!("{ns}-esc-escalate"),
+        format!("{ns}-esc-raw-escalate"),
+        format!("kudo:{ns}:kudo-instance"),
+    ] {
+        assert!(s.get(&crbs, &name).is_none(), "ClusterRoleBinding {name}");
+    }
+    let kube_system = {
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        );
+        Api::<DynamicObject>::namespaced_with(s.client.clone(), "kube-system", &ar)
+    };
+    for name in [
+        format!("{ns}-away-planted"),
+        format!("{ns}-away-raw-planted"),
+    ] {
+        assert!(
+            s.get(&kube_system, &name).is_none(),
+            "ConfigMap kube-system/{name}"
+        );
+    }
+    assert!(
+        !t.lists_kube_system_secrets(&s),
+        "the tenant lists Secrets in kube-system"
+    );
+    say("e2e: afterwards the tenant still cannot list Secrets in kube-system (403)");
+}
