@@ -23,6 +23,8 @@
 //! | a parameter that becomes immutable, or a new immutable one, without a default must be given a value with the upgrade, and giving it one is allowed | [`upgrade`] | `immutable-unset` |
 //! | while the Instance is being deleted, no parameter change and no upgrade | [`update`], [`upgrade`] | `deleting` |
 //! | while a plan is scheduled or running, a change that runs another plan is refused, a change that runs the same plan restarts it, and an upgrade is refused | [`update`], [`upgrade`] | `plan-in-progress` |
+//! | `--reset POINTER` removes a value the user set, so its default applies again; a change of the effective value follows the rules above (an immutable value that differs from its default cannot be reset) | [`Proposal::Edits`] | `unknown-parameter` |
+//! | a direct trigger (`kudo plan trigger`, a new `spec.planExecution`) names a plan of the operator, and is refused while the Instance is being deleted, while another plan is scheduled or running (triggering the running plan restarts it), and together with a change that runs a plan of its own; `--force` (the write names the run in `kudo.dev/supersede`) lifts the `plan-in-progress` rule only | [`trigger_plan`], [`with_trigger`] | `unknown-plan`, `deleting`, `plan-in-progress`, `trigger-conflict` |
 //!
 //! These are KUDO's admission rules where KEP-33 is silent. Where kudo is stricter than KUDO
 //! (an immutable value may not be removed, nor changed during an upgrade), docs/extensions.md
@@ -38,7 +40,7 @@ use crate::params::ParamSchema;
 use crate::pointer;
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
-use crate::values::{Inputs, Override, Values, effective};
+use crate::values::{self, Inputs, Override, Values, effective};
 use crate::{convert, immutable};
 
 /// The plan a new Instance runs.
@@ -167,6 +169,9 @@ pub enum Proposal<'a> {
         files: &'a [Document],
         /// `-p` arguments in order.
         overrides: &'a [String],
+        /// `--reset` pointers in order: each removes a value the user set, before the files
+        /// and `-p`, so that the default applies again ([`crate::values::reset`]).
+        resets: &'a [String],
     },
     /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
     /// manager). On upgrade, values equal to the installed ones mean "carry them over".
@@ -178,6 +183,7 @@ impl Proposal<'_> {
     pub const NONE: Proposal<'static> = Proposal::Edits {
         files: &[],
         overrides: &[],
+        resets: &[],
     };
 }
 
@@ -414,6 +420,86 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     })
 }
 
+/// A direct trigger of plan `plan` on an installed Instance (`kudo plan trigger`: a new
+/// `spec.planExecution`). `alongside` is the plan the same write runs otherwise (a parameter
+/// change, an upgrade), if any. Refused (every reason at once):
+/// - a plan the version does not have (`unknown-plan`);
+/// - while the Instance is being deleted (`deleting`);
+/// - while another plan is scheduled or running (`plan-in-progress`), unless the write
+///   supersedes it (`--force`, read into [`Installed::in_progress`] by the caller); triggering
+///   the plan that runs restarts it;
+/// - together with a change that runs a plan of its own (`trigger-conflict`): the manager would
+///   run only one of them.
+pub fn trigger_plan(
+    installed: &Installed<'_>,
+    plan: &str,
+    alongside: Option<&str>,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    if !installed.version.has_plan(plan) {
+        problems.push(no_plan(
+            installed.version,
+            &format!(
+                "there is no plan `{plan}` to trigger (plans: {})",
+                installed.version.plans.join(", ")
+            ),
+        ));
+    }
+    if installed.deleting {
+        problems.push(deleting(&format!("trigger plan `{plan}`")));
+    }
+    if let Some(running) = installed.in_progress
+        && running != plan
+    {
+        problems.push(
+            Diagnostic::error(
+                Code::PlanInProgress,
+                "",
+                format!("cannot trigger plan `{plan}`: plan `{running}` is scheduled or running"),
+            )
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), or supersede it: kudo plan trigger --force"
+            )),
+        );
+    }
+    if let Some(other) = alongside {
+        problems.push(
+            Diagnostic::error(
+                Code::TriggerConflict,
+                "",
+                format!(
+                    "plan `{plan}` is triggered directly by the same write whose other changes run plan `{other}`"
+                ),
+            )
+            .with_help("trigger the plan and change the Instance in two writes"),
+        );
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// `decided` (the [`update`] or [`upgrade`] of a write) combined with the write's direct
+/// trigger of `plan` ([`trigger_plan`]): every problem of both, or the decision with `plan` as
+/// the plan it runs.
+pub fn with_trigger(installed: &Installed<'_>, plan: &str, decided: Outcome) -> Outcome {
+    let alongside = decided.as_ref().ok().and_then(|d| d.plan.clone());
+    match (decided, trigger_plan(installed, plan, alongside.as_deref())) {
+        (Ok(d), Ok(())) => Ok(Decision {
+            plan: Some(plan.to_string()),
+            ..d
+        }),
+        (Ok(_), Err(refused)) => Err(refused),
+        (Err(problems), Ok(())) => Err(problems),
+        (Err(mut problems), Err(refused)) => {
+            problems.extend(refused);
+            Err(problems)
+        }
+    }
+}
+
 fn unchanged(values: Values, explicit: Value, warnings: Vec<Diagnostic>) -> Decision {
     Decision {
         values,
@@ -433,7 +519,13 @@ fn propose(
     proposal: Proposal<'_>,
 ) -> (Values, Value, Vec<Diagnostic>) {
     match proposal {
-        Proposal::Edits { files, overrides } => {
+        Proposal::Edits {
+            files,
+            overrides,
+            resets,
+        } => {
+            let (baseline, mut refused) = reset(to, baseline, resets);
+            let baseline = &baseline;
             let (values, problems) = effective(
                 &to.schema,
                 &Inputs {
@@ -443,7 +535,8 @@ fn propose(
                 },
             );
             let explicit = explicit(baseline, files, overrides, values.value());
-            (values, explicit, problems)
+            refused.extend(problems);
+            (values, explicit, refused)
         }
         Proposal::Values(given) => {
             let typed = to.typed(given);
@@ -451,6 +544,17 @@ fn propose(
             (values, typed, problems)
         }
     }
+}
+
+/// `baseline` without the values `--reset` names, and the resets refused.
+fn reset(to: &Version, baseline: &Value, resets: &[String]) -> (Value, Vec<Diagnostic>) {
+    let mut out = baseline.clone();
+    let refused = resets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, arg)| values::reset(&to.schema, &mut out, i + 1, arg).err())
+        .collect();
+    (out, refused)
 }
 
 fn current(values: Value) -> Inputs<'static> {
@@ -620,6 +724,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
     }
@@ -644,6 +749,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
     }
@@ -660,6 +766,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         );
         assert_eq!(outcome(got), Err(vec![Code::OutOfRange]));
@@ -1070,6 +1177,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
         .unwrap();

@@ -98,6 +98,23 @@ impl InstanceFile {
         &self.api_version
     }
 
+    /// `metadata.deletionTimestamp` is set: the Instance was being deleted when it was
+    /// exported, so the policy's `deleting` rule applies as the webhook applies it.
+    pub fn deleting(&self) -> bool {
+        self.doc
+            .value()
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|t| !t.is_null())
+    }
+
+    /// The Instance as the policy sees it: at rest, unless its file says it is being deleted.
+    fn installed<'a>(&self, version: &'a Version, values: &'a Value) -> Installed<'a> {
+        Installed {
+            deleting: self.deleting(),
+            ..Installed::at_rest(version, values)
+        }
+    }
+
     /// `spec.operatorVersion.name`, when set.
     pub fn operator_version_name(&self) -> Option<&str> {
         self.doc
@@ -159,19 +176,24 @@ impl std::fmt::Debug for Outcome {
     }
 }
 
-/// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`
-/// ([`change::update`]), and edits the file.
+/// Applies `--reset` pointers, `-P` files and `-p` overrides to the Instance in `file`, for the
+/// package `pkg` ([`change::update`]), and edits the file.
 pub fn update(
     file: &InstanceFile,
     pkg: &Package,
     files: &[Document],
     overrides: &[String],
+    resets: &[String],
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
-    let installed = Installed::at_rest(&version, &current);
-    let decision = change::update(&installed, Proposal::Edits { files, overrides })
-        .map_err(|d| pkg.located(d))?;
+    let installed = file.installed(&version, &current);
+    let proposal = Proposal::Edits {
+        files,
+        overrides,
+        resets,
+    };
+    let decision = change::update(&installed, proposal).map_err(|d| pkg.located(d))?;
     let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
         &["spec", "parameters"],
@@ -207,9 +229,13 @@ pub fn upgrade(
     let current = file.parameters(old_pkg.params())?;
     let from = Version::of_package(old_pkg)?;
     let to = Version::of_package(new_pkg)?;
-    let installed = Installed::at_rest(&from, &current);
-    let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })
-        .map_err(|d| new_pkg.located(d))?;
+    let installed = file.installed(&from, &current);
+    let proposal = Proposal::Edits {
+        files,
+        overrides,
+        resets: &[],
+    };
+    let decision = change::upgrade(&installed, &to, proposal).map_err(|d| new_pkg.located(d))?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,

@@ -311,8 +311,12 @@ impl Values {
             }
         }
 
-        // 2. Type the value by the schema at the target.
+        // 2. Type the value by the schema at the target. `null` is a value only where the
+        // schema allows it; elsewhere the user means the default, which is `--reset`.
         let secret = schema.is_secret(&ov.tokens);
+        if let Some(d) = null_refused(schema, node, ov) {
+            return Err(d.with_origin(origin));
+        }
         let new_value = type_override(schema, node, &ov.value).map_err(|why| {
             let code = match why {
                 crate::typing::TextError::NotShape { yaml: Some(_), .. } => Code::OverrideSyntax,
@@ -395,6 +399,112 @@ impl Values {
         self.forget_within(at);
         self.origins.insert(at.clone(), origin);
         Ok(())
+    }
+}
+
+/// The refusal of `-p POINTER=null` (or `~`, `Null`, `NULL`) when the schema at the pointer
+/// does not allow null; `None` when it does (no `type`, or `null` among its types).
+fn null_refused(schema: &ParamSchema, node: &Value, ov: &Override) -> Option<Diagnostic> {
+    let types = schema.types(node);
+    let text = ov.value.trim();
+    if types.is_empty() || types.contains(&"null") || !NULL_TEXTS.contains(&text) {
+        return None;
+    }
+    let key = ov.pointer.trim_start_matches('/');
+    let mut help = format!("to go back to the default, use --reset {key}");
+    if types.contains(&"string") {
+        help.push_str(&format!(
+            "; for the text `{text}`, quote it: -p {key}='\"{text}\"'"
+        ));
+    }
+    Some(
+        Diagnostic::error(
+            Code::NullValue,
+            ov.pointer.clone(),
+            format!(
+                "`{text}` means null, which this parameter does not take (type {})",
+                types.join(" or ")
+            ),
+        )
+        .with_help(help),
+    )
+}
+
+/// The YAML texts of null that `-p` refuses where the schema does not allow null (the empty
+/// value keeps its meaning: `-p nodeCount=` removes a non-string value).
+const NULL_TEXTS: &[&str] = &["null", "Null", "NULL", "~"];
+
+/// Removes the value at `arg` (a `--reset` pointer, the leading `/` optional, `index` its
+/// 1-based position) from `values`, the values a user set, so that the default applies again.
+/// The pointer must name a parameter of `schema`; a value that is not set is already the
+/// default (nothing to do). An array item cannot be reset alone: arrays are set whole.
+///
+/// | `--reset` | values before | after |
+/// |---|---|---|
+/// | `nodeCount` | `{"nodeCount": 5}` | `{}` |
+/// | `resources/memory` | `{"resources": {"memory": "2Gi", "cpu": 1}}` | `{"resources": {"cpu": 1}}` |
+/// | `topology/0/name` | `{"topology": [{"name": "a", "size": 3}]}` | `{"topology": [{"size": 3}]}` |
+/// | `nodeCount` | `{}` | `{}` |
+pub fn reset(
+    schema: &ParamSchema,
+    values: &mut Value,
+    index: usize,
+    arg: &str,
+) -> Result<(), Diagnostic> {
+    let origin = Origin::Reset { index };
+    let ptr = if arg.starts_with('/') {
+        arg.to_string()
+    } else {
+        format!("/{arg}")
+    };
+    if arg.is_empty() || arg == "/" {
+        return Err(Diagnostic::error(
+            Code::OverrideSyntax,
+            "",
+            "the pointer is empty: name a parameter, e.g. --reset nodeCount",
+        )
+        .with_origin(origin));
+    }
+    let tokens = pointer::tokens(&ptr).map_err(|e| {
+        Diagnostic::error(
+            Code::InvalidPointer,
+            ptr.clone(),
+            format!("invalid JSON pointer: {e}"),
+        )
+        .with_origin(origin.clone())
+        .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
+    })?;
+    for i in 0..tokens.len() {
+        if schema.node_at(&tokens[..=i]).is_none() {
+            let mut d = Diagnostic::error(
+                Code::UnknownParameter,
+                pointer::from_tokens(&tokens[..=i]),
+                "is not a parameter of this package",
+            )
+            .with_origin(origin.clone());
+            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        }
+    }
+    let Some((last, parents)) = tokens.split_last() else {
+        return Ok(());
+    };
+    match values.pointer_mut(&pointer::from_tokens(parents)) {
+        Some(Value::Object(map)) => {
+            map.remove(last);
+            Ok(())
+        }
+        Some(Value::Array(_)) => Err(Diagnostic::error(
+            Code::OverrideSyntax,
+            ptr,
+            "an array item cannot be reset alone: arrays are set whole",
+        )
+        .with_origin(origin)
+        .with_help("reset the whole array, or set it with -p")),
+        // Not set: the default applies already.
+        _ => Ok(()),
     }
 }
 

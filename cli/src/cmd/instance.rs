@@ -19,7 +19,7 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
         crate::report::diagnostics_with(&diags, sources);
         return Ok(ExitCode::from(1));
     }
-    match instance::update(&file, &pkg, &docs, &a.values.overrides) {
+    match instance::update(&file, &pkg, &docs, &a.values.overrides, &a.resets) {
         Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
         Err(diags) => {
             crate::report::diagnostics_with(&diags, sources);
