@@ -1169,6 +1169,299 @@ mod tests {
         assert!(d.changes.is_empty());
     }
 
+    fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Outcome {
+        let r = args(resets);
+        let i = Installed {
+            version: v,
+            values: &installed,
+            deleting: state.deleting,
+            in_progress: state.in_progress,
+        };
+        update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &[],
+                resets: &r,
+            },
+        )
+    }
+
+    /// `--reset`: (rule, installed, state, resets, outcome, stored after).
+    #[test]
+    fn reset_rules() {
+        type Case = (
+            &'static str,
+            Value,
+            State,
+            &'static [&'static str],
+            Result<Option<&'static str>, Vec<Code>>,
+            Value,
+        );
+        let busy = State {
+            deleting: false,
+            in_progress: Some("backup-update"),
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "a reset of a value that differs from its default runs its plan",
+                json!({"nodeCount": 5, "zone": "z1"}),
+                IDLE,
+                &["nodeCount"],
+                Ok(Some("update")),
+                json!({"zone": "z1"}),
+            ),
+            (
+                "a reset of a value equal to its default runs no plan, and is stored",
+                json!({"nodeCount": 3}),
+                IDLE,
+                &["/nodeCount"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "a reset of a value that is not set is no change",
+                json!({}),
+                IDLE,
+                &["nodeCount"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "a reset under a trigger runs that plan",
+                json!({"backup": {"enabled": true}}),
+                IDLE,
+                &["backup/enabled"],
+                Ok(Some("backup-update")),
+                json!({"backup": {}}),
+            ),
+            (
+                "an immutable value equal to its default may be reset",
+                json!({"clusterName": "c1"}),
+                IDLE,
+                &["clusterName"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "two resets that run two plans are refused",
+                json!({"nodeCount": 5, "backup": {"enabled": true}}),
+                IDLE,
+                &["nodeCount", "backup"],
+                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+                json!(null),
+            ),
+            (
+                "an immutable value that differs from its default cannot be reset",
+                json!({"clusterName": "c9"}),
+                IDLE,
+                &["clusterName"],
+                Err(vec![Code::ImmutableChanged]),
+                json!(null),
+            ),
+            (
+                "a reset that runs another plan while one runs is refused",
+                json!({"nodeCount": 5}),
+                busy,
+                &["nodeCount"],
+                Err(vec![Code::PlanInProgress]),
+                json!(null),
+            ),
+            (
+                "no reset while deleting",
+                json!({"nodeCount": 5}),
+                State {
+                    deleting: true,
+                    in_progress: None,
+                },
+                &["nodeCount"],
+                Err(vec![Code::Deleting]),
+                json!(null),
+            ),
+            (
+                "a pointer the schema does not have is refused",
+                json!({"nodeCount": 5}),
+                IDLE,
+                &["nodeCont"],
+                Err(vec![Code::UnknownParameter]),
+                json!(null),
+            ),
+        ];
+        for (rule, installed, state, resets, want, stored) in cases {
+            let got = reset_with(&v1(ALL), installed, state, resets);
+            let explicit = got.as_ref().map(|d| d.explicit.clone()).ok();
+            let want = want.map(|p| p.map(String::from));
+            assert_eq!(outcome(got), want, "rule: {rule}");
+            if let Some(explicit) = explicit {
+                assert_eq!(explicit, stored, "rule: {rule}");
+            }
+        }
+    }
+
+    #[test]
+    fn resets_come_before_files_and_overrides() {
+        let v = v1(ALL);
+        let installed = json!({"nodeCount": 5, "zone": "z1"});
+        let (o, r) = (args(&["nodeCount=7"]), args(&["nodeCount", "zone"]));
+        let i = Installed::at_rest(&v, &installed);
+        let d = update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+                resets: &r,
+            },
+        )
+        .unwrap();
+        assert_eq!(d.explicit, json!({"nodeCount": 7}));
+        assert_eq!(d.plan.as_deref(), Some("update"));
+        // In an upgrade too, the resets come before the overrides.
+        let from = v1(ALL);
+        let to = v2(ALL);
+        let installed = json!({"clusterName": "c9", "zone": "z1", "nodeCount": 3});
+        let (o, r) = (args(&["region=eu"]), args(&["nodeCount"]));
+        let i = Installed::at_rest(&from, &installed);
+        let d = upgrade(
+            &i,
+            &to,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+                resets: &r,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            d.explicit,
+            json!({"cluster": "c9", "zone": "z1", "region": "eu"})
+        );
+    }
+
+    /// A direct trigger (`kudo plan trigger`): (rule, plans, state, plan, alongside, outcome).
+    #[test]
+    fn direct_trigger_rules() {
+        type Case = (
+            &'static str,
+            State,
+            &'static str,
+            Option<&'static str>,
+            Result<(), Vec<Code>>,
+        );
+        let busy = |plan| State {
+            deleting: false,
+            in_progress: Some(plan),
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "an idle Instance runs it",
+                IDLE,
+                "backup-update",
+                None,
+                Ok(()),
+            ),
+            // KUDO: "overriding an existing plan directly is NOT allowed".
+            (
+                "another plan while one is scheduled or running is refused",
+                busy("deploy"),
+                "backup-update",
+                None,
+                Err(vec![Code::PlanInProgress]),
+            ),
+            (
+                "the plan that runs is restarted",
+                busy("backup-update"),
+                "backup-update",
+                None,
+                Ok(()),
+            ),
+            (
+                "a plan the operator does not have is refused",
+                IDLE,
+                "backup",
+                None,
+                Err(vec![Code::UnknownPlan]),
+            ),
+            (
+                "no trigger while deleting",
+                State {
+                    deleting: true,
+                    in_progress: None,
+                },
+                "update",
+                None,
+                Err(vec![Code::Deleting]),
+            ),
+            (
+                "not together with a change that runs a plan",
+                IDLE,
+                "backup-update",
+                Some("update"),
+                Err(vec![Code::TriggerConflict]),
+            ),
+            (
+                "every reason at once",
+                State {
+                    deleting: true,
+                    in_progress: Some("deploy"),
+                },
+                "nope",
+                Some("update"),
+                Err(vec![
+                    Code::UnknownPlan,
+                    Code::Deleting,
+                    Code::PlanInProgress,
+                    Code::TriggerConflict,
+                ]),
+            ),
+        ];
+        let v = v1(ALL);
+        let values = json!({});
+        for (rule, state, plan, alongside, want) in cases {
+            let i = Installed {
+                version: &v,
+                values: &values,
+                deleting: state.deleting,
+                in_progress: state.in_progress,
+            };
+            let got =
+                trigger_plan(&i, plan, alongside).map_err(|d| d.iter().map(|d| d.code).collect());
+            assert_eq!(got, want, "rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn a_write_that_triggers_a_plan_is_decided_with_its_other_changes() {
+        let v = v1(ALL);
+        let stored = json!({"nodeCount": 4});
+        let i = Installed::at_rest(&v, &stored);
+        // Only the trigger: the plan is the one triggered.
+        let d = with_trigger(&i, "backup-update", update(&i, Proposal::Values(&stored)));
+        assert_eq!(outcome(d), Ok(Some("backup-update".into())));
+        // The trigger and a change that runs `update`, in one write.
+        let changed = json!({"nodeCount": 5});
+        let d = with_trigger(&i, "backup-update", update(&i, Proposal::Values(&changed)));
+        assert_eq!(outcome(d), Err(vec![Code::TriggerConflict]));
+        // Problems of both are listed.
+        let busy = Installed {
+            in_progress: Some("deploy"),
+            ..i
+        };
+        let invalid = json!({"nodeCount": 0});
+        let d = with_trigger(
+            &busy,
+            "backup-update",
+            update(&busy, Proposal::Values(&invalid)),
+        );
+        assert_eq!(
+            outcome(d),
+            Err(vec![
+                Code::OutOfRange,
+                Code::PlanInProgress,
+                Code::PlanInProgress
+            ])
+        );
+    }
+
     #[test]
     fn a_decision_never_prints_its_values() {
         let o = args(&["password=hunter2-secret"]);

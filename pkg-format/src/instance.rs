@@ -301,12 +301,68 @@ mod tests {
         let pkg = cassandra();
         let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db # mine\nspec:\n  parameters:\n    logLevel: DEBUG\n";
         let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
-        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()]).unwrap();
+        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()], &[]).unwrap();
         assert_eq!(out.decision.plan.as_deref(), Some("backup-update"));
         assert!(out.text.contains("# mine"), "{}", out.text);
         assert_eq!(
             out.decision.explicit,
             json!({"logLevel": "DEBUG", "backup": {"enabled": true}})
+        );
+    }
+
+    #[test]
+    fn reset_takes_the_value_out_of_the_file() {
+        let pkg = cassandra();
+        let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\nspec:\n  parameters:\n    logLevel: DEBUG # loud\n    nodeCount: 5\n";
+        let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
+        let out = update(&file, &pkg, &[], &[], &["logLevel".to_string()]).unwrap();
+        assert_eq!(out.decision.explicit, json!({"nodeCount": 5}));
+        assert_eq!(out.decision.plan.as_deref(), Some("update"));
+        assert!(!out.text.contains("logLevel"), "{}", out.text);
+    }
+
+    /// Issue 23: an Instance file exported while it was being deleted is refused as the webhook
+    /// refuses it, for update and upgrade alike.
+    #[test]
+    fn a_file_with_a_deletion_timestamp_is_being_deleted() {
+        let pkg = cassandra();
+        let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  parameters:\n    nodeCount: 5\n";
+        let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
+        assert!(file.deleting());
+        let codes = |r: std::result::Result<Outcome, Vec<Diagnostic>>| {
+            r.map(|o| o.decision.plan)
+                .map_err(|d| d.iter().map(|d| d.code).collect::<Vec<_>>())
+        };
+        let change = ["nodeCount=4".to_string()];
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &change, &[])),
+            Err(vec![Code::Deleting])
+        );
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &[], &["nodeCount".to_string()])),
+            Err(vec![Code::Deleting])
+        );
+        // Nothing changes: a rewrite, allowed.
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &["nodeCount=5".to_string()], &[])),
+            Ok(None)
+        );
+        let kep33 = |v: &str| {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kep33");
+            Package::load(&dir.join(v)).unwrap()
+        };
+        let old = "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: i\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  operatorVersion:\n    name: my-operator-0.1.0\n  parameters:\n    CLUSTER_NAME: c\n";
+        let old = InstanceFile::parse(Path::new("i.yaml"), old).unwrap();
+        assert_eq!(
+            codes(upgrade(&old, &kep33("v1"), &kep33("v2"), &[], &[])),
+            Err(vec![Code::Deleting])
+        );
+        let at_rest = text.replace("  deletionTimestamp: \"2024-05-01T10:00:00Z\"\n", "");
+        let file = InstanceFile::parse(Path::new("i.yaml"), &at_rest).unwrap();
+        assert!(!file.deleting());
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &change, &[])),
+            Ok(Some("update".into()))
         );
     }
 }

@@ -899,3 +899,147 @@ mod redacted_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> ParamSchema {
+        ParamSchema::from_value(json!({"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 3},
+            "memory": {"type": "string", "default": "1Gi"},
+            "nickname": {"type": ["string", "null"]},
+            "free": {},
+            "resources": {"type": "object", "properties": {
+                "cpu": {"type": "integer"}, "memory": {"type": "string"}}},
+            "topology": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "size": {"type": "integer"}}}}
+        }}))
+        .unwrap()
+    }
+
+    /// `-p ARG` on `{"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1}`: the values
+    /// after, or the code of the refusal.
+    fn set(arg: &str) -> Result<Value, Code> {
+        let mut v = Values::new(
+            json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1}),
+            Origin::Instance,
+        );
+        let ov = Override::parse(1, arg).map_err(|d| d.code)?;
+        v.set(&schema(), &ov).map_err(|d| d.code)?;
+        Ok(v.into_value())
+    }
+
+    #[test]
+    fn null_is_refused_where_the_schema_does_not_allow_it() {
+        let kept = |k: &str, v: Value| {
+            let mut all = json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1});
+            all[k] = v;
+            Ok(all)
+        };
+        let removed = |k: &str| {
+            let mut all = json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1});
+            all.as_object_mut().unwrap().remove(k);
+            Ok(all)
+        };
+        let cases: Vec<(&str, Result<Value, Code>)> = vec![
+            ("replicas=null", Err(Code::NullValue)),
+            ("replicas=~", Err(Code::NullValue)),
+            ("replicas=NULL", Err(Code::NullValue)),
+            ("replicas= null ", Err(Code::NullValue)),
+            // Issue 23: a string parameter stored the text "null".
+            ("memory=null", Err(Code::NullValue)),
+            ("memory=Null", Err(Code::NullValue)),
+            // The text, quoted, is a string like any other.
+            ("memory=\"null\"", kept("memory", json!("null"))),
+            ("memory=nullable", kept("memory", json!("nullable"))),
+            // The schema allows null: the value goes.
+            ("nickname=null", removed("nickname")),
+            ("free=null", removed("free")),
+            // The empty value of a non-string parameter keeps its meaning.
+            ("replicas=", removed("replicas")),
+        ];
+        for (arg, want) in cases {
+            assert_eq!(set(arg), want, "-p {arg}");
+        }
+    }
+
+    #[test]
+    fn a_refused_null_names_the_parameter_its_origin_and_reset() {
+        let mut v = Values::default();
+        let ov = Override::parse(2, "resources/memory=null").unwrap();
+        let d = v.set(&schema(), &ov).unwrap_err();
+        assert_eq!(d.code, Code::NullValue);
+        assert_eq!(d.pointer.as_str(), "/resources/memory");
+        assert_eq!(d.origin, Origin::Flag { index: 2 });
+        assert_eq!(
+            d.help.as_deref(),
+            Some(
+                "to go back to the default, use --reset resources/memory; for the text `null`, quote it: -p resources/memory='\"null\"'"
+            )
+        );
+        let ov = Override::parse(1, "replicas=~").unwrap();
+        let d = v.set(&schema(), &ov).unwrap_err();
+        assert_eq!(
+            d.to_string(),
+            "/replicas: `~` means null, which this parameter does not take (type integer) (from -p argument 1) [null-value]; to go back to the default, use --reset replicas"
+        );
+    }
+
+    #[test]
+    fn reset_removes_what_the_user_set() {
+        let cases: &[(&str, Value, Result<Value, Code>)] = &[
+            ("replicas", json!({"replicas": 5}), Ok(json!({}))),
+            ("/replicas", json!({"replicas": 5}), Ok(json!({}))),
+            (
+                "resources/memory",
+                json!({"resources": {"memory": "2Gi", "cpu": 1}}),
+                Ok(json!({"resources": {"cpu": 1}})),
+            ),
+            (
+                "topology/0/name",
+                json!({"topology": [{"name": "a", "size": 3}]}),
+                Ok(json!({"topology": [{"size": 3}]})),
+            ),
+            (
+                "topology",
+                json!({"topology": [{"name": "a"}]}),
+                Ok(json!({})),
+            ),
+            // Not set: already the default.
+            ("replicas", json!({}), Ok(json!({}))),
+            ("resources/cpu", json!({}), Ok(json!({}))),
+            ("topology/0/name", json!({}), Ok(json!({}))),
+            // Refused.
+            (
+                "replicsa",
+                json!({"replicas": 5}),
+                Err(Code::UnknownParameter),
+            ),
+            ("resources/gpu", json!({}), Err(Code::UnknownParameter)),
+            (
+                "topology/0",
+                json!({"topology": [{"name": "a"}]}),
+                Err(Code::OverrideSyntax),
+            ),
+            ("", json!({}), Err(Code::OverrideSyntax)),
+            ("a~2b", json!({}), Err(Code::InvalidPointer)),
+        ];
+        for (arg, before, want) in cases {
+            let mut v = before.clone();
+            let got = reset(&schema(), &mut v, 1, arg).map(|()| v);
+            assert_eq!(got.map_err(|d| d.code), *want, "--reset {arg}");
+        }
+    }
+
+    #[test]
+    fn a_refused_reset_names_its_argument_and_suggests() {
+        let mut v = json!({});
+        let d = reset(&schema(), &mut v, 3, "replicsa").unwrap_err();
+        assert_eq!(
+            d.to_string(),
+            "/replicsa: is not a parameter of this package (from --reset argument 3) [unknown-parameter]; did you mean /replicas?"
+        );
+    }
+}
