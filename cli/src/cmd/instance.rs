@@ -90,7 +90,12 @@ fn finish(
                 out.push_str(&migration(r));
             }
             if command == "update" && outcome.decision.plan.is_none() {
-                out.push_str("nothing changes: the parameters are already these\n");
+                out.push_str(if changed {
+                    // Values pinned to, or reset to, what they already are (a default).
+                    "no plan runs: the effective parameters stay the same\n"
+                } else {
+                    "nothing changes: the parameters are already these\n"
+                });
             }
             if let Some(plan) = &outcome.decision.plan {
                 out.push_str(&format!("plan: {plan}\n"));
