@@ -69,7 +69,10 @@ fn refused_updates_leave_the_file_byte_identical() {
         (&["-p", "nodecount=4"], "unknown-parameter"),
         (&["-p", "topology/5/nodes=1"], "index-out-of-range"),
         // Issue 23: null is not a way back to the default...
-        (&["-p", "nodeCount=null"], "help: to go back to the default, use --reset nodeCount"),
+        (
+            &["-p", "nodeCount=null"],
+            "help: to go back to the default, use --reset nodeCount",
+        ),
         // ... --reset is, by the same rules: clusterName differs from its default.
         (&["--reset", "clusterName"], "immutable-changed"),
         (&["--reset", "nodecount"], "did you mean /nodeCount?"),
@@ -250,7 +253,10 @@ fn reset_removes_the_value_from_the_file_so_the_default_applies() {
     let after = std::fs::read_to_string(&file).unwrap();
     let removed: Vec<&str> = before.lines().filter(|l| !after.contains(l)).collect();
     assert_eq!(removed, ["    nodeCount: 5"]);
-    assert!(after.contains("clusterName: prod-cluster # immutable"), "{after}");
+    assert!(
+        after.contains("clusterName: prod-cluster # immutable"),
+        "{after}"
+    );
 }
 
 /// Issue 23: an Instance exported while it was being deleted is refused offline as the
@@ -293,6 +299,8 @@ fn a_file_being_deleted_takes_no_update_and_no_upgrade() {
         .arg(fixture("kep33/v2"))
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("cannot upgrade: the Instance is being deleted"));
+        .stderr(predicate::str::contains(
+            "cannot upgrade: the Instance is being deleted",
+        ));
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
