@@ -626,6 +626,9 @@ pub enum PlanCommand {
     #[command(after_help = crate::examples::PLAN)]
     Status(StatusArgs),
     /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
+    ///
+    /// Refused while another plan is scheduled or running (KUDO's rule; triggering the plan
+    /// that runs restarts it), unless --force supersedes that run.
     #[command(after_help = crate::examples::PLAN)]
     Trigger(TriggerArgs),
 }
