@@ -397,7 +397,15 @@ fn a_migration_rewrite_that_only_types_values_is_admitted() {
 #[test]
 fn a_direct_trigger_over_a_running_plan_is_denied_unless_it_supersedes_it() {
     let s = store();
-    let cases: Vec<(&str, &str, Option<&str>, Value, Result<(), &str>)> = vec![
+    /// (case, plan triggered, run named in `kudo.dev/supersede`, NODE_COUNT, allowed or the code).
+    type Case = (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        Value,
+        Result<(), &'static str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "another plan",
             "deploy",
@@ -486,7 +494,14 @@ fn values_the_v1beta1_map_cannot_hold_are_denied_naming_the_parameter() {
             r["object"]["spec"]["parameters"] = parameters.clone();
         }
     };
-    let cases: Vec<(&str, Value, &str, Result<(), Vec<&str>>)> = vec![
+    /// (case, parameters, the version the webhook receives, allowed or words of the denial).
+    type Case = (
+        &'static str,
+        Value,
+        &'static str,
+        Result<(), Vec<&'static str>>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "strings",
             json!({"CLUSTER_NAME": "green", "NODE_COUNT": "5"}),
