@@ -233,6 +233,11 @@ pub struct UpdateArgs {
     pub package: Option<PathBuf>,
     #[command(flatten)]
     pub values: ValueArgs,
+    /// Remove the value you set at this parameter (a JSON pointer, e.g. `resources/memory`), so
+    /// its default applies again (repeatable; applied before -P and -p). A change of the
+    /// effective value runs its plan and follows the immutable rule, like any other change.
+    #[arg(long = "reset", value_name = "POINTER")]
+    pub resets: Vec<String>,
     /// The Instance in the cluster to update (instead of -f).
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,
@@ -627,6 +632,9 @@ pub enum PlanCommand {
     #[command(after_help = crate::examples::PLAN)]
     Status(StatusArgs),
     /// Run a plan of an Instance now (sets spec.planExecution with a fresh run uid).
+    ///
+    /// Refused while another plan is scheduled or running (KUDO's rule; triggering the plan
+    /// that runs restarts it), unless --force supersedes that run.
     #[command(after_help = crate::examples::PLAN)]
     Trigger(TriggerArgs),
 }
@@ -657,6 +665,11 @@ pub struct TriggerArgs {
     pub instance: String,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Supersede the plan the Instance has scheduled or running instead of refusing the
+    /// trigger: that plan stops where it is and this one runs. The output says which run was
+    /// superseded.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }

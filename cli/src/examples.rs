@@ -95,6 +95,9 @@ Examples:
   # An Instance kept in a file (GitOps): the file is edited in place; --dry-run shows the diff
   kudo update -f examples/instances/cassandra.yaml --package examples/cassandra-v1beta2 \\
     -p nodeCount=5 --dry-run
+
+  # Back to the default: remove the value you set (`-p nodeCount=null` is refused)
+  kudo update --instance cassandra -n prod --reset nodeCount --wait
 ";
 
 pub const UPGRADE: &str = "\
@@ -133,6 +136,9 @@ pub const PLAN: &str = "\
 Examples:
   kudo plan status --instance cassandra -n prod
   kudo plan trigger --name backup-update --instance cassandra -n prod
+
+  # Replace a stuck plan (refused without --force while another plan runs)
+  kudo plan trigger --name backup-update --instance cassandra -n prod --force
 ";
 
 pub const GET: &str = "\

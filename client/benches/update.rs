@@ -60,6 +60,7 @@ fn bench(c: &mut Criterion) {
         inputs: Inputs {
             files: &[],
             overrides: &overrides,
+            resets: &[],
         },
         dry_run: false,
         force: false,

@@ -254,6 +254,8 @@ pub fn manifests(o: &Options) -> Vec<Value> {
     }
     let rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta2"],
         "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
+    let v1beta1_rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta1"],
+        "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
     for (kind, name, path) in [
         (
             "MutatingWebhookConfiguration",
@@ -266,11 +268,27 @@ pub fn manifests(o: &Options) -> Vec<Value> {
             "/admit/instance/validate",
         ),
     ] {
+        let webhook = |name: &str, rule: &Value, policy: &str, path: &str| {
+            json!({"name": name, "rules": rule, "matchPolicy": policy,
+                "failurePolicy": "Fail", "sideEffects": "None", "timeoutSeconds": 10,
+                "admissionReviewVersions": ["v1"], "clientConfig": client_config(o, path)})
+        };
+        let mut webhooks = Vec::new();
+        if kind.starts_with("Mutating") {
+            // Writes through v1beta1, as sent (Exact: not converted), before the API server
+            // converts them and checks them against the v1beta1 schema: a value the v1beta1
+            // map cannot hold is refused naming its parameter, not pruned to `{}` and lost.
+            webhooks.push(webhook(
+                "instances-v1beta1.mutate.kudo.dev",
+                &v1beta1_rule,
+                "Exact",
+                "/admit/instance/v1beta1",
+            ));
+        }
+        webhooks.push(webhook(name, &rule, "Equivalent", path));
         out.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
             "metadata": {"name": if kind.starts_with("Mutating") { MUTATING } else { VALIDATING }, "labels": labels(WEBHOOK)},
-            "webhooks": [{"name": name, "rules": rule, "matchPolicy": "Equivalent",
-                "failurePolicy": "Fail", "sideEffects": "None", "timeoutSeconds": 10,
-                "admissionReviewVersions": ["v1"], "clientConfig": client_config(o, path)}]}));
+            "webhooks": webhooks}));
     }
     out
 }

@@ -302,6 +302,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         inputs: Inputs {
             files: &[],
             overrides: &overrides,
+            resets: &[],
         },
         dry_run: false,
         service_account: None,
@@ -384,6 +385,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
         inputs: Inputs {
             files: &[],
             overrides: &overrides,
+            resets: &[],
         },
         dry_run: false,
         service_account: None,
@@ -470,6 +472,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
         inputs: Inputs {
             files: &[],
             overrides: &overrides,
+            resets: &[],
         },
         dry_run: false,
         service_account: None,
@@ -710,6 +713,7 @@ fn update_req<'a>(name: &'a str, overrides: &'a [String], dry_run: bool) -> upda
         inputs: Inputs {
             files: &[],
             overrides,
+            resets: &[],
         },
         dry_run,
         force: false,
@@ -1186,7 +1190,7 @@ async fn plan_trigger_sets_the_plan_execution_with_the_given_run_uid() {
         ),
         merged(at("instances", "c"), inst, 2),
     ]);
-    let done = plan::trigger(&t, "c", "backup-update", "run-1")
+    let done = plan::trigger(&t, "c", "backup-update", "run-1", false)
         .await
         .unwrap();
     assert_eq!(done.generation, Some(2));
@@ -1216,7 +1220,9 @@ async fn plan_trigger_of_an_unknown_plan_is_refused_and_lists_the_plans() {
             ov_of(&pkg),
         ),
     ]);
-    let err = plan::trigger(&t, "c", "backpu", "run-1").await.unwrap_err();
+    let err = plan::trigger(&t, "c", "backpu", "run-1", false)
+        .await
+        .unwrap_err();
     match &err {
         Error::UnknownPlan { plan, plans, .. } => {
             assert_eq!(plan, "backpu");

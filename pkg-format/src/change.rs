@@ -23,6 +23,8 @@
 //! | a parameter that becomes immutable, or a new immutable one, without a default must be given a value with the upgrade, and giving it one is allowed | [`upgrade`] | `immutable-unset` |
 //! | while the Instance is being deleted, no parameter change and no upgrade | [`update`], [`upgrade`] | `deleting` |
 //! | while a plan is scheduled or running, a change that runs another plan is refused, a change that runs the same plan restarts it, and an upgrade is refused | [`update`], [`upgrade`] | `plan-in-progress` |
+//! | `--reset POINTER` removes a value the user set, so its default applies again; a change of the effective value follows the rules above (an immutable value that differs from its default cannot be reset) | [`Proposal::Edits`] | `unknown-parameter` |
+//! | a direct trigger (`kudo plan trigger`, a new `spec.planExecution`) names a plan of the operator, and is refused while the Instance is being deleted, while another plan is scheduled or running (triggering the running plan restarts it), and together with a change that runs a plan of its own; `--force` (the write names the run in `kudo.dev/supersede`) lifts the `plan-in-progress` rule only | [`trigger_plan`], [`with_trigger`] | `unknown-plan`, `deleting`, `plan-in-progress`, `trigger-conflict` |
 //!
 //! These are KUDO's admission rules where KEP-33 is silent. Where kudo is stricter than KUDO
 //! (an immutable value may not be removed, nor changed during an upgrade), docs/extensions.md
@@ -38,7 +40,7 @@ use crate::params::ParamSchema;
 use crate::pointer;
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
-use crate::values::{Inputs, Override, Values, effective};
+use crate::values::{self, Inputs, Override, Values, effective};
 use crate::{convert, immutable};
 
 /// The plan a new Instance runs.
@@ -183,6 +185,9 @@ pub enum Proposal<'a> {
         files: &'a [Document],
         /// `-p` arguments in order.
         overrides: &'a [String],
+        /// `--reset` pointers in order: each removes a value the user set, before the files
+        /// and `-p`, so that the default applies again ([`crate::values::reset`]).
+        resets: &'a [String],
     },
     /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
     /// manager). On upgrade, values equal to the installed ones mean "carry them over".
@@ -198,6 +203,7 @@ impl Proposal<'_> {
     pub const NONE: Proposal<'static> = Proposal::Edits {
         files: &[],
         overrides: &[],
+        resets: &[],
     };
 }
 
@@ -581,6 +587,86 @@ fn carry_unset(schema: &ParamSchema, explicit: &Value, installed: &Value, new: &
     out
 }
 
+/// A direct trigger of plan `plan` on an installed Instance (`kudo plan trigger`: a new
+/// `spec.planExecution`). `alongside` is the plan the same write runs otherwise (a parameter
+/// change, an upgrade), if any. Refused (every reason at once):
+/// - a plan the version does not have (`unknown-plan`);
+/// - while the Instance is being deleted (`deleting`);
+/// - while another plan is scheduled or running (`plan-in-progress`), unless the write
+///   supersedes it (`--force`, read into [`Installed::in_progress`] by the caller); triggering
+///   the plan that runs restarts it;
+/// - together with a change that runs a plan of its own (`trigger-conflict`): the manager would
+///   run only one of them.
+pub fn trigger_plan(
+    installed: &Installed<'_>,
+    plan: &str,
+    alongside: Option<&str>,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    if !installed.version.has_plan(plan) {
+        problems.push(no_plan(
+            installed.version,
+            &format!(
+                "there is no plan `{plan}` to trigger (plans: {})",
+                installed.version.plans.join(", ")
+            ),
+        ));
+    }
+    if installed.deleting {
+        problems.push(deleting(&format!("trigger plan `{plan}`")));
+    }
+    if let Some(running) = installed.in_progress
+        && running != plan
+    {
+        problems.push(
+            Diagnostic::error(
+                Code::PlanInProgress,
+                "",
+                format!("cannot trigger plan `{plan}`: plan `{running}` is scheduled or running"),
+            )
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), or supersede it: kudo plan trigger --force"
+            )),
+        );
+    }
+    if let Some(other) = alongside {
+        problems.push(
+            Diagnostic::error(
+                Code::TriggerConflict,
+                "",
+                format!(
+                    "plan `{plan}` is triggered directly by the same write whose other changes run plan `{other}`"
+                ),
+            )
+            .with_help("trigger the plan and change the Instance in two writes"),
+        );
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// `decided` (the [`update`] or [`upgrade`] of a write) combined with the write's direct
+/// trigger of `plan` ([`trigger_plan`]): every problem of both, or the decision with `plan` as
+/// the plan it runs.
+pub fn with_trigger(installed: &Installed<'_>, plan: &str, decided: Outcome) -> Outcome {
+    let alongside = decided.as_ref().ok().and_then(|d| d.plan.clone());
+    match (decided, trigger_plan(installed, plan, alongside.as_deref())) {
+        (Ok(d), Ok(())) => Ok(Decision {
+            plan: Some(plan.to_string()),
+            ..d
+        }),
+        (Ok(_), Err(refused)) => Err(refused),
+        (Err(problems), Ok(())) => Err(problems),
+        (Err(mut problems), Err(refused)) => {
+            problems.extend(refused);
+            Err(problems)
+        }
+    }
+}
+
 fn unchanged(values: Values, explicit: Value, kept: Value, warnings: Vec<Diagnostic>) -> Decision {
     Decision {
         values,
@@ -603,7 +689,13 @@ fn propose(
     proposal: Proposal<'_>,
 ) -> (Values, Value, Vec<Diagnostic>) {
     match proposal {
-        Proposal::Edits { files, overrides } => {
+        Proposal::Edits {
+            files,
+            overrides,
+            resets,
+        } => {
+            let (baseline, mut refused) = reset(to, baseline, resets);
+            let baseline = &baseline;
             let (values, problems) = effective(
                 &to.schema,
                 &Inputs {
@@ -613,7 +705,8 @@ fn propose(
                 },
             );
             let explicit = explicit(baseline, files, overrides, values.value());
-            (values, explicit, problems)
+            refused.extend(problems);
+            (values, explicit, refused)
         }
         Proposal::Values(given) | Proposal::WithoutSecrets(given) => {
             let typed = to.typed(given);
@@ -674,6 +767,17 @@ pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
         }
         _ => top.clone(),
     }
+}
+
+/// `baseline` without the values `--reset` names, and the resets refused.
+fn reset(to: &Version, baseline: &Value, resets: &[String]) -> (Value, Vec<Diagnostic>) {
+    let mut out = baseline.clone();
+    let refused = resets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, arg)| values::reset(&to.schema, &mut out, i + 1, arg).err())
+        .collect();
+    (out, refused)
 }
 
 fn current(values: Value) -> Inputs<'static> {
@@ -844,6 +948,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
     }
@@ -869,6 +974,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
     }
@@ -885,6 +991,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         );
         assert_eq!(outcome(got), Err(vec![Code::OutOfRange]));
@@ -1316,6 +1423,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &args(&["nodeCount=4"]),
+                resets: &[],
             },
         )
         .unwrap();
@@ -1358,6 +1466,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &args(&["level=DEBUG"]),
+                resets: &[],
             },
         )
         .unwrap();
@@ -1370,6 +1479,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &args(&["name=z"]),
+                resets: &[],
             },
         )
         .unwrap_err();
@@ -1382,6 +1492,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &args(&["name=b"]),
+                resets: &[],
             },
         )
         .unwrap_err();
@@ -1419,6 +1530,301 @@ mod tests {
         );
     }
 
+    fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Outcome {
+        let r = args(resets);
+        let i = Installed {
+            version: v,
+            values: &installed,
+            kept: None,
+            deleting: state.deleting,
+            in_progress: state.in_progress,
+        };
+        update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &[],
+                resets: &r,
+            },
+        )
+    }
+
+    /// `--reset`: (rule, installed, state, resets, outcome, stored after).
+    #[test]
+    fn reset_rules() {
+        type Case = (
+            &'static str,
+            Value,
+            State,
+            &'static [&'static str],
+            Result<Option<&'static str>, Vec<Code>>,
+            Value,
+        );
+        let busy = State {
+            deleting: false,
+            in_progress: Some("backup-update"),
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "a reset of a value that differs from its default runs its plan",
+                json!({"nodeCount": 5, "zone": "z1"}),
+                IDLE,
+                &["nodeCount"],
+                Ok(Some("update")),
+                json!({"zone": "z1"}),
+            ),
+            (
+                "a reset of a value equal to its default runs no plan, and is stored",
+                json!({"nodeCount": 3}),
+                IDLE,
+                &["/nodeCount"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "a reset of a value that is not set is no change",
+                json!({}),
+                IDLE,
+                &["nodeCount"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "a reset under a trigger runs that plan",
+                json!({"backup": {"enabled": true}}),
+                IDLE,
+                &["backup/enabled"],
+                Ok(Some("backup-update")),
+                json!({"backup": {}}),
+            ),
+            (
+                "an immutable value equal to its default may be reset",
+                json!({"clusterName": "c1"}),
+                IDLE,
+                &["clusterName"],
+                Ok(None),
+                json!({}),
+            ),
+            (
+                "two resets that run two plans are refused",
+                json!({"nodeCount": 5, "backup": {"enabled": true}}),
+                IDLE,
+                &["nodeCount", "backup"],
+                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+                json!(null),
+            ),
+            (
+                "an immutable value that differs from its default cannot be reset",
+                json!({"clusterName": "c9"}),
+                IDLE,
+                &["clusterName"],
+                Err(vec![Code::ImmutableChanged]),
+                json!(null),
+            ),
+            (
+                "a reset that runs another plan while one runs is refused",
+                json!({"nodeCount": 5}),
+                busy,
+                &["nodeCount"],
+                Err(vec![Code::PlanInProgress]),
+                json!(null),
+            ),
+            (
+                "no reset while deleting",
+                json!({"nodeCount": 5}),
+                State {
+                    deleting: true,
+                    in_progress: None,
+                },
+                &["nodeCount"],
+                Err(vec![Code::Deleting]),
+                json!(null),
+            ),
+            (
+                "a pointer the schema does not have is refused",
+                json!({"nodeCount": 5}),
+                IDLE,
+                &["nodeCont"],
+                Err(vec![Code::UnknownParameter]),
+                json!(null),
+            ),
+        ];
+        for (rule, installed, state, resets, want, stored) in cases {
+            let got = reset_with(&v1(ALL), installed, state, resets);
+            let explicit = got.as_ref().map(|d| d.explicit.clone()).ok();
+            let want = want.map(|p| p.map(String::from));
+            assert_eq!(outcome(got), want, "rule: {rule}");
+            if let Some(explicit) = explicit {
+                assert_eq!(explicit, stored, "rule: {rule}");
+            }
+        }
+    }
+
+    #[test]
+    fn resets_come_before_files_and_overrides() {
+        let v = v1(ALL);
+        let installed = json!({"nodeCount": 5, "zone": "z1"});
+        let (o, r) = (args(&["nodeCount=7"]), args(&["nodeCount", "zone"]));
+        let i = Installed::at_rest(&v, &installed);
+        let d = update(
+            &i,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+                resets: &r,
+            },
+        )
+        .unwrap();
+        assert_eq!(d.explicit, json!({"nodeCount": 7}));
+        assert_eq!(d.plan.as_deref(), Some("update"));
+        // In an upgrade too, the resets come before the overrides.
+        let from = v1(ALL);
+        let to = v2(ALL);
+        let installed = json!({"clusterName": "c9", "zone": "z1", "nodeCount": 3});
+        let (o, r) = (args(&["region=eu"]), args(&["nodeCount"]));
+        let i = Installed::at_rest(&from, &installed);
+        let d = upgrade(
+            &i,
+            &to,
+            Proposal::Edits {
+                files: &[],
+                overrides: &o,
+                resets: &r,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            d.explicit,
+            json!({"cluster": "c9", "zone": "z1", "region": "eu"})
+        );
+    }
+
+    /// A direct trigger (`kudo plan trigger`): (rule, plans, state, plan, alongside, outcome).
+    #[test]
+    fn direct_trigger_rules() {
+        type Case = (
+            &'static str,
+            State,
+            &'static str,
+            Option<&'static str>,
+            Result<(), Vec<Code>>,
+        );
+        let busy = |plan| State {
+            deleting: false,
+            in_progress: Some(plan),
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "an idle Instance runs it",
+                IDLE,
+                "backup-update",
+                None,
+                Ok(()),
+            ),
+            // KUDO: "overriding an existing plan directly is NOT allowed".
+            (
+                "another plan while one is scheduled or running is refused",
+                busy("deploy"),
+                "backup-update",
+                None,
+                Err(vec![Code::PlanInProgress]),
+            ),
+            (
+                "the plan that runs is restarted",
+                busy("backup-update"),
+                "backup-update",
+                None,
+                Ok(()),
+            ),
+            (
+                "a plan the operator does not have is refused",
+                IDLE,
+                "backup",
+                None,
+                Err(vec![Code::UnknownPlan]),
+            ),
+            (
+                "no trigger while deleting",
+                State {
+                    deleting: true,
+                    in_progress: None,
+                },
+                "update",
+                None,
+                Err(vec![Code::Deleting]),
+            ),
+            (
+                "not together with a change that runs a plan",
+                IDLE,
+                "backup-update",
+                Some("update"),
+                Err(vec![Code::TriggerConflict]),
+            ),
+            (
+                "every reason at once",
+                State {
+                    deleting: true,
+                    in_progress: Some("deploy"),
+                },
+                "nope",
+                Some("update"),
+                Err(vec![
+                    Code::UnknownPlan,
+                    Code::Deleting,
+                    Code::PlanInProgress,
+                    Code::TriggerConflict,
+                ]),
+            ),
+        ];
+        let v = v1(ALL);
+        let values = json!({});
+        for (rule, state, plan, alongside, want) in cases {
+            let i = Installed {
+                version: &v,
+                values: &values,
+                kept: None,
+                deleting: state.deleting,
+                in_progress: state.in_progress,
+            };
+            let got =
+                trigger_plan(&i, plan, alongside).map_err(|d| d.iter().map(|d| d.code).collect());
+            assert_eq!(got, want, "rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn a_write_that_triggers_a_plan_is_decided_with_its_other_changes() {
+        let v = v1(ALL);
+        let stored = json!({"nodeCount": 4});
+        let i = Installed::at_rest(&v, &stored);
+        // Only the trigger: the plan is the one triggered.
+        let d = with_trigger(&i, "backup-update", update(&i, Proposal::Values(&stored)));
+        assert_eq!(outcome(d), Ok(Some("backup-update".into())));
+        // The trigger and a change that runs `update`, in one write.
+        let changed = json!({"nodeCount": 5});
+        let d = with_trigger(&i, "backup-update", update(&i, Proposal::Values(&changed)));
+        assert_eq!(outcome(d), Err(vec![Code::TriggerConflict]));
+        // Problems of both are listed.
+        let busy = Installed {
+            in_progress: Some("deploy"),
+            ..i
+        };
+        let invalid = json!({"nodeCount": 0});
+        let d = with_trigger(
+            &busy,
+            "backup-update",
+            update(&busy, Proposal::Values(&invalid)),
+        );
+        assert_eq!(
+            outcome(d),
+            Err(vec![
+                Code::OutOfRange,
+                Code::PlanInProgress,
+                Code::PlanInProgress
+            ])
+        );
+    }
+
     #[test]
     fn a_decision_never_prints_its_values() {
         let o = args(&["password=hunter2-secret"]);
@@ -1427,6 +1833,7 @@ mod tests {
             Proposal::Edits {
                 files: &[],
                 overrides: &o,
+                resets: &[],
             },
         )
         .unwrap();

@@ -60,6 +60,9 @@ pub enum Code {
     InvalidIndex,
     /// A `-p` pointer goes through an array that has no value yet.
     MissingArray,
+    /// A `-p` value `null` for a parameter whose schema does not allow null (`--reset` goes back
+    /// to the default).
+    NullValue,
     /// A value cannot be converted to its v1beta1 parameter type.
     Conversion,
     /// The parameter schema is not a valid JSON-schema, or cannot be compiled.
@@ -106,7 +109,8 @@ pub enum Code {
     /// A parameter change given with an upgrade runs a plan other than `deploy` in the new
     /// version (KUDO's rule: upgrade first, then update).
     UpgradeWithChange,
-    /// A plan is scheduled or running, and the change would run another plan (or upgrade).
+    /// A plan is scheduled or running, and the change would run another plan (or upgrade), or
+    /// another plan is triggered directly (`kudo plan trigger`).
     PlanInProgress,
     /// A `writeOnly` value in an Instance's `spec.parameters`: secrets live in Secrets.
     SecretInInstance,
@@ -151,6 +155,7 @@ impl Code {
             Code::AppendRefused => "append-refused",
             Code::InvalidIndex => "invalid-index",
             Code::MissingArray => "missing-array",
+            Code::NullValue => "null-value",
             Code::Conversion => "conversion",
             Code::InvalidSchema => "invalid-schema",
             Code::InvalidDefault => "invalid-default",
@@ -233,6 +238,11 @@ pub enum Origin {
         /// 1-based position among the `-p` arguments.
         index: usize,
     },
+    /// The N-th `--reset` argument (1-based).
+    Reset {
+        /// 1-based position among the `--reset` arguments.
+        index: usize,
+    },
     /// The stored parameters of an Instance (a value that was already there).
     Instance,
     /// A Secret named in the Instance's `spec.parametersFrom` (which Secret and key).
@@ -247,6 +257,7 @@ impl fmt::Display for Origin {
             Origin::Default => f.write_str("package default"),
             Origin::File(loc) => write!(f, "{loc}"),
             Origin::Flag { index } => write!(f, "-p argument {index}"),
+            Origin::Reset { index } => write!(f, "--reset argument {index}"),
             Origin::Instance => f.write_str("instance parameters"),
             Origin::Secret(which) => f.write_str(which),
             Origin::None => Ok(()),

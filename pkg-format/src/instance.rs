@@ -98,6 +98,23 @@ impl InstanceFile {
         &self.api_version
     }
 
+    /// `metadata.deletionTimestamp` is set: the Instance was being deleted when it was
+    /// exported, so the policy's `deleting` rule applies as the webhook applies it.
+    pub fn deleting(&self) -> bool {
+        self.doc
+            .value()
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|t| !t.is_null())
+    }
+
+    /// The Instance as the policy sees it: at rest, unless its file says it is being deleted.
+    fn installed<'a>(&self, version: &'a Version, values: &'a Value) -> Installed<'a> {
+        Installed {
+            deleting: self.deleting(),
+            ..Installed::at_rest(version, values)
+        }
+    }
+
     /// `spec.operatorVersion.name`, when set.
     pub fn operator_version_name(&self) -> Option<&str> {
         self.doc
@@ -168,23 +185,28 @@ impl std::fmt::Debug for Outcome {
     }
 }
 
-/// Applies `-P` files and `-p` overrides to the Instance in `file`, for the package `pkg`
-/// ([`change::update`]), and edits the file.
+/// Applies `--reset` pointers, `-P` files and `-p` overrides to the Instance in `file`, for the
+/// package `pkg` ([`change::update`]), and edits the file.
 pub fn update(
     file: &InstanceFile,
     pkg: &Package,
     files: &[Document],
     overrides: &[String],
+    resets: &[String],
 ) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
     let kept = file.kept();
     let installed = Installed {
         kept: kept.as_ref(),
-        ..Installed::at_rest(&version, &current)
+        ..file.installed(&version, &current)
     };
-    let decision = change::update(&installed, Proposal::Edits { files, overrides })
-        .map_err(|d| pkg.located(d))?;
+    let proposal = Proposal::Edits {
+        files,
+        overrides,
+        resets,
+    };
+    let decision = change::update(&installed, proposal).map_err(|d| pkg.located(d))?;
     let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
         &["spec", "parameters"],
@@ -223,10 +245,14 @@ pub fn upgrade(
     let kept = file.kept();
     let installed = Installed {
         kept: kept.as_ref(),
-        ..Installed::at_rest(&from, &current)
+        ..file.installed(&from, &current)
     };
-    let decision = change::upgrade(&installed, &to, Proposal::Edits { files, overrides })
-        .map_err(|d| new_pkg.located(d))?;
+    let proposal = Proposal::Edits {
+        files,
+        overrides,
+        resets: &[],
+    };
+    let decision = change::upgrade(&installed, &to, proposal).map_err(|d| new_pkg.located(d))?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,
@@ -300,12 +326,68 @@ mod tests {
         let pkg = cassandra();
         let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db # mine\nspec:\n  parameters:\n    logLevel: DEBUG\n";
         let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
-        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()]).unwrap();
+        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()], &[]).unwrap();
         assert_eq!(out.decision.plan.as_deref(), Some("backup-update"));
         assert!(out.text.contains("# mine"), "{}", out.text);
         assert_eq!(
             out.decision.explicit,
             json!({"logLevel": "DEBUG", "backup": {"enabled": true}})
+        );
+    }
+
+    #[test]
+    fn reset_takes_the_value_out_of_the_file() {
+        let pkg = cassandra();
+        let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\nspec:\n  parameters:\n    logLevel: DEBUG # loud\n    nodeCount: 5\n";
+        let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
+        let out = update(&file, &pkg, &[], &[], &["logLevel".to_string()]).unwrap();
+        assert_eq!(out.decision.explicit, json!({"nodeCount": 5}));
+        assert_eq!(out.decision.plan.as_deref(), Some("update"));
+        assert!(!out.text.contains("logLevel"), "{}", out.text);
+    }
+
+    /// Issue 23: an Instance file exported while it was being deleted is refused as the webhook
+    /// refuses it, for update and upgrade alike.
+    #[test]
+    fn a_file_with_a_deletion_timestamp_is_being_deleted() {
+        let pkg = cassandra();
+        let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  parameters:\n    nodeCount: 5\n";
+        let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
+        assert!(file.deleting());
+        let codes = |r: std::result::Result<Outcome, Vec<Diagnostic>>| {
+            r.map(|o| o.decision.plan)
+                .map_err(|d| d.iter().map(|d| d.code).collect::<Vec<_>>())
+        };
+        let change = ["nodeCount=4".to_string()];
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &change, &[])),
+            Err(vec![Code::Deleting])
+        );
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &[], &["nodeCount".to_string()])),
+            Err(vec![Code::Deleting])
+        );
+        // Nothing changes: a rewrite, allowed.
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &["nodeCount=5".to_string()], &[])),
+            Ok(None)
+        );
+        let kep33 = |v: &str| {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kep33");
+            Package::load(&dir.join(v)).unwrap()
+        };
+        let old = "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: i\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  operatorVersion:\n    name: my-operator-0.1.0\n  parameters:\n    CLUSTER_NAME: c\n";
+        let old = InstanceFile::parse(Path::new("i.yaml"), old).unwrap();
+        assert_eq!(
+            codes(upgrade(&old, &kep33("v1"), &kep33("v2"), &[], &[])),
+            Err(vec![Code::Deleting])
+        );
+        let at_rest = text.replace("  deletionTimestamp: \"2024-05-01T10:00:00Z\"\n", "");
+        let file = InstanceFile::parse(Path::new("i.yaml"), &at_rest).unwrap();
+        assert!(!file.deleting());
+        assert_eq!(
+            codes(update(&file, &pkg, &[], &change, &[])),
+            Ok(Some("update".into()))
         );
     }
 }

@@ -311,8 +311,12 @@ impl Values {
             }
         }
 
-        // 2. Type the value by the schema at the target.
+        // 2. Type the value by the schema at the target. `null` is a value only where the
+        // schema allows it; elsewhere the user means the default, which is `--reset`.
         let secret = schema.is_secret(&ov.tokens);
+        if let Some(d) = null_refused(schema, node, ov) {
+            return Err(d.with_origin(origin));
+        }
         let new_value = type_override(schema, node, &ov.value).map_err(|why| {
             let code = match why {
                 crate::typing::TextError::NotShape { yaml: Some(_), .. } => Code::OverrideSyntax,
@@ -395,6 +399,112 @@ impl Values {
         self.forget_within(at);
         self.origins.insert(at.clone(), origin);
         Ok(())
+    }
+}
+
+/// The refusal of `-p POINTER=null` (or `~`, `Null`, `NULL`) when the schema at the pointer
+/// does not allow null; `None` when it does (no `type`, or `null` among its types).
+fn null_refused(schema: &ParamSchema, node: &Value, ov: &Override) -> Option<Diagnostic> {
+    let types = schema.types(node);
+    let text = ov.value.trim();
+    if types.is_empty() || types.contains(&"null") || !NULL_TEXTS.contains(&text) {
+        return None;
+    }
+    let key = ov.pointer.trim_start_matches('/');
+    let mut help = format!("to go back to the default, use --reset {key}");
+    if types.contains(&"string") {
+        help.push_str(&format!(
+            "; for the text `{text}`, quote it: -p {key}='\"{text}\"'"
+        ));
+    }
+    Some(
+        Diagnostic::error(
+            Code::NullValue,
+            ov.pointer.clone(),
+            format!(
+                "`{text}` means null, which this parameter does not take (type {})",
+                types.join(" or ")
+            ),
+        )
+        .with_help(help),
+    )
+}
+
+/// The YAML texts of null that `-p` refuses where the schema does not allow null (the empty
+/// value keeps its meaning: `-p nodeCount=` removes a non-string value).
+const NULL_TEXTS: &[&str] = &["null", "Null", "NULL", "~"];
+
+/// Removes the value at `arg` (a `--reset` pointer, the leading `/` optional, `index` its
+/// 1-based position) from `values`, the values a user set, so that the default applies again.
+/// The pointer must name a parameter of `schema`; a value that is not set is already the
+/// default (nothing to do). An array item cannot be reset alone: arrays are set whole.
+///
+/// | `--reset` | values before | after |
+/// |---|---|---|
+/// | `nodeCount` | `{"nodeCount": 5}` | `{}` |
+/// | `resources/memory` | `{"resources": {"memory": "2Gi", "cpu": 1}}` | `{"resources": {"cpu": 1}}` |
+/// | `topology/0/name` | `{"topology": [{"name": "a", "size": 3}]}` | `{"topology": [{"size": 3}]}` |
+/// | `nodeCount` | `{}` | `{}` |
+pub fn reset(
+    schema: &ParamSchema,
+    values: &mut Value,
+    index: usize,
+    arg: &str,
+) -> Result<(), Diagnostic> {
+    let origin = Origin::Reset { index };
+    let ptr = if arg.starts_with('/') {
+        arg.to_string()
+    } else {
+        format!("/{arg}")
+    };
+    if arg.is_empty() || arg == "/" {
+        return Err(Diagnostic::error(
+            Code::OverrideSyntax,
+            "",
+            "the pointer is empty: name a parameter, e.g. --reset nodeCount",
+        )
+        .with_origin(origin));
+    }
+    let tokens = pointer::tokens(&ptr).map_err(|e| {
+        Diagnostic::error(
+            Code::InvalidPointer,
+            ptr.clone(),
+            format!("invalid JSON pointer: {e}"),
+        )
+        .with_origin(origin.clone())
+        .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
+    })?;
+    for i in 0..tokens.len() {
+        if schema.node_at(&tokens[..=i]).is_none() {
+            let mut d = Diagnostic::error(
+                Code::UnknownParameter,
+                pointer::from_tokens(&tokens[..=i]),
+                "is not a parameter of this package",
+            )
+            .with_origin(origin.clone());
+            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        }
+    }
+    let Some((last, parents)) = tokens.split_last() else {
+        return Ok(());
+    };
+    match values.pointer_mut(&pointer::from_tokens(parents)) {
+        Some(Value::Object(map)) => {
+            map.remove(last);
+            Ok(())
+        }
+        Some(Value::Array(_)) => Err(Diagnostic::error(
+            Code::OverrideSyntax,
+            ptr,
+            "an array item cannot be reset alone: arrays are set whole",
+        )
+        .with_origin(origin)
+        .with_help("reset the whole array, or set it with -p")),
+        // Not set: the default applies already.
+        _ => Ok(()),
     }
 }
 
@@ -786,6 +896,150 @@ mod redacted_tests {
         assert!(
             !debug.contains("hunter2") && !debug.contains("1234"),
             "{debug}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> ParamSchema {
+        ParamSchema::from_value(json!({"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 3},
+            "memory": {"type": "string", "default": "1Gi"},
+            "nickname": {"type": ["string", "null"]},
+            "free": {},
+            "resources": {"type": "object", "properties": {
+                "cpu": {"type": "integer"}, "memory": {"type": "string"}}},
+            "topology": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "size": {"type": "integer"}}}}
+        }}))
+        .unwrap()
+    }
+
+    /// `-p ARG` on `{"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1}`: the values
+    /// after, or the code of the refusal.
+    fn set(arg: &str) -> Result<Value, Code> {
+        let mut v = Values::new(
+            json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1}),
+            Origin::Instance,
+        );
+        let ov = Override::parse(1, arg).map_err(|d| d.code)?;
+        v.set(&schema(), &ov).map_err(|d| d.code)?;
+        Ok(v.into_value())
+    }
+
+    #[test]
+    fn null_is_refused_where_the_schema_does_not_allow_it() {
+        let kept = |k: &str, v: Value| {
+            let mut all = json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1});
+            all[k] = v;
+            Ok(all)
+        };
+        let removed = |k: &str| {
+            let mut all = json!({"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1});
+            all.as_object_mut().unwrap().remove(k);
+            Ok(all)
+        };
+        let cases: Vec<(&str, Result<Value, Code>)> = vec![
+            ("replicas=null", Err(Code::NullValue)),
+            ("replicas=~", Err(Code::NullValue)),
+            ("replicas=NULL", Err(Code::NullValue)),
+            ("replicas= null ", Err(Code::NullValue)),
+            // Issue 23: a string parameter stored the text "null".
+            ("memory=null", Err(Code::NullValue)),
+            ("memory=Null", Err(Code::NullValue)),
+            // The text, quoted, is a string like any other.
+            ("memory=\"null\"", kept("memory", json!("null"))),
+            ("memory=nullable", kept("memory", json!("nullable"))),
+            // The schema allows null: the value goes.
+            ("nickname=null", removed("nickname")),
+            ("free=null", removed("free")),
+            // The empty value of a non-string parameter keeps its meaning.
+            ("replicas=", removed("replicas")),
+        ];
+        for (arg, want) in cases {
+            assert_eq!(set(arg), want, "-p {arg}");
+        }
+    }
+
+    #[test]
+    fn a_refused_null_names_the_parameter_its_origin_and_reset() {
+        let mut v = Values::default();
+        let ov = Override::parse(2, "resources/memory=null").unwrap();
+        let d = v.set(&schema(), &ov).unwrap_err();
+        assert_eq!(d.code, Code::NullValue);
+        assert_eq!(d.pointer.as_str(), "/resources/memory");
+        assert_eq!(d.origin, Origin::Flag { index: 2 });
+        assert_eq!(
+            d.help.as_deref(),
+            Some(
+                "to go back to the default, use --reset resources/memory; for the text `null`, quote it: -p resources/memory='\"null\"'"
+            )
+        );
+        let ov = Override::parse(1, "replicas=~").unwrap();
+        let d = v.set(&schema(), &ov).unwrap_err();
+        assert_eq!(
+            d.to_string(),
+            "/replicas: `~` means null, which this parameter does not take (type integer) (from -p argument 1) [null-value]; to go back to the default, use --reset replicas"
+        );
+    }
+
+    #[test]
+    fn reset_removes_what_the_user_set() {
+        let cases: &[(&str, Value, Result<Value, Code>)] = &[
+            ("replicas", json!({"replicas": 5}), Ok(json!({}))),
+            ("/replicas", json!({"replicas": 5}), Ok(json!({}))),
+            (
+                "resources/memory",
+                json!({"resources": {"memory": "2Gi", "cpu": 1}}),
+                Ok(json!({"resources": {"cpu": 1}})),
+            ),
+            (
+                "topology/0/name",
+                json!({"topology": [{"name": "a", "size": 3}]}),
+                Ok(json!({"topology": [{"size": 3}]})),
+            ),
+            (
+                "topology",
+                json!({"topology": [{"name": "a"}]}),
+                Ok(json!({})),
+            ),
+            // Not set: already the default.
+            ("replicas", json!({}), Ok(json!({}))),
+            ("resources/cpu", json!({}), Ok(json!({}))),
+            ("topology/0/name", json!({}), Ok(json!({}))),
+            // Refused.
+            (
+                "replicsa",
+                json!({"replicas": 5}),
+                Err(Code::UnknownParameter),
+            ),
+            ("resources/gpu", json!({}), Err(Code::UnknownParameter)),
+            (
+                "topology/0",
+                json!({"topology": [{"name": "a"}]}),
+                Err(Code::OverrideSyntax),
+            ),
+            ("", json!({}), Err(Code::OverrideSyntax)),
+            ("a~2b", json!({}), Err(Code::InvalidPointer)),
+        ];
+        for (arg, before, want) in cases {
+            let mut v = before.clone();
+            let got = reset(&schema(), &mut v, 1, arg).map(|()| v);
+            assert_eq!(got.map_err(|d| d.code), *want, "--reset {arg}");
+        }
+    }
+
+    #[test]
+    fn a_refused_reset_names_its_argument_and_suggests() {
+        let mut v = json!({});
+        let d = reset(&schema(), &mut v, 3, "replicsa").unwrap_err();
+        assert_eq!(
+            d.to_string(),
+            "/replicsa: is not a parameter of this package (from --reset argument 3) [unknown-parameter]; did you mean /replicas?"
         );
     }
 }

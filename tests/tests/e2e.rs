@@ -1174,6 +1174,74 @@ fn a_too_short_secret_is_refused_through_either_api_version_and_never_echoed() {
     }
 }
 
+/// Issue 23: `kubectl patch --type merge` of a nested value through v1beta1, as users write
+/// it. The API server prunes the value's fields (the v1beta1 map holds strings), and the write
+/// was answered "patched" with nothing stored. Now the v1beta1 webhook refuses it with 400,
+/// naming the parameter; the same value sent as JSON text is stored.
+#[test]
+fn a_nested_value_patched_through_v1beta1_is_refused_naming_it_never_dropped() {
+    let Some(s) = Scenario::start("v1beta1-nested") else {
+        return;
+    };
+    s.install(&configs(), "cfg", &["auth/adminPassword=long-enough-pw-1"]);
+    s.wait_plan("cfg", "deploy");
+    let generation = s.instance("cfg")["metadata"]["generation"].clone();
+    let kubectl = |patch: &str| {
+        Command::new("kubectl")
+            .args(["patch", "instances.v1beta1.kudo.dev", "cfg", "-n"])
+            .arg(&s.namespace)
+            .args(["--type", "merge", "-p", patch, "--kubeconfig"])
+            .arg(&s.kubeconfig)
+            .output()
+            .expect("kubectl runs")
+    };
+    for (patch, parameter) in [
+        (
+            r#"{"spec":{"parameters":{"rotation":{"secret":"second-secret"}}}}"#,
+            "/rotation",
+        ),
+        (
+            r#"{"spec":{"parameters":{"auth":{"adminPassword":"x"}}}}"#,
+            "/auth",
+        ),
+    ] {
+        let out = kubectl(patch);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{patch}: {stderr}");
+        assert!(
+            stderr.contains(
+                r#"admission webhook "instances-v1beta1.mutate.kudo.dev" denied the request"#
+            ),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "{parameter}: kudo.dev/v1beta1 holds each parameter value as a string; this one is an object"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("second-secret"), "{stderr}");
+        assert_eq!(
+            s.instance("cfg")["metadata"]["generation"],
+            generation,
+            "{patch}: the Instance changed"
+        );
+    }
+    // The same value as JSON text: stored, and its plan runs.
+    let out = kubectl(r#"{"spec":{"parameters":{"rotation":"{\"secret\":\"second-secret\"}"}}}"#);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("patched"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        s.instance("cfg")["spec"]["parameters"]["rotation"],
+        json!({"secret": "second-secret"})
+    );
+    s.wait_plan("cfg", "rotate");
+}
+
 #[test]
 fn twenty_concurrent_updates_of_different_parameters_all_land() {
     let Some(s) = Scenario::start("concurrent") else {

@@ -223,6 +223,7 @@ fn run_update(
         Proposal::Edits {
             files: &files,
             overrides: &overrides,
+            resets: &[],
         },
     )
     .map(|d| d.plan)

@@ -68,6 +68,15 @@ fn refused_updates_leave_the_file_byte_identical() {
         (&["-p", "nodeCount=0"], "out-of-range"),
         (&["-p", "nodecount=4"], "unknown-parameter"),
         (&["-p", "topology/5/nodes=1"], "index-out-of-range"),
+        // Issue 23: null is not a way back to the default...
+        (
+            &["-p", "nodeCount=null"],
+            "help: to go back to the default, use --reset nodeCount",
+        ),
+        // ... --reset is, by the same rules: clusterName differs from its default.
+        (&["--reset", "clusterName"], "immutable-changed"),
+        (&["--reset", "nodecount"], "did you mean /nodeCount?"),
+        (&["--reset", "topology/0"], "cannot be reset alone"),
     ];
     for (args, code) in refusals {
         let (_d, file) = cassandra_instance();
@@ -219,4 +228,79 @@ fn a_file_that_is_not_an_instance_is_refused() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("not a KUDO Instance"));
+}
+
+#[test]
+fn reset_removes_the_value_from_the_file_so_the_default_applies() {
+    let (_d, file) = cassandra_instance();
+    let update = |args: &[&str]| {
+        kudo()
+            .arg("update")
+            .arg("-f")
+            .arg(&file)
+            .arg("--package")
+            .arg(example("cassandra-v1beta2"))
+            .args(args)
+            .assert()
+            .success()
+    };
+    update(&["-p", "nodeCount=5"]);
+    let before = std::fs::read_to_string(&file).unwrap();
+    assert!(before.contains("    nodeCount: 5\n"), "{before}");
+    update(&["--reset", "nodeCount"])
+        .stdout(predicate::str::contains("plan: update"))
+        .stdout(predicate::str::contains("changed /nodeCount (runs update)"));
+    let after = std::fs::read_to_string(&file).unwrap();
+    let removed: Vec<&str> = before.lines().filter(|l| !after.contains(l)).collect();
+    assert_eq!(removed, ["    nodeCount: 5"]);
+    assert!(
+        after.contains("clusterName: prod-cluster # immutable"),
+        "{after}"
+    );
+}
+
+/// Issue 23: an Instance exported while it was being deleted is refused offline as the
+/// webhook refuses it in the cluster.
+#[test]
+fn a_file_being_deleted_takes_no_update_and_no_upgrade() {
+    let deleting = |src: &std::path::Path| {
+        let (d, file) = copy(src);
+        let text = std::fs::read_to_string(&file).unwrap().replacen(
+            "metadata:\n",
+            "metadata:\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\n",
+            1,
+        );
+        std::fs::write(&file, text).unwrap();
+        (d, file)
+    };
+    let (_d, file) = deleting(&example("instances/cassandra.yaml"));
+    let before = std::fs::read(&file).unwrap();
+    kudo()
+        .arg("update")
+        .arg("-f")
+        .arg(&file)
+        .arg("--package")
+        .arg(example("cassandra-v1beta2"))
+        .args(["-p", "nodeCount=4"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("the Instance is being deleted"))
+        .stderr(predicate::str::contains("[deleting]"));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let (_d, file) = deleting(&fixture("kep33/instance-v1beta1.yaml"));
+    let before = std::fs::read(&file).unwrap();
+    kudo()
+        .arg("upgrade")
+        .arg("-f")
+        .arg(&file)
+        .arg("--from")
+        .arg(fixture("kep33/v1"))
+        .arg("--package")
+        .arg(fixture("kep33/v2"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot upgrade: the Instance is being deleted",
+        ));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 }

@@ -8,7 +8,9 @@
 //!   both sides are typed by the schema (a v1beta1 `"7"` and a v1beta2 `7` are the same value),
 //!   so a rewrite that changes only representation (`kudo migrate`, the manager's own writes)
 //!   is always admitted and runs no plan; the Instance's deletion and the plan it has scheduled
-//!   or running (read from the old object's status) count;
+//!   or running (read from the old object's status) count; a direct trigger (a new
+//!   `spec.planExecution`) is [`change::with_trigger`]: refused while another plan is
+//!   scheduled or running (unless the write supersedes it, `--force`);
 //! - **upgrade** (another OperatorVersion) is [`change::upgrade`]: parameters left as they
 //!   were are carried over by `oldName`; values that land nowhere become warnings.
 //!
@@ -32,7 +34,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
 use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::{Diagnostic, ParamSchema};
+use kudo_pkg::{Code, Diagnostic, ParamSchema};
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
@@ -126,6 +128,10 @@ pub enum Mode {
     Mutate,
     /// The validating webhook.
     Validate,
+    /// The v1beta1 webhook (`/admit/instance/v1beta1`, registered for `kudo.dev/v1beta1` with
+    /// `matchPolicy: Exact`): it sees a write through v1beta1 as sent, before the API server
+    /// converts it, and refuses values the v1beta1 map cannot hold ([`v1beta1_values`]).
+    V1beta1,
 }
 
 /// The verdict on one Instance.
@@ -208,6 +214,21 @@ fn blocking(old: &Value, new: &Value, version: &Version) -> Option<String> {
     plan::blocking(&inst, annotations.as_ref(), version)
 }
 
+/// The plan a write triggers directly (`kudo plan trigger`): `spec.planExecution` names a plan,
+/// with another run uid or plan name than the old object's.
+fn triggered<'a>(old: &Value, new: &'a Value) -> Option<&'a str> {
+    let plan = new
+        .pointer("/spec/planExecution/planName")
+        .and_then(Value::as_str)?;
+    let run = |o: &Value| {
+        (
+            o.pointer("/spec/planExecution/planName").cloned(),
+            o.pointer("/spec/planExecution/uid").cloned(),
+        )
+    };
+    (run(old) != run(new)).then_some(plan)
+}
+
 /// OperatorVersion `namespace/name`, or the verdict that it cannot be checked (`missing` says
 /// what its absence means).
 fn lookup(
@@ -288,10 +309,14 @@ pub fn decide(
                     || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
                 in_progress: running.as_deref(),
             };
-            if old_name == name {
+            let decided = if old_name == name {
                 change::update(&installed, proposal)
             } else {
                 change::upgrade(&installed, &to, proposal)
+            };
+            match triggered(old_obj, new) {
+                Some(plan) => change::with_trigger(&installed, plan, decided),
+                None => decided,
             }
         }
     };
@@ -309,6 +334,49 @@ pub fn decide(
                 warnings,
             }
         }
+    }
+}
+
+/// The values of a `kudo.dev/v1beta1` Instance `object` that its `spec.parameters`
+/// (`map[string]string`) cannot hold: every value that is not a string, by name.
+///
+/// Such a value never arrives whole: the API server prunes what the v1beta1 schema does not
+/// declare, so `kubectl patch instances.v1beta1.kudo.dev d1 --type merge -p
+/// '{"spec":{"parameters":{"rotation":{"secret":"x"}}}}'` reaches the webhooks as `"rotation":
+/// {}`. Converted to v1beta2 and given its defaults there, it became a storable string again,
+/// and the write was answered "patched" with the value silently gone. Refused here, before
+/// conversion, naming the parameter (and never showing a value: it may be a secret).
+pub fn v1beta1_values(object: &Value) -> Result<(), Vec<Diagnostic>> {
+    let Some(Value::Object(values)) = object.pointer("/spec/parameters") else {
+        return Ok(());
+    };
+    let refused: Vec<Diagnostic> = values
+        .iter()
+        .filter(|(_, v)| !v.is_string())
+        .map(|(name, v)| {
+            let pointer = kudo_pkg::pointer::push("", name);
+            let what = match v {
+                Value::Object(_) => "an object (the API server drops its fields before kudo sees them, so it cannot be stored)",
+                Value::Array(_) => "an array",
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                _ => "a number",
+            };
+            Diagnostic::error(
+                Code::TypeMismatch,
+                pointer.as_str(),
+                format!("kudo.dev/v1beta1 holds each parameter value as a string; this one is {what}"),
+            )
+            .with_help(format!(
+                "write it through kudo.dev/v1beta2 (kubectl patch instances.v1beta2.kudo.dev ...), or as JSON text in a string (\"{name}\": \"{{...}}\"); to go back to the default: kudo update --instance NAME --reset {}",
+                pointer.trim_start_matches('/')
+            ))
+        })
+        .collect();
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(refused)
     }
 }
 
@@ -390,6 +458,15 @@ fn answer(
         .old_object
         .as_ref()
         .and_then(|o| serde_json::to_value(o).ok());
+    if mode == Mode::V1beta1 {
+        // Only what was written through v1beta1 is checked here: the webhooks of v1beta2
+        // decide everything else, after conversion.
+        let reply = match v1beta1_values(&new) {
+            Err(diags) if request.kind.version == "v1beta1" => refused(response, &diags),
+            _ => response,
+        };
+        return (200, reply.into_review());
+    }
     let namespace = request.namespace.clone().unwrap_or_default();
     let reply = match decide(&namespace, old.as_ref(), &new, store) {
         Verdict::Allow {
@@ -418,20 +495,23 @@ fn answer(
                 _ => r,
             }
         }
-        Verdict::Deny(diags) => {
-            let list: Vec<String> = diags.iter().map(ToString::to_string).collect();
-            deny(
-                response,
-                &format!(
-                    "the Instance's parameters are refused ({} problem(s)): {}",
-                    list.len(),
-                    list.join("; ")
-                ),
-            )
-        }
+        Verdict::Deny(diags) => refused(response, &diags),
         Verdict::Unchecked(why) => deny(response, &why),
     };
     (200, reply.into_review())
+}
+
+/// The denial listing every problem.
+fn refused(response: AdmissionResponse, diags: &[Diagnostic]) -> AdmissionResponse {
+    let list: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    deny(
+        response,
+        &format!(
+            "the Instance's parameters are refused ({} problem(s)): {}",
+            list.len(),
+            list.join("; ")
+        ),
+    )
 }
 
 fn deny(response: AdmissionResponse, message: &str) -> AdmissionResponse {

@@ -1,5 +1,7 @@
 //! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and the
-//! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`) for kube-apiserver.
+//! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`, and
+//! `/admit/instance/v1beta1` for writes through v1beta1 as sent: [`v1beta1_values`]) for
+//! kube-apiserver.
 //!
 //! | | |
 //! |---|---|
@@ -37,7 +39,7 @@ mod server;
 
 pub use admission::{
     Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, decide,
-    version_from_object,
+    v1beta1_values, version_from_object,
 };
 pub use cache::Cache;
 pub use conversion::convert_review;

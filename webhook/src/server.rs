@@ -1,7 +1,7 @@
 //! The HTTPS server: routes, limits, metrics, certificate reload, graceful shutdown.
 //!
-//! - `POST /convert` ([`crate::conversion`]), `POST /admit/instance/mutate` and
-//!   `POST /admit/instance/validate` ([`crate::admission`]). The handlers are CPU-bound (a LIST
+//! - `POST /convert` ([`crate::conversion`]), `POST /admit/instance/mutate`,
+//!   `POST /admit/instance/validate` and `POST /admit/instance/v1beta1` ([`crate::admission`]). The handlers are CPU-bound (a LIST
 //!   review of 1000 objects takes tens of milliseconds), so they run on tokio's blocking pool.
 //! - `GET /healthz` (the process serves), `GET /readyz` (the OperatorVersion store can answer;
 //!   the body says why not), `GET /metrics` (Prometheus text).
@@ -275,6 +275,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/convert", post(convert))
         .route("/admit/instance/mutate", post(mutate))
         .route("/admit/instance/validate", post(validate))
+        .route("/admit/instance/v1beta1", post(v1beta1))
         .route_layer(middleware::from_fn_with_state(budget, within_budget));
     Router::new()
         .merge(hooks)
@@ -387,6 +388,14 @@ async fn validate(
     body: Bytes,
 ) -> Response {
     admit(shared, uri, body, Mode::Validate, "validate").await
+}
+
+async fn v1beta1(
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
+    body: Bytes,
+) -> Response {
+    admit(shared, uri, body, Mode::V1beta1, "v1beta1").await
 }
 
 async fn readyz(State(shared): State<Arc<Shared>>) -> Response {

@@ -398,6 +398,177 @@ fn a_migration_rewrite_that_only_types_values_is_admitted() {
     assert!(msg.contains("[plan-in-progress]"), "{msg}");
 }
 
+/// A direct trigger (`kudo plan trigger`: a new `spec.planExecution`) while `backup` runs: as
+/// KUDO's tests say, "overriding an existing plan directly is NOT allowed"; the running plan
+/// may be triggered again (it restarts), and `--force` supersedes the run it names.
+#[test]
+fn a_direct_trigger_over_a_running_plan_is_denied_unless_it_supersedes_it() {
+    let s = store();
+    /// (case, plan triggered, run named in `kudo.dev/supersede`, NODE_COUNT, allowed or the code).
+    type Case = (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        Value,
+        Result<(), &'static str>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "another plan",
+            "deploy",
+            None,
+            json!(7),
+            Err("[plan-in-progress]"),
+        ),
+        ("the running plan again", "backup", None, json!(7), Ok(())),
+        (
+            "another plan, superseding the run",
+            "deploy",
+            Some("u1"),
+            json!(7),
+            Ok(()),
+        ),
+        (
+            "another plan, naming an older run",
+            "deploy",
+            Some("u0"),
+            json!(7),
+            Err("[plan-in-progress]"),
+        ),
+        (
+            "with a parameter change",
+            "backup",
+            Some("u1"),
+            json!(8),
+            Err("[trigger-conflict]"),
+        ),
+        (
+            "a plan the operator lacks",
+            "nope",
+            Some("u1"),
+            json!(7),
+            Err("[unknown-plan]"),
+        ),
+    ];
+    for (name, plan, supersede, nodes, want) in cases {
+        for (file, mode) in [
+            ("admission-mutate-update-sent-as-v1beta1.json", Mode::Mutate),
+            (
+                "admission-validate-update-sent-as-v1beta1.json",
+                Mode::Validate,
+            ),
+        ] {
+            let (status, r) = run(
+                file,
+                mode,
+                &s,
+                rewrite_review(|o| {
+                    o["spec"]["planExecution"] = json!({"planName": plan, "uid": "t-1"});
+                    o["spec"]["parameters"]["NODE_COUNT"] = nodes.clone();
+                    if let Some(uid) = supersede {
+                        o["metadata"]["annotations"] = json!({"kudo.dev/supersede": uid});
+                    }
+                }),
+            );
+            assert_eq!(status, 200, "{name}");
+            match want {
+                Ok(()) => assert_eq!(r["allowed"], true, "{name} ({file}): {r}"),
+                Err(code) => {
+                    assert_eq!(r["allowed"], false, "{name} ({file}): {r}");
+                    assert_eq!(r["status"]["code"], 400, "{name}");
+                    let msg = r["status"]["message"].as_str().unwrap();
+                    assert!(msg.contains(code), "{name} ({file}): {msg}");
+                }
+            }
+        }
+    }
+}
+
+/// Issue 23: a nested value written through v1beta1 reaches the webhooks pruned to `{}`; the
+/// v1beta1 webhook (matchPolicy Exact) sees it before conversion and denies it, naming it.
+#[test]
+fn values_the_v1beta1_map_cannot_hold_are_denied_naming_the_parameter() {
+    let s = store();
+    let as_v1beta1 = |parameters: Value, version: &'static str| {
+        move |b: &mut Value| {
+            let r = &mut b["request"];
+            r["kind"]["version"] = json!(version);
+            r["resource"]["version"] = json!(version);
+            for o in ["object", "oldObject"] {
+                r[o]["apiVersion"] = json!(format!("kudo.dev/{version}"));
+                r[o]["spec"]["parameters"] = json!({"CLUSTER_NAME": "green", "NODE_COUNT": "4"});
+            }
+            r["object"]["spec"]["parameters"] = parameters.clone();
+        }
+    };
+    /// (case, parameters, the version the webhook receives, allowed or words of the denial).
+    type Case = (
+        &'static str,
+        Value,
+        &'static str,
+        Result<(), Vec<&'static str>>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "strings",
+            json!({"CLUSTER_NAME": "green", "NODE_COUNT": "5"}),
+            "v1beta1",
+            Ok(()),
+        ),
+        (
+            "an object, pruned by the API server",
+            json!({"CLUSTER_NAME": "green", "BACKUP": {}}),
+            "v1beta1",
+            Err(vec![
+                "/BACKUP: kudo.dev/v1beta1 holds each parameter value as a string; this one is an object",
+            ]),
+        ),
+        (
+            "a number, an array and null, each named",
+            json!({"NODE_COUNT": 5, "PORTS": [80], "CLUSTER_NAME": null}),
+            "v1beta1",
+            Err(vec![
+                "(3 problem(s))",
+                "/NODE_COUNT:",
+                "/PORTS:",
+                "/CLUSTER_NAME:",
+                "--reset CLUSTER_NAME",
+            ]),
+        ),
+        // A v1beta2 object sent here (a misconfiguration) is left to the v1beta2 webhooks.
+        (
+            "a v1beta2 object",
+            json!({"NODE_COUNT": 5}),
+            "v1beta2",
+            Ok(()),
+        ),
+    ];
+    for (name, parameters, version, want) in cases {
+        let (status, r) = run(
+            "admission-mutate-update-sent-as-v1beta1.json",
+            Mode::V1beta1,
+            &s,
+            as_v1beta1(parameters, version),
+        );
+        assert_eq!(status, 200, "{name}");
+        assert!(
+            r.get("patch").is_none(),
+            "{name}: the v1beta1 webhook never patches"
+        );
+        match want {
+            Ok(()) => assert_eq!(r["allowed"], true, "{name}: {r}"),
+            Err(words) => {
+                assert_eq!(r["allowed"], false, "{name}: {r}");
+                assert_eq!(r["status"]["code"], 400, "{name}");
+                let msg = r["status"]["message"].as_str().unwrap();
+                for w in words {
+                    assert!(msg.contains(w), "{name}: {w:?} not in {msg}");
+                }
+            }
+        }
+    }
+}
+
 /// `kudo update --force`: a change that names the running run in `kudo.dev/supersede` is
 /// admitted; one naming another (an older) run is refused as before.
 #[test]

@@ -197,7 +197,7 @@ proptest! {
                 deleting: c.deleting,
                 in_progress: c.in_progress,
             },
-            Proposal::Edits { files: &[], overrides: &args },
+            Proposal::Edits { files: &[], overrides: &args, resets: &[] },
         ));
         let store = Store(HashMap::from([("op-1.0.0".to_string(), Arc::new(v1))]));
         let sent = c.sent(&installed_values, &c.old);
@@ -224,7 +224,7 @@ proptest! {
                 in_progress: c.in_progress,
             },
             &v2,
-            Proposal::Edits { files: &[], overrides: &args },
+            Proposal::Edits { files: &[], overrides: &args, resets: &[] },
         ));
         // The client writes the carried-over values with its overrides (or, given none, the
         // installed values as they are: the webhook carries them over itself).

@@ -19,6 +19,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     let inputs = Inputs {
         files: &docs,
         overrides: &a.values.overrides,
+        resets: &[],
     };
     // Refused parameters never need a cluster: the same check runs again in install().
     if let Err(f) = install::check(&pkg, &inputs) {

@@ -19,7 +19,7 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
         crate::report::diagnostics_with(&diags, sources);
         return Ok(ExitCode::from(1));
     }
-    match instance::update(&file, &pkg, &docs, &a.values.overrides) {
+    match instance::update(&file, &pkg, &docs, &a.values.overrides, &a.resets) {
         Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
         Err(diags) => {
             crate::report::diagnostics_with(&diags, sources);
@@ -90,7 +90,12 @@ fn finish(
                 out.push_str(&migration(r));
             }
             if command == "update" && outcome.decision.plan.is_none() {
-                out.push_str("nothing changes: the parameters are already these\n");
+                out.push_str(if changed {
+                    // Values pinned to, or reset to, what they already are (a default).
+                    "no plan runs: the effective parameters stay the same\n"
+                } else {
+                    "nothing changes: the parameters are already these\n"
+                });
             }
             if let Some(plan) = &outcome.decision.plan {
                 out.push_str(&format!("plan: {plan}\n"));

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use kudo_client::commands::{self, plan, wait};
 use kudo_pkg::Error;
 
+use super::changes::Superseded;
 use super::cluster::{self, Failure};
 use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
 
@@ -53,11 +54,14 @@ fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options();
     let result = cluster::block_on(&a.cluster, async |t| {
         let uid = commands::new_uid().map_err(Failure::Command)?;
-        let done = plan::trigger(&t, &a.instance, &a.name, &uid).await?;
+        let done = plan::trigger(&t, &a.instance, &a.name, &uid, a.force).await?;
         let mut out = format!(
             "plan {} of Instance {}/{} triggered (run {})\n",
             done.plan, t.namespace, a.instance, done.uid
         );
+        if let Some(run) = &done.superseded {
+            out.push_str(&Superseded::of(run).line());
+        }
         if let Some(o) = waiting {
             let goal = wait::Goal {
                 generation: done.generation.unwrap_or(0),

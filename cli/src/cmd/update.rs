@@ -21,6 +21,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
         inputs: Inputs {
             files: &docs,
             overrides: &a.values.overrides,
+            resets: &a.resets,
         },
         dry_run: a.edit.dry_run,
         force: a.force,

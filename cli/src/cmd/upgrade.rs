@@ -24,6 +24,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
         inputs: Inputs {
             files: &docs,
             overrides: &a.values.overrides,
+            resets: &[],
         },
         dry_run: a.edit.dry_run,
         force: a.force,

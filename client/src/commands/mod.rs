@@ -129,6 +129,8 @@ pub struct Inputs<'a> {
     pub files: &'a [Document],
     /// `-p` arguments, as given.
     pub overrides: &'a [String],
+    /// `--reset` pointers, as given (`kudo update` only).
+    pub resets: &'a [String],
 }
 
 /// `-p` values may be secrets: `Debug` shows the files (path and pointers) and the keys of the
@@ -143,6 +145,7 @@ impl std::fmt::Debug for Inputs<'_> {
         f.debug_struct("Inputs")
             .field("files", &self.files)
             .field("overrides", &keys)
+            .field("resets", &self.resets)
             .finish()
     }
 }
@@ -168,6 +171,7 @@ impl<'a> Inputs<'a> {
         Proposal::Edits {
             files: self.files,
             overrides: self.overrides,
+            resets: self.resets,
         }
     }
 }

@@ -4,7 +4,9 @@
 //! the OperatorVersion with its status (NEVER_RUN when the Instance status has none), the
 //! active plan with its phases and steps. The view serializes (`-o json|yaml`) and displays as
 //! a tree. [`trigger`] asks the manager for a plan run: `spec.planExecution = {planName, uid}`
-//! with a fresh uid, as a JSON merge patch.
+//! with a fresh uid, as a JSON merge patch, once [`kudo_pkg::change::trigger_plan`] allows it
+//! (the rule the admission webhook applies too): not while another plan is scheduled or
+//! running, unless `force` supersedes that run.
 
 use std::fmt;
 
@@ -12,9 +14,14 @@ use kube::api::Patch;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Error, Result, Target, instance_and_version, operator_version, patch_params};
+use super::{
+    Error, Result, Target, installed, instance_and_version, operator_version, patch_params,
+    version_of,
+};
 use kudo_crd::common::{ActivePlan, PhaseStatus, PlanStatus};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
+use kudo_crd::{labels, plan as runs};
+use kudo_pkg::change;
 
 /// The status KUDO shows for a plan, phase or step without one.
 pub const NEVER_RUN: &str = "NEVER_RUN";
@@ -28,13 +35,24 @@ pub struct Triggered {
     pub uid: String,
     /// The `metadata.generation` the write produced.
     pub generation: Option<i64>,
+    /// The run the trigger supersedes (`force` while another plan was scheduled or running).
+    pub superseded: Option<runs::Running>,
 }
 
 /// Asks the manager to run `plan` on Instance `instance`, as run `uid` (see
-/// [`super::new_uid`]). Refused with [`Error::UnknownPlan`] (listing the plans) when the
-/// Instance's OperatorVersion has no such plan.
-pub async fn trigger(t: &Target, instance: &str, plan: &str, uid: &str) -> Result<Triggered> {
-    let (_, ov_name) = instance_and_version(t, instance).await?;
+/// [`super::new_uid`]). Refused with nothing written: [`Error::UnknownPlan`] (listing the plans)
+/// when the Instance's OperatorVersion has no such plan; [`Error::Parameters`] when
+/// [`change::trigger_plan`] refuses (another plan scheduled or running, the Instance being
+/// deleted). With `force`, the run in progress is superseded instead: the patch names it in
+/// [`labels::SUPERSEDE`], as `kudo update --force` does.
+pub async fn trigger(
+    t: &Target,
+    instance: &str,
+    plan: &str,
+    uid: &str,
+    force: bool,
+) -> Result<Triggered> {
+    let (inst, ov_name) = instance_and_version(t, instance).await?;
     let ov = operator_version(t, &ov_name).await?;
     if !ov.spec.plans.contains_key(plan) {
         return Err(Error::UnknownPlan {
@@ -43,7 +61,15 @@ pub async fn trigger(t: &Target, instance: &str, plan: &str, uid: &str) -> Resul
             plans: ov.spec.plans.keys().cloned().collect(),
         });
     }
-    let patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
+    let (_, version) = version_of(&ov)?;
+    let values = super::update::parameters(&inst);
+    let (blocking, superseded) = super::superseding(runs::running(&inst, &version), force);
+    change::trigger_plan(&installed(&inst, &version, &values, &blocking), plan, None)
+        .map_err(Error::Parameters)?;
+    let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
+    if let Some(run) = &superseded {
+        patch["metadata"] = json!({"annotations": {labels::SUPERSEDE: run.uid}});
+    }
     let written = t
         .instances()
         .patch(instance, &patch_params(), &Patch::Merge(&patch))
@@ -53,6 +79,7 @@ pub async fn trigger(t: &Target, instance: &str, plan: &str, uid: &str) -> Resul
         plan: plan.to_string(),
         uid: uid.to_string(),
         generation: written.metadata.generation,
+        superseded,
     })
 }
 

@@ -402,3 +402,92 @@ fn a_stuck_plan_is_superseded_only_with_force() {
     );
     assert_eq!(s.config_map("st-last")["note"], "second");
 }
+
+/// Issue 23: `kudo plan trigger` of another plan while one runs is refused, by the CLI and by
+/// the admission webhook (KUDO: "overriding an existing plan directly is NOT allowed"), and
+/// nothing is superseded; with `--force` the trigger names the run it supersedes, and runs.
+#[test]
+fn a_direct_trigger_while_a_plan_runs_is_refused_unless_forced() {
+    let Some(s) = Scenario::start("trigger") else {
+        return;
+    };
+    let package = fixture("e2e/slow").to_string_lossy().into_owned();
+    s.kudo(&[
+        "install",
+        &package,
+        "--instance",
+        "tr",
+        "-n",
+        &s.namespace,
+        "-p",
+        "delay=86400",
+    ])
+    .assert()
+    .success();
+    wait_until("step slow waits", || {
+        step_status(&s.instance("tr"), "deploy", "slow") == "IN_PROGRESS"
+    });
+    let trigger = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "trigger",
+            "--name",
+            "update",
+            "--instance",
+            "tr",
+            "-n",
+            &s.namespace,
+        ];
+        args.extend(extra);
+        s.kudo(&args).output().expect("kudo runs")
+    };
+    let refused = trigger(&[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stdout));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("cannot trigger plan `update`: plan `deploy` is scheduled or running")
+            && stderr.contains("[plan-in-progress]"),
+        "{stderr}"
+    );
+    assert!(!text(&refused.stdout).contains("triggered"));
+    // A client that skips the CLI is refused by the webhook.
+    let raw = refusal(s.patch_raw(
+        "tr",
+        json!({"spec": {"planExecution": {"planName": "update", "uid": "raw-1"}}}),
+    ));
+    assert!(
+        raw.contains("cannot trigger plan `update`: plan `deploy` is scheduled or running"),
+        "{raw}"
+    );
+    let i = s.instance("tr");
+    assert!(i["spec"].get("planExecution").is_none(), "{i}");
+    assert_eq!(i["status"]["activePlan"]["name"], "deploy", "{i}");
+    assert_eq!(
+        i["status"]["planStatus"]["deploy"]["status"], "IN_PROGRESS",
+        "{i}"
+    );
+    // With --force: the run it supersedes is named, and the triggered plan runs to COMPLETE.
+    let forced = trigger(&["--force", "--wait", "--wait-time", "2m"]);
+    let stdout = text(&forced.stdout);
+    assert!(forced.status.success(), "{stdout}{}", text(&forced.stderr));
+    assert!(
+        stdout.contains("--force: plan `deploy` (run deploy-g1) was scheduled or running"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("plan update COMPLETE"), "{stdout}");
+    let i = s.instance("tr");
+    assert_eq!(
+        i["metadata"]["annotations"]["kudo.dev/supersede"], "deploy-g1",
+        "{i}"
+    );
+    assert_eq!(
+        i["status"]["planStatus"]["deploy"]["status"], "ERROR",
+        "{i}"
+    );
+    assert!(
+        i["status"]["planStatus"]["deploy"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("superseded by plan `update`")),
+        "{i}"
+    );
+}
