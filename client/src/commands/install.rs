@@ -2,7 +2,7 @@
 //! Instance's ServiceAccount and its bindings ([`super::service_account`], with the user's own
 //! rights), the Operator and OperatorVersion when missing, then the Instance naming that
 //! ServiceAccount. `writeOnly` values go to a Secret the Instance names in
-//! `spec.parametersFrom` ([`super::secrets`]), created just before the Instance and deleted
+//! `spec.parametersFrom` (`commands::secrets`), created just before the Instance and deleted
 //! again when the Instance is refused.
 
 use kube::api::ObjectMeta;

@@ -117,11 +117,7 @@ pub(crate) async fn read(t: &Target, inst: &Instance) -> Result<Sources> {
 
 /// What kudo's Secret must hold for the secret values `secret` (of `schema`): each value that
 /// the user's own Secrets (`others`) do not already provide as it is. `None`: no Secret.
-pub(crate) fn managed_values(
-    schema: &ParamSchema,
-    secret: Option<&Value>,
-    others: &Value,
-) -> Option<Value> {
+fn managed_values(schema: &ParamSchema, secret: Option<&Value>, others: &Value) -> Option<Value> {
     let secret = secret?;
     let mut out = json!({});
     for p in values::pointers(schema, secret) {
@@ -134,6 +130,73 @@ pub(crate) fn managed_values(
     out.as_object()
         .is_some_and(|m| !m.is_empty())
         .then_some(out)
+}
+
+/// How a decision's values are written: the public part to `spec.parameters`, the secret part
+/// (what the user's own Secrets do not provide) to a new Secret of kudo's when it changed.
+pub(crate) struct Write {
+    /// The new `spec.parameters`.
+    pub public: Value,
+    /// What kudo's new Secret holds; `None` with [`Write::sources`] set: no Secret any more.
+    managed: Option<Value>,
+    /// The new Secret's name, when one is written.
+    new_secret: Option<String>,
+    /// The new `spec.parametersFrom`, when kudo's Secret changes.
+    pub sources: Option<Vec<ParametersFrom>>,
+    /// kudo's Secret the Instance names now.
+    old_secret: Option<String>,
+}
+
+impl Write {
+    /// Splits `explicit` (a decision's values, of `schema`) for Instance `inst`, whose Secrets
+    /// hold `sources`.
+    pub fn of(
+        schema: &ParamSchema,
+        explicit: &Value,
+        sources: &Sources,
+        inst: &Instance,
+    ) -> Result<Write> {
+        let (public, secret) = values::split(schema, explicit);
+        let managed = managed_values(schema, secret.as_ref(), &sources.others);
+        let now = sources.managed.as_ref().map(|(_, v)| v.clone());
+        let changed = managed != now;
+        let new_secret = match (&managed, changed) {
+            (Some(_), true) => Some(new_name(&inst.metadata.name.clone().unwrap_or_default())?),
+            _ => None,
+        };
+        Ok(Write {
+            public,
+            sources: changed.then(|| entries(inst, new_secret.as_deref())),
+            managed,
+            new_secret,
+            old_secret: sources.managed.as_ref().map(|(n, _)| n.clone()),
+        })
+    }
+
+    /// Creates the new Secret (owned by `inst`), before the Instance is written.
+    pub async fn prepare(&self, t: &Target, inst: &Instance) -> Result<()> {
+        if let (Some(name), Some(values)) = (&self.new_secret, &self.managed) {
+            let instance = inst.metadata.name.clone().unwrap_or_default();
+            create(t, &instance, name, Some(inst), values).await?;
+        }
+        Ok(())
+    }
+
+    /// After the Instance's write (`landed` or not): deletes the Secret it no longer names.
+    pub async fn settle(&self, t: &Target, landed: bool) -> Result<()> {
+        if self.sources.is_none() {
+            return Ok(());
+        }
+        let stale = if landed {
+            &self.old_secret
+        } else {
+            &self.new_secret
+        };
+        match stale {
+            Some(name) => delete(t, name).await,
+            None => Ok(()),
+        }
+    }
 }
 
 /// `spec.parametersFrom` with kudo's Secret replaced by `managed` (removed when `None`;

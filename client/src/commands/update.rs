@@ -15,7 +15,7 @@
 //! update is lost without its writer being told. An Instance without `spec.parameters` is
 //! written with a merge patch holding `metadata.resourceVersion` instead (409 Conflict when it
 //! changed). `writeOnly` values go to a new Secret of kudo's, named in `spec.parametersFrom` in
-//! the same write ([`super::secrets`]).
+//! the same write (`commands::secrets`).
 
 use kube::api::Patch;
 use kudo_pkg::change::{self, Decision, Version};
@@ -112,17 +112,9 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
         )
         .map_err(Error::Parameters)?;
         // writeOnly values go to kudo's Secret, the rest to spec.parameters.
-        let (public_new, secret_new) = kudo_pkg::secrets::split(&version.schema, &change.explicit);
-        let managed_new =
-            secrets::managed_values(&version.schema, secret_new.as_ref(), &sources.others);
-        let managed_now = sources.managed.as_ref().map(|(_, v)| v.clone());
-        let new_secret = match (&managed_new, managed_new != managed_now) {
-            (Some(_), true) => Some(secrets::new_name(req.instance)?),
-            _ => None,
-        };
-        let sources_new =
-            (managed_new != managed_now).then(|| secrets::entries(&inst, new_secret.as_deref()));
-        let diff = merge::diff(&public, &public_new);
+        let write = secrets::Write::of(&version.schema, &change.explicit, &sources, &inst)?;
+        let (public_new, sources_new) = (&write.public, &write.sources);
+        let diff = merge::diff(&public, public_new);
         if diff.is_none() && sources_new.is_none() {
             return Ok(Updated {
                 change,
@@ -134,12 +126,13 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             });
         }
         let guarded = match &inst.spec.parameters {
-            Some(Value::Object(_)) => merge::guarded("/spec/parameters", &public, &public_new)
-                .or_else(|| Some(Vec::new())),
+            Some(Value::Object(_)) => {
+                merge::guarded("/spec/parameters", &public, public_new).or_else(|| Some(Vec::new()))
+            }
             _ => None,
         };
         let guarded = guarded.map(|mut ops| {
-            if let Some(list) = &sources_new {
+            if let Some(list) = sources_new {
                 ops.extend(sources_ops(&inst, list));
             }
             if let Some(run) = &superseded {
@@ -157,7 +150,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 if let Some(diff) = diff {
                     p["spec"]["parameters"] = diff;
                 }
-                if let Some(list) = &sources_new {
+                if let Some(list) = sources_new {
                     p["spec"]["parametersFrom"] = if list.is_empty() {
                         Value::Null
                     } else {
@@ -180,9 +173,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 superseded,
             });
         }
-        if let (Some(name), Some(values)) = (&new_secret, &managed_new) {
-            secrets::create(t, req.instance, name, Some(&inst), values).await?;
-        }
+        write.prepare(t, &inst).await?;
         let sent = match &guarded {
             Some(ops) => {
                 let ops: json_patch::Patch = serde_json::from_value(Value::Array(ops.clone()))
@@ -198,15 +189,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             }
         };
         // Exactly one of the old and the new Secret stays: the one the Instance names.
-        let stale = match &sent {
-            Ok(_) => sources.managed.as_ref().map(|(n, _)| n.clone()),
-            Err(_) => new_secret.clone(),
-        };
-        if sources_new.is_some()
-            && let Some(name) = &stale
-        {
-            secrets::delete(t, name).await?;
-        }
+        write.settle(t, sent.is_ok()).await?;
         match sent {
             Ok(written) => {
                 return Ok(Updated {

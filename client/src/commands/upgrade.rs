@@ -131,32 +131,15 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         };
         let mut spec = json!({"operatorVersion": {"name": to}});
         // writeOnly values (moved by oldName, or given) go to kudo's Secret.
-        let (public_new, secret_new) =
-            kudo_pkg::secrets::split(&to_version.schema, &change.explicit);
-        if let Some(diff) = merge::diff(&public, &public_new) {
+        let write = secrets::Write::of(&to_version.schema, &change.explicit, &sources, &inst)?;
+        if let Some(diff) = merge::diff(&public, &write.public) {
             spec["parameters"] = diff;
         }
-        let managed_new =
-            secrets::managed_values(&to_version.schema, secret_new.as_ref(), &sources.others);
-        let managed_now = sources.managed.as_ref().map(|(_, v)| v.clone());
-        let new_secret = match (&managed_new, managed_new != managed_now) {
-            (Some(_), true) => Some(secrets::new_name(req.instance)?),
-            _ => None,
-        };
-        if managed_new != managed_now {
-            let list = secrets::entries(&inst, new_secret.as_deref());
+        if let Some(list) = &write.sources {
             spec["parametersFrom"] = if list.is_empty() {
                 Value::Null
             } else {
                 serde_json::to_value(list).unwrap_or_default()
-            };
-        }
-        let kept = change.kept.as_object().is_some_and(|k| !k.is_empty());
-        if kept || inst.spec.immutable_defaults.is_some() {
-            spec["immutableDefaults"] = if kept {
-                change.kept.clone()
-            } else {
-                Value::Null
             };
         }
         let mut patch = json!({
@@ -196,23 +179,13 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             create_operator_version(t, &new_ov).await?;
             created = true;
         }
-        if let (Some(name), Some(values)) = (&new_secret, &managed_new) {
-            secrets::create(t, req.instance, name, Some(&inst), values).await?;
-        }
+        write.prepare(t, &inst).await?;
         let sent = t
             .instances()
             .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
             .await;
         // Exactly one of the old and the new Secret stays: the one the Instance names.
-        if managed_new != managed_now {
-            let stale = match &sent {
-                Ok(_) => sources.managed.as_ref().map(|(n, _)| n.clone()),
-                Err(_) => new_secret.clone(),
-            };
-            if let Some(name) = &stale {
-                secrets::delete(t, name).await?;
-            }
-        }
+        write.settle(t, sent.is_ok()).await?;
         match sent {
             Ok(written) => {
                 return Ok(Upgraded {
