@@ -155,6 +155,9 @@ pub struct Installed<'a> {
     /// Its `spec.immutableDefaults`: installed defaults of immutable parameters that a later
     /// version changed ([`Decision::kept`]); `None` when it has none.
     pub kept: Option<&'a Value>,
+    /// Its `spec.parametersFrom` names Secrets this caller has not read (an Instance file,
+    /// offline): a `required` value may be missing from what it sees.
+    pub secrets_elsewhere: bool,
     /// `metadata.deletionTimestamp` is set.
     pub deleting: bool,
     /// The plan scheduled or running now, if any.
@@ -169,6 +172,7 @@ impl<'a> Installed<'a> {
             version,
             values,
             kept: None,
+            secrets_elsewhere: false,
             deleting: false,
             in_progress: None,
         }
@@ -255,7 +259,7 @@ type Outcome = Result<Decision, Vec<Diagnostic>>;
 /// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
 pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
     let (values, explicit, mut problems) = propose(to, &empty(), &empty(), proposal);
-    problems.extend(validate(to, &values, proposal));
+    problems.extend(validate(to, &values, proposal, false));
     if !to.has_plan(DEPLOY) {
         problems.push(no_plan(
             to,
@@ -287,7 +291,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
         // A rewrite: what is stored stays as it is, so nothing about it can be refused now.
         let warnings = problems
             .into_iter()
-            .chain(validate(v, &new, proposal))
+            .chain(validate(v, &new, proposal, installed.secrets_elsewhere))
             .map(|mut d| {
                 d.severity = Severity::Warning;
                 d
@@ -295,7 +299,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
             .collect();
         return Ok(unchanged(new, explicit, kept, warnings));
     }
-    problems.extend(validate(v, &new, proposal));
+    problems.extend(validate(v, &new, proposal, installed.secrets_elsewhere));
     problems.extend(with_origins(
         &new,
         immutable::check_update(&v.schema, old.value(), new.value()),
@@ -408,7 +412,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     // default is no change given with the upgrade), with the kept defaults.
     let (base, _) = effective(&to.schema, &current(overlay(&kept, &carried)));
     let baseline = base.value();
-    problems.extend(validate(to, &new, proposal));
+    problems.extend(validate(to, &new, proposal, installed.secrets_elsewhere));
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
     // Against the installed values too: giving the new default of an immutable value is a
@@ -717,10 +721,15 @@ fn propose(
 }
 
 /// `values` validated against `v`'s schema; a missing `required` value is no problem when the
-/// proposal comes without the Instance's Secrets.
-fn validate(v: &Version, values: &Values, proposal: Proposal<'_>) -> Vec<Diagnostic> {
+/// caller has not seen the Instance's Secrets (`WithoutSecrets`, `secrets_elsewhere`).
+fn validate(
+    v: &Version,
+    values: &Values,
+    proposal: Proposal<'_>,
+    secrets_elsewhere: bool,
+) -> Vec<Diagnostic> {
     let mut problems = v.validator.validate(values);
-    if matches!(proposal, Proposal::WithoutSecrets(_)) {
+    if secrets_elsewhere || matches!(proposal, Proposal::WithoutSecrets(_)) {
         problems.retain(|d| d.code != Code::Required);
     }
     problems
@@ -940,6 +949,7 @@ mod tests {
             version: v,
             values: &installed,
             kept: None,
+            secrets_elsewhere: false,
             deleting: state.deleting,
             in_progress: state.in_progress,
         };
@@ -965,6 +975,7 @@ mod tests {
             version: from,
             values: &installed,
             kept: None,
+            secrets_elsewhere: false,
             deleting: state.deleting,
             in_progress: state.in_progress,
         };
@@ -1154,6 +1165,7 @@ mod tests {
                 version: &v,
                 values: &stored,
                 kept: None,
+                secrets_elsewhere: false,
                 deleting: state.deleting,
                 in_progress: state.in_progress,
             };
@@ -1172,6 +1184,7 @@ mod tests {
             version: &v,
             values: &stored,
             kept: None,
+            secrets_elsewhere: false,
             deleting: false,
             in_progress: None,
         };
@@ -1384,6 +1397,7 @@ mod tests {
             version: &from,
             values: &stored,
             kept: None,
+            secrets_elsewhere: false,
             deleting: false,
             in_progress: None,
         };
@@ -1451,6 +1465,7 @@ mod tests {
         let d2 = upgrade(&i, &v2, Proposal::NONE).unwrap();
         let i = Installed {
             kept: Some(&d2.kept),
+            secrets_elsewhere: false,
             ..Installed::at_rest(&v2, &d2.explicit)
         };
         let d3 = upgrade(&i, &v3, Proposal::NONE).unwrap();
@@ -1459,6 +1474,7 @@ mod tests {
         assert_eq!(d3.kept, json!({"name": "a"}));
         let i = Installed {
             kept: Some(&d3.kept),
+            secrets_elsewhere: false,
             ..Installed::at_rest(&v3, &d3.explicit)
         };
         let u = update(
@@ -1536,6 +1552,7 @@ mod tests {
             version: v,
             values: &installed,
             kept: None,
+            secrets_elsewhere: false,
             deleting: state.deleting,
             in_progress: state.in_progress,
         };
@@ -1783,6 +1800,7 @@ mod tests {
                 version: &v,
                 values: &values,
                 kept: None,
+                secrets_elsewhere: false,
                 deleting: state.deleting,
                 in_progress: state.in_progress,
             };

@@ -131,6 +131,15 @@ impl InstanceFile {
         }
     }
 
+    /// Whether `spec.parametersFrom` names Secrets (whose values kudo does not read offline).
+    pub fn names_secrets(&self) -> bool {
+        self.doc
+            .value()
+            .pointer("/spec/parametersFrom")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    }
+
     /// `spec.immutableDefaults` (installed defaults an upgrade kept), when set.
     pub fn kept(&self) -> Option<Value> {
         self.doc
@@ -199,6 +208,7 @@ pub fn update(
     let kept = file.kept();
     let installed = Installed {
         kept: kept.as_ref(),
+        secrets_elsewhere: file.names_secrets(),
         ..file.installed(&version, &current)
     };
     let proposal = Proposal::Edits {
@@ -207,6 +217,7 @@ pub fn update(
         resets,
     };
     let decision = change::update(&installed, proposal).map_err(|d| pkg.located(d))?;
+    no_new_secrets(&version, &current, &decision).map_err(|d| pkg.located(d))?;
     let stored = stored_form(file.api_version(), &decision.explicit);
     let edits = edit::edits_between(
         &["spec", "parameters"],
@@ -245,6 +256,7 @@ pub fn upgrade(
     let kept = file.kept();
     let installed = Installed {
         kept: kept.as_ref(),
+        secrets_elsewhere: file.names_secrets(),
         ..file.installed(&from, &current)
     };
     let proposal = Proposal::Edits {
@@ -257,6 +269,7 @@ pub fn upgrade(
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,
     };
+    no_new_secrets(&to, &current, &decision).map_err(|d| new_pkg.located(d))?;
     let stored = stored_form(api, &decision.explicit);
     let mut edits = Vec::new();
     if api != file.api_version() {
@@ -284,6 +297,36 @@ pub fn upgrade(
     }
     let text = apply(file, &edits)?;
     Ok(Outcome { text, decision })
+}
+
+/// A `writeOnly` value the edit would write into the file (new or changed) is refused: an
+/// Instance file is kept in git and read by anyone who may read Instances once applied (the
+/// admission webhook refuses it too). A value the file already held is left as it is.
+fn no_new_secrets(
+    v: &Version,
+    current: &Value,
+    decision: &Decision,
+) -> std::result::Result<(), Vec<Diagnostic>> {
+    let refused: Vec<Diagnostic> = crate::secrets::pointers(&v.schema, &decision.explicit)
+        .into_iter()
+        .filter(|p| decision.explicit.pointer(p) != v.typed(current).pointer(p))
+        .map(|p| {
+            Diagnostic::error(
+                Code::SecretInInstance,
+                &p,
+                "is writeOnly: an Instance file never holds its value",
+            )
+            .with_origin(decision.values.origin(&p))
+            .with_help(format!(
+                "put it in a Secret and name it in spec.parametersFrom ({{secretRef: {{name: NAME, key: KEY}}, pointer: {p}}}); in a cluster, kudo update --instance does this"
+            ))
+        })
+        .collect();
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(refused)
+    }
 }
 
 /// Values as an Instance of `api_version` stores them (v1beta1: strings, as KUDO did).

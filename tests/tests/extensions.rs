@@ -215,6 +215,7 @@ fn run_update(
         version: &version,
         values: &current,
         kept: None,
+        secrets_elsewhere: false,
         deleting: false,
         in_progress: None,
     };

@@ -87,15 +87,38 @@ fn a_refused_value_is_masked_in_the_diagnostic_and_its_line_is_not_shown() {
 }
 
 #[test]
-fn the_update_diff_masks_the_old_and_the_new_value() {
+fn an_instance_file_written_before_secrets_left_it_is_edited_with_the_secret_masked() {
+    // A file from before writeOnly values moved to Secrets: the password in spec.parameters.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("instance.yaml");
-    std::fs::copy(example("instances/cassandra.yaml"), &file).unwrap();
+    let text = std::fs::read_to_string(example("instances/cassandra.yaml")).unwrap();
+    let at = text
+        .find("  # writeOnly values never sit")
+        .expect("the example's parametersFrom");
     let old = "s3cr3t-pass";
-    assert!(std::fs::read_to_string(&file).unwrap().contains(old));
+    let legacy = format!("{}        password: {old}\n", &text[..at]);
+    std::fs::write(&file, &legacy).unwrap();
     let pkg = example("cassandra-v1beta2");
-    let set = format!("{}=TopSecret-C", &PASSWORD[1..]);
     for format in ["text", "json"] {
+        // Another value changes: the diff never shows the secret the file holds.
+        let text = run(
+            &[
+                "update",
+                "-f",
+                path(&file),
+                "--package",
+                path(&pkg),
+                "-p",
+                "backup/credentials/name=other-user",
+                "--dry-run",
+                "-o",
+                format,
+            ],
+            0,
+        );
+        assert_hidden(&format!("update --dry-run -o {format}"), &text, old);
+        // A new secret is refused, its value never echoed.
+        let set = format!("{}=TopSecret-C", &PASSWORD[1..]);
         let text = run(
             &[
                 "update",
@@ -109,16 +132,13 @@ fn the_update_diff_masks_the_old_and_the_new_value() {
                 "-o",
                 format,
             ],
-            0,
+            1,
         );
-        assert!(text.contains("<hidden: writeOnly>"), "{text}");
-        assert_hidden(
-            &format!("update --dry-run -o {format}"),
-            &text,
-            "TopSecret-C",
-        );
-        assert_hidden(&format!("update --dry-run -o {format}"), &text, old);
+        assert!(text.contains("secret-in-instance"), "{text}");
+        assert_hidden(&format!("refused update -o {format}"), &text, "TopSecret-C");
+        assert_hidden(&format!("refused update -o {format}"), &text, old);
     }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), legacy);
 }
 
 #[test]

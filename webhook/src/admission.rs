@@ -305,6 +305,7 @@ pub fn decide(
                 version: &from,
                 values: &values,
                 kept: old_kept.as_ref(),
+                secrets_elsewhere: false,
                 deleting: new.pointer("/metadata/deletionTimestamp").is_some()
                     || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
                 in_progress: running.as_deref(),

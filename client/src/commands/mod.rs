@@ -449,6 +449,7 @@ fn installed<'a>(
         version,
         values,
         kept: inst.spec.immutable_defaults.as_ref(),
+        secrets_elsewhere: false,
         deleting: inst.metadata.deletion_timestamp.is_some(),
         in_progress: in_progress.as_deref(),
     }
