@@ -189,7 +189,8 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
     if status.applied.is_none() || status.observed_generation.is_some_and(|o| o >= generation) {
         return None;
     }
-    let (values, _) = values(inst, version, &serde_json::json!({}));
+    let given = inst.spec.parameters.clone().unwrap_or_default();
+    let (values, _) = version.effective_kept(&given, inst.spec.immutable_defaults.as_ref());
     // Secrets are not in the spec (nor readable here): they count as unchanged.
     let recorded = status
         .applied
@@ -205,20 +206,6 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
         }),
         _ => None,
     }
-}
-
-/// The effective values of `inst` under `version`: the values of its Secrets (`secrets`, read
-/// from `spec.parametersFrom`; `{}` for a caller that cannot read them) under its
-/// `spec.parameters`, over its kept installed defaults and the version's defaults. Not
-/// validated: the problems met are returned with them.
-pub fn values(
-    inst: &Instance,
-    version: &Version,
-    secrets: &Value,
-) -> (kudo_pkg::values::Values, Vec<kudo_pkg::Diagnostic>) {
-    let public = inst.spec.parameters.clone().unwrap_or_default();
-    let given = kudo_pkg::secrets::under(&public, secrets);
-    version.effective_kept(&given, inst.spec.immutable_defaults.as_ref())
 }
 
 /// The plan of [`running`].

@@ -464,6 +464,11 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     plan::ensure_all(&mut status, pkg);
     // The values in the Instance's Secrets (spec.parametersFrom), read at plan time.
     // Read as the Instance's ServiceAccount: the manager itself may read no Secret.
+    let secret_values = match ctx.tenants.client_for(inst) {
+        _ if inst.spec.parameters_from.is_empty() => Ok(json!({})),
+        Ok(tenant) => read_secrets(&tenant, &ns, inst).await,
+        Err(e) => Err(e.to_string()),
+    };
     // What the plan's templates are rendered with: the recorded values with the secrets they
     // hold now (status.applied has their digests only).
     let render: Value;
@@ -492,23 +497,30 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             .and_then(|a| a.parameters.clone())
             .unwrap_or_else(|| json!({}));
         // The Secrets may be gone already (a foreground deletion): then the digests stay.
-        render = match secret_values(ctx, &ns, inst).await {
-            Ok(sv) => {
-                let now_values = plan::values(inst, &compiled.version, &sv).0.into_value();
-                kudo_pkg::secrets::revealed(schema, &recorded, &now_values, &ctx.digest_key)
-            }
+        let now_values = secret_values.map(|sv| {
+            let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+            let given = kudo_pkg::secrets::under(&public, &sv);
+            let kept = inst.spec.immutable_defaults.as_ref();
+            compiled.version.effective_kept(&given, kept).0.into_value()
+        });
+        render = match now_values {
+            Ok(v) => kudo_pkg::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
             Err(_) => recorded,
         };
     } else {
-        let secret_values = match secret_values(ctx, &ns, inst).await {
-            Ok(v) => v,
+        let secret_values = match &secret_values {
+            Ok(v) => v.clone(),
             Err(why) => {
-                set_ready(&mut status, inst, "False", "SecretMissing", &why, &now);
+                set_ready(&mut status, inst, "False", "SecretMissing", why, &now);
                 write_status(&api, inst, &original, &status).await?;
                 return Ok(Action::requeue(ctx.settings.progress * 2));
             }
         };
-        let (values, mut problems) = plan::values(inst, &compiled.version, &secret_values);
+        let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        let given = kudo_pkg::secrets::under(&public, &secret_values);
+        let (values, mut problems) = compiled
+            .version
+            .effective_kept(&given, inst.spec.immutable_defaults.as_ref());
         problems.extend(compiled.version.validator.validate(&values));
         let errors: Vec<String> = problems
             .iter()
@@ -571,20 +583,6 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         return Ok(Action::await_change());
     }
     Ok(action)
-}
-
-/// The values of the Secrets `inst` names in `spec.parametersFrom` (none: `{}`), read as its
-/// ServiceAccount: the manager itself may read no Secret.
-async fn secret_values(
-    ctx: &Context,
-    ns: &str,
-    inst: &Instance,
-) -> std::result::Result<Value, String> {
-    if inst.spec.parameters_from.is_empty() {
-        return Ok(json!({}));
-    }
-    let tenant = ctx.tenants.client_for(inst).map_err(|e| e.to_string())?;
-    read_secrets(&tenant, ns, inst).await
 }
 
 /// The values of the Secrets `inst` names in `spec.parametersFrom`, merged in order; why not,
