@@ -186,8 +186,10 @@ fn random_digest_key(why: &str) -> Vec<u8> {
     kudo_pkg::secrets::random_key()
 }
 
+/// The key of a context until [`Context::with_digest_key`] gives the loaded one: no warning
+/// here, [`load_digest_key`] warns when it cannot load one.
 fn digest_key() -> Vec<u8> {
-    env_digest_key().unwrap_or_else(|| random_digest_key("no key given"))
+    env_digest_key().unwrap_or_else(kudo_pkg::secrets::random_key)
 }
 
 /// The key of the digests of secret values: [`DIGEST_KEY_ENV`], else the Secret
