@@ -153,6 +153,56 @@ pub fn folders_with(root: &std::path::Path, file: &str) -> Vec<PathBuf> {
     out
 }
 
+/// A folder served over HTTP on loopback (axum with tower-http's `ServeDir`, on its own
+/// thread and runtime) until dropped: a real HTTP server for repositories.
+pub struct Served {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Serves `dir` (files as they are at each request) until the result is dropped.
+pub fn serve_dir(dir: &Path) -> Served {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let url = format!("http://{}", listener.local_addr().expect("its address"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let dir = dir.to_path_buf();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+            let app =
+                axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+    });
+    Served {
+        url,
+        stop: Some(stop),
+        thread: Some(thread),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

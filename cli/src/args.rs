@@ -43,6 +43,21 @@ pub enum Command {
     #[command(after_help = crate::examples::PACKAGE)]
     #[command(subcommand)]
     Package(PackageCommand),
+    /// Operator repositories (KUDO's index.yaml, served over HTTP): add, list, remove, choose the
+    /// default, download their indexes into the cache, index a folder of packages.
+    ///
+    /// The configuration is $KUDO_HOME/repository/repositories.yaml when KUDO_HOME is set, else
+    /// $XDG_CONFIG_HOME/kudo/repositories.yaml; with none, KUDO's `community` repository is the
+    /// only one and the default. Indexes and downloaded packages are cached in
+    /// $XDG_CACHE_HOME/kudo (packages by their sha256, checked against the index).
+    #[command(subcommand, after_help = crate::examples::REPO)]
+    Repo(RepoCommand),
+    /// Search the repositories' cached indexes for operators, by name or description.
+    ///
+    /// Reads the cache only (`kudo repo update` fills it; a repository with no cached index
+    /// yet is downloaded once): after an update, search works offline.
+    #[command(after_help = crate::examples::SEARCH)]
+    Search(SearchArgs),
     /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
     ///
     /// With --instance NAME: reads the Instance and its OperatorVersion from the cluster,
@@ -181,12 +196,114 @@ pub struct CompletionArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// `kudo repo ...`.
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Add a repository. Refused when the name exists, or when URL/index.yaml cannot be read
+    /// (unless --skip-check). The index read is cached.
+    #[command(after_help = crate::examples::REPO_ADD)]
+    Add(RepoAddArgs),
+    /// List the repositories; `*` marks the default (the context).
+    #[command(after_help = crate::examples::REPO_LIST)]
+    List(RepoListArgs),
+    /// Remove repositories (and their cached indexes).
+    #[command(after_help = crate::examples::REPO_REMOVE)]
+    Remove(RepoRemoveArgs),
+    /// Set the repository names are looked up in when --repo is not given.
+    #[command(after_help = crate::examples::REPO_CONTEXT)]
+    Context(RepoContextArgs),
+    /// Download the index of every repository (or of those named) into the cache. Exits with 1
+    /// when one fails; the others are still updated.
+    #[command(after_help = crate::examples::REPO_UPDATE)]
+    Update(RepoUpdateArgs),
+    /// Write DIR/index.yaml for the packages (DIR/*.tgz) in DIR, for a repository served from
+    /// DIR: name, versions, description, maintainers, URL and sha256 digest of each. A file
+    /// that is not a valid package is left out with a warning.
+    #[command(after_help = crate::examples::REPO_INDEX)]
+    Index(RepoIndexArgs),
+}
+
+/// `kudo repo add`.
+#[derive(Debug, Args)]
+pub struct RepoAddArgs {
+    /// The repository's name.
+    pub name: String,
+    /// Its URL: where index.yaml is (http://, https://, file://, or a local folder).
+    pub url: String,
+    /// Add it without reading URL/index.yaml.
+    #[arg(long)]
+    pub skip_check: bool,
+}
+
+/// `kudo repo list`.
+#[derive(Debug, Args)]
+pub struct RepoListArgs {
+    /// Output format (default: a table).
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
+/// `kudo repo remove`.
+#[derive(Debug, Args)]
+pub struct RepoRemoveArgs {
+    /// The repositories' names.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+}
+
+/// `kudo repo context`.
+#[derive(Debug, Args)]
+pub struct RepoContextArgs {
+    /// The repository's name.
+    pub name: String,
+}
+
+/// `kudo repo update`.
+#[derive(Debug, Args)]
+pub struct RepoUpdateArgs {
+    /// The repositories to update (default: all).
+    pub names: Vec<String>,
+}
+
+/// `kudo repo index`.
+#[derive(Debug, Args)]
+pub struct RepoIndexArgs {
+    /// The folder holding the packages (*.tgz); index.yaml is written into it.
+    pub dir: PathBuf,
+    /// The URL the folder is served at: package URLs in the index are URL/FILE (default: the
+    /// file names alone, relative to wherever the index is served).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Merge this index into the new one: its entries are kept unless a package of the folder
+    /// has the same name and versions (the folder's wins).
+    #[arg(long, value_name = "FILE")]
+    pub merge: Option<PathBuf>,
+}
+
+/// `kudo search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for in operator names and descriptions (case-insensitive; all when
+    /// omitted).
+    pub term: Option<String>,
+    /// Search this repository only (default: every repository).
+    #[arg(long, value_name = "NAME")]
+    pub repo: Option<String>,
+    /// List every version, not only the newest of each operator.
+    #[arg(long)]
+    pub all_versions: bool,
+    /// Output format (default: a table).
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
 /// `kudo package create`.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// The package directory.
     pub package: PathBuf,
-    /// Directory to write NAME-VERSION.tgz into (KUDO's --destination is accepted too).
+    /// Directory to write NAME-APPVERSION_OPERATORVERSION.tgz (NAME-OPERATORVERSION.tgz without
+    /// an appVersion) into (KUDO's --destination is accepted too).
     #[arg(
         short = 'd',
         long = "output-dir",
@@ -259,13 +376,16 @@ pub struct UpdateArgs {
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
     .args(["kubeconfig", "context", "namespace", "wait", "wait_time", "force"]).conflicts_with("file")))]
 pub struct UpgradeArgs {
-    /// With --instance: the package to upgrade to (directory or .tgz).
+    /// With --instance: the package to upgrade to (a directory, a .tgz, an http(s):// URL, an
+    /// oci:// reference or an operator name in a repository).
     #[arg(
         value_name = "PACKAGE",
         requires = "instance",
         required_unless_present = "file"
     )]
     pub new_package: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: SourceArgs,
     #[command(flatten)]
     pub edit: FileEditArgs,
     /// With -f: the package of the version the Instance runs now.
@@ -315,11 +435,55 @@ pub struct ValueArgs {
     pub files: Vec<PathBuf>,
 }
 
+/// Where a PACKAGE named by name comes from, and which version: the flags of every command
+/// that takes a package.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// The repository a PACKAGE name is looked up in (default: the context, `kudo repo
+    /// context`). Also where the package's KudoOperator dependencies named by name are found.
+    #[arg(long, value_name = "NAME")]
+    pub repo: Option<String>,
+    /// The operatorVersion of a PACKAGE named by name or oci:// reference: exact (`1.3.1`) or a
+    /// semver range (`^1.3`, `~1.3.2`, `>=1.2 <2`, `1.3.x`); default the newest.
+    #[arg(long, value_name = "VERSION")]
+    pub operator_version: Option<String>,
+    /// The appVersion of a PACKAGE named by name or oci:// reference, as --operator-version.
+    #[arg(long, value_name = "VERSION")]
+    pub app_version: Option<String>,
+    /// Talk plain HTTP (no TLS) to an oci:// registry, e.g. one on localhost.
+    #[arg(long)]
+    pub plain_http: bool,
+}
+
+impl SourceArgs {
+    /// As the repository code takes it; a version that is neither a version nor a range is
+    /// refused.
+    pub fn to_source(&self) -> Result<crate::repo::Source, kudo_pkg::Error> {
+        let want = kudo_pkg::repo::Want::parse(
+            self.operator_version.as_deref(),
+            self.app_version.as_deref(),
+        )
+        .map_err(|e| kudo_pkg::Error::Invalid {
+            path: PathBuf::new(),
+            location: None,
+            message: e.to_string(),
+        })?;
+        Ok(crate::repo::Source {
+            repo: self.repo.clone(),
+            want,
+            plain_http: self.plain_http,
+        })
+    }
+}
+
 /// `kudo template`.
 #[derive(Debug, Args)]
 pub struct TemplateArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
     pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Instance name (`Name` in templates).
@@ -348,8 +512,11 @@ pub enum DataFormat {
 /// `kudo params`.
 #[derive(Debug, Args)]
 pub struct ParamsArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
     pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Output format.
@@ -487,8 +654,11 @@ pub enum ListFormat {
 /// `kudo package list parameters`.
 #[derive(Debug, Args)]
 pub struct ListParametersArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
     pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Add the description column.
     #[arg(long)]
     pub descriptions: bool,
@@ -537,8 +707,11 @@ pub enum ReportFormat {
 /// `kudo package verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
     pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: ReportFormat,
@@ -583,8 +756,11 @@ pub struct WaitArgs {
 /// `kudo install`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The package: a directory or a .tgz.
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
     pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Name of the Instance (default: OPERATOR-instance).
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,

@@ -82,7 +82,7 @@ Examples:
 
 pub const CREATE: &str = "\
 Examples:
-  # cassandra-2.0.0.tgz in the current directory
+  # cassandra-3.11.6_2.0.0.tgz (NAME-APPVERSION_OPERATORVERSION.tgz) in the current directory
   kudo package create examples/cassandra-v1beta2
   kudo package create examples/zookeeper-v1beta1 --output-dir . --overwrite
 ";
@@ -163,6 +163,60 @@ Examples:
   # What would be rewritten, nothing written
   kudo migrate --dry-run
   kudo migrate -o json
+";
+
+pub const REPO: &str = "\
+Examples:
+  # A repository from packages: create them, index the folder, serve it, add it
+  kudo package create examples/cassandra-v1beta2 -d examples/repository --overwrite
+  kudo repo index examples/repository --url http://127.0.0.1:8080
+  kudo repo add local examples/repository
+  kudo repo list
+";
+
+pub const REPO_ADD: &str = "\
+Examples:
+  kudo repo add local examples/repository
+  kudo repo add staging https://operators.example.com/staging --skip-check
+";
+
+pub const REPO_LIST: &str = "\
+Examples:
+  kudo repo list
+  kudo repo list -o yaml
+";
+
+pub const REPO_REMOVE: &str = "\
+Examples:
+  kudo repo remove community
+";
+
+pub const REPO_CONTEXT: &str = "\
+Examples:
+  # Names are looked up in `community` unless --repo says otherwise
+  kudo repo context community
+";
+
+pub const REPO_UPDATE: &str = "\
+Examples:
+  # Every repository's index, into the cache (then `kudo search` works offline)
+  kudo repo update
+  kudo repo update community
+";
+
+pub const REPO_INDEX: &str = "\
+Examples:
+  kudo repo index examples/repository --url https://operators.example.com/stable
+
+  # Add the folder's packages to the index already published (the folder's entries win)
+  kudo repo index examples/repository --merge examples/repository/index.yaml
+";
+
+pub const SEARCH: &str = "\
+Examples:
+  kudo search kafka
+  kudo search --all-versions
+  kudo search zoo --repo community -o json
 ";
 
 #[cfg(test)]

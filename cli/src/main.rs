@@ -7,6 +7,7 @@
 mod args;
 mod cmd;
 mod examples;
+mod repo;
 mod report;
 
 use std::process::ExitCode;

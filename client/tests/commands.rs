@@ -297,6 +297,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     let (t, seen) = serve(script);
     let overrides = args(&["nodeCount=5", "topology/0/datacenterName=DC1"]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: None,
         inputs: Inputs {
@@ -380,6 +381,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let secret = "s3cret-Value-123";
     let overrides = args(&[&format!("backup/credentials/password={secret}")]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: None,
         inputs: Inputs {
@@ -450,6 +452,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         created(collection("instances")),
     ]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("second"),
         inputs: Inputs::default(),
@@ -467,6 +470,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
     let (t, seen) = serve(vec![]);
     let overrides = args(&["nodeCount=0", "logLevel=LOUD"]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs {
@@ -494,6 +498,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
         instance("c", "cassandra-2.0.0", json!({}), "7"),
     )]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
@@ -523,6 +528,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
         ok("GET", at("operatorversions", "cassandra-2.0.0"), other),
     ]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
@@ -570,6 +576,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         created(collection("instances")),
     ]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("c"),
         inputs: Inputs::default(),
@@ -608,6 +615,7 @@ async fn install_of_a_cluster_scoped_package_by_a_tenant_is_refused_before_any_w
         step("POST", CLUSTER_ROLE_BINDINGS.into(), 403, forbidden),
     ]);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("x"),
         inputs: Inputs::default(),
@@ -675,6 +683,7 @@ async fn install_removes_the_bindings_it_made_when_the_instance_is_refused() {
     script.extend(deletes.iter().map(|d| ok("DELETE", d.clone(), json!({}))));
     let (t, seen) = serve(script);
     let req = install::Request {
+        dependencies: None,
         package: &pkg,
         instance: Some("x"),
         inputs: Inputs::default(),
@@ -986,6 +995,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         merged(at("instances", "mine"), inst, 2),
     ]);
     let req = upgrade::Request {
+        dependencies: None,
         instance: "mine",
         package: &v2,
         inputs: Inputs::default(),
@@ -1084,6 +1094,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         merged(at("instances", "mine"), fresh, 3),
     ]);
     let req = upgrade::Request {
+        dependencies: None,
         instance: "mine",
         package: &v2,
         inputs: Inputs::default(),
@@ -1120,6 +1131,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         instance("mine", "my-operator-0.2.0", json!({}), "20"),
     )]);
     let req = upgrade::Request {
+        dependencies: None,
         instance: "mine",
         package: &v2,
         inputs: Inputs::default(),

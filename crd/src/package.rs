@@ -10,14 +10,26 @@ use std::path::PathBuf;
 
 use kube::core::ObjectMeta;
 use kudo_pkg::Package;
+use kudo_pkg::dependency::Dependency;
 use serde_json::{Map, Value, json};
 
 use crate::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
 use crate::v1beta2::{Operator, OperatorSpec, OperatorVersion, OperatorVersionSpec};
 
 /// The Operator and OperatorVersion (v1beta2, parameters as one schema) of a package, in
-/// `namespace`.
+/// `namespace`; its KudoOperator tasks' paths are resolved on disk.
 pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
+    objects_with(pkg, namespace, &[])
+}
+
+/// [`objects`], with the package's dependencies as resolved
+/// ([`kudo_pkg::dependency::resolve_with`]: from a repository, by name), so each KudoOperator
+/// task names the operator and the exact version the manager will find in the cluster.
+pub fn objects_with(
+    pkg: &Package,
+    namespace: &str,
+    deps: &[Dependency],
+) -> (Operator, OperatorVersion) {
     let op = pkg.operator();
     let version = pkg.version();
     let operator = Operator {
@@ -40,7 +52,7 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
         .map(|t| Task {
             name: t.name.clone(),
             kind: t.kind.clone(),
-            spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t)),
+            spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t, deps)),
         })
         .collect();
     let plans = op
@@ -96,22 +108,36 @@ pub fn objects(pkg: &Package, namespace: &str) -> (Operator, OperatorVersion) {
     (operator, ov)
 }
 
-/// A task's spec; a KudoOperator task whose `package` is a path gets the dependency's
-/// `operatorName` (and its `operatorVersion` when the task gives none), so the manager finds
-/// the child's OperatorVersion without the package files. A path that does not load is left as
-/// it is: `kudo install` refuses it before anything is written
-/// ([`kudo_pkg::dependency::resolve`]).
-fn with_dependency_named(pkg: &Package, task: &kudo_pkg::package::Task) -> Value {
+/// A task's spec; a KudoOperator task gets the dependency's `operatorName` and exact
+/// `operatorVersion` (a task may give a range, or none), so the manager finds the child's
+/// OperatorVersion without the package files: from `deps` when resolved there, else from a
+/// path on disk. A dependency not found is left as it is: `kudo install` refuses it before
+/// anything is written ([`kudo_pkg::dependency::resolve_with`]).
+fn with_dependency_named(
+    pkg: &Package,
+    task: &kudo_pkg::package::Task,
+    deps: &[Dependency],
+) -> Value {
     let mut spec = task.spec.clone();
     let Ok(dep) = kudo_pkg::dependency::KudoOperatorTask::of(task) else {
         return spec;
     };
-    if task.kind != "KudoOperator" || !dep.is_path() {
+    if task.kind != "KudoOperator" {
         return spec;
     }
-    if let Ok(child) = Package::load(&dep.package_path(pkg)) {
+    let parent = pkg.operator_version_name();
+    let resolved = deps
+        .iter()
+        .find(|d| d.parent == parent && d.task == task.name)
+        .map(|d| d.package.clone());
+    let child = resolved.or_else(|| {
+        dep.is_path()
+            .then(|| Package::load(&dep.package_path(pkg)).ok())
+            .flatten()
+    });
+    if let Some(child) = child {
         spec["operatorName"] = json!(child.operator().name);
-        if dep.operator_version.is_none() {
+        if dep.operator_version.as_deref() != Some(child.version().as_str()) {
             spec["operatorVersion"] = json!(child.version());
         }
     }

@@ -2,14 +2,19 @@
 //!
 //! A task `kind: KudoOperator` names its `package`, `operatorVersion` (and optionally
 //! `appVersion`, `instanceName`, a `parameterFile` template rendering the child's parameters).
-//! kudo resolves `package` as a **path** relative to the parent package: a directory or a
-//! `.tgz` (`./zookeeper`, `../kafka-1.3.2.tgz`). A bare name (`zookeeper`, which KUDO looks up
-//! in a repository) is refused with a message: repositories are not built yet.
+//! `package` is, as in KUDO, either
+//! - a **path** relative to the parent package: a directory or a `.tgz` (`./zookeeper`,
+//!   `../kafka-1.3.2.tgz`). A parent read from a `.tgz` (a local one, or one downloaded from a
+//!   repository) finds `./child` **inside its own archive** first, as KUDO does;
+//! - or a **name** (`zookeeper`), looked up by a [`Lookup`]: the CLI's looks in the parent's
+//!   own repository, with the task's `operatorVersion` and `appVersion` (exact, or semver
+//!   ranges: [`crate::repo::Want`]). Without one ([`resolve`]), a name is refused.
 //!
-//! [`resolve`] loads every dependency (and theirs), checks the version the task asks for, and
-//! refuses cycles. `kudo install` installs each one's Operator and OperatorVersion before the
-//! parent's, and writes the child's operator name into the parent's task (`operatorName`), so
-//! the manager finds the child's OperatorVersion by [`crate::package::operator_version_name`].
+//! [`resolve_with`] loads every dependency (and theirs), checks the versions the task asks
+//! for, and refuses cycles. `kudo install` installs each one's Operator and OperatorVersion
+//! before the parent's, and writes the child's operator name and version into the parent's
+//! task (`operatorName`, `operatorVersion`), so the manager finds the child's OperatorVersion
+//! by [`crate::package::operator_version_name`] in the cluster, with no repository.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +31,8 @@ pub struct KudoOperatorTask {
     pub operator_name: Option<String>,
     /// `operatorVersion`.
     pub operator_version: Option<String>,
+    /// `appVersion`.
+    pub app_version: Option<String>,
     /// `instanceName`: the child Instance (default `<parent>-<operator>`).
     pub instance_name: Option<String>,
     /// `parameterFile`: a template under `templates/` rendering the child's parameters.
@@ -38,15 +45,16 @@ pub enum DependencyError {
     /// The task has no `spec.package`.
     #[error("KudoOperator task `{0}` has no `spec.package`")]
     NoPackage(String),
-    /// The package is a name, which kudo cannot resolve yet.
-    #[error(
-        "KudoOperator task `{task}` names package `{package}`: kudo installs a dependency from a path or .tgz relative to the package (`./{package}`); resolving a name from a repository is not built yet"
-    )]
+    /// The package is a name, and there is no repository to look it up in, or it is not
+    /// there.
+    #[error("KudoOperator task `{task}` names package `{package}`: {why}")]
     ByName {
         /// The task.
         task: String,
         /// The name.
         package: String,
+        /// Why it was not found.
+        why: String,
     },
     /// The package depends on itself, directly or not.
     #[error("KudoOperator task `{task}`: package {} depends on itself", path.display())]
@@ -67,15 +75,15 @@ pub enum DependencyError {
         source: Box<crate::Error>,
     },
     /// The package is another version than the task asks for.
-    #[error("KudoOperator task `{task}` asks for operatorVersion {want} of {}, which is {have}", path.display())]
+    #[error("KudoOperator task `{task}` asks for {want} of {}, which is {have}", path.display())]
     Version {
         /// The task.
         task: String,
         /// The package.
         path: PathBuf,
-        /// The version asked for.
+        /// The versions asked for.
         want: String,
-        /// The package's version.
+        /// The package's versions (`APPVERSION_OPERATORVERSION`).
         have: String,
     },
 }
@@ -95,6 +103,7 @@ impl KudoOperatorTask {
                 .ok_or_else(|| DependencyError::NoPackage(task.name.clone()))?,
             operator_name: text("operatorName"),
             operator_version: text("operatorVersion"),
+            app_version: text("appVersion"),
             instance_name: text("instanceName"),
             parameter_file: text("parameterFile"),
         })
@@ -138,19 +147,47 @@ impl KudoOperatorTask {
 /// A resolved dependency.
 #[derive(Debug, Clone)]
 pub struct Dependency {
+    /// The OperatorVersion name of the package whose task this is.
+    pub parent: String,
     /// The parent's task.
     pub task: String,
-    /// The dependency's package (its own dependencies come before it in [`resolve`]'s list).
+    /// The dependency's package (its own dependencies come before it in [`resolve_with`]'s
+    /// list).
     pub package: Package,
 }
 
-/// Every dependency of `pkg`, depth first (a dependency's dependencies before it), each
-/// package once. `Err` names the task and what is wrong.
+/// Where a dependency that `package` names by a repository name comes from.
+pub trait Lookup {
+    /// The package `spec` names for `parent`, in the versions the task asks for; `Err` says
+    /// why not (no such operator, no such version, a download that failed).
+    fn by_name(&self, parent: &Package, spec: &KudoOperatorTask) -> Result<Package, String>;
+}
+
+/// No repository: a name is refused.
+struct NoRepository;
+
+impl Lookup for NoRepository {
+    fn by_name(&self, _: &Package, spec: &KudoOperatorTask) -> Result<Package, String> {
+        Err(format!(
+            "a name needs a repository to look it up in; give a path or .tgz relative to the \
+             package instead (`./{}`)",
+            spec.package
+        ))
+    }
+}
+
+/// [`resolve_with`] without repositories: dependencies are paths.
 pub fn resolve(pkg: &Package) -> Result<Vec<Dependency>, DependencyError> {
+    resolve_with(pkg, &NoRepository)
+}
+
+/// Every dependency of `pkg`, depth first (a dependency's dependencies before it), each
+/// package once; names are looked up by `names`. `Err` names the task and what is wrong.
+pub fn resolve_with(pkg: &Package, names: &dyn Lookup) -> Result<Vec<Dependency>, DependencyError> {
     let mut out = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut stack = vec![canonical(pkg.source())];
-    walk(pkg, &mut stack, &mut seen, &mut out)?;
+    walk(pkg, names, &mut stack, &mut seen, &mut out)?;
     Ok(out)
 }
 
@@ -158,8 +195,24 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// The package a path names for `parent`: inside the parent's archive first when the parent
+/// is a `.tgz` (`./child` is a folder or a `.tgz` in it), else on disk.
+fn load_path(parent: &Package, spec: &KudoOperatorTask) -> (PathBuf, crate::Result<Package>) {
+    let source = parent.source();
+    if source.is_file()
+        && let Some(inner) = spec.package.strip_prefix("./")
+        && let Some(found) = crate::package::from_archive_member(source, inner)
+    {
+        return (source.join(inner), found);
+    }
+    let path = spec.package_path(parent);
+    let loaded = Package::load(&path);
+    (path, loaded)
+}
+
 fn walk(
     pkg: &Package,
+    names: &dyn Lookup,
     stack: &mut Vec<PathBuf>,
     seen: &mut Vec<PathBuf>,
     out: &mut Vec<Dependency>,
@@ -171,13 +224,24 @@ fn walk(
         .filter(|t| t.kind == "KudoOperator")
     {
         let spec = KudoOperatorTask::of(task)?;
-        if !spec.is_path() {
-            return Err(DependencyError::ByName {
+        let (path, dep) = if spec.is_path() {
+            let (path, loaded) = load_path(pkg, &spec);
+            let dep = loaded.map_err(|e| DependencyError::Load {
                 task: task.name.clone(),
-                package: spec.package,
-            });
-        }
-        let path = spec.package_path(pkg);
+                path: path.clone(),
+                source: Box::new(e),
+            })?;
+            (path, dep)
+        } else {
+            let dep = names
+                .by_name(pkg, &spec)
+                .map_err(|why| DependencyError::ByName {
+                    task: task.name.clone(),
+                    package: spec.package.clone(),
+                    why,
+                })?;
+            (dep.source().to_path_buf(), dep)
+        };
         let key = canonical(&path);
         if stack.contains(&key) {
             return Err(DependencyError::Cycle {
@@ -185,29 +249,34 @@ fn walk(
                 path,
             });
         }
-        let dep = Package::load(&path).map_err(|e| DependencyError::Load {
+        let want = crate::repo::Want::parse(
+            spec.operator_version.as_deref(),
+            spec.app_version.as_deref(),
+        )
+        .map_err(|e| DependencyError::Version {
             task: task.name.clone(),
             path: path.clone(),
-            source: Box::new(e),
+            want: e.to_string(),
+            have: dep.version(),
         })?;
-        if let Some(want) = &spec.operator_version
-            && *want != dep.version()
-        {
+        let app = dep.operator().app_version.as_deref();
+        if !want.accepts_versions(&dep.version(), app) {
             return Err(DependencyError::Version {
                 task: task.name.clone(),
                 path,
-                want: want.clone(),
-                have: dep.version().to_string(),
+                want: want.to_string(),
+                have: crate::repo::versions(&dep.version(), app),
             });
         }
         if seen.contains(&key) {
             continue;
         }
         stack.push(key.clone());
-        walk(&dep, stack, seen, out)?;
+        walk(&dep, names, stack, seen, out)?;
         stack.pop();
         seen.push(key);
         out.push(Dependency {
+            parent: pkg.operator_version_name(),
             task: task.name.clone(),
             package: dep,
         });
@@ -264,10 +333,7 @@ mod tests {
         let e = resolve(&Package::load(&dir.path().join("byname")).unwrap())
             .unwrap_err()
             .to_string();
-        assert!(
-            e.contains("resolving a name from a repository is not built yet"),
-            "{e}"
-        );
+        assert!(e.contains("a name needs a repository"), "{e}");
 
         write(dir.path(), "old", "1.0.0", &[("zk", "../newzk")]);
         write(dir.path(), "newzk", "0.2.0", &[]);
@@ -275,7 +341,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("asks for operatorVersion 0.1.0") && e.contains("0.2.0"),
+            e.contains("asks for operatorVersion 0.1.0") && e.contains("which is 0.2.0"),
             "{e}"
         );
 

@@ -19,6 +19,7 @@
 //! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::stream`] |
 //! | [`manifest`] | rendered manifests read as Kubernetes reads them (YAML 1.1: `0777` is 511); YAML it reads back | [`manifest::parse`], [`manifest::to_yaml`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
+//! | [`repo`] | KUDO's repository `index.yaml`: its order, and the entry a name and a version (or a semver range) ask for | [`repo::Index`], [`repo::Want`], [`repo::file_name`] |
 //! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
 //! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead) | [`successor::convert`], [`successor::REMOVED`] |
 //! | [`author`], [`listing`] | `package add parameter`; `package list parameters` | [`author::add_parameter`], [`listing::rows`] |
@@ -72,6 +73,7 @@ pub mod params;
 pub mod pipe;
 pub mod pointer;
 pub mod render;
+pub mod repo;
 pub mod secrets;
 pub mod structural;
 pub mod successor;

@@ -553,12 +553,21 @@ fn read_dir(root: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
 }
 
 fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let file = std::fs::File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_tgz_from(path, file)
+}
+
+/// The files of a gzipped tarball read from `reader` (`path` names it in errors), at most
+/// [`MAX_PACKAGE_BYTES`] of it.
+fn read_tgz_from(path: &Path, reader: impl Read) -> Result<BTreeMap<String, Vec<u8>>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let gz = flate2::read::GzDecoder::new(file.take(MAX_PACKAGE_BYTES));
+    let gz = flate2::read::GzDecoder::new(reader.take(MAX_PACKAGE_BYTES));
     let mut archive = tar::Archive::new(gz.take(MAX_PACKAGE_BYTES));
     let mut files = BTreeMap::new();
     for entry in archive.entries().map_err(io)? {
@@ -585,6 +594,35 @@ fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
             .collect();
     }
     Ok(files)
+}
+
+/// A package held inside the package archive `archive`, as `member`: a folder of it
+/// (`zookeeper/operator.yaml`, ...) or a `.tgz` in it. `None` when the archive holds no such
+/// member (or cannot be read: the caller then looks elsewhere and reports that).
+pub fn from_archive_member(archive: &Path, member: &str) -> Option<Result<Package>> {
+    let member = member.trim_end_matches('/');
+    let files = read_tgz(archive).ok()?;
+    let source = archive.join(member);
+    if let Some(bytes) = files.get(member) {
+        return Some(
+            read_tgz_from(&source, bytes.as_slice())
+                .and_then(|inner| Package::from_files(&source, inner)),
+        );
+    }
+    let prefix = format!("{member}/");
+    let inner: BTreeMap<String, Vec<u8>> = files
+        .into_iter()
+        .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|s| (s.to_string(), v)))
+        .collect();
+    inner
+        .contains_key("operator.yaml")
+        .then(|| Package::from_files(&source, inner))
+}
+
+/// Loads a package from the bytes of its `.tgz`; `source` names it (in errors, and as
+/// [`Package::source`]).
+pub fn from_tgz_bytes(source: &Path, bytes: &[u8]) -> Result<Package> {
+    Package::from_files(source, read_tgz_from(source, bytes)?)
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ fn create_writes_a_reproducible_archive_that_loads_back() {
             .assert()
             .success()
     };
-    run().stdout(predicate::str::ends_with("cassandra-2.0.0.tgz\n"));
-    let tgz = dir.path().join("cassandra-2.0.0.tgz");
+    run().stdout(predicate::str::ends_with("cassandra-3.11.6_2.0.0.tgz\n"));
+    let tgz = dir.path().join("cassandra-3.11.6_2.0.0.tgz");
     let first = std::fs::read(&tgz).unwrap();
     run();
     assert_eq!(

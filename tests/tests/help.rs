@@ -1,7 +1,8 @@
 //! Every command's `--help` has an Examples section, and every example in it works on the
 //! shipped examples (each run on its own copy of them, in a temporary directory): offline commands
 //! succeed; commands that need a cluster get past their arguments, package and parameters and
-//! stop at the cluster, here a `$KUBECONFIG` that does not exist.
+//! stop at the cluster, here a `$KUBECONFIG` that does not exist; commands that read KUDO's
+//! community repository succeed, or stop at the network (a machine with no Internet).
 
 use std::path::Path;
 use std::process::Command;
@@ -83,6 +84,17 @@ fn words(line: &str) -> Vec<String> {
     out
 }
 
+/// Commands that read KUDO's community repository (the default one): they succeed where the
+/// Internet is reachable, else fail naming it.
+fn needs_the_community_repository(args: &[String]) -> bool {
+    let has = |f: &str| args.iter().any(|a| a == f);
+    match args[1].as_str() {
+        "search" => true,
+        "repo" => args.get(2).is_some_and(|c| c == "update") && !has("local"),
+        _ => false,
+    }
+}
+
 /// Commands that only talk to a cluster (the rest must succeed offline).
 fn needs_cluster(args: &[String]) -> bool {
     let has = |f: &str| args.iter().any(|a| a == f);
@@ -123,7 +135,12 @@ fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() 
             kudo_tests::copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
             let out = kudo(own.path(), &example[1..]);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            if needs_cluster(&example) {
+            if needs_the_community_repository(&example) && !out.status.success() {
+                assert!(
+                    stderr.contains("kudo-repository.storage.googleapis.com"),
+                    "{example:?} failed, and not at the community repository: {stderr}"
+                );
+            } else if needs_cluster(&example) {
                 assert_eq!(out.status.code(), Some(1), "{example:?}: {stderr}");
                 assert!(
                     stderr.contains("($KUBECONFIG) does not exist"),

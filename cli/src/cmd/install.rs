@@ -9,7 +9,9 @@ use super::cluster;
 use crate::args::{DataFormat, InstallArgs};
 
 pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let loaded = super::load_with(&a.package, &a.source)?;
+    let deps = loaded.dependencies()?;
+    let pkg = loaded.package;
     let (docs, diags) = super::value_files(&a.values);
     let sources = super::secret_sources(pkg.schema(), &docs);
     if !diags.is_empty() {
@@ -27,6 +29,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     }
     let req = install::Request {
         package: &pkg,
+        dependencies: Some(&deps),
         instance: a.instance.as_deref(),
         inputs,
         dry_run: a.dry_run,

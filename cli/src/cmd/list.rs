@@ -11,7 +11,7 @@ use kudo_pkg::listing::{self, Row, TriggerSource};
 use crate::args::{ListFormat, ListParametersArgs};
 
 pub fn parameters(a: ListParametersArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let pkg = super::load_with(&a.package, &a.source)?.package;
     let plans: Vec<&str> = pkg.operator().plans.keys().map(String::as_str).collect();
     let mut rows = listing::rows(pkg.schema(), &plans);
     if a.required {

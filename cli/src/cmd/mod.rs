@@ -12,6 +12,7 @@ pub(crate) mod migrate;
 mod package;
 mod params;
 pub mod plan;
+mod repo;
 mod template;
 pub mod uninstall;
 mod update;
@@ -19,14 +20,14 @@ mod upgrade;
 pub mod version;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
-use crate::args::{AddCommand, Cli, Command, ListCommand, PackageCommand, ValueArgs};
+use crate::args::{AddCommand, Cli, Command, ListCommand, PackageCommand, SourceArgs, ValueArgs};
 
 /// A usage error found after clap: printed as clap prints its own, exit code 2.
 pub fn usage_error(message: &str) -> ExitCode {
@@ -63,6 +64,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Plan(c) => plan::run(c),
         Command::Get(a) => get::run(a),
         Command::Version(a) => version::run(a),
+        Command::Repo(c) => repo::run(c),
+        Command::Search(a) => repo::search(a),
     }
 }
 
@@ -179,31 +182,114 @@ fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads the package named on the command line.
+/// Loads the package named on the command line (a folder, a `.tgz`, a URL, an `oci://`
+/// reference or a repository name), looking names up with no version asked for.
 fn load(path: &Path) -> Result<Package, Error> {
-    if !path.exists() {
-        return Err(Error::Invalid {
-            path: path.to_path_buf(),
-            location: None,
-            message: not_a_package(path),
-        });
-    }
-    Package::load(path)
+    Ok(load_with(path, &SourceArgs::default())?.package)
 }
 
-/// Why a PACKAGE argument that does not exist is not one: a name (KUDO's `kubectl kudo install
-/// cassandra` habit) gets what kudo takes instead.
-fn not_a_package(path: &Path) -> String {
+/// A PACKAGE argument, loaded, with the resolver that found it (which looks up its
+/// dependencies named by name in the same repository).
+struct Loaded {
+    /// The PACKAGE argument as given.
+    arg: PathBuf,
+    package: Package,
+    origin: crate::repo::Origin,
+    resolver: crate::repo::Resolver,
+}
+
+impl Loaded {
+    /// The package's KudoOperator dependencies, resolved as the package was: paths on disk or
+    /// in its archive, names in its repository.
+    fn dependencies(&self) -> Result<Vec<kudo_pkg::dependency::Dependency>, Error> {
+        kudo_pkg::dependency::resolve_with(&self.package, &self.resolver).map_err(|e| {
+            Error::Invalid {
+                path: self.arg.clone(),
+                location: None,
+                message: e.to_string(),
+            }
+        })
+    }
+
+    /// One line for stderr saying where a package not on disk came from.
+    fn provenance(&self) -> Option<String> {
+        use crate::repo::Origin;
+        let pkg = &self.package;
+        let what = format!(
+            "{} {}",
+            pkg.operator().name,
+            kudo_pkg::repo::versions(&pkg.version(), pkg.operator().app_version.as_deref())
+        );
+        match &self.origin {
+            Origin::Local => None,
+            Origin::Url(url) => Some(format!("{what} from {url}")),
+            Origin::Repository { name, url, digest } => Some(format!(
+                "{what} from repository {name} ({url}, sha256 {digest} checked)"
+            )),
+            Origin::Oci(reference) => Some(format!("{what} from {reference}")),
+        }
+    }
+}
+
+/// [`load`] with `--repo`, `--operator-version`, `--app-version` and `--plain-http`.
+fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
+    let source = source.to_source()?;
+    let home = crate::repo::Home::from_env().map_err(|e| invalid_arg(path, e.to_string()))?;
+    let resolver = crate::repo::Resolver::new(home, source);
+    if path.exists() {
+        // On disk: the package's own errors (file:line), unchanged.
+        return Ok(Loaded {
+            arg: path.to_path_buf(),
+            package: Package::load(path)?,
+            origin: crate::repo::Origin::Local,
+            resolver,
+        });
+    }
     let text = path.to_string_lossy();
-    let bare_name = path.components().count() == 1 && path.extension().is_none();
-    if bare_name {
-        format!(
-            "no such file or directory. kudo takes a package directory or a .tgz file, not a \
-             repository name (as `kubectl kudo install {text}` did): give the package's path, \
-             e.g. `./{text}` or `{text}-0.1.0.tgz`"
-        )
-    } else {
-        "no such file or directory: PACKAGE is a package directory or a .tgz file".into()
+    match resolver.package(&text) {
+        Ok(r) => {
+            let loaded = Loaded {
+                arg: path.to_path_buf(),
+                package: r.package,
+                origin: r.origin,
+                resolver,
+            };
+            if let Some(line) = loaded.provenance() {
+                eprintln!("{line}");
+            }
+            Ok(loaded)
+        }
+        Err(crate::repo::RepoError::Io { .. }) => Err(invalid_arg(
+            path,
+            "no such file or directory: PACKAGE is a package directory, a .tgz file, an \
+             http(s):// URL, an oci:// reference or an operator name in a repository"
+                .into(),
+        )),
+        Err(e) => Err(invalid_arg(path, not_found(&text, &resolver, e))),
+    }
+}
+
+/// Why a PACKAGE argument found neither on disk nor where it was looked up is not a package.
+fn not_found(text: &str, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> String {
+    use crate::repo::RepoError;
+    let is_name = !text.contains("://");
+    match e {
+        RepoError::Find(_) | RepoError::Download { .. } | RepoError::Index { .. } if is_name => {
+            let repo = resolver.config().map(|c| c.context).unwrap_or_default();
+            format!(
+                "not a file or directory, so looked up as an operator name in a repository \
+                 (--repo, default `{repo}`): {e}"
+            )
+        }
+        e => e.to_string(),
+    }
+}
+
+fn invalid_arg(path: &Path, message: String) -> Error {
+    Error::Invalid {
+        path: path.to_path_buf(),
+        location: None,
+        message,
     }
 }
 

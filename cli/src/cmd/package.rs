@@ -150,7 +150,7 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
 }
 
 pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let pkg = super::load_with(&a.package, &a.source)?.package;
     let diags = kudo_pkg::verify::verify(&pkg);
     let failed = kudo_pkg::verify::failed(&diags);
     match a.output {
@@ -197,13 +197,7 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
         );
         return Ok(ExitCode::from(1));
     }
-    let op = pkg.operator();
-    let name = format!(
-        "{}-{}.tgz",
-        op.name,
-        op.operator_version.as_deref().unwrap_or("0.0.0")
-    );
-    let target = a.destination.join(&name);
+    let target = a.destination.join(kudo_pkg::repo::file_name(&pkg));
     if target.exists() && !a.overwrite {
         return Err(invalid(
             &target,
@@ -214,6 +208,10 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
     std::fs::create_dir_all(&a.destination).map_err(io(&a.destination))?;
     super::write_bytes_atomic(&target, &bytes)?;
     super::print(&format!("{}\n", target.display()))?;
-    eprintln!("created {} ({files} files)", target.display());
+    eprintln!(
+        "created {} ({files} files, sha256 {})",
+        target.display(),
+        kudo_pkg::repo::sha256_hex(&bytes)
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use kudo_pkg::values;
 use crate::args::{DataFormat, ParamsArgs};
 
 pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let pkg = super::load_with(&a.package, &a.source)?.package;
     let Some(v) = super::resolve(&pkg, &a.values) else {
         return Ok(ExitCode::from(1));
     };

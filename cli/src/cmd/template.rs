@@ -8,7 +8,7 @@ use kudo_pkg::render::{self, RenderOptions};
 use crate::args::{DataFormat, TemplateArgs};
 
 pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
-    let pkg = super::load(&a.package)?;
+    let pkg = super::load_with(&a.package, &a.source)?.package;
     let Some(values) = super::resolve(&pkg, &a.values) else {
         return Ok(ExitCode::from(1));
     };

@@ -11,7 +11,9 @@ use crate::args::{ReportFormat, UpgradeArgs};
 
 pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
     let name = a.instance.clone().unwrap_or_default();
-    let pkg = super::load(&a.new_package.clone().unwrap_or_default())?;
+    let loaded = super::load_with(&a.new_package.clone().unwrap_or_default(), &a.source)?;
+    let deps = loaded.dependencies()?;
+    let pkg = loaded.package;
     let (docs, diags) = super::value_files(&a.values);
     let sources = super::secret_sources(pkg.schema(), &docs);
     if !diags.is_empty() {
@@ -21,6 +23,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
     let req = upgrade::Request {
         instance: &name,
         package: &pkg,
+        dependencies: Some(&deps),
         inputs: Inputs {
             files: &docs,
             overrides: &a.values.overrides,

@@ -24,6 +24,10 @@ use kudo_crd::v1beta2::{Instance, InstanceSpec};
 pub struct Request<'a> {
     /// The package.
     pub package: &'a Package,
+    /// Its KudoOperator dependencies, resolved ([`kudo_pkg::dependency::resolve_with`], e.g.
+    /// by name from a repository); `None`: resolved here from paths
+    /// ([`kudo_pkg::dependency::resolve`]).
+    pub dependencies: Option<&'a [kudo_pkg::dependency::Dependency]>,
     /// The Instance's name ([`instance_name`] when `None`).
     pub instance: Option<&'a str>,
     /// `-P` and `-p`.
@@ -147,8 +151,9 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         return Err(exists());
     }
     // Every dependency's objects checked (read only) before anything is written.
-    let deps = dependencies(t, pkg).await?;
-    let (operator, ov) = package::objects(pkg, &t.namespace);
+    let resolved = super::resolved(pkg, req.dependencies)?;
+    let deps = dependencies(t, &resolved).await?;
+    let (operator, ov) = package::objects_with(pkg, &t.namespace, &resolved);
     let op_name = operator.metadata.name.clone().unwrap_or_default();
     let has_operator = t
         .operators()
@@ -161,7 +166,6 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         .service_account
         .unwrap_or(labels::DEFAULT_SERVICE_ACCOUNT);
     let mut packages = vec![(pkg, change.values.value().clone())];
-    let resolved = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
     for dep in &resolved {
         // A dependency's parameters come from its parent's parameterFile, rendered by the
         // manager: its defaults stand for them here.

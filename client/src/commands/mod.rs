@@ -532,18 +532,28 @@ async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<boo
     }
 }
 
-/// The Operator and OperatorVersion of every KudoOperator dependency of `pkg` (and theirs,
+/// `given`, or the dependencies of `pkg` resolved from paths.
+fn resolved(
+    pkg: &kudo_pkg::Package,
+    given: Option<&[kudo_pkg::dependency::Dependency]>,
+) -> Result<Vec<kudo_pkg::dependency::Dependency>> {
+    match given {
+        Some(deps) => Ok(deps.to_vec()),
+        None => kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency),
+    }
+}
+
+/// The Operator and OperatorVersion of every resolved KudoOperator dependency (and theirs,
 /// deepest first), each with whether its OperatorVersion is already there. Reads only: an
 /// OperatorVersion of the same name with another spec is refused here, before anything is
 /// written, as for the package itself.
 async fn dependencies(
     t: &Target,
-    pkg: &kudo_pkg::Package,
+    deps: &[kudo_pkg::dependency::Dependency],
 ) -> Result<Vec<(kudo_crd::v1beta2::Operator, OperatorVersion, bool)>> {
-    let deps = kudo_pkg::dependency::resolve(pkg).map_err(Error::Dependency)?;
     let mut out = Vec::new();
-    for dep in &deps {
-        let (operator, ov) = kudo_crd::package::objects(&dep.package, &t.namespace);
+    for dep in deps {
+        let (operator, ov) = kudo_crd::package::objects_with(&dep.package, &t.namespace, deps);
         let has_ov = same_operator_version(t, &ov).await?;
         out.push((operator, ov, has_ov));
     }

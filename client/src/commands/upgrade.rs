@@ -27,6 +27,9 @@ pub struct Request<'a> {
     pub instance: &'a str,
     /// The package to upgrade to.
     pub package: &'a Package,
+    /// Its KudoOperator dependencies, resolved; `None`: resolved here from paths (as
+    /// [`super::install::Request::dependencies`]).
+    pub dependencies: Option<&'a [kudo_pkg::dependency::Dependency]>,
     /// `-P` and `-p`, applied after the migration.
     pub inputs: Inputs<'a>,
     /// Compute and report, send nothing.
@@ -80,11 +83,12 @@ impl std::fmt::Debug for Upgraded {
 pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
     // Checked (read only) before anything is written; created unless this is a dry run.
-    let deps = super::dependencies(t, new_pkg).await?;
+    let resolved = super::resolved(new_pkg, req.dependencies)?;
+    let deps = super::dependencies(t, &resolved).await?;
     if !req.dry_run {
         super::create_missing(t, &deps).await?;
     }
-    let (_, new_ov) = package::objects(new_pkg, &t.namespace);
+    let (_, new_ov) = package::objects_with(new_pkg, &t.namespace, &resolved);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
     let to_version = Version::of_package(new_pkg).map_err(Error::Parameters)?;
     let mut old: Option<(String, Package, Version)> = None;

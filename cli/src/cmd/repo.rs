@@ -1,0 +1,374 @@
+//! `kudo repo add|list|remove|context|update|index` and `kudo search`: the configuration and
+//! cache of `crate::repo`, and the index model of `kudo_pkg::repo`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use kudo_pkg::Error;
+use kudo_pkg::repo::{Entry, Index};
+use serde_json::json;
+
+use crate::args::{
+    DataFormat, RepoAddArgs, RepoCommand, RepoContextArgs, RepoIndexArgs, RepoListArgs,
+    RepoRemoveArgs, RepoUpdateArgs, SearchArgs,
+};
+use crate::repo::{Home, RepoError, Repositories, Repository, Resolver, Source};
+
+pub fn run(c: RepoCommand) -> Result<ExitCode, Error> {
+    match c {
+        RepoCommand::Add(a) => add(a),
+        RepoCommand::List(a) => list(a),
+        RepoCommand::Remove(a) => remove(a),
+        RepoCommand::Context(a) => context(a),
+        RepoCommand::Update(a) => update(a),
+        RepoCommand::Index(a) => index(a),
+    }
+}
+
+/// A repository error as the CLI's: it names `what` (a file, a URL, a repository).
+fn fail(what: &str, e: RepoError) -> Error {
+    Error::Invalid {
+        path: what.into(),
+        location: None,
+        message: e.to_string(),
+    }
+}
+
+fn home() -> Result<Home, Error> {
+    Home::from_env().map_err(|e| fail("kudo", e))
+}
+
+fn load(home: &Home) -> Result<Repositories, Error> {
+    Repositories::load(home).map_err(|e| fail(&home.config.display().to_string(), e))
+}
+
+fn save(home: &Home, config: &Repositories) -> Result<(), Error> {
+    config
+        .save(home)
+        .map_err(|e| fail(&home.config.display().to_string(), e))
+}
+
+/// A repository URL as kept: a local folder becomes an absolute `file://` URL (it is read
+/// from wherever kudo runs later).
+fn url_of(given: &str) -> Result<String, Error> {
+    if given.contains("://") {
+        return Ok(given.trim_end_matches('/').to_string());
+    }
+    let path = Path::new(given);
+    let abs = path.canonicalize().map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(format!("file://{}", abs.display()))
+}
+
+fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
+    let home = home()?;
+    let mut config = load(&home)?;
+    if let Some(r) = config.get(&a.name) {
+        return Err(Error::Invalid {
+            path: a.name.clone().into(),
+            location: None,
+            message: format!(
+                "a repository of this name exists ({}); remove it first (`kudo repo remove {}`)",
+                r.url, a.name
+            ),
+        });
+    }
+    let repo = Repository {
+        name: a.name.clone(),
+        url: url_of(&a.url)?,
+    };
+    let mut entries = None;
+    if !a.skip_check {
+        let resolver = Resolver::new(home.clone(), Source::default());
+        let index = resolver.download_index(&repo).map_err(|e| {
+            let mut e = fail(&a.url, e);
+            if let Error::Invalid { message, .. } = &mut e {
+                message.push_str(" (nothing was added; --skip-check adds it unread)");
+            }
+            e
+        })?;
+        entries = Some(index.entries.values().map(Vec::len).sum::<usize>());
+    }
+    config.repositories.push(repo.clone());
+    save(&home, &config)?;
+    match entries {
+        Some(n) => eprintln!(
+            "repository {} added ({}, {n} packages)",
+            repo.name, repo.url
+        ),
+        None => eprintln!("repository {} added ({}, not read)", repo.name, repo.url),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(a: RepoListArgs) -> Result<ExitCode, Error> {
+    let config = load(&home()?)?;
+    let text = match a.output {
+        Some(DataFormat::Json) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&config).unwrap_or_default()
+        ),
+        Some(DataFormat::Yaml) => {
+            super::to_yaml(&serde_json::to_value(&config).unwrap_or_default())
+        }
+        None => table(
+            &["", "NAME", "URL"],
+            config
+                .repositories
+                .iter()
+                .map(|r| {
+                    let mark = if r.name == config.context { "*" } else { "" };
+                    vec![mark.to_string(), r.name.clone(), r.url.clone()]
+                })
+                .collect(),
+        ),
+    };
+    super::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove(a: RepoRemoveArgs) -> Result<ExitCode, Error> {
+    let home = home()?;
+    let mut config = load(&home)?;
+    let missing: Vec<&String> = a.names.iter().filter(|n| config.get(n).is_none()).collect();
+    if !missing.is_empty() {
+        return Err(Error::Invalid {
+            path: missing[0].into(),
+            location: None,
+            message: "no repository of this name (see `kudo repo list`); nothing was removed"
+                .into(),
+        });
+    }
+    config.repositories.retain(|r| !a.names.contains(&r.name));
+    save(&home, &config)?;
+    for name in &a.names {
+        home.forget_index(name);
+        eprintln!("repository {name} removed");
+    }
+    if a.names.contains(&config.context) {
+        eprintln!(
+            "warning: {} was the default repository: set another with `kudo repo context NAME`",
+            config.context
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn context(a: RepoContextArgs) -> Result<ExitCode, Error> {
+    let home = home()?;
+    let mut config = load(&home)?;
+    if config.get(&a.name).is_none() {
+        return Err(Error::Invalid {
+            path: a.name.into(),
+            location: None,
+            message: "no repository of this name (see `kudo repo list`)".into(),
+        });
+    }
+    config.context = a.name.clone();
+    save(&home, &config)?;
+    eprintln!("names are now looked up in repository {}", a.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
+    let home = home()?;
+    let config = load(&home)?;
+    for name in &a.names {
+        if config.get(name).is_none() {
+            return Err(Error::Invalid {
+                path: name.into(),
+                location: None,
+                message: "no repository of this name (see `kudo repo list`)".into(),
+            });
+        }
+    }
+    let resolver = Resolver::new(home, Source::default());
+    let mut failed = 0;
+    for repo in config
+        .repositories
+        .iter()
+        .filter(|r| a.names.is_empty() || a.names.contains(&r.name))
+    {
+        match resolver.download_index(repo) {
+            Ok(index) => eprintln!(
+                "{}: {} operators, {} packages",
+                repo.name,
+                index.entries.len(),
+                index.entries.values().map(Vec::len).sum::<usize>()
+            ),
+            Err(e) => {
+                eprintln!("error: {}: {e}", repo.name);
+                failed += 1;
+            }
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn index(a: RepoIndexArgs) -> Result<ExitCode, Error> {
+    if !a.dir.is_dir() {
+        return Err(Error::Invalid {
+            path: a.dir.clone(),
+            location: None,
+            message: "is not a directory".into(),
+        });
+    }
+    let merge = match &a.merge {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|source| Error::Io {
+                path: file.clone(),
+                source,
+            })?;
+            Some(Index::parse(&text).map_err(|e| Error::Invalid {
+                path: file.clone(),
+                location: None,
+                message: e.to_string(),
+            })?)
+        }
+        None => None,
+    };
+    let (mut index, warnings) =
+        kudo_pkg::repo::index_dir(&a.dir, a.url.as_deref(), Some(now_rfc3339())).map_err(
+            |source| Error::Io {
+                path: a.dir.clone(),
+                source,
+            },
+        )?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let local: usize = index.entries.values().map(Vec::len).sum();
+    if local == 0 && merge.is_none() {
+        return Err(Error::Invalid {
+            path: a.dir.clone(),
+            location: None,
+            message: "holds no valid package (*.tgz): no index was written".into(),
+        });
+    }
+    let merged = merge.as_ref().map(|m| index.merge(m)).unwrap_or(0);
+    let target = a.dir.join("index.yaml");
+    super::write_atomic(&target, &index.to_yaml())?;
+    super::print(&format!("{}\n", target.display()))?;
+    if a.merge.is_some() {
+        eprintln!("indexed {local} packages, {merged} more kept from the merged index");
+    } else {
+        eprintln!("indexed {local} packages");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Now, as RFC 3339 in UTC, to the second (`generated` of an index, as KUDO writes it).
+fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
+    let home = home()?;
+    let config = load(&home)?;
+    if let Some(name) = &a.repo
+        && config.get(name).is_none()
+    {
+        return Err(Error::Invalid {
+            path: name.into(),
+            location: None,
+            message: "no repository of this name (see `kudo repo list`)".into(),
+        });
+    }
+    let resolver = Resolver::new(home, Source::default());
+    let term = a.term.clone().unwrap_or_default();
+    let mut hits: Vec<(String, Entry)> = Vec::new();
+    let mut failed = 0;
+    for repo in config
+        .repositories
+        .iter()
+        .filter(|r| a.repo.as_ref().is_none_or(|n| *n == r.name))
+    {
+        match resolver.index(repo, false) {
+            Ok((index, _)) => hits.extend(
+                index
+                    .search(&term, a.all_versions)
+                    .into_iter()
+                    .map(|e| (repo.name.clone(), e.clone())),
+            ),
+            Err(e) => {
+                eprintln!(
+                    "error: {}: no cached index, and it cannot be downloaded: {e}",
+                    repo.name
+                );
+                failed += 1;
+            }
+        }
+    }
+    let text = match a.output {
+        Some(f) => {
+            let items: Vec<serde_json::Value> = hits
+                .iter()
+                .map(|(repo, e)| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    v["repository"] = json!(repo);
+                    v
+                })
+                .collect();
+            match f {
+                DataFormat::Json => format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&items).unwrap_or_default()
+                ),
+                DataFormat::Yaml => super::to_yaml(&json!(items)),
+            }
+        }
+        None if hits.is_empty() => {
+            eprintln!("no operator found");
+            String::new()
+        }
+        None => table(
+            &[
+                "NAME",
+                "OPERATOR VERSION",
+                "APP VERSION",
+                "REPOSITORY",
+                "DESCRIPTION",
+            ],
+            hits.iter()
+                .map(|(repo, e)| {
+                    vec![
+                        e.name.clone(),
+                        e.operator_version.clone(),
+                        e.app_version.clone().unwrap_or_default(),
+                        repo.clone(),
+                        e.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect(),
+        ),
+    };
+    super::print(&text)?;
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Columns as kubectl prints them: a header, no borders, no trailing spaces.
+fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::NOTHING);
+    table.set_header(headers.to_vec());
+    for row in rows {
+        table.add_row(row);
+    }
+    let text = format!("{table}\n");
+    text.lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
+}

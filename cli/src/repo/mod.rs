@@ -1,0 +1,447 @@
+//! Operator repositories, as the CLI uses them: the configuration (`kudo repo add` ...), the
+//! cache, downloads with their digests checked, and a PACKAGE argument turned into a package.
+//!
+//! - **Configuration**: `repositories.yaml` in KUDO's format (`repoVersion`, `context`,
+//!   `repositories: [{name, url}]`), at `$KUDO_HOME/repository/repositories.yaml` when
+//!   `KUDO_HOME` is set (KUDO's place), else `$XDG_CONFIG_HOME/kudo/repositories.yaml`. With
+//!   no file, the configuration is KUDO's: the `community` repository, as the context.
+//! - **Cache** (`$XDG_CACHE_HOME/kudo/`): `repository/NAME-URLHASH-index.yaml`, each
+//!   repository's last index (written by `kudo repo update`, and by any download of an index);
+//!   `packages/SHA256/FILE.tgz`, each package downloaded, by its digest, checked again on
+//!   every read. `kudo search` reads the cached indexes only: it works offline.
+//! - **Resolution** ([`Resolver::package`]): a local folder, a local `.tgz`, an `http(s)://`
+//!   URL, an `oci://` reference, else a repository name, in that order (KUDO's order, with
+//!   OCI added). A name's package comes from the cached index when it has the version asked
+//!   for (else the index is downloaded once more); its sha256 must equal the index's `digest`.
+//! - **Dependencies** named by a KudoOperator task are looked up in the parent's repository
+//!   ([`Resolver`] is a [`kudo_pkg::dependency::Lookup`]).
+//!
+//! The index model and version selection are `kudo_pkg::repo`'s; this module does the I/O.
+
+pub mod config;
+pub mod http;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use kudo_pkg::Package;
+use kudo_pkg::dependency::{KudoOperatorTask, Lookup};
+use kudo_pkg::repo::{Entry, Index, Want, sha256_hex};
+
+pub use config::{Home, Repositories, Repository};
+
+/// What went wrong with a repository, a download or a package reference.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// A file of kudo's (configuration, cache) could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The configuration file is not valid.
+    #[error("{}: not a repositories file: {message}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// No repository of that name is configured.
+    #[error("no repository `{0}` (see `kudo repo list`; add one with `kudo repo add NAME URL`)")]
+    NoRepository(String),
+    /// A download failed.
+    #[error("{url}: {message}")]
+    Download {
+        /// What was downloaded.
+        url: String,
+        /// Why it failed.
+        message: String,
+    },
+    /// The index of a repository is not valid.
+    #[error("{url}: {source}")]
+    Index {
+        /// Where it came from.
+        url: String,
+        /// Why.
+        source: kudo_pkg::repo::IndexError,
+    },
+    /// Asked for a name or a version a repository does not have, or a version that is not one.
+    #[error(transparent)]
+    Find(#[from] kudo_pkg::repo::IndexError),
+    /// A downloaded package is not the one the index describes.
+    #[error(
+        "{url}: sha256 {actual} is not the digest the index of {repository} gives, {expected}: the package was changed after it was indexed, or the download was tampered with; nothing was used"
+    )]
+    Digest {
+        /// The repository.
+        repository: String,
+        /// Where the package came from.
+        url: String,
+        /// The index's digest.
+        expected: String,
+        /// The download's.
+        actual: String,
+    },
+    /// A downloaded package does not load.
+    #[error("{url}: not a valid package: {source}")]
+    Package {
+        /// Where it came from.
+        url: String,
+        /// Why.
+        source: Box<kudo_pkg::Error>,
+    },
+    /// An OCI registry refused or failed.
+    #[error("{0}")]
+    Oci(String),
+}
+
+/// A `Result` with a [`RepoError`].
+pub type Result<T, E = RepoError> = std::result::Result<T, E>;
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
+    move |source| RepoError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Where a package came from: what `kudo install` reports, and where its dependencies named
+/// by name are looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A folder or a `.tgz` on disk.
+    Local,
+    /// An `http(s)://` URL.
+    Url(String),
+    /// A repository: its name, and the package's URL.
+    Repository {
+        /// The repository's name.
+        name: String,
+        /// Where the package was downloaded from.
+        url: String,
+        /// The package's sha256 (the index's digest).
+        digest: String,
+    },
+    /// An OCI registry: `oci://REGISTRY/PATH/NAME:TAG`.
+    Oci(String),
+}
+
+/// Which repository a name is looked up in, and which version: `--repo`,
+/// `--operator-version`, `--app-version`, `--plain-http`.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// `--repo`: else the configuration's context.
+    pub repo: Option<String>,
+    /// The versions asked for.
+    pub want: Want,
+    /// `--plain-http`, for an `oci://` registry without TLS.
+    pub plain_http: bool,
+}
+
+/// A package argument, resolved.
+pub struct Resolved {
+    /// The package.
+    pub package: Package,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// Turns PACKAGE arguments (and KudoOperator dependencies) into packages, through the
+/// repositories of the configuration; remembers where each package came from.
+pub struct Resolver {
+    home: Home,
+    source: Source,
+    config: RefCell<Option<Repositories>>,
+    http: RefCell<Option<http::Http>>,
+    /// Package source path → the repository (or OCI base) its dependencies are looked up in.
+    origins: RefCell<HashMap<PathBuf, Origin>>,
+    /// Indexes read in this run, by repository URL (each is read or downloaded once).
+    indexes: RefCell<HashMap<String, (Index, bool)>>,
+}
+
+impl Resolver {
+    /// A resolver over the configuration and cache of `home`.
+    pub fn new(home: Home, source: Source) -> Resolver {
+        Resolver {
+            home,
+            source,
+            config: RefCell::new(None),
+            http: RefCell::new(None),
+            origins: RefCell::new(HashMap::new()),
+            indexes: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The configuration (read once).
+    pub fn config(&self) -> Result<Repositories> {
+        if let Some(c) = self.config.borrow().as_ref() {
+            return Ok(c.clone());
+        }
+        let c = Repositories::load(&self.home)?;
+        *self.config.borrow_mut() = Some(c.clone());
+        Ok(c)
+    }
+
+    fn with_http<T>(&self, f: impl FnOnce(&http::Http) -> Result<T>) -> Result<T> {
+        if self.http.borrow().is_none() {
+            *self.http.borrow_mut() = Some(http::Http::new()?);
+        }
+        let guard = self.http.borrow();
+        f(guard.as_ref().expect("set above"))
+    }
+
+    /// The repository `--repo` names, or the context.
+    fn repository(&self, name: Option<&str>) -> Result<Repository> {
+        let config = self.config()?;
+        let name = name
+            .or(self.source.repo.as_deref())
+            .unwrap_or(&config.context)
+            .to_string();
+        config
+            .get(&name)
+            .cloned()
+            .ok_or(RepoError::NoRepository(name))
+    }
+
+    /// Resolves a PACKAGE argument: a local folder, a local `.tgz`, an `http(s)://` URL, an
+    /// `oci://` reference, else an operator name in a repository.
+    pub fn package(&self, arg: &str) -> Result<Resolved> {
+        let path = Path::new(arg);
+        if path.exists() {
+            let package = Package::load(path).map_err(|e| RepoError::Package {
+                url: arg.to_string(),
+                source: Box::new(e),
+            })?;
+            return Ok(Resolved {
+                package,
+                origin: Origin::Local,
+            });
+        }
+        if arg.starts_with("http://") || arg.starts_with("https://") {
+            let bytes = self.with_http(|h| h.get(arg))?;
+            let file = self.cache_package(&bytes, arg)?;
+            let package = self.load_cached(&file, arg)?;
+            let origin = Origin::Url(arg.to_string());
+            return Ok(self.remember(package, origin));
+        }
+        if arg.starts_with("oci://") {
+            return self.oci(arg);
+        }
+        if looks_like_a_path(arg) {
+            return Err(RepoError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory",
+                ),
+            });
+        }
+        let repo = self.repository(None)?;
+        let (package, origin) = self.in_repository(&repo, arg, &self.source.want)?;
+        Ok(self.remember(package, origin))
+    }
+
+    fn remember(&self, package: Package, origin: Origin) -> Resolved {
+        self.origins
+            .borrow_mut()
+            .insert(package.source().to_path_buf(), origin.clone());
+        Resolved { package, origin }
+    }
+
+    /// The index of `repo`: this run's copy, else the cached one, else downloaded (and
+    /// cached). `refresh` downloads it even when cached (once per run).
+    pub fn index(&self, repo: &Repository, refresh: bool) -> Result<(Index, bool)> {
+        if let Some((index, fresh)) = self.indexes.borrow().get(&repo.url)
+            && (!refresh || *fresh)
+        {
+            return Ok((index.clone(), *fresh));
+        }
+        let cached = self.home.index_file(repo);
+        if !refresh
+            && let Ok(text) = std::fs::read_to_string(&cached)
+            && let Ok(index) = Index::parse(&text)
+        {
+            self.indexes
+                .borrow_mut()
+                .insert(repo.url.clone(), (index.clone(), false));
+            return Ok((index, false));
+        }
+        let index = self.download_index(repo)?;
+        self.indexes
+            .borrow_mut()
+            .insert(repo.url.clone(), (index.clone(), true));
+        Ok((index, true))
+    }
+
+    /// Downloads the index of `repo` and writes it to the cache.
+    pub fn download_index(&self, repo: &Repository) -> Result<Index> {
+        let url = repo.index_url();
+        let bytes = self.with_http(|h| h.get(&url))?;
+        let text = String::from_utf8(bytes).map_err(|_| RepoError::Download {
+            url: url.clone(),
+            message: "the index is not UTF-8 text".into(),
+        })?;
+        let index = Index::parse(&text).map_err(|source| RepoError::Index {
+            url: url.clone(),
+            source,
+        })?;
+        let file = self.home.index_file(repo);
+        write_atomic(&file, text.as_bytes())?;
+        Ok(index)
+    }
+
+    /// The package `name` in `repo`, in the versions `want` asks for: the cached index first,
+    /// downloaded again when it lacks them; the package from the cache when there, else
+    /// downloaded and its digest checked.
+    fn in_repository(
+        &self,
+        repo: &Repository,
+        name: &str,
+        want: &Want,
+    ) -> Result<(Package, Origin)> {
+        let (index, fresh) = self.index(repo, false)?;
+        let entry = match index.find(name, want, &repo.name) {
+            Ok(e) => e.clone(),
+            Err(_) if !fresh => {
+                let (index, _) = self.index(repo, true)?;
+                index.find(name, want, &repo.name)?.clone()
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (file, url, digest) = self.fetch(repo, &entry)?;
+        let package = self.load_cached(&file, &url)?;
+        Ok((
+            package,
+            Origin::Repository {
+                name: repo.name.clone(),
+                url,
+                digest,
+            },
+        ))
+    }
+
+    /// The `.tgz` of `entry`, from the cache or downloaded, its sha256 equal to the entry's
+    /// digest: its cached file, URL and digest.
+    fn fetch(&self, repo: &Repository, entry: &Entry) -> Result<(PathBuf, String, String)> {
+        let urls: Vec<String> = entry.urls.iter().map(|u| repo.resolve(u)).collect();
+        let first = urls.first().cloned().unwrap_or_default();
+        let expected = entry.digest.as_deref().map(str::to_ascii_lowercase);
+        if let Some(digest) = &expected
+            && let Some(file) = self.home.cached_package(digest)
+        {
+            return Ok((file, first, digest.clone()));
+        }
+        let mut last = RepoError::Download {
+            url: entry.name.clone(),
+            message: "the index gives no URL for this package".into(),
+        };
+        for url in &urls {
+            let bytes = match self.with_http(|h| h.get(url)) {
+                Ok(b) => b,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            let actual = sha256_hex(&bytes);
+            match &expected {
+                Some(d) if *d != actual => {
+                    return Err(RepoError::Digest {
+                        repository: repo.name.clone(),
+                        url: url.clone(),
+                        expected: d.clone(),
+                        actual,
+                    });
+                }
+                _ => {}
+            }
+            let file = self.cache_package(&bytes, url)?;
+            return Ok((file, url.clone(), actual));
+        }
+        Err(last)
+    }
+
+    /// Writes downloaded package bytes into the cache by their digest.
+    fn cache_package(&self, bytes: &[u8], url: &str) -> Result<PathBuf> {
+        let digest = sha256_hex(bytes);
+        let name = url
+            .rsplit('/')
+            .next()
+            .filter(|n| n.ends_with(".tgz") || n.ends_with(".tar.gz"))
+            .unwrap_or("package.tgz");
+        let file = self.home.package_file(&digest, name);
+        if !file.exists() {
+            write_atomic(&file, bytes)?;
+        }
+        Ok(file)
+    }
+
+    fn load_cached(&self, file: &Path, url: &str) -> Result<Package> {
+        Package::load(file).map_err(|e| RepoError::Package {
+            url: url.to_string(),
+            source: Box::new(e),
+        })
+    }
+
+    /// A package from an OCI registry.
+    fn oci(&self, arg: &str) -> Result<Resolved> {
+        let _ = (self.source.plain_http, Origin::Oci(String::new()));
+        Err(RepoError::Oci(format!(
+            "{arg}: OCI registries are not supported by this build"
+        )))
+    }
+}
+
+impl Lookup for Resolver {
+    /// A dependency named by name: in the repository its parent came from (for a parent on
+    /// disk or from a URL: `--repo`, else the context), with the task's versions.
+    fn by_name(
+        &self,
+        parent: &Package,
+        spec: &KudoOperatorTask,
+    ) -> std::result::Result<Package, String> {
+        let want = Want::parse(
+            spec.operator_version.as_deref(),
+            spec.app_version.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
+        let origin = self.origins.borrow().get(parent.source()).cloned();
+        let repo = match &origin {
+            Some(Origin::Repository { name, .. }) => self.repository(Some(name)),
+            _ => self.repository(None),
+        }
+        .map_err(|e| e.to_string())?;
+        let (package, origin) = self
+            .in_repository(&repo, &spec.package, &want)
+            .map_err(|e| e.to_string())?;
+        Ok(self.remember(package, origin).package)
+    }
+}
+
+/// Whether a PACKAGE argument that does not exist was meant as a path, not a name.
+fn looks_like_a_path(arg: &str) -> bool {
+    arg.contains('/')
+        || arg.contains('\\')
+        || arg.ends_with(".tgz")
+        || arg.ends_with(".tar.gz")
+        || arg.starts_with('.')
+}
+
+/// Writes a file through a temporary file in the same directory and a rename (readers see
+/// all of it or nothing), making the directory first.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
+    tmp.write_all(bytes).map_err(io(path))?;
+    tmp.persist(path).map_err(|e| RepoError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
