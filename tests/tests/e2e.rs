@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 mod failover;
 #[path = "e2e/operators.rs"]
 mod operators;
+#[path = "e2e/repository.rs"]
+mod repository;
 #[path = "e2e/stored.rs"]
 mod stored;
 #[path = "e2e/tenancy.rs"]

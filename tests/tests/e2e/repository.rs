@@ -1,0 +1,236 @@
+//! Operators installed by name from a repository: packages made by `kudo package create`,
+//! indexed by `kudo repo index`, served over HTTP on loopback, installed on the cluster with
+//! their KudoOperator dependencies resolved by name in the same repository.
+
+use super::*;
+
+/// A package in `dir` assembled from the metadata corpus's `operator.yaml` and `params.yaml`
+/// of version `versions` of `operator` and the templates of the full corpus's (newer) version
+/// of it: the corpus keeps the templates of one version per operator only, and flink-demo
+/// 0.1.6 asks for kafka 1.3.1 and zookeeper 0.3.1. Each `(from, to)` of `edits` is applied to
+/// the templates (zookeeper 0.3.3's templates use a parameter 0.3.1 does not have).
+fn assembled(
+    shared: &Path,
+    dir: &Path,
+    operator: &str,
+    versions: &str,
+    edits: &[(&str, &str)],
+) -> PathBuf {
+    let out = dir.join(format!("{operator}-{versions}"));
+    let meta = shared.join(format!("corpus/kudo-operators/{operator}/{versions}"));
+    kudo_tests::copy_dir(
+        &shared.join(format!("corpus/kudo-operators-full/{operator}/templates")),
+        &out.join("templates"),
+    );
+    for f in ["operator.yaml", "params.yaml"] {
+        std::fs::copy(meta.join(f), out.join(f)).expect("the corpus's metadata");
+    }
+    for entry in std::fs::read_dir(out.join("templates")).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let edited = edits.iter().fold(text, |t, (from, to)| t.replace(from, to));
+        std::fs::write(entry.path(), edited).unwrap();
+    }
+    out
+}
+
+/// `kudo ARGS` with its configuration and cache in `home` (with the cluster's kubeconfig
+/// after ARGS for a command that talks to the cluster).
+fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut c = if matches!(args[0], "install" | "upgrade" | "uninstall") {
+        s.kudo(args)
+    } else {
+        let mut c = assert_cmd::Command::new(kudo_bin());
+        c.args(args);
+        c
+    };
+    c.env("HOME", home)
+        .env("KUDO_HOME", home.join("kudo"))
+        .env("XDG_CACHE_HOME", home.join("cache"));
+    c
+}
+
+/// flink-demo installs by name: kudo downloads it and its three KudoOperator dependencies
+/// (kafka 1.3.1, zookeeper 0.3.1 and flink 0.2.1, named by name in its tasks) from the
+/// repository, checks each digest, creates their OperatorVersions before the parent's, and the
+/// manager starts the children as Instances from them. A package changed after it was indexed is refused
+/// with exit 1 and nothing of it is installed.
+#[test]
+fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() {
+    let Some(s) = Scenario::start_with_workloads("repository", false) else {
+        return;
+    };
+    let Some(shared) = kudo_tests::shared() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let served = work.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let full = shared.join("corpus/kudo-operators-full");
+    let mut packages = vec![
+        full.join("kafka"),
+        full.join("zookeeper"),
+        full.join("flink"),
+        full.join("flink-demo"),
+        example("cassandra-v1beta2"),
+    ];
+    packages.push(assembled(&shared, work.path(), "kafka", "2.5.0_1.3.1", &[]));
+    packages.push(assembled(
+        &shared,
+        work.path(),
+        "zookeeper",
+        "3.4.14_0.3.1",
+        &[("{{ .Params.IMAGE_PULL_POLICY }}", "IfNotPresent")],
+    ));
+    for p in &packages {
+        kudo_at(&s, &home, &["package", "create"])
+            .arg(p)
+            .arg("-d")
+            .arg(&served)
+            .assert()
+            .success();
+    }
+    kudo_at(&s, &home, &["repo", "index"])
+        .arg(&served)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("indexed 7 packages"));
+    let server = kudo_tests::serve_dir(&served);
+    kudo_at(&s, &home, &["repo", "add", "local", &server.url])
+        .assert()
+        .success();
+
+    let started = Instant::now();
+    let out = kudo_at(
+        &s,
+        &home,
+        &[
+            "install",
+            "flink-demo",
+            "--repo",
+            "local",
+            "--instance",
+            "demo",
+            "-n",
+            &s.namespace,
+        ],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    say(&format!(
+        "e2e: kudo install flink-demo (by name, 4 packages downloaded) in {:.2} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("flink-demo 0.1.6 from repository local"),
+        "{stderr}"
+    );
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    for ov in [
+        "kafka-1.3.1",
+        "zookeeper-0.3.1",
+        "flink-0.2.1",
+        "flink-demo-0.1.6",
+    ] {
+        assert!(s.get(&ovs, ov).is_some(), "OperatorVersion {ov} installed");
+    }
+    let demo = s.get(&ovs, "flink-demo-0.1.6").unwrap();
+    let kafka_task = demo["spec"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "kafka")
+        .unwrap()
+        .clone();
+    assert_eq!(kafka_task["spec"]["operatorName"], "kafka");
+    assert_eq!(kafka_task["spec"]["operatorVersion"], "1.3.1");
+    // The manager finds the children's OperatorVersions in the cluster and starts them, one
+    // step after the other: zookeeper runs to COMPLETE, then kafka starts. (kafka's deploy plan
+    // begins with a Pipe task, which needs `exec` into a Pod that a fake kubelet does not
+    // serve, so the flink step, after it, is not reached here.)
+    wait_until("the child Instance zk", || {
+        s.get(&s.instances("v1beta2"), "zk").is_some()
+    });
+    let zk = s.instance("zk");
+    assert_eq!(
+        zk["spec"]["operatorVersion"]["name"], "zookeeper-0.3.1",
+        "{zk}"
+    );
+    s.wait_plan("zk", "deploy");
+    wait_until("the child Instance kafka", || {
+        s.get(&s.instances("v1beta2"), "kafka").is_some()
+    });
+    assert_eq!(
+        s.instance("kafka")["spec"]["operatorVersion"]["name"],
+        "kafka-1.3.1"
+    );
+
+    // A second install of the same packages: every download comes from the cache.
+    let started = Instant::now();
+    kudo_at(
+        &s,
+        &home,
+        &[
+            "install",
+            "zookeeper",
+            "--repo",
+            "local",
+            "--operator-version",
+            "0.3.1",
+            "--instance",
+            "zk2",
+            "-n",
+            &s.namespace,
+        ],
+    )
+    .assert()
+    .success();
+    say(&format!(
+        "e2e: kudo install zookeeper (by name, cached) in {:.2} s",
+        started.elapsed().as_secs_f64()
+    ));
+
+    // Tampered: cassandra changed after indexing.
+    let tampered = work.path().join("tampered");
+    kudo_tests::copy_dir(&example("cassandra-v1beta2"), &tampered);
+    let svc = tampered.join("templates/service.yaml");
+    let t = std::fs::read_to_string(&svc).unwrap();
+    std::fs::write(&svc, format!("{t}\n# changed\n")).unwrap();
+    let (bytes, _) = kudo_pkg::create_archive(&tampered).unwrap();
+    std::fs::write(served.join("cassandra-3.11.6_2.0.0.tgz"), &bytes).unwrap();
+    let out = kudo_at(
+        &s,
+        &home,
+        &[
+            "install",
+            "cassandra",
+            "--repo",
+            "local",
+            "-n",
+            &s.namespace,
+        ],
+    )
+    .assert()
+    .code(1)
+    .get_output()
+    .clone();
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&kudo_pkg::repo::sha256_hex(&bytes))
+            && stderr.contains("is not the digest"),
+        "{stderr}"
+    );
+    let operators = s.api("kudo.dev/v1beta2", "Operator", "operators");
+    assert!(
+        s.get(&operators, "cassandra").is_none(),
+        "nothing installed"
+    );
+    assert!(
+        s.get(&ovs, "cassandra-2.0.0").is_none(),
+        "nothing installed"
+    );
+    drop(server);
+}
