@@ -359,6 +359,98 @@ mod tests {
         assert!(e.contains("nowhere"), "{e}");
     }
 
+    /// A repository of two zk versions.
+    struct Repo(PathBuf);
+
+    impl Lookup for Repo {
+        fn by_name(&self, _: &Package, spec: &KudoOperatorTask) -> Result<Package, String> {
+            let want = crate::repo::Want::parse(
+                spec.operator_version.as_deref(),
+                spec.app_version.as_deref(),
+            )
+            .map_err(|e| e.to_string())?;
+            ["0.2.0", "0.1.0"]
+                .iter()
+                .find(|v| want.accepts_versions(v, None))
+                .map(|v| Package::load(&self.0.join(format!("{}-{v}", spec.package))).unwrap())
+                .ok_or_else(|| format!("no {} with {want}", spec.package))
+        }
+    }
+
+    #[test]
+    fn names_are_looked_up_with_the_tasks_versions_and_archives_hold_their_children() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "zk", "0.1.0", &[]);
+        std::fs::rename(dir.path().join("zk"), dir.path().join("zk-0.1.0")).unwrap();
+        write(dir.path(), "zk", "0.2.0", &[]);
+        std::fs::rename(dir.path().join("zk"), dir.path().join("zk-0.2.0")).unwrap();
+        let repo = Repo(dir.path().to_path_buf());
+        // `write` asks for operatorVersion 0.1.0: exact, as KUDO
+        write(dir.path(), "app", "1.0.0", &[("zk", "zk")]);
+        let app = Package::load(&dir.path().join("app")).unwrap();
+        let deps = resolve_with(&app, &repo).unwrap();
+        assert_eq!(deps[0].package.version(), "0.1.0");
+        assert_eq!(deps[0].parent, "app-1.0.0");
+        let op = std::fs::read_to_string(dir.path().join("app/operator.yaml")).unwrap();
+        std::fs::write(
+            dir.path().join("app/operator.yaml"),
+            op.replace("operatorVersion: 0.1.0", "operatorVersion: \"<1\""),
+        )
+        .unwrap();
+        let app = Package::load(&dir.path().join("app")).unwrap();
+        assert_eq!(
+            resolve_with(&app, &repo).unwrap()[0].package.version(),
+            "0.2.0",
+            "a range: the newest"
+        );
+        let e = resolve_with(&Package::load(&dir.path().join("zk-0.1.0")).unwrap(), &repo);
+        assert!(e.unwrap().is_empty());
+
+        // A parent archive holding its child as a folder: `./zk` is read from the archive.
+        write(dir.path(), "outer", "1.0.0", &[("zk", "./zk")]);
+        let (bytes, _) = crate::create_archive(&dir.path().join("outer")).unwrap();
+        let child = crate::create_archive(&dir.path().join("zk-0.1.0")).unwrap().0;
+        let tgz = dir.path().join("outer.tgz");
+        let mut files = read_archive(&bytes);
+        for (name, data) in read_archive(&child) {
+            files.push((format!("zk/{name}"), data));
+        }
+        std::fs::write(&tgz, write_archive(&files)).unwrap();
+        let outer = Package::load(&tgz).unwrap();
+        let deps = resolve(&outer).unwrap();
+        assert_eq!(deps[0].package.operator().name, "zk");
+        assert_eq!(deps[0].package.source(), tgz.join("zk"));
+    }
+
+    fn read_archive(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+        use std::io::Read;
+        let mut a = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+        a.entries()
+            .unwrap()
+            .map(|e| {
+                let mut e = e.unwrap();
+                let name = e.path().unwrap().to_string_lossy().into_owned();
+                let mut data = Vec::new();
+                e.read_to_end(&mut data).unwrap();
+                (name, data)
+            })
+            .collect()
+    }
+
+    fn write_archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::default(),
+        ));
+        for (name, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            tar.append_data(&mut h, name, data.as_slice()).unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
     #[test]
     fn the_child_is_named_for_its_parent_unless_the_task_names_it() {
         let t = |spec: Value| {
