@@ -211,3 +211,201 @@ mod tests {
         assert!(!super::ci(None) && !super::ci(Some("false".into())));
     }
 }
+
+// =============================================================================================
+// An OCI registry (tests/oci.rs, the `oci` module of kudo-cli): Debian's `docker-registry`, the
+// CNCF distribution server, on a free loopback port.
+
+/// How [`TestRegistry::start`] configures the registry.
+#[derive(Debug, Default, Clone)]
+pub struct RegistryOptions {
+    /// An htpasswd file's text (bcrypt hashes): the registry then asks for Basic credentials.
+    pub htpasswd: Option<String>,
+    /// A PEM certificate and key: the registry then speaks HTTPS only.
+    pub tls: Option<(String, String)>,
+}
+
+/// A `docker-registry serve` on `127.0.0.1:PORT`, its storage and configuration in a temporary
+/// directory; killed when dropped.
+pub struct TestRegistry {
+    child: std::process::Child,
+    host: String,
+    dir: tempfile::TempDir,
+}
+
+impl TestRegistry {
+    /// Starts a registry and waits until it answers (`/v2/` over plain HTTP, a TCP connection
+    /// with TLS). `None` when `docker-registry` is not installed: the calling test then says it
+    /// is skipped and returns; in CI that fails it.
+    pub fn start(options: RegistryOptions) -> Option<TestRegistry> {
+        let Some(bin) = registry_bin() else {
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a test")
+                .to_string();
+            let why = format!(
+                "{test}: skipped: docker-registry (Debian's package docker-registry, the CNCF \
+                 distribution server) is not installed"
+            );
+            assert!(!in_ci(), "{why} (CI is set, so this fails)");
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "{why}");
+            return None;
+        };
+        // A port taken between finding it free and the registry binding it: try another.
+        let mut last_log = String::new();
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free loopback port")
+                .port();
+            let host = format!("127.0.0.1:{port}");
+            let config = registry_config(dir.path(), &host, &options);
+            std::fs::write(dir.path().join("config.yml"), config).expect("the registry's config");
+            let log = std::fs::File::create(dir.path().join("registry.log")).expect("a log file");
+            let child = std::process::Command::new(&bin)
+                .arg("serve")
+                .arg(dir.path().join("config.yml"))
+                .stdin(std::process::Stdio::null())
+                .stdout(log.try_clone().expect("the log file"))
+                .stderr(log)
+                .spawn()
+                .expect("docker-registry starts");
+            let mut registry = TestRegistry { child, host, dir };
+            if registry.wait_ready(options.tls.is_some()) {
+                return Some(registry);
+            }
+            last_log = registry.log();
+        }
+        panic!("docker-registry did not start; its log:\n{last_log}");
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// `oci://127.0.0.1:PORT/PATH`.
+    pub fn oci(&self, path: &str) -> String {
+        format!("oci://{}/{path}", self.host)
+    }
+
+    /// The registry's storage (`docker/registry/v2/...` below it).
+    pub fn storage(&self) -> PathBuf {
+        self.dir.path().join("storage")
+    }
+
+    /// The file of a blob in the storage, by its `sha256:HEX` digest.
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.storage()
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
+    /// What the registry logged.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
+    }
+
+    /// A plain-HTTP GET of `path` (`/v2/...`), anonymous: the status code and the body. For a
+    /// registry without TLS.
+    pub fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
+        http_get(&self.host, path)
+    }
+
+    fn wait_ready(&mut self, tls: bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false; // exited: its log says why
+            }
+            let ready = if tls {
+                std::net::TcpStream::connect(&self.host).is_ok()
+            } else {
+                matches!(self.get("/v2/"), Ok((200 | 401, _)))
+            };
+            if ready {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `docker-registry` on `PATH`, or Debian's `/usr/bin/docker-registry`.
+fn registry_bin() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("docker-registry"));
+    on_path
+        .chain([PathBuf::from("/usr/bin/docker-registry")])
+        .find(|p| p.is_file())
+}
+
+/// The registry's configuration: filesystem storage in `dir`, deletes allowed, no access log,
+/// htpasswd and TLS when asked.
+fn registry_config(dir: &Path, host: &str, options: &RegistryOptions) -> String {
+    let mut config = format!(
+        "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  \
+         filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n  \
+         secret: kudo-tests\n",
+        dir.join("storage").display()
+    );
+    if let Some((cert, key)) = &options.tls {
+        std::fs::write(dir.join("cert.pem"), cert).expect("the certificate");
+        std::fs::write(dir.join("key.pem"), key).expect("the key");
+        config.push_str(&format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            dir.join("cert.pem").display(),
+            dir.join("key.pem").display()
+        ));
+    }
+    if let Some(htpasswd) = &options.htpasswd {
+        std::fs::write(dir.join("htpasswd"), htpasswd).expect("the htpasswd file");
+        config.push_str(&format!(
+            "auth:\n  htpasswd:\n    realm: kudo-tests\n    path: {}\n",
+            dir.join("htpasswd").display()
+        ));
+    }
+    config
+}
+
+/// What [`http_get`] accepts: JSON, and OCI manifests (a registry answers 404 for a manifest
+/// of a type the client does not accept).
+const ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, application/json";
+
+/// A plain-HTTP/1.0 GET (the server closes the connection after the answer).
+fn http_get(host: &str, path: &str) -> std::io::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(host)?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: {ACCEPT}\r\n\r\n"
+    )?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {answer:?}")))?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
+}

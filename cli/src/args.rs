@@ -137,6 +137,11 @@ pub enum Command {
     /// --dry-run runs the pre-flight only and prints what would be rewritten.
     #[command(after_help = crate::examples::MIGRATE)]
     Migrate(MigrateArgs),
+    /// Log in to an OCI registry (its credentials checked, then kept for `kudo package push`
+    /// and `pull`), or log out.
+    #[command(after_help = crate::examples::REGISTRY)]
+    #[command(subcommand)]
+    Registry(RegistryCommand),
 }
 
 /// Where the cluster is: the flags every command that talks to one takes.
@@ -550,6 +555,118 @@ pub enum PackageCommand {
     /// package always gives the same bytes). Nothing is written when verify finds an error.
     #[command(after_help = crate::examples::CREATE)]
     Create(CreateArgs),
+    /// Push a package to an OCI registry, as oci://REGISTRY/PATH/NAME:TAG.
+    ///
+    /// PACKAGE is a .tgz, pushed byte for byte, or a package directory, verified and archived
+    /// in memory as `kudo package create` does (the same bytes, so the same digests). NAME is
+    /// the package's name; TAG its versions, APPVERSION_OPERATORVERSION, or OPERATORVERSION
+    /// alone when it has no appVersion (a `+` is written `__`). Pushing the same package again
+    /// gives the same digests. Prints the reference, the manifest's digest and the package's
+    /// sha256 (the digest a KUDO index.yaml lists). Credentials: those of `kudo registry login`,
+    /// else Docker's config, else none.
+    #[command(after_help = crate::examples::PUSH)]
+    Push(PushArgs),
+    /// Pull a package from an OCI registry and write it as NAME-VERSION.tgz.
+    ///
+    /// The reference names a tag (oci://REGISTRY/PATH/NAME:TAG). Only what `kudo package push`
+    /// pushed is taken (a Helm chart or a container image is refused), and only when its bytes
+    /// have the digest its manifest gives. Prints the file written.
+    #[command(after_help = crate::examples::PULL)]
+    Pull(PullArgs),
+}
+
+/// How to talk to a registry.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Speak plain HTTP, not HTTPS (a registry on localhost, in a test). Without it, a private
+    /// CA's certificates can be given in a PEM file named by $KUDO_REGISTRY_CA_FILE.
+    #[arg(long)]
+    pub plain_http: bool,
+}
+
+/// `kudo package push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The package: a .tgz, or a package directory.
+    pub package: PathBuf,
+    /// Where to push: oci://REGISTRY/PATH (the package's name is appended).
+    #[arg(value_name = "oci://REGISTRY/PATH")]
+    pub target: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Print what was pushed as data instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
+/// `kudo package pull`.
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// What to pull: oci://REGISTRY/PATH/NAME:TAG.
+    #[arg(value_name = "oci://REGISTRY/PATH/NAME:TAG")]
+    pub reference: String,
+    /// Directory to write NAME-VERSION.tgz into.
+    #[arg(
+        short = 'd',
+        long = "output-dir",
+        value_name = "DIR",
+        default_value = "."
+    )]
+    pub destination: PathBuf,
+    /// Replace an existing archive of the same name.
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Print what was pulled as data instead of the file's path.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
+/// `kudo registry ...`.
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Check credentials against an OCI registry, then keep them for push and pull.
+    ///
+    /// They are kept in $KUDO_HOME/registry/config.json, else
+    /// $XDG_CONFIG_HOME/kudo/registry/config.json (default ~/.config), in Docker's format,
+    /// readable by you alone; kudo reads Docker's config (~/.docker/config.json) after its own.
+    /// Credentials the registry refuses are not kept (exit code 1).
+    #[command(after_help = crate::examples::REGISTRY)]
+    Login(LoginArgs),
+    /// Forget the credentials `kudo registry login` kept for a registry (Docker's config is
+    /// left alone).
+    #[command(after_help = crate::examples::REGISTRY)]
+    Logout(LogoutArgs),
+}
+
+/// `kudo registry login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The registry: HOST or HOST:PORT; or oci://HOST:PORT/PATH to check the credentials against
+    /// that repository.
+    #[arg(value_name = "REGISTRY")]
+    pub registry: String,
+    /// The user.
+    #[arg(short = 'u', long)]
+    pub username: String,
+    /// Read the password (or token) from standard input.
+    #[arg(long, conflicts_with = "password")]
+    pub password_stdin: bool,
+    /// The password (or token); it shows in the process list and the shell's history, prefer
+    /// --password-stdin. Without either, a terminal asks for it.
+    #[arg(short = 'p', long)]
+    pub password: Option<String>,
+    #[command(flatten)]
+    pub registry_args: RegistryArgs,
+}
+
+/// `kudo registry logout`.
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The registry: HOST or HOST:PORT.
+    #[arg(value_name = "REGISTRY")]
+    pub registry: String,
 }
 
 /// `kudo package add ...`.

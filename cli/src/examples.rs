@@ -219,6 +219,31 @@ Examples:
   kudo search zoo --repo community -o json
 ";
 
+pub const PUSH: &str = "\
+Examples:
+  # A package directory (verified, archived as `kudo package create` does) to a registry on
+  # this machine that speaks plain HTTP: oci://localhost:5000/kudo/cassandra:3.11.6_2.0.0
+  kudo package push examples/cassandra-v1beta2 oci://localhost:5000/kudo --plain-http
+
+  # An archive, to a registry you logged in to, the result as JSON
+  #   kudo package create examples/cassandra-v1beta2
+  #   kudo package push cassandra-3.11.6_2.0.0.tgz oci://ghcr.io/acme/kudo -o json
+";
+
+pub const PULL: &str = "\
+Examples:
+  # cassandra-3.11.6_2.0.0.tgz in the current directory
+  kudo package pull oci://localhost:5000/kudo/cassandra:3.11.6_2.0.0 --plain-http
+";
+
+pub const REGISTRY: &str = "\
+Examples:
+  # The password (or token) from standard input, out of the shell's history:
+  #   echo \"$GHCR_TOKEN\" | kudo registry login ghcr.io -u alice --password-stdin
+  kudo registry login localhost:5000 -u alice --password-stdin --plain-http
+  kudo registry logout localhost:5000
+";
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -243,6 +268,17 @@ mod tests {
             super::VERSION,
             super::COMPLETION,
             super::MIGRATE,
+            super::PUSH,
+            super::PULL,
+            super::REGISTRY,
+            super::REPO,
+            super::REPO_ADD,
+            super::REPO_LIST,
+            super::REPO_REMOVE,
+            super::REPO_CONTEXT,
+            super::REPO_UPDATE,
+            super::REPO_INDEX,
+            super::SEARCH,
         ] {
             assert!(text.starts_with("Examples:\n"), "{text}");
             for line in text.lines() {

@@ -7,6 +7,7 @@
 mod args;
 mod cmd;
 mod examples;
+mod oci;
 mod repo;
 mod report;
 
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         eprintln!("error: {hint}");
         return ExitCode::from(2);
     }
+    oci::install_crypto_provider();
     let cli = args::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

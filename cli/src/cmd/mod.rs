@@ -12,6 +12,7 @@ pub(crate) mod migrate;
 mod package;
 mod params;
 pub mod plan;
+mod registry;
 mod repo;
 mod template;
 pub mod uninstall;
@@ -27,7 +28,10 @@ use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
-use crate::args::{AddCommand, Cli, Command, ListCommand, PackageCommand, SourceArgs, ValueArgs};
+use crate::args::{
+    AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs,
+    ValueArgs,
+};
 
 /// A usage error found after clap: printed as clap prints its own, exit code 2.
 pub fn usage_error(message: &str) -> ExitCode {
@@ -45,6 +49,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
         Command::Package(PackageCommand::Add(AddCommand::Parameter(a))) => author::add_parameter(a),
         Command::Package(PackageCommand::Create(a)) => package::create(a),
+        Command::Package(PackageCommand::Push(a)) => registry::push(a),
+        Command::Package(PackageCommand::Pull(a)) => registry::pull(a),
+        Command::Registry(RegistryCommand::Login(a)) => registry::login(a),
+        Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),
         Command::Init(a) => init(a),
         Command::Completion(a) => {
             use clap::CommandFactory;
