@@ -1,16 +1,10 @@
 //! kudo packages in OCI registries: push a package's `.tgz`, list a repository's tags, pull a
 //! tag back, with the registry's credentials. The protocol is oci-client's (the ORAS
-//! project); this module decides what a kudo package looks like in a registry.
-//!
-//! A package is an OCI artifact: one manifest (`application/vnd.oci.image.manifest.v1+json`)
-//! whose config is [`CONFIG_MEDIA_TYPE`] (a small JSON of the package's `name`,
-//! `operatorVersion`, `appVersion`, `description` and `maintainers`) and whose one layer is
-//! [`PACKAGE_MEDIA_TYPE`], the exact bytes of the `.tgz` `kudo package create` writes: the
-//! layer's sha256 is the package's digest, the one a KUDO repository's `index.yaml` lists. The
-//! manifest is annotated with `org.opencontainers.image.title` (the name) and
-//! `org.opencontainers.image.version` (the tag) and no creation time, so pushing the same
-//! `.tgz` again gives the same manifest digest. Its repository is `PATH/NAME` below the push
-//! target, its tag the package's versions ([`tag_for`]).
+//! project); this module decides what a kudo package looks like in a registry
+//! (`artifact`: a config of `application/vnd.kudo.operator.config.v1+json` and one layer of
+//! `application/vnd.kudo.operator.package.v1.tar+gzip`, the `.tgz` byte for byte, whose sha256
+//! is the package's digest, the one a KUDO repository's `index.yaml` lists). Its repository is
+//! `PATH/NAME` below the push target, its tag the package's versions ([`tag_for`]).
 //!
 //! - [`Reference`], `oci://REGISTRY/PATH/NAME[:TAG]`.
 //! - [`tag_for`] and [`versions_of_tag`], a package's versions as a tag, and back.
@@ -24,7 +18,9 @@
 //! certificate store; `KUDO_REGISTRY_CA_FILE` names a PEM file of further roots (a registry
 //! with a private CA).
 
+mod artifact;
 pub mod credentials;
+mod error;
 mod reference;
 mod tag;
 
@@ -32,16 +28,15 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use oci_client::client::{
-    Certificate, CertificateEncoding, ClientConfig, ClientProtocol, Config, ImageLayer,
-};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciImageManifest, OciManifest};
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use oci_client::errors::OciDistributionError;
+use oci_client::manifest::OCI_IMAGE_MEDIA_TYPE;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, RegistryOperation};
-use serde_json::{Map, Value};
 
+use artifact::{Artifact, MAX_PACKAGE_BYTES, package_layer};
 pub use credentials::Credentials;
+pub use error::OciError;
 pub use reference::{Reference, ReferenceProblem};
 pub use tag::{TagProblem, tag_for};
 // The package resolver (`kudo install oci://...`) reads the versions of a repository's tags;
@@ -49,26 +44,9 @@ pub use tag::{TagProblem, tag_for};
 #[allow(unused_imports)]
 pub use tag::versions_of_tag;
 
-/// The media type of a package's config: a JSON of its name, versions, description and
-/// maintainers.
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.kudo.operator.config.v1+json";
-/// The media type of a package's one layer: the `.tgz` itself.
-pub const PACKAGE_MEDIA_TYPE: &str = "application/vnd.kudo.operator.package.v1.tar+gzip";
 /// The environment variable naming a PEM file of further root certificates.
 pub const CA_FILE_ENV: &str = "KUDO_REGISTRY_CA_FILE";
 
-/// The annotation of the package's name (on the manifest) and file name (on the layer, so
-/// `oras pull` writes `NAME-VERSION.tgz`).
-const TITLE: &str = "org.opencontainers.image.title";
-/// The annotation of the tag.
-const VERSION: &str = "org.opencontainers.image.version";
-/// Helm's chart config: a chart is the artifact most likely pulled by mistake.
-const HELM_CONFIG_MEDIA_TYPE: &str = "application/vnd.cncf.helm.config.v1+json";
-/// Container image configs (OCI and Docker).
-const IMAGE_CONFIG_MEDIA_TYPES: [&str; 2] = [
-    "application/vnd.oci.image.config.v1+json",
-    "application/vnd.docker.container.image.v1+json",
-];
 /// The repository `kudo registry login` asks for tags to check credentials, when given none.
 const LOGIN_PROBE: &str = "kudo-login-check";
 /// Tags asked per page; pages asked at most.
@@ -76,148 +54,6 @@ const TAG_PAGE: usize = 1000;
 const MAX_TAG_PAGES: usize = 100;
 /// How long connecting to a registry may take.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
-/// The most bytes a package may have, as `kudo_pkg` reads archives.
-const MAX_PACKAGE_BYTES: u64 = kudo_pkg::package::MAX_PACKAGE_BYTES;
-
-/// What went wrong with a registry; each message names the reference (or file) and what the
-/// registry answered, never a password.
-#[derive(Debug, thiserror::Error)]
-pub enum OciError {
-    /// Not an `oci://` reference, or not one this operation takes.
-    #[error("{input}: not an OCI reference kudo takes here: {problem}")]
-    InvalidReference {
-        /// What was given.
-        input: String,
-        /// Why it is refused.
-        problem: ReferenceProblem,
-    },
-    /// A version that cannot be written in a tag.
-    #[error("version {version:?} cannot be written in an OCI tag: {problem}")]
-    Untaggable {
-        /// The version.
-        version: String,
-        /// Why.
-        problem: TagProblem,
-    },
-    /// The bytes to push are not a kudo package's `.tgz`.
-    #[error("not a kudo package archive: {reason}")]
-    NotAPackage {
-        /// What is wrong with them.
-        reason: String,
-    },
-    /// The reference holds something else than a kudo package.
-    #[error("{reference}: not a kudo operator package: {found}")]
-    NotKudo {
-        /// The reference.
-        reference: String,
-        /// What it holds.
-        found: String,
-    },
-    /// The registry refused the request's credentials, or asked for some.
-    #[error("{reference}: the registry refused access ({answer}); {}", access_hint(.registry, .sent))]
-    Unauthorized {
-        /// The reference.
-        reference: String,
-        /// Its registry, for the `kudo registry login` hint.
-        registry: String,
-        /// What the registry answered.
-        answer: String,
-        /// Whose credentials were sent, and from which file.
-        sent: Option<(String, PathBuf)>,
-    },
-    /// `kudo registry login`: the registry refused these credentials.
-    #[error(
-        "{registry}: the registry refused the credentials of {username} ({answer}); nothing was stored"
-    )]
-    LoginRefused {
-        /// The registry.
-        registry: String,
-        /// The user.
-        username: String,
-        /// What the registry answered.
-        answer: String,
-    },
-    /// The repository or tag does not exist.
-    #[error("{reference}: not found in the registry ({answer})")]
-    NotFound {
-        /// The reference.
-        reference: String,
-        /// What the registry answered.
-        answer: String,
-    },
-    /// Any other refusal by the registry.
-    #[error("{reference}: the registry answered: {answer}")]
-    Registry {
-        /// The reference.
-        reference: String,
-        /// What the registry answered.
-        answer: String,
-    },
-    /// No answer: the registry cannot be reached, or TLS failed.
-    #[error("{reference}: cannot reach the registry: {reason}{}", if *.plain_http { "" } else { " (kudo speaks HTTPS; for a registry that speaks plain HTTP, pass --plain-http)" })]
-    Unreachable {
-        /// The reference.
-        reference: String,
-        /// Why, as the HTTP client says it.
-        reason: String,
-        /// Whether plain HTTP was used.
-        plain_http: bool,
-    },
-    /// The pulled bytes are not those the manifest names.
-    #[error(
-        "{reference}: the package's bytes have digest {actual}, its manifest says {expected}: the registry served other bytes than were pushed; nothing was kept"
-    )]
-    DigestMismatch {
-        /// The reference.
-        reference: String,
-        /// The digest in the manifest.
-        expected: String,
-        /// The digest of the bytes received.
-        actual: String,
-    },
-    /// The package is larger than kudo reads.
-    #[error("{reference}: the package is {size} bytes, more than the {max} bytes kudo reads")]
-    TooLarge {
-        /// The reference.
-        reference: String,
-        /// Its size.
-        size: u64,
-        /// The limit.
-        max: u64,
-    },
-    /// A credentials file cannot be read or written.
-    #[error("{}: {reason}", path.display())]
-    Credentials {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// The file `KUDO_REGISTRY_CA_FILE` names cannot be used.
-    #[error("{} (from {CA_FILE_ENV}): {reason}", path.display())]
-    CaFile {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// A bug.
-    #[error("internal error, this may indicate a bug in kudo: {0}; consider filing an issue")]
-    Internal(String),
-}
-
-/// What [`OciError::Unauthorized`] suggests.
-fn access_hint(registry: &str, sent: &Option<(String, PathBuf)>) -> String {
-    match sent {
-        None => format!(
-            "no credentials for {registry} were found: log in with `kudo registry login {registry}`"
-        ),
-        Some((user, file)) => format!(
-            "the credentials of {user} from {} were sent: check them with `kudo registry login {registry}`",
-            file.display()
-        ),
-    }
-}
 
 /// Makes ring rustls's crypto provider for the process, once; a provider already installed is
 /// kept. oci-client's HTTP client finds no TLS without one.
@@ -297,29 +133,15 @@ impl Registry {
                 problem: ReferenceProblem::TagOnPushTarget,
             });
         }
-        let meta = PackageMeta::read(tgz)?;
-        let tag = tag_for(&meta.operator_version, meta.app_version.as_deref())?;
-        let reference = target.join(&meta.name)?.with_tag(&tag);
-        let package_digest = sha256_hex(tgz);
-        let layer = ImageLayer::new(
-            tgz.to_vec(),
-            PACKAGE_MEDIA_TYPE.to_string(),
-            Some([(TITLE.to_string(), meta.file_name())].into()),
-        );
-        let config = Config::new(meta.config_json()?, CONFIG_MEDIA_TYPE.to_string(), None);
-        let annotations = [
-            (TITLE.to_string(), meta.name.clone()),
-            (VERSION.to_string(), tag.clone()),
-        ];
-        let mut manifest = OciImageManifest::build(
-            std::slice::from_ref(&layer),
-            &config,
-            Some(annotations.into()),
-        );
-        manifest.media_type = Some(OCI_IMAGE_MEDIA_TYPE.to_string());
-        let body = serde_json::to_vec(&manifest).map_err(|e| OciError::Internal(e.to_string()))?;
-        let manifest_digest = format!("sha256:{}", sha256_hex(&body));
-
+        let artifact = Artifact::of(target, tgz)?;
+        let manifest_digest = artifact.manifest_digest();
+        let Artifact {
+            reference,
+            layer,
+            config,
+            manifest,
+            body,
+        } = artifact;
         let image = reference.image();
         let (auth, sent) = self.auth(&reference.registry)?;
         let fail = |e| self.error(&reference, &sent, e);
@@ -353,7 +175,7 @@ impl Registry {
         Ok(Pushed {
             reference,
             manifest_digest,
-            package_digest,
+            package_digest: sha256_hex(tgz),
         })
     }
 
@@ -405,7 +227,7 @@ impl Registry {
     }
 
     /// Pulls the package at `reference` (`oci://REGISTRY/PATH/NAME:TAG`): its manifest must be
-    /// a kudo package's ([`CONFIG_MEDIA_TYPE`], one [`PACKAGE_MEDIA_TYPE`] layer), and the
+    /// a kudo package's (its config's and one layer's media types are kudo's), and the
     /// layer's bytes must have the digest and size the manifest gives.
     pub async fn pull(&self, reference: &Reference) -> Result<Pulled, OciError> {
         reference.require(true)?;
@@ -417,26 +239,10 @@ impl Registry {
             .pull_manifest(&image, &auth)
             .await
             .map_err(fail)?;
-        let manifest = match manifest {
-            OciManifest::Image(m) => m,
-            OciManifest::ImageIndex(i) => {
-                return Err(OciError::NotKudo {
-                    reference: reference.to_string(),
-                    found: format!(
-                        "an image index of {} manifests (a multi-platform container image){}",
-                        i.manifests.len(),
-                        WHAT_KUDO_PULLS
-                    ),
-                });
-            }
-        };
-        if let Some(found) = foreign(&manifest) {
-            return Err(OciError::NotKudo {
-                reference: reference.to_string(),
-                found,
-            });
-        }
-        let layer = &manifest.layers[0];
+        let layer = package_layer(&manifest).map_err(|found| OciError::NotKudo {
+            reference: reference.to_string(),
+            found,
+        })?;
         let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
         if size > MAX_PACKAGE_BYTES {
             return Err(OciError::TooLarge {
@@ -557,213 +363,7 @@ impl Registry {
         sent: &Option<(String, PathBuf)>,
         e: OciDistributionError,
     ) -> OciError {
-        let reference_text = reference.to_string();
-        let unauthorized = |answer: String| OciError::Unauthorized {
-            reference: reference_text.clone(),
-            registry: reference.registry.clone(),
-            answer,
-            sent: sent.clone(),
-        };
-        match e {
-            OciDistributionError::UnauthorizedError { .. } => {
-                unauthorized("401 Unauthorized".into())
-            }
-            OciDistributionError::AuthenticationFailure(body) => {
-                unauthorized(format!("its token service answered: {}", short(&body)))
-            }
-            OciDistributionError::RegistryError { envelope, .. } => {
-                let codes: Vec<String> = envelope
-                    .errors
-                    .iter()
-                    .map(|e| {
-                        let code = serde_json::to_value(&e.code)
-                            .ok()
-                            .and_then(|v| v.as_str().map(String::from))
-                            .unwrap_or_else(|| format!("{:?}", e.code));
-                        if e.message.is_empty() {
-                            code
-                        } else {
-                            format!("{code}: {}", short(&e.message))
-                        }
-                    })
-                    .collect();
-                let answer = codes.join("; ");
-                let has = |c: &OciErrorCode| envelope.errors.iter().any(|e| &e.code == c);
-                if has(&OciErrorCode::Unauthorized) || has(&OciErrorCode::Denied) {
-                    unauthorized(answer)
-                } else if has(&OciErrorCode::NameUnknown)
-                    || has(&OciErrorCode::ManifestUnknown)
-                    || has(&OciErrorCode::BlobUnknown)
-                {
-                    OciError::NotFound {
-                        reference: reference_text,
-                        answer,
-                    }
-                } else {
-                    OciError::Registry {
-                        reference: reference_text,
-                        answer,
-                    }
-                }
-            }
-            OciDistributionError::ServerError { code, message, .. } => {
-                let answer = if message.trim().is_empty() {
-                    format!("HTTP {code}")
-                } else {
-                    format!("HTTP {code}: {}", short(&message))
-                };
-                match code {
-                    401 | 403 => unauthorized(answer),
-                    404 => OciError::NotFound {
-                        reference: reference_text,
-                        answer,
-                    },
-                    _ => OciError::Registry {
-                        reference: reference_text,
-                        answer,
-                    },
-                }
-            }
-            // An answer oci-client checked by its status alone (a blob's HEAD, an upload).
-            OciDistributionError::RequestError(e) if e.status().is_some() => {
-                let status = e.status().map(|s| s.as_u16()).unwrap_or_default();
-                let answer = e
-                    .status()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| chain(&e));
-                match status {
-                    401 | 403 => unauthorized(answer),
-                    404 => OciError::NotFound {
-                        reference: reference_text,
-                        answer,
-                    },
-                    _ => OciError::Registry {
-                        reference: reference_text,
-                        answer: format!("{answer} ({})", chain(&e)),
-                    },
-                }
-            }
-            OciDistributionError::RequestError(e) => OciError::Unreachable {
-                reference: reference_text,
-                reason: chain(&e),
-                plain_http: self.plain_http,
-            },
-            OciDistributionError::DigestError(
-                oci_client::errors::DigestError::VerificationError { expected, actual },
-            ) => OciError::DigestMismatch {
-                reference: reference_text,
-                expected,
-                actual,
-            },
-            other => OciError::Registry {
-                reference: reference_text,
-                answer: chain(&other),
-            },
-        }
-    }
-}
-
-/// The end of the message for something that is not a kudo package.
-const WHAT_KUDO_PULLS: &str = "; kudo pulls what `kudo package push` pushed: a config of \
-    application/vnd.kudo.operator.config.v1+json and one layer of \
-    application/vnd.kudo.operator.package.v1.tar+gzip";
-
-/// What a manifest holds when it is not a kudo package; `None` when it is one.
-fn foreign(manifest: &OciImageManifest) -> Option<String> {
-    let config = manifest.config.media_type.as_str();
-    let layers: Vec<&str> = manifest
-        .layers
-        .iter()
-        .map(|l| l.media_type.as_str())
-        .collect();
-    if config == CONFIG_MEDIA_TYPE && layers == [PACKAGE_MEDIA_TYPE] {
-        return None;
-    }
-    let what = match config {
-        HELM_CONFIG_MEDIA_TYPE => "a Helm chart".to_string(),
-        c if IMAGE_CONFIG_MEDIA_TYPES.contains(&c) => "a container image".to_string(),
-        CONFIG_MEDIA_TYPE => "a kudo package manifest with other layers".to_string(),
-        _ => match &manifest.artifact_type {
-            Some(t) => format!("an artifact of type {t}"),
-            None => "an artifact".to_string(),
-        },
-    };
-    Some(format!(
-        "{what} (config {config}, layers [{}]){WHAT_KUDO_PULLS}",
-        layers.join(", ")
-    ))
-}
-
-/// A package's metadata, read from its `.tgz`.
-#[derive(Debug)]
-struct PackageMeta {
-    name: String,
-    operator_version: String,
-    app_version: Option<String>,
-    description: Option<Value>,
-    maintainers: Option<Value>,
-}
-
-impl PackageMeta {
-    /// Loads the package in `tgz` (through a temporary file, as `kudo_pkg` reads archives).
-    fn read(tgz: &[u8]) -> Result<PackageMeta, OciError> {
-        let refuse = |reason: String| OciError::NotAPackage { reason };
-        if tgz.len() as u64 > MAX_PACKAGE_BYTES {
-            return Err(refuse(format!(
-                "{} bytes, more than the {MAX_PACKAGE_BYTES} bytes kudo reads",
-                tgz.len()
-            )));
-        }
-        if !tgz.starts_with(&[0x1f, 0x8b]) {
-            return Err(refuse(
-                "not gzip data (push the .tgz `kudo package create` writes)".into(),
-            ));
-        }
-        let io = |e: std::io::Error| OciError::Internal(format!("a temporary file: {e}"));
-        let dir = tempfile::tempdir().map_err(io)?;
-        let path = dir.path().join("package.tgz");
-        std::fs::write(&path, tgz).map_err(io)?;
-        let pkg = kudo_pkg::Package::load(&path).map_err(|e| {
-            refuse(
-                e.to_string()
-                    .replace(&path.display().to_string(), "the archive"),
-            )
-        })?;
-        let op = pkg.operator();
-        let doc = pkg.operator_document().value();
-        let field = |k: &str| doc.get(k).filter(|v| !v.is_null()).cloned();
-        Ok(PackageMeta {
-            name: op.name.clone(),
-            operator_version: pkg.version(),
-            app_version: op.app_version.clone().filter(|a| !a.is_empty()),
-            description: field("description"),
-            maintainers: field("maintainers"),
-        })
-    }
-
-    /// The artifact's config: the fields a registry's UI or `oras manifest fetch-config` shows.
-    fn config_json(&self) -> Result<Vec<u8>, OciError> {
-        let mut config = Map::new();
-        config.insert("name".into(), Value::String(self.name.clone()));
-        config.insert(
-            "operatorVersion".into(),
-            Value::String(self.operator_version.clone()),
-        );
-        if let Some(a) = &self.app_version {
-            config.insert("appVersion".into(), Value::String(a.clone()));
-        }
-        if let Some(d) = &self.description {
-            config.insert("description".into(), d.clone());
-        }
-        if let Some(m) = &self.maintainers {
-            config.insert("maintainers".into(), m.clone());
-        }
-        serde_json::to_vec(&config).map_err(|e| OciError::Internal(e.to_string()))
-    }
-
-    /// The archive's name as `kudo package create` writes it.
-    fn file_name(&self) -> String {
-        format!("{}-{}.tgz", self.name, self.operator_version)
+        error::from_client(reference, sent, self.plain_http, e)
     }
 }
 
@@ -774,30 +374,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// An error and its sources, one sentence: `error sending request: ... : Connection refused`.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = s.source();
-    }
-    text
-}
-
-/// A registry's message on one line, cut at 300 characters.
-fn short(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(300) {
-        Some((i, _)) => format!("{}...", &line[..i]),
-        None => line,
-    }
 }
 
 /// The root certificates in a PEM file, each given to the client.
@@ -865,57 +441,6 @@ impl tokio::io::AsyncWrite for Capped {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn manifest(config: &str, layers: &[&str]) -> OciImageManifest {
-        let mut m = OciImageManifest::default();
-        m.config.media_type = config.into();
-        for l in layers {
-            m.layers.push(oci_client::manifest::OciDescriptor {
-                media_type: (*l).into(),
-                ..Default::default()
-            });
-        }
-        m
-    }
-
-    #[test]
-    fn only_a_kudo_manifest_is_a_package() {
-        let cases: &[(&str, &[&str], Option<&str>)] = &[
-            (CONFIG_MEDIA_TYPE, &[PACKAGE_MEDIA_TYPE], None),
-            (
-                HELM_CONFIG_MEDIA_TYPE,
-                &["application/vnd.cncf.helm.chart.content.v1.tar+gzip"],
-                Some("a Helm chart"),
-            ),
-            (
-                "application/vnd.oci.image.config.v1+json",
-                &["application/vnd.oci.image.layer.v1.tar+gzip"],
-                Some("a container image"),
-            ),
-            (
-                CONFIG_MEDIA_TYPE,
-                &[PACKAGE_MEDIA_TYPE, PACKAGE_MEDIA_TYPE],
-                Some("a kudo package manifest with other layers"),
-            ),
-            (
-                CONFIG_MEDIA_TYPE,
-                &[],
-                Some("a kudo package manifest with other layers"),
-            ),
-            ("application/x-other", &["a/b"], Some("an artifact")),
-        ];
-        for (config, layers, want) in cases {
-            let got = foreign(&manifest(config, layers));
-            match want {
-                None => assert_eq!(got, None, "{config} {layers:?}"),
-                Some(what) => {
-                    let got = got.unwrap_or_default();
-                    assert!(got.starts_with(what), "{config} {layers:?}: {got}");
-                    assert!(got.contains(PACKAGE_MEDIA_TYPE), "{got}");
-                }
-            }
-        }
-    }
 
     /// The calls the package resolver makes, against a real registry: push, tags (page by
     /// page), the versions of a tag, pull.
@@ -994,31 +519,5 @@ mod tests {
             pem_certificates(&path),
             Err(OciError::CaFile { .. })
         ));
-    }
-
-    #[test]
-    fn a_package_s_metadata_comes_from_its_archive() {
-        let dir = kudo_pkg::create_archive(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/zookeeper-v1beta1"),
-        )
-        .unwrap()
-        .0;
-        let meta = PackageMeta::read(&dir).unwrap();
-        assert_eq!(meta.name, "zookeeper");
-        let config: Value = serde_json::from_slice(&meta.config_json().unwrap()).unwrap();
-        assert_eq!(config["name"], "zookeeper");
-        assert_eq!(config["operatorVersion"], meta.operator_version.as_str());
-        assert!(matches!(
-            PackageMeta::read(b"plain text"),
-            Err(OciError::NotAPackage { .. })
-        ));
-        // gzip's magic, then nothing gzip can read
-        let not_a_package = [0x1f, 0x8b, 0x08, 0x00, 0xff, 0xff, 0xff];
-        match PackageMeta::read(&not_a_package) {
-            Err(OciError::NotAPackage { reason }) => {
-                assert!(!reason.contains("package.tgz"), "{reason}")
-            }
-            other => panic!("{other:?}"),
-        }
     }
 }
