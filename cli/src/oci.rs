@@ -182,10 +182,6 @@ impl Registry {
     /// The tags of a repository (`oci://REGISTRY/PATH/NAME`; a tag in it is ignored), as the
     /// registry lists them (not sorted). A repository the registry does not know is
     /// [`OciError::NotFound`].
-    #[allow(
-        dead_code,
-        reason = "the package resolver's (`kudo install oci://...`); the tests call it"
-    )]
     pub async fn tags(&self, repository: &Reference) -> Result<Vec<String>, OciError> {
         self.tags_by_page(repository, TAG_PAGE).await
     }
@@ -367,14 +363,8 @@ impl Registry {
     }
 }
 
-/// The sha256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+/// The sha256 of `bytes`, lowercase hex: a package's digest, as an index gives it.
+pub use kudo_pkg::repo::sha256_hex;
 
 /// The root certificates in a PEM file, each given to the client.
 fn pem_certificates(path: &std::path::Path) -> Result<Vec<Certificate>, OciError> {

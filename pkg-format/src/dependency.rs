@@ -409,7 +409,9 @@ mod tests {
         // A parent archive holding its child as a folder: `./zk` is read from the archive.
         write(dir.path(), "outer", "1.0.0", &[("zk", "./zk")]);
         let (bytes, _) = crate::create_archive(&dir.path().join("outer")).unwrap();
-        let child = crate::create_archive(&dir.path().join("zk-0.1.0")).unwrap().0;
+        let child = crate::create_archive(&dir.path().join("zk-0.1.0"))
+            .unwrap()
+            .0;
         let tgz = dir.path().join("outer.tgz");
         let mut files = read_archive(&bytes);
         for (name, data) in read_archive(&child) {

@@ -3,6 +3,7 @@
 //! loopback port ([`kudo_tests::TestRegistry`]). Each test skips, saying so, when it is not
 //! installed (in CI that fails).
 
+use kudo_pkg::repo::sha256_hex;
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -30,14 +31,6 @@ fn json_of(output: &std::process::Output) -> Value {
             String::from_utf8_lossy(&output.stdout)
         )
     })
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// `kudo package create` of an example into `dir`: the archive's path.
@@ -660,5 +653,74 @@ fn a_registry_with_a_private_ca_is_trusted_through_kudo_registry_ca_file() {
         .code(1)
         .stderr(predicate::str::contains(
             "missing.pem (from KUDO_REGISTRY_CA_FILE): cannot read it",
+        ));
+}
+
+/// An `oci://` reference is a PACKAGE wherever one is taken: without a tag, the newest tag the
+/// versions asked for accept (exact or a semver range).
+#[test]
+fn an_oci_reference_is_a_package_with_versions_chosen_among_its_tags() {
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let base = registry.oci("kudo");
+    for (version, nodes) in [("0.3.0", 1), ("0.4.0", 3), ("1.0.0", 5)] {
+        let dir = home.path().join(format!("zookeeper-{version}"));
+        kudo_tests::copy_dir(&example("zookeeper-v1beta1"), &dir);
+        let op = std::fs::read_to_string(dir.join("operator.yaml")).unwrap();
+        std::fs::write(
+            dir.join("operator.yaml"),
+            op.replace(
+                "operatorVersion: \"0.4.0\"",
+                &format!("operatorVersion: \"{version}\""),
+            ),
+        )
+        .unwrap();
+        let params = std::fs::read_to_string(dir.join("params.yaml")).unwrap();
+        std::fs::write(
+            dir.join("params.yaml"),
+            params.replacen("default: \"3\"", &format!("default: \"{nodes}\""), 1),
+        )
+        .unwrap();
+        push(home.path(), &dir, &base);
+    }
+    let node_count = |args: &[&str]| {
+        let out = kudo(home.path())
+            .args([
+                "params",
+                &format!("{base}/zookeeper"),
+                "--plain-http",
+                "-o",
+                "json",
+            ])
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        json_of(&out)["NODE_COUNT"].to_string()
+    };
+    assert_eq!(node_count(&[]), "5", "the newest");
+    assert_eq!(node_count(&["--operator-version", "~0.3"]), "1");
+    assert_eq!(node_count(&["--operator-version", "<1"]), "3");
+    kudo(home.path())
+        .args([
+            "template",
+            &format!("{base}/zookeeper:3.6.2_0.4.0"),
+            "--plain-http",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "zookeeper 3.6.2_0.4.0 from {base}/zookeeper:3.6.2_0.4.0"
+        )));
+    kudo(home.path())
+        .args(["params", &format!("{base}/zookeeper"), "--plain-http"])
+        .args(["--operator-version", "2.0.0"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "has no zookeeper with operatorVersion 2.0.0; it has 3.6.2_1.0.0, 3.6.2_0.4.0, 3.6.2_0.3.0",
         ));
 }

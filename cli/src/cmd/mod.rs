@@ -29,8 +29,7 @@ use kudo_pkg::document::Document;
 use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
 
 use crate::args::{
-    AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs,
-    ValueArgs,
+    AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs, ValueArgs,
 };
 
 /// A usage error found after clap: printed as clap prints its own, exit code 2.

@@ -88,10 +88,6 @@ pub fn tag_for(operator_version: &str, app_version: Option<&str>) -> Result<Stri
 /// [`tag_for`]'s form (two lone `_`, an empty version, a character a tag cannot hold). Any
 /// such tag reads as versions (`latest` is operator version `latest`): the caller decides
 /// which versions it takes (semver ones, say).
-#[allow(
-    dead_code,
-    reason = "the package resolver's (`kudo install oci://...`); the tests call it"
-)]
 pub fn versions_of_tag(tag: &str) -> Option<(Option<String>, String)> {
     if !is_tag(tag) {
         return None;

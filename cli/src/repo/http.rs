@@ -18,8 +18,7 @@ pub struct Http {
 impl Http {
     /// A client with kudo's user agent and timeouts (10 s to connect, 120 s in all).
     pub fn new() -> Result<Http> {
-        // rustls needs a process-wide crypto provider: ring, as kube's.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::oci::install_crypto_provider();
         let fail = |e: &dyn std::fmt::Display| RepoError::Download {
             url: String::new(),
             message: format!("cannot start an HTTP client: {e}"),

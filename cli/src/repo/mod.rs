@@ -387,13 +387,62 @@ impl Resolver {
         })
     }
 
-    /// A package from an OCI registry.
+    /// A package from an OCI registry: `oci://REGISTRY/PATH/NAME[:TAG]`; without a tag, the
+    /// newest tag the versions asked for accept (tags are `APPVERSION_OPERATORVERSION`).
     fn oci(&self, arg: &str) -> Result<Resolved> {
-        let _ = (self.source.plain_http, Origin::Oci(String::new()));
-        Err(RepoError::Oci(format!(
-            "{arg}: OCI registries are not supported by this build"
-        )))
+        let reference = crate::oci::Reference::parse(arg).map_err(oci)?;
+        let (package, origin) = self.oci_package(reference, &self.source.want)?;
+        Ok(self.remember(package, origin))
     }
+
+    fn oci_package(
+        &self,
+        reference: crate::oci::Reference,
+        want: &Want,
+    ) -> Result<(Package, Origin)> {
+        let registry = crate::oci::Registry::new(self.source.plain_http).map_err(oci)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RepoError::Oci(format!("cannot start a runtime: {e}")))?;
+        let name = reference
+            .repository
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let tagged = match &reference.tag {
+            Some(_) => reference.clone(),
+            None => {
+                let tags = runtime.block_on(registry.tags(&reference)).map_err(oci)?;
+                // The tags as an index: the same order and the same version rules as a
+                // repository's.
+                let mut index = Index::new(None);
+                for tag in &tags {
+                    if let Some((app, op)) = crate::oci::versions_of_tag(tag) {
+                        let _ = index.add(Entry {
+                            name: name.clone(),
+                            operator_version: op,
+                            app_version: app,
+                            urls: vec![tag.clone()],
+                            ..Entry::default()
+                        });
+                    }
+                }
+                let entry = index.find(&name, want, &reference.to_string())?;
+                reference.with_tag(&entry.urls[0])
+            }
+        };
+        let pulled = runtime.block_on(registry.pull(&tagged)).map_err(oci)?;
+        let tag = tagged.tag.clone().unwrap_or_default();
+        let file = self.cache_package(&pulled.bytes, &format!("{name}-{tag}.tgz"))?;
+        let package = self.load_cached(&file, &tagged.to_string())?;
+        Ok((package, Origin::Oci(tagged.to_string())))
+    }
+}
+
+fn oci(e: crate::oci::OciError) -> RepoError {
+    RepoError::Oci(e.to_string())
 }
 
 impl Lookup for Resolver {
@@ -410,6 +459,21 @@ impl Lookup for Resolver {
         )
         .map_err(|e| e.to_string())?;
         let origin = self.origins.borrow().get(parent.source()).cloned();
+        if let Some(Origin::Oci(parent_ref)) = &origin {
+            // A sibling of the parent's repository: oci://REGISTRY/PATH/CHILD.
+            let mut child = crate::oci::Reference::parse(parent_ref).map_err(|e| e.to_string())?;
+            let path = child
+                .repository
+                .rsplit_once('/')
+                .map(|(p, _)| p.to_string());
+            child.repository = match path {
+                Some(p) => format!("{p}/{}", spec.package),
+                None => spec.package.clone(),
+            };
+            child.tag = None;
+            let (package, origin) = self.oci_package(child, &want).map_err(|e| e.to_string())?;
+            return Ok(self.remember(package, origin).package);
+        }
         let repo = match &origin {
             Some(Origin::Repository { name, .. }) => self.repository(Some(name)),
             _ => self.repository(None),
