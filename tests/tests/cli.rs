@@ -547,6 +547,13 @@ fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
         .assert()
         .code(2);
     // Helm's -f and --set, KUDO's install by name
+    let repo_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo_home.path().join("repository")).unwrap();
+    std::fs::write(
+        repo_home.path().join("repository/repositories.yaml"),
+        "repoVersion: v1\ncontext: community\nrepositories:\n- name: community\n  url: file:///nonexistent/kudo\n",
+    )
+    .unwrap();
     for (args, says, code) in [
         (&["template", "PKG", "-f", "v.yaml"][..], "with -P FILE", 2),
         (&["install", "PKG", "--set", "a.b=1"], "-p POINTER=VALUE", 2),
@@ -555,7 +562,11 @@ fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
             "did you mean /jvm/heapSize",
             1,
         ),
-        (&["install", "cassandra"], "not a repository name", 1),
+        (
+            &["install", "cassandra"],
+            "not a file or directory, so looked up as an operator name in a repository",
+            1,
+        ),
     ] {
         let args: Vec<std::ffi::OsString> = args
             .iter()
@@ -569,6 +580,9 @@ fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
             .collect();
         kudo()
             .args(&args)
+            // a repository that cannot be read, Internet or not
+            .env("KUDO_HOME", repo_home.path())
+            .env("XDG_CACHE_HOME", repo_home.path().join("cache"))
             .assert()
             .code(code)
             .stderr(predicate::str::contains(says));
