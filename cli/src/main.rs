@@ -5,6 +5,7 @@
 //! a file that cannot be read), 2 a usage error (clap's own).
 
 mod args;
+mod atomic;
 mod cmd;
 mod examples;
 mod oci;

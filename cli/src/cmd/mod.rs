@@ -349,20 +349,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
 
 /// [`write_atomic`] for bytes.
 fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(package::io(path))?;
-    tmp.write_all(bytes).map_err(package::io(path))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(package::io(path))?;
-    }
-    tmp.persist(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    crate::atomic::write(path, bytes, None).map_err(package::io(path))
 }
 
 /// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.

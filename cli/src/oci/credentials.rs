@@ -250,16 +250,7 @@ fn write(path: &Path, config: &Value) -> Result<(), OciError> {
     let mut text =
         serde_json::to_string_pretty(config).map_err(|e| OciError::Internal(e.to_string()))?;
     text.push('\n');
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600))
-            .map_err(fail)?;
-    }
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    crate::atomic::write(path, text.as_bytes(), Some(0o600)).map_err(fail)
 }
 
 #[cfg(test)]

@@ -498,14 +498,7 @@ fn looks_like_a_path(arg: &str) -> bool {
 /// Writes a file through a temporary file in the same directory and a rename (readers see
 /// all of it or nothing), making the directory first.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
-    tmp.write_all(bytes).map_err(io(path))?;
-    tmp.persist(path).map_err(|e| RepoError::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    crate::atomic::write(path, bytes, None).map_err(io(path))
 }
