@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::document::Document;
-use crate::migrate::{self, Report};
+use crate::old_name::{self, Report};
 use crate::package::Package;
 use crate::params::ParamSchema;
 use crate::pointer;
@@ -254,10 +254,10 @@ impl Decision {
     }
 }
 
-type Outcome = Result<Decision, Vec<Diagnostic>>;
+type Verdict = Result<Decision, Vec<Diagnostic>>;
 
 /// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
-pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
+pub fn install(to: &Version, proposal: Proposal<'_>) -> Verdict {
     let (values, explicit, mut problems) = propose(to, &empty(), &empty(), proposal);
     problems.extend(validate(to, &values, proposal, false));
     if !to.has_plan(DEPLOY) {
@@ -280,7 +280,7 @@ pub fn install(to: &Version, proposal: Proposal<'_>) -> Outcome {
 
 /// A change of parameters within the installed version. An update that changes nothing (after
 /// typing both sides) is a rewrite: allowed whatever the state, no plan runs.
-pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
+pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
     let v = installed.version;
     let old_explicit = v.typed(installed.values);
     let kept = installed.kept.map(|k| v.typed(k)).unwrap_or_else(empty);
@@ -348,8 +348,8 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Outcome {
 }
 
 /// An upgrade of an installed Instance to `to`: the installed values carried over by `oldName`
-/// ([`migrate`]), then the proposal; the plan is [`upgrade_plan`].
-pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Outcome {
+/// ([`old_name`]), then the proposal; the plan is [`upgrade_plan`].
+pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Verdict {
     let from = installed.version;
     let mut problems = Vec::new();
     if installed.deleting {
@@ -494,7 +494,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
 /// What an upgrade starts from, before the values given with it.
 struct Carried {
     /// The user's values moved by `oldName`.
-    migration: migrate::Migration,
+    migration: old_name::Migration,
     /// The kept installed defaults, moved.
     kept: Value,
     /// The installed effective values, moved to the new layout: what no immutable value may
@@ -509,7 +509,7 @@ fn carry(installed: &Installed<'_>, to: &Version) -> Result<Carried, Vec<Diagnos
     let from = installed.version;
     let old_explicit = from.typed(installed.values);
     let old_kept = installed.kept.map(|k| from.typed(k)).unwrap_or_else(empty);
-    let moved = |values: &Value| migrate::migrate(&from.schema, values, &to.schema, &from.version);
+    let moved = |values: &Value| old_name::migrate(&from.schema, values, &to.schema, &from.version);
     let m = moved(&old_explicit)?;
     // Kept defaults move as the user's values do.
     let kept = moved(&old_kept)
@@ -655,7 +655,7 @@ pub fn trigger_plan(
 /// `decided` (the [`update`] or [`upgrade`] of a write) combined with the write's direct
 /// trigger of `plan` ([`trigger_plan`]): every problem of both, or the decision with `plan` as
 /// the plan it runs.
-pub fn with_trigger(installed: &Installed<'_>, plan: &str, decided: Outcome) -> Outcome {
+pub fn with_trigger(installed: &Installed<'_>, plan: &str, decided: Verdict) -> Verdict {
     let alongside = decided.as_ref().ok().and_then(|d| d.plan.clone());
     match (decided, trigger_plan(installed, plan, alongside.as_deref())) {
         (Ok(d), Ok(())) => Ok(Decision {
@@ -934,7 +934,7 @@ mod tests {
         in_progress: None,
     };
 
-    fn outcome(r: Outcome) -> Result<Option<String>, Vec<Code>> {
+    fn outcome(r: Verdict) -> Result<Option<String>, Vec<Code>> {
         r.map(|d| d.plan)
             .map_err(|d| d.iter().map(|d| d.code).collect())
     }
@@ -943,7 +943,7 @@ mod tests {
         overrides.iter().map(|s| s.to_string()).collect()
     }
 
-    fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Outcome {
+    fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Verdict {
         let o = args(overrides);
         let i = Installed {
             version: v,
@@ -969,7 +969,7 @@ mod tests {
         installed: Value,
         state: State,
         overrides: &[&str],
-    ) -> Outcome {
+    ) -> Verdict {
         let o = args(overrides);
         let i = Installed {
             version: from,
@@ -1546,7 +1546,7 @@ mod tests {
         );
     }
 
-    fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Outcome {
+    fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Verdict {
         let r = args(resets);
         let i = Installed {
             version: v,

@@ -177,7 +177,7 @@ impl InstanceFile {
 
 /// The outcome of [`update`] and [`upgrade`] on a file.
 #[derive(Clone)]
-pub struct Outcome {
+pub struct Edited {
     /// The new file text (identical to the old one when nothing changed).
     pub text: String,
     /// What the change does ([`crate::change`]).
@@ -185,9 +185,9 @@ pub struct Outcome {
 }
 
 /// The new text holds the values, secrets included: `Debug` shows its size only.
-impl std::fmt::Debug for Outcome {
+impl std::fmt::Debug for Edited {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Outcome")
+        f.debug_struct("Edited")
             .field("text_bytes", &self.text.len())
             .field("decision", &self.decision)
             .finish()
@@ -202,7 +202,7 @@ pub fn update(
     files: &[Document],
     overrides: &[String],
     resets: &[String],
-) -> std::result::Result<Outcome, Vec<Diagnostic>> {
+) -> std::result::Result<Edited, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = Version::of_package(pkg)?;
     let kept = file.kept();
@@ -225,7 +225,7 @@ pub fn update(
         Some(&stored),
     );
     let text = apply(file, &edits)?;
-    Ok(Outcome { text, decision })
+    Ok(Edited { text, decision })
 }
 
 /// Upgrades the Instance in `file` from `old_pkg` (installed) to `new_pkg`
@@ -236,7 +236,7 @@ pub fn upgrade(
     new_pkg: &Package,
     files: &[Document],
     overrides: &[String],
-) -> std::result::Result<Outcome, Vec<Diagnostic>> {
+) -> std::result::Result<Edited, Vec<Diagnostic>> {
     if let Some(name) = file.operator_version_name() {
         let expected = old_pkg.operator_version_name();
         if name != expected {
@@ -296,7 +296,7 @@ pub fn upgrade(
         ));
     }
     let text = apply(file, &edits)?;
-    Ok(Outcome { text, decision })
+    Ok(Edited { text, decision })
 }
 
 /// A `writeOnly` value the edit would write into the file (new or changed) is refused: an
@@ -397,7 +397,7 @@ mod tests {
         let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  parameters:\n    nodeCount: 5\n";
         let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
         assert!(file.deleting());
-        let codes = |r: std::result::Result<Outcome, Vec<Diagnostic>>| {
+        let codes = |r: std::result::Result<Edited, Vec<Diagnostic>>| {
             r.map(|o| o.decision.plan)
                 .map_err(|d| d.iter().map(|d| d.code).collect::<Vec<_>>())
         };

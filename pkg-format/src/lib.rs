@@ -14,7 +14,7 @@
 //! | [`validate`] | every problem, at once | [`Validator`], [`validate::resolve`] |
 //! | [`diag`], [`pointer`](mod@pointer) | what a problem says, and where | [`Diagnostic`], [`Code`], [`Shown`], [`Pointer`] |
 //! | [`trigger`], [`immutable`], [`change`] | the plan a change runs; what may never change; install, update and upgrade as pure decisions (all three extensions applied) | [`trigger::select`], [`immutable::check_update`], [`change::install`], [`change::update`], [`change::upgrade`] |
-//! | [`migrate`] | values carried across an upgrade by `oldName` | [`migrate::migrate`] |
+//! | [`old_name`] | values carried across an upgrade by `oldName` | [`old_name::migrate`] |
 //! | [`instance`] | `kudo update -f` / `upgrade -f` on an Instance file, comments kept | [`instance::update`], [`instance::upgrade`], [`Edit`] |
 //! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::stream`] |
 //! | [`manifest`] | rendered manifests read as Kubernetes reads them (YAML 1.1: `0777` is 511); YAML it reads back | [`manifest::parse`], [`manifest::to_yaml`] |
@@ -67,7 +67,7 @@ pub mod immutable;
 pub mod instance;
 pub mod listing;
 pub mod manifest;
-pub mod migrate;
+pub mod old_name;
 pub mod package;
 pub mod params;
 pub mod pipe;

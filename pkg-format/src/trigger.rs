@@ -1,6 +1,6 @@
 //! `trigger`: which plan a parameter change runs.
 //!
-//! The rules (KEP-33, ARCHITECTURE.md): the plan for a changed value is the `trigger` of the
+//! The rules (KEP-33; docs/architecture.md): the plan for a changed value is the `trigger` of the
 //! nearest schema node on the path from that value up to the root (array items resolve through
 //! `items`). Without one anywhere on the path, the operator's `update` plan runs if it has one,
 //! else `deploy`. One update whose changes select two different plans is refused, naming every

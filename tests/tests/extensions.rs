@@ -2,7 +2,7 @@
 //! tests, and the cases KUDO's admission webhook tested, rewritten for nested parameters.
 
 use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::migrate::migrate;
+use kudo_pkg::old_name::migrate;
 use kudo_pkg::trigger::{Reason, select};
 use kudo_pkg::values::{self, Inputs};
 use kudo_pkg::{Code, Package, ParamSchema, Params, convert, immutable};

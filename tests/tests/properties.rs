@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use kudo_pkg::ParamSchema;
-use kudo_pkg::migrate::migrate;
+use kudo_pkg::old_name::migrate;
 use kudo_pkg::trigger::select;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};

@@ -2,7 +2,7 @@
 //! `params` (text and JSON), a refused value's diagnostic and snippet, the `update -f` diff
 //! (text and JSON), `package list parameters` (text and JSON) and `package verify` (text and
 //! JSON). The webhook's denials (`webhook/tests/admission.rs`) and the manager's events and
-//! status (`manager/tests/manager.rs`) have the same test beside their code. `kudo template`
+//! status (`operator/manager/tests/manager.rs`) have the same test beside their code. `kudo template`
 //! is left out on purpose: rendering a secret into the Secret the operator asks for is its job.
 //!
 //! Every output goes through `kudo_pkg::values::Redacted` (values, diffs, snippets) or

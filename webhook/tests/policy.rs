@@ -234,7 +234,7 @@ proptest! {
         // it ran with where the new version has no default), as the policy computes them.
         let at_rest = Installed::at_rest(&v1, &installed_values);
         let carried = change::carried_over(&at_rest, &v2);
-        let migrated = kudo_pkg::migrate::migrate(&v1.schema, &installed_values, &v2.schema, "1.0.0");
+        let migrated = kudo_pkg::old_name::migrate(&v1.schema, &installed_values, &v2.schema, "1.0.0");
         let sent = match (&migrated, &carried, args.is_empty()) {
             (_, _, true) | (Err(_), _, _) => installed_values.clone(),
             (Ok(_), Ok(carried), false) => c.sent(carried, &c.new),

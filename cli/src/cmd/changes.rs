@@ -30,7 +30,7 @@ pub struct ChangeReport<'a> {
     pub changes: Vec<Changed<'a>>,
     /// Where each value went (upgrade).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub migration: Option<&'a kudo_pkg::migrate::Report>,
+    pub migration: Option<&'a kudo_pkg::old_name::Report>,
     /// Whether the new OperatorVersion was created (upgrade in the cluster).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_operator_version: Option<bool>,

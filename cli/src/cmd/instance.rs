@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::instance::{self, InstanceFile, Outcome};
+use kudo_pkg::instance::{self, Edited, InstanceFile};
 use kudo_pkg::values::Redacted;
 use kudo_pkg::{Error, ParamSchema};
 
@@ -65,7 +65,7 @@ fn finish(
     a: &FileEditArgs,
     file: &InstanceFile,
     schema: &ParamSchema,
-    outcome: &Outcome,
+    outcome: &Edited,
     command: &str,
 ) -> Result<ExitCode, Error> {
     crate::report::diagnostics(&outcome.decision.warnings);
@@ -125,7 +125,7 @@ fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {
 }
 
 /// The migration report, one line per value: moved, kept, defaulted, dropped.
-pub(super) fn migration(r: &kudo_pkg::migrate::Report) -> String {
+pub(super) fn migration(r: &kudo_pkg::old_name::Report) -> String {
     let mut out = String::new();
     for m in &r.moved {
         out.push_str(&format!("moved      {} -> {}\n", m.from, m.to));

@@ -216,7 +216,7 @@ mod tests {
 
     fn example(name: &str) -> Package {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../examples")
+            .join("../../examples")
             .join(name);
         Package::load(&dir).unwrap()
     }

@@ -15,7 +15,7 @@ use kudo_manager::{Context, Settings};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/mock_api.rs"]
+#[path = "../../../tests/support/mock_api.rs"]
 mod mock_api;
 
 const STEPS: usize = 5;

@@ -1,7 +1,7 @@
 //! `oldName`: carrying an instance's values across an upgrade that renames or restructures
 //! parameters.
 //!
-//! The new values are built from the new schema (ARCHITECTURE.md, KEP-33):
+//! The new values are built from the new schema (KEP-33; docs/architecture.md):
 //! 1. every node with an `oldName` takes the installed value found there (a bare name is a
 //!    top-level key, `CLUSTER_NAME`; a string starting with `/` is a JSON pointer); a parent
 //!    moves whole and its children's own `oldName`s then override parts of it;

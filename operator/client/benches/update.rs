@@ -10,7 +10,7 @@ use kudo_client::commands::{Inputs, Target, update};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/mock_api.rs"]
+#[path = "../../../tests/support/mock_api.rs"]
 mod mock_api;
 
 fn client(instance: Value, ov: Value) -> kube::Client {
@@ -35,7 +35,7 @@ fn client(instance: Value, ov: Value) -> kube::Client {
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cassandra-v1beta2");
     let pkg = Package::load(&dir).expect("the example package loads");
     let (_, ov) = kudo_crd::package::objects(&pkg, "ns");
     let ov_name = ov.metadata.name.clone().unwrap_or_default();

@@ -4,7 +4,7 @@ use kudo_crd::convert::{self, NoTypes, TypeSource, V1BETA1_PARAMETERS};
 use kudo_pkg::ParamSchema;
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/wire.rs"]
+#[path = "../../../tests/support/wire.rs"]
 mod support;
 
 fn wire(name: &str) -> Value {

@@ -17,7 +17,7 @@ const OV: &str = "zookeeper-0.4.0";
 const WEBHOOK_URL: &str = "https://127.0.0.1:8443/convert";
 const CA_BUNDLE: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t";
 
-#[path = "../../tests/support/mock_api.rs"]
+#[path = "../../../tests/support/mock_api.rs"]
 mod mock_api;
 
 use mock_api::Seen;
@@ -239,7 +239,7 @@ fn client(cluster: Arc<Mutex<Cluster>>) -> kube::Client {
 /// parameter list with `value-type`, defaults as strings).
 fn zookeeper_v1beta1() -> (Value, Value) {
     let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/zookeeper-v1beta1");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/zookeeper-v1beta1");
     let pkg = kudo_pkg::Package::load(&dir).unwrap();
     let (op, ov) = kudo_crd::package::objects(&pkg, NS);
     let mut op = serde_json::to_value(op).unwrap();

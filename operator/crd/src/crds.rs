@@ -104,7 +104,7 @@ mod tests {
     /// (`KUDO_UPDATE_CRDS=1 cargo test -p kudo-crd` rewrites it).
     #[test]
     fn the_checked_in_crds_match_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds.yaml");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds.yaml");
         let want = yaml();
         if std::env::var_os("KUDO_UPDATE_CRDS").is_some() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();

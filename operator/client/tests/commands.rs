@@ -30,7 +30,7 @@ struct Step {
     forever: bool,
 }
 
-#[path = "../../tests/support/mock_api.rs"]
+#[path = "../../../tests/support/mock_api.rs"]
 mod mock_api;
 
 use mock_api::Seen;
@@ -226,7 +226,9 @@ fn pairs(list: &[(&str, String)]) -> Vec<(String, String)> {
 // Fixtures.
 
 fn load(rel: &str) -> Package {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
     Package::load(&dir).unwrap()
 }
 
