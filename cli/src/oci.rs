@@ -436,7 +436,7 @@ mod tests {
     /// page), the versions of a tag, pull.
     #[test]
     fn push_tags_and_pull_against_a_registry() {
-        let Some(registry) = kudo_tests::TestRegistry::start(Default::default()) else {
+        let Some(registry) = kudo_testkit::TestRegistry::start(Default::default()) else {
             return;
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -447,7 +447,7 @@ mod tests {
         let target = Reference::parse(&registry.oci("kudo")).unwrap();
         let mut tgzs = Vec::new();
         for example in ["zookeeper-v1beta1", "cassandra-v1beta2"] {
-            let dir = kudo_tests::example(example);
+            let dir = kudo_testkit::example(example);
             tgzs.push(kudo_pkg::create_archive(&dir).unwrap().0);
         }
         let mut pushed = Vec::new();

@@ -41,7 +41,7 @@ use crate::pointer;
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
 use crate::values::{self, Inputs, Override, Values, effective};
-use crate::{convert, immutable};
+use crate::{immutable, typing};
 
 /// The plan a new Instance runs.
 pub const DEPLOY: &str = "deploy";
@@ -132,7 +132,7 @@ impl Version {
     /// Stored values typed by this version's schema (`"7"` -> 7 for an integer parameter).
     pub fn typed(&self, stored: &Value) -> Value {
         match stored {
-            Value::Object(_) => convert::typed_by_schema(&self.schema, stored),
+            Value::Object(_) => typing::typed_by_schema(&self.schema, stored),
             _ => Value::Object(Map::new()),
         }
     }

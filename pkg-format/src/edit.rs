@@ -15,7 +15,7 @@ use yaml_edit::path::YamlPath;
 use yaml_edit::{ScalarValue, YamlValue};
 
 use crate::document::Document;
-use crate::pointer;
+use crate::pointer::{self, Arrays};
 
 /// One change to a YAML document, at a path of mapping keys (never inside an array).
 #[derive(Debug, Clone, PartialEq)]
@@ -46,35 +46,18 @@ pub enum Edit {
 /// included, is set whole.
 pub fn edits_between(base: &[&str], old: Option<&Value>, new: Option<&Value>) -> Vec<Edit> {
     let mut out = Vec::new();
-    let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-    diff(&mut path, old, new, &mut out);
+    let base = pointer::from_tokens(base);
+    pointer::diff(&base, old, new, Arrays::Whole, &mut |at, _, new| {
+        let path = pointer::tokens(at).expect("the walker writes valid pointers");
+        out.push(match new {
+            Some(n) => Edit::Set {
+                path,
+                value: n.clone(),
+            },
+            None => Edit::Remove { path },
+        })
+    });
     out
-}
-
-fn diff(path: &mut Vec<String>, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<Edit>) {
-    match (old, new) {
-        (Some(o), Some(n)) if o == n => {}
-        (Some(Value::Object(o)), Some(Value::Object(n))) => {
-            for (k, ov) in o {
-                path.push(k.clone());
-                diff(path, Some(ov), n.get(k), out);
-                path.pop();
-            }
-            for (k, nv) in n {
-                if !o.contains_key(k) {
-                    path.push(k.clone());
-                    diff(path, None, Some(nv), out);
-                    path.pop();
-                }
-            }
-        }
-        (_, Some(n)) => out.push(Edit::Set {
-            path: path.clone(),
-            value: n.clone(),
-        }),
-        (Some(_), None) => out.push(Edit::Remove { path: path.clone() }),
-        (None, None) => {}
-    }
 }
 
 /// Why an edit cannot be made; nothing is written then.

@@ -28,7 +28,7 @@ use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::package::Package;
 use crate::params::Params;
-use crate::{Error, Result, convert};
+use crate::{Error, Result};
 
 /// `apiVersion` of v1beta1 Instances (flat string values) and of v1beta2 ones (structured
 /// values): the same strings as the two `params.yaml` formats.
@@ -166,7 +166,8 @@ impl InstanceFile {
             )
             .with_help("move the Instance to the new parameters with `kudo upgrade`")]);
         };
-        let (typed, problems) = convert::instance_values(p, raw.as_object().unwrap_or(&Map::new()));
+        let (typed, problems) =
+            crate::typing::instance_values(p, raw.as_object().unwrap_or(&Map::new()));
         if problems.is_empty() {
             Ok(Value::Object(typed))
         } else {
@@ -332,7 +333,7 @@ fn no_new_secrets(
 /// Values as an Instance of `api_version` stores them (v1beta1: strings, as KUDO did).
 fn stored_form(api_version: &str, values: &Value) -> Value {
     if api_version == V1BETA1 {
-        convert::to_v1beta1_strings(values)
+        crate::typing::to_v1beta1_strings(values)
     } else {
         values.clone()
     }

@@ -9,7 +9,7 @@
 //! | module | what it decides | entry points |
 //! |---|---|---|
 //! | [`package`] | a package on disk or in a `.tgz` | [`Package`], [`TemplateEngine`], [`create_archive`] |
-//! | [`params`], [`convert`] | the three shapes of `params.yaml`; v1beta1 → v1beta2 | [`Params`], [`ParamSchema`], [`convert::to_schema`] |
+//! | [`params`], [`convert`], [`typing`] | the three shapes of `params.yaml`; v1beta1 → v1beta2; text and stored v1beta1 values typed by the schema | [`Params`], [`ParamSchema`], [`convert::to_schema`], [`typing::instance_values`] |
 //! | [`values`] | the parameters a user asks for: defaults, `-P` merge patches, `-p` overrides, each with its [`Origin`] | [`values::effective`], [`values::Values`], [`Redacted`] |
 //! | [`validate`] | every problem, at once | [`Validator`], [`validate::resolve`] |
 //! | [`diag`], [`pointer`](mod@pointer) | what a problem says, and where | [`Diagnostic`], [`Code`], [`Shown`], [`Pointer`] |
@@ -78,6 +78,7 @@ pub mod secrets;
 pub mod structural;
 pub mod successor;
 pub mod trigger;
+pub mod typing;
 pub mod validate;
 pub mod values;
 pub mod verify;
@@ -88,7 +89,6 @@ mod edit;
 mod error;
 mod gotemplate;
 mod sprig;
-mod typing;
 
 pub use archive::create as create_archive;
 pub use diag::{Code, Diagnostic, Origin, Severity, Shown};

@@ -151,6 +151,71 @@ pub fn set_creating(root: &mut serde_json::Value, tokens: &[String], value: serd
     *cur = value;
 }
 
+/// How [`diff`] compares two arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrays {
+    /// Item by item: an item only one side has is added or removed at its index.
+    ByIndex,
+    /// As one value: a different array is one change at the array's pointer.
+    Whole,
+}
+
+/// What [`diff`] calls for each difference: the pointer, the old side, the new side.
+pub type Visit<'f, 'v> = dyn FnMut(&str, Option<&'v Value>, Option<&'v Value>) + 'f;
+
+/// Where `old` and `new` differ, below `base` (the pointer they are found at), as deep as both
+/// still have the same shape: objects are compared member by member (the old members in their
+/// order, then the new ones), arrays as [`Arrays`] says, anything else as one value. `visit` is
+/// called with the pointer and both sides of each difference (`None` on the side that lacks
+/// it). The one JSON diff walker: triggers, file edits, guarded patches and the storage
+/// migration's read-back all compare through it.
+pub fn diff<'v>(
+    base: &str,
+    old: Option<&'v Value>,
+    new: Option<&'v Value>,
+    arrays: Arrays,
+    visit: &mut Visit<'_, 'v>,
+) {
+    let mut at = base.to_string();
+    walk_diff(&mut at, old, new, arrays, visit);
+}
+
+fn walk_diff<'v>(
+    at: &mut String,
+    old: Option<&'v Value>,
+    new: Option<&'v Value>,
+    arrays: Arrays,
+    visit: &mut Visit<'_, 'v>,
+) {
+    let step = |at: &mut String, token: &str, o, n, visit: &mut Visit<'_, 'v>| {
+        let len = at.len();
+        at.push('/');
+        at.push_str(&escape(token));
+        walk_diff(at, o, n, arrays, visit);
+        at.truncate(len);
+    };
+    match (old, new) {
+        (Some(o), Some(n)) if o == n => {}
+        (None, None) => {}
+        (Some(Value::Object(o)), Some(Value::Object(n))) => {
+            for (k, ov) in o {
+                step(at, k, Some(ov), n.get(k), visit);
+            }
+            for (k, nv) in n {
+                if !o.contains_key(k) {
+                    step(at, k, None, Some(nv), visit);
+                }
+            }
+        }
+        (Some(Value::Array(o)), Some(Value::Array(n))) if arrays == Arrays::ByIndex => {
+            for i in 0..o.len().max(n.len()) {
+                step(at, &i.to_string(), o.get(i), n.get(i), visit);
+            }
+        }
+        _ => visit(at, old, new),
+    }
+}
+
 /// The pointers of the leaves of `value` (scalars, empty objects and arrays): what is set,
 /// never what it is set to. `Debug` of anything holding parameter values shows these, since
 /// a value may be a `writeOnly` secret.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic, Origin};
 use crate::params::ParamSchema;
-use crate::pointer::{self, Pointer};
+use crate::pointer::{self, Arrays, Pointer};
 
 /// Why a change runs its plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,43 +52,14 @@ pub struct Selection {
 /// only one of them has is a change of that item).
 pub fn changed_paths(old: &Value, new: &Value) -> Vec<Pointer> {
     let mut out = Vec::new();
-    let mut at = String::new();
-    diff(old, new, &mut at, &mut out);
-    out.into_iter().map(Pointer::from).collect()
-}
-
-fn diff(old: &Value, new: &Value, at: &mut String, out: &mut Vec<String>) {
-    if old == new {
-        return;
-    }
-    let mut step = |at: &mut String, token: &str, o: Option<&Value>, n: Option<&Value>| {
-        let len = at.len();
-        at.push('/');
-        at.push_str(&pointer::escape(token));
-        match (o, n) {
-            (Some(o), Some(n)) => diff(o, n, at, out),
-            _ => out.push(at.clone()),
-        }
-        at.truncate(len);
-    };
-    match (old, new) {
-        (Value::Object(o), Value::Object(n)) => {
-            for (k, ov) in o {
-                step(at, k, Some(ov), n.get(k));
-            }
-            for (k, nv) in n {
-                if !o.contains_key(k) {
-                    step(at, k, None, Some(nv));
-                }
-            }
-        }
-        (Value::Array(o), Value::Array(n)) => {
-            for i in 0..o.len().max(n.len()) {
-                step(at, &i.to_string(), o.get(i), n.get(i));
-            }
-        }
-        _ => out.push(at.clone()),
-    }
+    pointer::diff(
+        "",
+        Some(old),
+        Some(new),
+        Arrays::ByIndex,
+        &mut |at, _, _| out.push(Pointer::from(at.to_string())),
+    );
+    out
 }
 
 /// The plan a change at `value_pointer` runs. `plans` are the operator's plan names. Errors: a

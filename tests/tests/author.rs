@@ -4,12 +4,11 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-use kudo_tests::{example, fixture, kudo_bin};
+use kudo_testkit::{example, fixture, kudo};
 use predicates::prelude::*;
 
 fn add(pkg: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::new(kudo_bin())
+    kudo()
         .args(["package", "add", "parameter"])
         .arg(pkg)
         .args(args)
@@ -32,7 +31,7 @@ fn inserted(before: &str, after: &str) -> Vec<String> {
 }
 
 fn verify_ok(pkg: &Path) {
-    Command::new(kudo_bin())
+    kudo()
         .args(["package", "verify"])
         .arg(pkg)
         .assert()
@@ -41,7 +40,7 @@ fn verify_ok(pkg: &Path) {
 
 #[test]
 fn a_nested_parameter_is_exactly_what_changes() {
-    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -80,7 +79,7 @@ fn a_nested_parameter_is_exactly_what_changes() {
 
 #[test]
 fn an_array_item_field_joins_the_items_required_list() {
-    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -106,7 +105,7 @@ fn an_array_item_field_joins_the_items_required_list() {
     assert!(lines.contains(&"        - zone".to_string()), "{lines:?}");
     assert!(lines.contains(&"        zone:".to_string()), "{lines:?}");
     verify_ok(&pkg);
-    let listed = Command::new(kudo_bin())
+    let listed = kudo()
         .args(["package", "list", "parameters", "--required", "--names"])
         .arg(&pkg)
         .assert()
@@ -119,7 +118,7 @@ fn an_array_item_field_joins_the_items_required_list() {
 
 #[test]
 fn a_v1beta1_package_gets_a_flat_parameter() {
-    let (_d, pkg) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
+    let (_d, pkg) = kudo_testkit::copy_package(&example("zookeeper-v1beta1"));
     let file = pkg.join("params.yaml");
     let before = std::fs::read_to_string(&file).unwrap();
     add(
@@ -267,7 +266,7 @@ fn refusals_leave_params_yaml_byte_identical() {
         .map(|(a, w)| (a, 1, w))
         .chain(usage.iter().map(|(a, w)| (a, 2, w)))
     {
-        let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+        let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
         let file = pkg.join("params.yaml");
         let before = std::fs::read(&file).unwrap();
         add(&pkg, args)
@@ -279,7 +278,7 @@ fn refusals_leave_params_yaml_byte_identical() {
 
 #[test]
 fn a_v1beta1_package_can_be_converted_first_to_nest_a_parameter() {
-    let (_d, pkg) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
+    let (_d, pkg) = kudo_testkit::copy_package(&example("zookeeper-v1beta1"));
     add(
         &pkg,
         &["--convert", "--name", "tls", "--type", "object", "--yes"],
@@ -304,7 +303,7 @@ fn a_v1beta1_package_can_be_converted_first_to_nest_a_parameter() {
     assert!(text.starts_with("apiVersion: kudo.dev/v1beta2\n"), "{text}");
     assert!(text.contains("  tls:\n    type: object\n    properties:\n      enabled:\n        type: boolean\n        default: false\n"), "{text}");
     // without --convert a nested place is refused on a flat package
-    let (_d2, flat) = kudo_tests::copy_package(&example("zookeeper-v1beta1"));
+    let (_d2, flat) = kudo_testkit::copy_package(&example("zookeeper-v1beta1"));
     add(
         &flat,
         &["--path", "/x", "--name", "y", "--type", "string", "--yes"],

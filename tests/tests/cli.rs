@@ -1,13 +1,7 @@
 //! The `kudo` binary as a process: exit codes, stdout/stderr separation, files left untouched.
 
-use assert_cmd::Command;
+use kudo_testkit::kudo;
 use predicates::prelude::*;
-
-fn kudo() -> Command {
-    let mut c = Command::new(kudo_tests::kudo_bin());
-    c.current_dir(kudo_tests::repo()).env("NO_COLOR", "1");
-    c
-}
 
 #[test]
 fn template_prints_one_yaml_stream_of_kubernetes_objects() {
@@ -50,7 +44,7 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
 /// `-o json` prints (a final block scalar with no line break after it keeps none).
 #[test]
 fn template_text_reads_as_the_objects_of_json_output_with_kubernetes_rules() {
-    let (_tmp, pkg) = kudo_tests::copy_package(&kudo_tests::example("zookeeper-v1beta1"));
+    let (_tmp, pkg) = kudo_testkit::copy_package(&kudo_testkit::example("zookeeper-v1beta1"));
     let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{Name}}-yaml11\n\
                     data:\n  mode: '0777'\n  script: |\n    echo 1\n    echo 2";
     std::fs::write(pkg.join("templates/configmap.yaml"), template).unwrap();
@@ -257,7 +251,7 @@ fn convert_prints_a_v1beta2_schema_that_loads_and_validates_the_defaults() {
 fn convert_in_place_and_to_a_new_directory() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("zk");
-    kudo_tests::copy_dir(&kudo_tests::example("zookeeper-v1beta1"), &pkg);
+    kudo_testkit::copy_dir(&kudo_testkit::example("zookeeper-v1beta1"), &pkg);
     let out = dir.path().join("zk2");
     kudo()
         .args(["package", "convert"])
@@ -297,7 +291,7 @@ fn convert_in_place_and_to_a_new_directory() {
 fn verify_reports_json_and_fails_on_a_bad_default() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("c");
-    kudo_tests::copy_dir(&kudo_tests::example("cassandra-v1beta2"), &pkg);
+    kudo_testkit::copy_dir(&kudo_testkit::example("cassandra-v1beta2"), &pkg);
     kudo()
         .args(["package", "verify", "-o", "json"])
         .arg(&pkg)
@@ -334,7 +328,7 @@ fn verify_reports_json_and_fails_on_a_bad_default() {
 /// pointer and its file:line; the clean twin verifies.
 #[test]
 fn verify_has_kudos_checks_and_reports_every_finding_in_one_run() {
-    let fixtures = kudo_tests::fixture("verify-kudo");
+    let fixtures = kudo_testkit::fixture("verify-kudo");
     let out = kudo()
         .args(["package", "verify", "-o", "json"])
         .arg(fixtures.join("defects"))
@@ -392,7 +386,7 @@ fn verify_has_kudos_checks_and_reports_every_finding_in_one_run() {
 
 #[test]
 fn a_values_file_that_cannot_be_read_says_so_by_its_code() {
-    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    let cassandra = kudo_testkit::example("cassandra-v1beta2");
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.yaml");
     for (file, code, says) in [
@@ -489,7 +483,7 @@ fn kudo_version_prints_the_client_and_reports_an_unreachable_cluster() {
 
 #[test]
 fn helm_habits_get_kudo_s_words() {
-    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    let cassandra = kudo_testkit::example("cassandra-v1beta2");
     // A dotted path: the JSON pointer it meant.
     kudo()
         .arg("template")
@@ -517,7 +511,7 @@ fn helm_habits_get_kudo_s_words() {
 /// takes, and no cluster is a short error naming where one is looked for.
 #[test]
 fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
-    let cassandra = kudo_tests::example("cassandra-v1beta2");
+    let cassandra = kudo_testkit::example("cassandra-v1beta2");
     // template -o json: one List of the objects
     let out = kudo()
         .arg("template")
@@ -542,7 +536,7 @@ fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
     // convert's directory is --output-dir; --output is a format and convert has none
     kudo()
         .args(["package", "convert"])
-        .arg(kudo_tests::example("zookeeper-v1beta1"))
+        .arg(kudo_testkit::example("zookeeper-v1beta1"))
         .args(["--output", "somewhere"])
         .assert()
         .code(2);

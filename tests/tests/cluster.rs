@@ -3,17 +3,8 @@
 //! What they send to a cluster is tested against a mocked API server in
 //! `operator/tests/commands.rs`.
 
-use assert_cmd::Command;
-use kudo_tests::{example, kudo_bin};
+use kudo_testkit::{example, kudo};
 use predicates::prelude::*;
-
-fn kudo() -> Command {
-    let mut c = Command::new(kudo_bin());
-    // No kubeconfig of the machine running the tests may be used.
-    c.env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .env("NO_COLOR", "1");
-    c
-}
 
 #[test]
 fn update_takes_a_file_or_an_instance_but_not_both() {

@@ -11,13 +11,13 @@ use kudo_pkg::{Origin, pointer};
 use serde_json::Value;
 
 fn cases(file: &str) -> Value {
-    let path = kudo_tests::fixture("conformance").join(file);
+    let path = kudo_testkit::fixture("conformance").join(file);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
 #[test]
 fn the_specs_copies_of_the_examples_are_the_same_cases() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     for file in ["rfc7396-appendix-a.json", "rfc6901-section-5.json"] {
@@ -86,7 +86,7 @@ fn rfc6901_section_5_through_the_pointer_parser() {
 #[test]
 fn the_specs_wire_captures_get_replies_of_the_accepted_shape() {
     use kudo_crd::convert::NoTypes;
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let dir = shared.join("wire");

@@ -9,11 +9,11 @@ use serde_json::Value;
 
 #[test]
 fn every_corpus_package_loads_converts_and_its_defaults_validate() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators");
-    let dirs = kudo_tests::folders_with(&root, "params.yaml");
+    let dirs = kudo_testkit::folders_with(&root, "params.yaml");
     let mut failures = Vec::new();
     let (mut full, mut params_only, mut v1beta2, mut legacy_map, mut defaults_checked) =
         (0, 0, 0, 0, 0);
@@ -94,7 +94,7 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
 
 #[test]
 fn the_corpus_legacy_task_map_and_version_field_are_read() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let pkg = Package::load(&shared.join("corpus/kudo-operators/zookeeper/0.1.0")).unwrap();
@@ -110,7 +110,7 @@ fn the_corpus_legacy_task_map_and_version_field_are_read() {
 
 #[test]
 fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let pkg =
@@ -133,11 +133,11 @@ fn the_kep_33_draft_v1beta2_package_is_read_as_a_schema() {
 fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
     use kudo_pkg::TemplateEngine;
     use kudo_pkg::render::{RenderOptions, render_plan};
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
-    let dirs = kudo_tests::folders_with(&root, "operator.yaml");
+    let dirs = kudo_testkit::folders_with(&root, "operator.yaml");
     assert_eq!(dirs.len(), 14, "{dirs:?}");
     let mut failures = Vec::new();
     let (mut plans, mut templates) = (0, 0);
@@ -182,7 +182,7 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
 #[test]
 fn converted_kudo_operators_render_exactly_as_the_originals() {
     use kudo_pkg::render::{RenderOptions, render_plan};
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
@@ -207,10 +207,10 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
         }
         texts
     };
-    for dir in kudo_tests::folders_with(&root, "operator.yaml") {
+    for dir in kudo_testkit::folders_with(&root, "operator.yaml") {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let out = tmp.path().join(&name);
-        assert_cmd::Command::new(kudo_tests::kudo_bin())
+        kudo_testkit::kudo()
             .args(["package", "convert"])
             .arg(&dir)
             .arg("--output-dir")
@@ -242,7 +242,7 @@ fn with_defaults(pkg: &Package, plan: &str) -> Vec<kudo_pkg::render::Rendered> {
 /// docs/templates.md).
 #[test]
 fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
@@ -269,12 +269,12 @@ fn three_kudo_operators_render_their_deploy_plan_as_the_golden_files() {
 /// converts to its successor.
 #[test]
 fn kudo_operators_in_removed_api_versions_are_warned_about_where_written() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
     let mut lines = Vec::new();
-    for dir in kudo_tests::folders_with(&root, "operator.yaml") {
+    for dir in kudo_testkit::folders_with(&root, "operator.yaml") {
         let pkg = Package::load(&dir).unwrap();
         for d in kudo_pkg::verify::verify(&pkg) {
             if d.code != Code::RemovedApi {
@@ -302,7 +302,7 @@ fn kudo_operators_in_removed_api_versions_are_warned_about_where_written() {
 #[test]
 fn spark_crds_convert_to_v1_with_structural_schemas() {
     use kudo_pkg::{structural, successor};
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let pkg = Package::load(&shared.join("corpus/kudo-operators-full/spark")).unwrap();
@@ -378,12 +378,12 @@ fn spark_crds_convert_to_v1_with_structural_schemas() {
 fn kudo_operators_print_streams_that_read_as_their_objects_by_kubernetes_rules() {
     use kudo_pkg::manifest::{self, Printable};
     use kudo_pkg::render::{self, RenderOptions, render_plan};
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators-full");
     let (mut modes, mut stripped, mut failures) = (Vec::new(), Vec::new(), Vec::new());
-    for dir in kudo_tests::folders_with(&root, "operator.yaml") {
+    for dir in kudo_testkit::folders_with(&root, "operator.yaml") {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let pkg = Package::load(&dir).unwrap();
         let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");

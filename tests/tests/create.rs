@@ -1,14 +1,13 @@
 //! `kudo package create` and `kudo completion` as processes.
 
-use assert_cmd::Command;
-use kudo_tests::{example, fixture, kudo_bin};
+use kudo_testkit::{example, fixture, kudo};
 use predicates::prelude::*;
 
 #[test]
 fn create_writes_a_reproducible_archive_that_loads_back() {
     let dir = tempfile::tempdir().unwrap();
     let run = || {
-        Command::new(kudo_bin())
+        kudo()
             .args(["package", "create"])
             .arg(example("cassandra-v1beta2"))
             .arg("-d")
@@ -31,7 +30,7 @@ fn create_writes_a_reproducible_archive_that_loads_back() {
     assert_eq!(from_tgz.schema(), from_dir.schema());
     assert_eq!(from_tgz.templates(), from_dir.templates());
     // without --overwrite an existing archive is kept
-    Command::new(kudo_bin())
+    kudo()
         .args(["package", "create"])
         .arg(example("cassandra-v1beta2"))
         .arg("-d")
@@ -45,7 +44,7 @@ fn create_writes_a_reproducible_archive_that_loads_back() {
 #[test]
 fn a_package_that_does_not_verify_is_not_created() {
     let dir = tempfile::tempdir().unwrap();
-    Command::new(kudo_bin())
+    kudo()
         .args(["package", "create"])
         .arg(fixture("broken-package"))
         .arg("-d")
@@ -63,7 +62,7 @@ fn completion_scripts() {
         ("zsh", "#compdef kudo"),
         ("fish", "complete -c kudo"),
     ] {
-        Command::new(kudo_bin())
+        kudo()
             .args(["completion", shell])
             .assert()
             .success()

@@ -24,7 +24,7 @@ fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_pkg::Diagnostic> 
 }
 
 fn in_repo() {
-    std::env::set_current_dir(kudo_tests::repo()).unwrap();
+    std::env::set_current_dir(kudo_testkit::repo()).unwrap();
 }
 
 #[test]
@@ -62,8 +62,8 @@ fn invalid_values_file_as_json() {
 
 #[test]
 fn invalid_values_file_as_the_cli_prints_it() {
-    let out = std::process::Command::new(kudo_tests::kudo_bin())
-        .current_dir(kudo_tests::repo())
+    let out = std::process::Command::new(kudo_testkit::kudo_bin())
+        .current_dir(kudo_testkit::repo())
         .env("NO_COLOR", "1")
         .args([
             "params",

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kudo_crd::convert::{self, NoTypes};
-use kudo_tests::{example, fixture, kudo_bin, repo, workspace_bin};
+use kudo_testkit::{example, fixture, kudo_bin, repo, workspace_bin};
 use serde_json::{Value, json};
 
 // Scenarios of their own files (the crate root is this file, so the paths are spelled out).
@@ -466,7 +466,7 @@ impl Scenario {
         });
         if !ready {
             let why = "skipped: the cluster has no Ready Node to run workloads (start ../shared/k8s with FAKE_KUBELET=1)";
-            assert!(!kudo_tests::in_ci(), "{why} (CI is set, so this fails)");
+            assert!(!kudo_testkit::in_ci(), "{why} (CI is set, so this fails)");
             say(why);
         }
         ready
@@ -476,7 +476,7 @@ impl Scenario {
         let kubeconfig = match kubeconfig_from(std::env::var_os(KUBECONFIG_VAR)) {
             Ok(k) => k,
             // In CI the control plane is part of the run: a scenario without it fails.
-            Err(message) if kudo_tests::in_ci() => {
+            Err(message) if kudo_testkit::in_ci() => {
                 panic!("{name}: CI is set, and the end-to-end suite has no cluster: {message}")
             }
             Err(message) => {
@@ -520,7 +520,7 @@ impl Scenario {
 
     /// `kudo ARGS... --kubeconfig K`; `-n NAMESPACE` is the scenario's.
     fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
-        let mut c = assert_cmd::Command::new(kudo_bin());
+        let mut c = kudo_testkit::kudo();
         c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
         c.timeout(TIMEOUT);
         c

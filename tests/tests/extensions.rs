@@ -5,8 +5,8 @@ use kudo_pkg::change::{self, Installed, Proposal, Version};
 use kudo_pkg::old_name::migrate;
 use kudo_pkg::trigger::{Reason, select};
 use kudo_pkg::values::{self, Inputs};
-use kudo_pkg::{Code, Package, ParamSchema, Params, convert, immutable};
-use kudo_tests::fixture;
+use kudo_pkg::{Code, Package, ParamSchema, Params, immutable};
+use kudo_testkit::fixture;
 use serde_json::{Value, json};
 
 /// KEP-33 "Operator conversion and upgrade example": the installed v1beta1 instance, converted,
@@ -26,7 +26,7 @@ fn kep33_conversion_and_upgrade_example() {
             "BACKUP_CREDENTIALS_USERNAME": "some value", "BACKUP_CREDENTIALS_PASSWORD": "some password"}),
     ] {
         let (typed, problems) =
-            convert::instance_values(old_params, installed.as_object().unwrap());
+            kudo_pkg::typing::instance_values(old_params, installed.as_object().unwrap());
         assert!(problems.is_empty(), "{problems:?}");
         let m = migrate(old.schema(), &Value::Object(typed), new.schema(), "0.1.0").unwrap();
         assert_eq!(

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn kudo(dir: &Path, args: &[String]) -> std::process::Output {
-    Command::new(kudo_tests::kudo_bin())
+    Command::new(kudo_testkit::kudo_bin())
         .args(args)
         .current_dir(dir)
         .env("KUBECONFIG", dir.join("no-kubeconfig"))
@@ -120,8 +120,8 @@ fn needs_registry(args: &[String]) -> bool {
 #[test]
 fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() {
     let dir = tempfile::tempdir().unwrap();
-    kudo_tests::copy_dir(
-        &kudo_tests::repo().join("examples"),
+    kudo_testkit::copy_dir(
+        &kudo_testkit::repo().join("examples"),
         &dir.path().join("examples"),
     );
     let mut queue: Vec<Vec<String>> = vec![vec![]];
@@ -143,7 +143,7 @@ fn every_command_has_examples_and_every_example_works_on_the_shipped_examples() 
             assert_eq!(example[0], "kudo", "{example:?}");
             // each example on its own copy: some write (add parameter, create, convert)
             let own = tempfile::tempdir().unwrap();
-            kudo_tests::copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
+            kudo_testkit::copy_dir(&dir.path().join("examples"), &own.path().join("examples"));
             let out = kudo(own.path(), &example[1..]);
             let stderr = String::from_utf8_lossy(&out.stderr);
             if needs_registry(&example) {

@@ -1,12 +1,7 @@
 //! `kudo init --dry-run`: a complete installation, in YAML or JSON, and clear refusals.
 
-use assert_cmd::Command;
-use kudo_tests::kudo_bin;
+use kudo_testkit::kudo;
 use predicates::prelude::*;
-
-fn kudo() -> Command {
-    Command::new(kudo_bin())
-}
 
 #[test]
 fn dry_run_prints_every_object_of_the_installation() {

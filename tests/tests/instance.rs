@@ -4,13 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-use kudo_tests::{example, fixture, kudo_bin};
+use kudo_testkit::{example, fixture, kudo};
 use predicates::prelude::*;
-
-fn kudo() -> Command {
-    Command::new(kudo_bin())
-}
 
 /// A copy of `src` in a fresh temporary directory.
 fn copy(src: &Path) -> (tempfile::TempDir, PathBuf) {

@@ -1,10 +1,9 @@
 //! `kudo package list parameters`: the tree table (snapshots at two widths), the data outputs.
 
-use assert_cmd::Command;
-use kudo_tests::{example, fixture, kudo_bin};
+use kudo_testkit::{example, fixture, kudo};
 
 fn list(pkg: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(kudo_bin())
+    let out = kudo()
         .args(["package", "list", "parameters"])
         .arg(pkg)
         .args(args)

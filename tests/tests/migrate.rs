@@ -2,13 +2,8 @@
 //! itself is tested against a mocked API server in `operator/tests/storage_migration.rs`, and against a
 //! real cluster in `tests/e2e.rs`.
 
-use assert_cmd::Command;
-use kudo_tests::kudo_bin;
+use kudo_testkit::kudo;
 use predicates::prelude::*;
-
-fn kudo() -> Command {
-    Command::new(kudo_bin())
-}
 
 #[test]
 fn an_unreadable_kubeconfig_is_a_clear_error_with_nothing_on_stdout() {

@@ -1,25 +1,20 @@
 //! `kudo package push`, `kudo package pull` and `kudo registry login|logout` as processes,
 //! against a real registry: Debian's `docker-registry` (the CNCF distribution server) on a
-//! loopback port ([`kudo_tests::TestRegistry`]). Each test skips, saying so, when it is not
+//! loopback port ([`kudo_testkit::TestRegistry`]). Each test skips, saying so, when it is not
 //! installed (in CI that fails).
 
 use kudo_pkg::repo::sha256_hex;
 use std::path::Path;
 
 use assert_cmd::Command;
-use kudo_tests::{RegistryOptions, TestRegistry, example, kudo_bin};
+use kudo_testkit::{RegistryOptions, TestRegistry, example, kudo_in};
 use predicates::prelude::*;
 use serde_json::Value;
 
 /// `kudo` with every credentials file it reads in `home`: nothing of the user's is read.
 fn kudo(home: &Path) -> Command {
-    let mut c = Command::new(kudo_bin());
-    c.env("HOME", home)
-        .env("KUDO_HOME", home.join("kudo"))
-        .env("DOCKER_CONFIG", home.join("docker"))
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("KUDO_REGISTRY_CA_FILE")
-        .env_remove("CI");
+    let mut c = kudo_in(home);
+    c.env_remove("CI");
     c
 }
 
@@ -107,7 +102,7 @@ fn a_target_or_package_that_is_not_one_is_refused() {
             .stderr(predicate::str::contains(*want));
     }
     // a file that is not a .tgz, one that does not exist
-    let readme = kudo_tests::repo().join("README.md");
+    let readme = kudo_testkit::repo().join("README.md");
     kudo(home.path())
         .args(["package", "push"])
         .arg(&readme)
@@ -164,7 +159,7 @@ fn push_tags_versions_repush_gives_the_same_digests_and_pull_gives_the_same_byte
     }
 
     // a second version, from a directory; the text output
-    let (_copy, pkg) = kudo_tests::copy_package(&example("cassandra-v1beta2"));
+    let (_copy, pkg) = kudo_testkit::copy_package(&example("cassandra-v1beta2"));
     let op = std::fs::read_to_string(pkg.join("operator.yaml")).unwrap();
     std::fs::write(
         pkg.join("operator.yaml"),
@@ -667,7 +662,7 @@ fn an_oci_reference_is_a_package_with_versions_chosen_among_its_tags() {
     let base = registry.oci("kudo");
     for (version, nodes) in [("0.3.0", 1), ("0.4.0", 3), ("1.0.0", 5)] {
         let dir = home.path().join(format!("zookeeper-{version}"));
-        kudo_tests::copy_dir(&example("zookeeper-v1beta1"), &dir);
+        kudo_testkit::copy_dir(&example("zookeeper-v1beta1"), &dir);
         let op = std::fs::read_to_string(dir.join("operator.yaml")).unwrap();
         std::fs::write(
             dir.join("operator.yaml"),

@@ -217,11 +217,11 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("instance.yaml");
-        std::fs::copy(kudo_tests::example("instances/cassandra.yaml"), &file).unwrap();
+        std::fs::copy(kudo_testkit::example("instances/cassandra.yaml"), &file).unwrap();
         let before = std::fs::read(&file).unwrap();
-        let mut cmd = std::process::Command::new(kudo_tests::kudo_bin());
+        let mut cmd = std::process::Command::new(kudo_testkit::kudo_bin());
         cmd.arg("update").arg("-f").arg(&file)
-            .arg("--package").arg(kudo_tests::example("cassandra-v1beta2"));
+            .arg("--package").arg(kudo_testkit::example("cassandra-v1beta2"));
         for a in &args {
             cmd.arg("-p").arg(a);
         }

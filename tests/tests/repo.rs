@@ -1,6 +1,6 @@
 //! Repositories end to end, offline from the Internet: packages made by `kudo package create`,
 //! indexed by `kudo repo index`, served by a real HTTP server on loopback
-//! ([`kudo_tests::serve_dir`]), used by name through `kudo repo add`, `kudo search`,
+//! ([`kudo_testkit::serve_dir`]), used by name through `kudo repo add`, `kudo search`,
 //! `kudo template NAME` with version selection; a tampered package refused; the cache used
 //! once the server is gone. Installing by name on a cluster is in the e2e suite
 //! (`e2e/repository.rs`).
@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use kudo_tests::{example, kudo_bin};
+use kudo_testkit::{example, kudo_in};
 use predicates::prelude::*;
 
 /// kudo's own files in a temporary home: the configuration, the cache.
@@ -24,12 +24,8 @@ impl Home {
     }
 
     fn kudo(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(kudo_bin());
-        c.args(args)
-            .env("HOME", self.dir.path())
-            .env("KUDO_HOME", self.dir.path().join("kudo"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("XDG_CACHE_HOME", self.dir.path().join("cache"));
+        let mut c = kudo_in(self.dir.path());
+        c.args(args);
         c
     }
 
@@ -42,7 +38,7 @@ impl Home {
 /// version chosen shows in what renders), in `root/zookeeper-VERSION/`.
 fn zookeeper_at(root: &Path, version: &str, nodes: u32) -> PathBuf {
     let dir = root.join(format!("zookeeper-{version}"));
-    kudo_tests::copy_dir(&example("zookeeper-v1beta1"), &dir);
+    kudo_testkit::copy_dir(&example("zookeeper-v1beta1"), &dir);
     let op = std::fs::read_to_string(dir.join("operator.yaml")).unwrap();
     let op = op.replace(
         "operatorVersion: \"0.4.0\"",
@@ -106,7 +102,7 @@ fn a_served_repository_is_searched_used_by_name_and_version_checked_and_cached()
         ))
         .stderr(predicate::str::contains("indexed 4 packages"));
 
-    let server = kudo_tests::serve_dir(&served);
+    let server = kudo_testkit::serve_dir(&served);
     let url = server.url.clone();
     // A URL with no index is refused, and nothing is added.
     home.kudo(&["repo", "add", "nowhere", &format!("{url}/nothing")])
@@ -200,7 +196,7 @@ fn a_served_repository_is_searched_used_by_name_and_version_checked_and_cached()
         .unwrap()
         .to_string();
     let tampered_dir = work.path().join("tampered");
-    kudo_tests::copy_dir(&example("cassandra-v1beta2"), &tampered_dir);
+    kudo_testkit::copy_dir(&example("cassandra-v1beta2"), &tampered_dir);
     let t = tampered_dir.join("templates/service.yaml");
     let text = std::fs::read_to_string(&t).unwrap_or_default();
     std::fs::write(&t, format!("{text}\n# changed\n")).unwrap();

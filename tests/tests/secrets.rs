@@ -10,16 +10,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-use kudo_tests::{copy_package, example, kudo_bin};
+use kudo_testkit::{copy_package, example, kudo};
 
 const PASSWORD: &str = "/backup/credentials/password";
-
-fn kudo() -> Command {
-    let mut c = Command::new(kudo_bin());
-    c.current_dir(kudo_tests::repo()).env("NO_COLOR", "1");
-    c
-}
 
 /// Runs `kudo ARGS`, expects `code`, and returns stdout and stderr together.
 fn run(args: &[&str], code: i32) -> String {

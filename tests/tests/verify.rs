@@ -54,7 +54,7 @@ fn matches(d: &Diagnostic, m: &Marker) -> bool {
 
 #[test]
 fn every_planted_defect_is_found_where_it_is_and_nothing_else() {
-    let root = kudo_tests::fixture("broken-package");
+    let root = kudo_testkit::fixture("broken-package");
     let pkg = Package::load(&root).unwrap();
     let diags = verify(&pkg);
     let markers = markers(&root);
@@ -118,7 +118,7 @@ fn every_planted_defect_is_found_where_it_is_and_nothing_else() {
 /// correctly and verifies clean.
 #[test]
 fn kudos_verifier_checks_find_every_planted_defect_in_one_run_and_nothing_else() {
-    let root = kudo_tests::fixture("verify-kudo/defects");
+    let root = kudo_testkit::fixture("verify-kudo/defects");
     let diags = verify(&Package::load(&root).unwrap());
     let markers = markers(&root);
     let text: Vec<String> = diags
@@ -137,14 +137,14 @@ fn kudos_verifier_checks_find_every_planted_defect_in_one_run_and_nothing_else()
     for d in &diags {
         assert_eq!(d.is_error(), d.code != Code::Unused, "{d}");
     }
-    let clean = verify(&Package::load(&kudo_tests::fixture("verify-kudo/clean")).unwrap());
+    let clean = verify(&Package::load(&kudo_testkit::fixture("verify-kudo/clean")).unwrap());
     let text: Vec<String> = clean.iter().map(ToString::to_string).collect();
     assert!(clean.is_empty(), "{}", text.join("\n"));
 }
 
 #[test]
 fn what_a_user_reads_about_the_broken_package() {
-    std::env::set_current_dir(kudo_tests::repo()).unwrap();
+    std::env::set_current_dir(kudo_testkit::repo()).unwrap();
     let pkg = Package::load(Path::new("tests/fixtures/broken-package")).unwrap();
     let lines: Vec<String> = verify(&pkg).iter().map(ToString::to_string).collect();
     insta::assert_snapshot!(lines.join("\n"));
@@ -153,7 +153,7 @@ fn what_a_user_reads_about_the_broken_package() {
 #[test]
 fn our_examples_verify_without_errors_or_warnings() {
     for name in ["cassandra-v1beta2", "zookeeper-v1beta1"] {
-        let pkg = Package::load(&kudo_tests::example(name)).unwrap();
+        let pkg = Package::load(&kudo_testkit::example(name)).unwrap();
         let diags = verify(&pkg);
         let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
         assert!(diags.is_empty(), "{name}:\n{}", text.join("\n"));
@@ -168,11 +168,11 @@ fn our_examples_verify_without_errors_or_warnings() {
 /// and free of trigger conflicts).
 #[test]
 fn verify_over_the_corpus_finds_only_the_packages_own_defects() {
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let root = shared.join("corpus/kudo-operators");
-    let dirs = kudo_tests::folders_with(&root, "operator.yaml");
+    let dirs = kudo_testkit::folders_with(&root, "operator.yaml");
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut found: Vec<(String, Diagnostic)> = Vec::new();

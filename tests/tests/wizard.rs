@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use expectrl::{ControlCode, Eof, Expect, Session};
-use kudo_tests::{fixture, kudo_bin};
+use kudo_testkit::{fixture, kudo_bin};
 
 const DOWN: &str = "\x1b[B";
 const ENTER: &str = "\r";
@@ -33,7 +33,7 @@ fn answer(s: &mut expectrl::session::OsSession, prompt: &str, keys: &str) {
 
 #[test]
 fn the_wizard_adds_a_nested_parameter_chosen_with_the_arrow_keys() {
-    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
     let places = kudo_pkg::author::places(&kudo_pkg::Package::load(&pkg).unwrap());
     let index = places
         .iter()
@@ -71,7 +71,7 @@ fn the_wizard_adds_a_nested_parameter_chosen_with_the_arrow_keys() {
 
 #[test]
 fn an_invalid_default_is_asked_again_for_an_array_item_field() {
-    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
     let mut s = wizard(
         &pkg,
         &[
@@ -119,7 +119,7 @@ fn an_invalid_default_is_asked_again_for_an_array_item_field() {
 
 #[test]
 fn ctrl_c_leaves_the_file_identical() {
-    let (_d, pkg) = kudo_tests::copy_package(&fixture("commented"));
+    let (_d, pkg) = kudo_testkit::copy_package(&fixture("commented"));
     let before = std::fs::read(pkg.join("params.yaml")).unwrap();
     let mut s = wizard(&pkg, &["--path", "/", "--name", "late"]);
     answer(&mut s, "Type", ENTER);

@@ -9,11 +9,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use kudo_crd::convert::NoTypes;
 use serde_json::Value;
 
-#[path = "support/list_review.rs"]
-mod support;
-#[path = "../../tests/support/wire.rs"]
-mod wire;
-use support::list_review as body;
+use kudo_testkit::wire::list_review as body;
 
 fn handler(b: &[u8]) -> Vec<u8> {
     kudo_webhook::convert_review(b, &NoTypes).0.body

@@ -21,10 +21,7 @@ use std::time::{Duration, Instant};
 use kudo_webhook::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, KeyPair};
 
-#[path = "../benches/support/list_review.rs"]
-mod support;
-#[path = "../../tests/support/wire.rs"]
-mod wire;
+use kudo_testkit::wire;
 
 fn wire_body(name: &str) -> Vec<u8> {
     wire::capture(name)["request_body"].to_string().into_bytes()
@@ -147,7 +144,7 @@ async fn main() {
     let bodies: Arc<Vec<(String, Vec<u8>)>> = Arc::new(if list {
         ["kudo.dev/v1beta2", "kudo.dev/v1beta1"]
             .iter()
-            .map(|d| (url("/convert"), support::list_review(d)))
+            .map(|d| (url("/convert"), wire::list_review(d)))
             .collect()
     } else {
         [

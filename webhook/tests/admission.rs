@@ -10,11 +10,10 @@ use kudo_pkg::change::Version;
 use kudo_webhook::{Mode, OperatorVersions, StoreError, admit_review, version_from_object};
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/wire.rs"]
-mod support;
+use kudo_testkit::wire;
 
 fn wire(name: &str) -> Value {
-    support::capture(name)
+    wire::capture(name)
 }
 
 #[derive(Default)]
@@ -47,7 +46,7 @@ impl OperatorVersions for Store {
 
 fn sample_db(name: &str, version: &str, schema: Value) -> Value {
     json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
-        "metadata": {"name": name, "namespace": support::NAMESPACE},
+        "metadata": {"name": name, "namespace": wire::NAMESPACE},
         "spec": {"version": version, "parameters": schema,
             "plans": {"deploy": {}, "update": {}, "auth-update": {}}}})
 }
@@ -67,11 +66,11 @@ fn store() -> Store {
     let flat_ov = wire("conversion-operatorversion-v1beta1-to-v1beta2.json")["request_body"]["request"]["objects"][0].clone();
     Store::default()
         .with(
-            support::NAMESPACE,
+            wire::NAMESPACE,
             sample_db("sample-db-0.2.0", "0.2.0", db_schema()),
         )
         .with(
-            support::NAMESPACE,
+            wire::NAMESPACE,
             convert(&flat_ov, "kudo.dev/v1beta2", &NoTypes).unwrap(),
         )
 }
@@ -252,14 +251,8 @@ fn an_upgrade_migrates_by_old_name_or_is_refused() {
     let skip = json!({"type": "object", "properties": {
         "cluster": {"type": "object", "properties": {"name": {"type": "string", "oldName": "/cluster_name_v2"}}}}});
     let s = store()
-        .with(
-            support::NAMESPACE,
-            sample_db("sample-db-0.3.0", "0.3.0", v3),
-        )
-        .with(
-            support::NAMESPACE,
-            sample_db("sample-db-0.4.0", "0.4.0", skip),
-        );
+        .with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3))
+        .with(wire::NAMESPACE, sample_db("sample-db-0.4.0", "0.4.0", skip));
     let upgrade_to = |ov: &'static str| {
         move |b: &mut Value| {
             b["request"]["object"]["spec"]["parameters"] =
@@ -627,10 +620,7 @@ fn the_managers_writes_to_a_migrated_instance_are_admitted_even_while_it_is_dele
 #[test]
 fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
     let v3 = db_schema();
-    let s = store().with(
-        support::NAMESPACE,
-        sample_db("sample-db-0.3.0", "0.3.0", v3),
-    );
+    let s = store().with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3));
     let (_, r) = run(
         "admission-validate-update.json",
         Mode::Validate,

@@ -9,8 +9,7 @@ use kudo_webhook::certs::{self, Options, from_secret, to_secret};
 use rustls::client::danger::ServerCertVerifier;
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 use mock_api::Log;
 

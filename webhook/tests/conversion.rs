@@ -6,11 +6,10 @@ use kudo_webhook::convert_review;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-#[path = "../../tests/support/wire.rs"]
-mod support;
+use kudo_testkit::wire;
 
 fn wire(name: &str) -> Value {
-    support::capture(name)
+    wire::capture(name)
 }
 
 const CAPTURES: &[&str] = &[

@@ -10,8 +10,7 @@ use kudo_webhook::{Config, NoCluster, Shared, serve};
 use rcgen::{CertificateParams, IsCa, KeyPair};
 use serde_json::Value;
 
-#[path = "../../tests/support/wire.rs"]
-mod support;
+use kudo_testkit::wire;
 
 struct Ca {
     cert: rcgen::Certificate,
@@ -64,9 +63,7 @@ fn client(ca: &Ca) -> reqwest::Client {
 }
 
 fn wire_body(name: &str) -> Vec<u8> {
-    support::capture(name)["request_body"]
-        .to_string()
-        .into_bytes()
+    wire::capture(name)["request_body"].to_string().into_bytes()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,7 +121,7 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
     assert_eq!(review["response"]["result"]["status"], "Success");
     assert_eq!(
         review["response"]["uid"],
-        support::capture("conversion-instance-v1beta1-to-v1beta2")["request_body"]["request"]["uid"]
+        wire::capture("conversion-instance-v1beta1-to-v1beta2")["request_body"]["request"]["uid"]
     );
 
     // admission without a cluster: a clear denial; /readyz says why

@@ -10,8 +10,7 @@ use kudo_client::commands::{Inputs, Target, update};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
-#[path = "../../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 fn client(instance: Value, ov: Value) -> kube::Client {
     mock_api::answering("default", move |r| {

@@ -30,6 +30,7 @@ use std::fmt;
 
 use http::{Method, Request};
 use kudo_pkg::ParamSchema;
+use kudo_pkg::pointer::{self, Arrays};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -500,25 +501,18 @@ fn untyped_values(schema: &ParamSchema, values: Option<&Value>) -> Vec<(String, 
 pub fn differences(a: &Value, b: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for at in ["/spec", "/metadata/labels", "/metadata/annotations"] {
-        diff(a.pointer(at), b.pointer(at), at.to_string(), &mut out);
+        let mut here = Vec::new();
+        pointer::diff(
+            at,
+            a.pointer(at),
+            b.pointer(at),
+            Arrays::Whole,
+            &mut |p, _, _| here.push(p.to_string()),
+        );
+        here.sort();
+        out.extend(here);
     }
     out
-}
-
-fn diff(a: Option<&Value>, b: Option<&Value>, at: String, out: &mut Vec<String>) {
-    match (a, b) {
-        (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let child = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-                diff(x.get(k), y.get(k), child, out);
-            }
-        }
-        (x, y) if x == y => {}
-        _ => out.push(at),
-    }
 }
 
 /// Phase 1: lists every object through v1beta1 and converts it. A kind whose CRD is not

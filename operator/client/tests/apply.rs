@@ -4,8 +4,7 @@
 
 use kudo_client::init::{self, Options};
 
-#[path = "../../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 /// A request as the mock saw it: method, URI, content type, body.
 type Seen = (String, String, String, serde_json::Value);

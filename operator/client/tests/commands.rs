@@ -1,4 +1,4 @@
-//! The cluster commands against a mocked API server (`tests/support/mock_api.rs` behind
+//! The cluster commands against a mocked API server (`kudo_testkit::mock_api` behind
 //! `kube::Client`): each test scripts the server's answers and asserts every request the
 //! command sent, its method, path, query and body, and that refused commands send no write.
 
@@ -30,8 +30,7 @@ struct Step {
     forever: bool,
 }
 
-#[path = "../../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 use mock_api::Seen;
 

@@ -17,8 +17,7 @@ const OV: &str = "zookeeper-0.4.0";
 const WEBHOOK_URL: &str = "https://127.0.0.1:8443/convert";
 const CA_BUNDLE: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t";
 
-#[path = "../../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 use mock_api::Seen;
 

@@ -378,12 +378,12 @@ fn ov_down(schema: &Value) -> Value {
 /// Instance values, strings → typed by the schema's top-level types when known.
 fn instance_up(values: &Value, schema: Option<&ParamSchema>) -> Value {
     match schema {
-        Some(schema) => kudo_pkg::convert::typed_by_schema(schema, values),
+        Some(schema) => kudo_pkg::typing::typed_by_schema(schema, values),
         None => values.clone(),
     }
 }
 
 /// Instance values → strings.
 fn instance_down(values: &Value) -> Value {
-    kudo_pkg::convert::to_v1beta1_strings(values)
+    kudo_pkg::typing::to_v1beta1_strings(values)
 }

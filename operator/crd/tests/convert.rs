@@ -4,11 +4,10 @@ use kudo_crd::convert::{self, NoTypes, TypeSource, V1BETA1_PARAMETERS};
 use kudo_pkg::ParamSchema;
 use serde_json::{Value, json};
 
-#[path = "../../../tests/support/wire.rs"]
-mod support;
+use kudo_testkit::wire;
 
 fn wire(name: &str) -> Value {
-    support::capture(name)
+    wire::capture(name)
 }
 
 fn objects(capture: &Value) -> Vec<Value> {
@@ -23,7 +22,7 @@ struct Captured(ParamSchema);
 
 impl TypeSource for Captured {
     fn schema(&self, namespace: &str, name: &str) -> Option<ParamSchema> {
-        (namespace == support::NAMESPACE && name == "sample-app-0.1.0").then(|| self.0.clone())
+        (namespace == wire::NAMESPACE && name == "sample-app-0.1.0").then(|| self.0.clone())
     }
 }
 

@@ -17,8 +17,7 @@ use kudo_manager::{Context, Settings};
 use kudo_pkg::Package;
 use serde_json::{Value, json};
 
-#[path = "../../../tests/support/mock_api.rs"]
-mod mock_api;
+use kudo_testkit::mock_api;
 
 use mock_api::Seen;
 

@@ -163,12 +163,12 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
     let Some(s) = Scenario::start_with_workloads("apiserver", true) else {
         return;
     };
-    let k8s = kudo_tests::shared_dir().join("k8s");
+    let k8s = kudo_testkit::shared_dir().join("k8s");
     let run_dir = std::env::var_os("K8S_RUN_DIR");
     let (Some(run_dir), true) = (run_dir, k8s.join("start.sh").is_file()) else {
         let why =
             "skipped: restarting the API server needs ../shared/k8s and the K8S_RUN_DIR it runs in";
-        assert!(!kudo_tests::in_ci(), "{why} (CI is set, so this fails)");
+        assert!(!kudo_testkit::in_ci(), "{why} (CI is set, so this fails)");
         say(why);
         return;
     };

@@ -157,7 +157,7 @@ fn the_real_kudo_operators_install_to_complete_and_uninstall_cleanly() {
     let Some(s) = Scenario::start_with_workloads("operators", false) else {
         return;
     };
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let crd_file = fixture("e2e/prometheus/servicemonitor-crd.yaml");

@@ -18,7 +18,7 @@ fn assembled(
 ) -> PathBuf {
     let out = dir.join(format!("{operator}-{versions}"));
     let meta = shared.join(format!("corpus/kudo-operators/{operator}/{versions}"));
-    kudo_tests::copy_dir(
+    kudo_testkit::copy_dir(
         &shared.join(format!("corpus/kudo-operators-full/{operator}/templates")),
         &out.join("templates"),
     );
@@ -39,7 +39,7 @@ fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut c = if matches!(args[0], "install" | "upgrade" | "uninstall") {
         s.kudo(args)
     } else {
-        let mut c = assert_cmd::Command::new(kudo_bin());
+        let mut c = kudo_testkit::kudo();
         c.args(args);
         c
     };
@@ -59,7 +59,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     let Some(s) = Scenario::start_with_workloads("repository", false) else {
         return;
     };
-    let Some(shared) = kudo_tests::shared() else {
+    let Some(shared) = kudo_testkit::shared() else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
@@ -95,7 +95,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         .assert()
         .success()
         .stderr(predicates::str::contains("indexed 7 packages"));
-    let server = kudo_tests::serve_dir(&served);
+    let server = kudo_testkit::serve_dir(&served);
     kudo_at(&s, &home, &["repo", "add", "local", &server.url])
         .assert()
         .success();
@@ -195,7 +195,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
 
     // Tampered: cassandra changed after indexing.
     let tampered = work.path().join("tampered");
-    kudo_tests::copy_dir(&example("cassandra-v1beta2"), &tampered);
+    kudo_testkit::copy_dir(&example("cassandra-v1beta2"), &tampered);
     let svc = tampered.join("templates/service.yaml");
     let t = std::fs::read_to_string(&svc).unwrap();
     std::fs::write(&svc, format!("{t}\n# changed\n")).unwrap();

@@ -216,7 +216,7 @@ fn an_upgrade_takes_the_new_defaults_and_keeps_an_installed_immutable_one() {
     assert_eq!(s.config_map("cfg-config")["cluster"], "e2e");
 
     // Version 0.2.0: new defaults for replicas (mutable) and clusterName (immutable).
-    let (_dir, v2) = kudo_tests::copy_package(&configs());
+    let (_dir, v2) = kudo_testkit::copy_package(&configs());
     let edit = |file: &str, from: &str, to: &str| {
         let path = v2.join(file);
         let text = std::fs::read_to_string(&path).expect("the fixture");

@@ -38,7 +38,7 @@ fn tenant(s: &Scenario) -> Tenant {
 impl Tenant {
     /// `kudo ARGS... --kubeconfig TENANT`.
     fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
-        let mut c = assert_cmd::Command::new(kudo_bin());
+        let mut c = kudo_testkit::kudo();
         c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
         c.timeout(TIMEOUT);
         c

@@ -2,6 +2,7 @@
 //! other, so that a write carries only what this command changes and leaves other writers'
 //! changes alone.
 
+use kudo_pkg::pointer::{self, Arrays};
 use serde_json::{Map, Value, json};
 
 /// The merge patch that turns `old` into `new`: changed keys with their new values, removed
@@ -46,37 +47,23 @@ pub fn diff(old: &Value, new: &Value) -> Option<Value> {
 /// Objects are compared key by key, anything else replaced whole. `None` when they are equal.
 pub fn guarded(base: &str, old: &Value, new: &Value) -> Option<Vec<Value>> {
     let mut ops = Vec::new();
-    guarded_into(base, old, new, &mut ops);
+    pointer::diff(
+        base,
+        Some(old),
+        Some(new),
+        Arrays::Whole,
+        &mut |at, old, new| {
+            if let Some(old) = old {
+                ops.push(json!({"op": "test", "path": at, "value": old}));
+            }
+            ops.push(match new {
+                Some(new) if old.is_some() => json!({"op": "replace", "path": at, "value": new}),
+                Some(new) => json!({"op": "add", "path": at, "value": new}),
+                None => json!({"op": "remove", "path": at}),
+            });
+        },
+    );
     (!ops.is_empty()).then_some(ops)
-}
-
-fn guarded_into(at: &str, old: &Value, new: &Value, ops: &mut Vec<Value>) {
-    if old == new {
-        return;
-    }
-    let child = |k: &str| format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-    match (old, new) {
-        (Value::Object(o), Value::Object(n)) => {
-            for (k, ov) in o {
-                match n.get(k) {
-                    None => {
-                        ops.push(json!({"op": "test", "path": child(k), "value": ov}));
-                        ops.push(json!({"op": "remove", "path": child(k)}));
-                    }
-                    Some(nv) => guarded_into(&child(k), ov, nv, ops),
-                }
-            }
-            for (k, nv) in n {
-                if !o.contains_key(k) {
-                    ops.push(json!({"op": "add", "path": child(k), "value": nv}));
-                }
-            }
-        }
-        _ => {
-            ops.push(json!({"op": "test", "path": at, "value": old}));
-            ops.push(json!({"op": "replace", "path": at, "value": new}));
-        }
-    }
 }
 
 /// Whether the API server refused a JSON patch because one of its `test`s failed (422 with

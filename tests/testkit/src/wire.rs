@@ -1,9 +1,25 @@
-//! The LIST-sized ConversionReview of the benchmarks and the load run: the three objects
-//! kube-apiserver sent in `tests/fixtures/wire/`, repeated with distinct names and uids, 1000 in
-//! all. The including crate has the `wire` module (`tests/support/wire.rs`).
+//! The wire fixtures (`tests/fixtures/wire/`): reviews kube-apiserver sent to kudo's webhooks,
+//! captured by the end-to-end suite's wire scenario (`KUDO_E2E_UPDATE_WIRE=1`, docs/e2e.md).
+//! Used by the test suites of `kudo-crd` and `kudo-webhook`.
 
 use serde_json::{Value, json};
 
+/// The namespace the captures were normalized to.
+pub const NAMESPACE: &str = "wire";
+
+/// The capture `name` (`conversion-instance-v1beta1-to-v1beta2`, with or without `.json`):
+/// `{"path", "request_body", "response_status", "response_body"}`.
+pub fn capture(name: &str) -> Value {
+    let name = name.strip_suffix(".json").unwrap_or(name);
+    let file = crate::fixture("wire").join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("the wire fixture {}: {e}", file.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The LIST-sized ConversionReview of the webhook's benchmarks and load run: the three objects
+/// kube-apiserver sent in the conversion captures, repeated with distinct names and uids, 1000
+/// in all.
 /// A 1000-object ConversionReview asking for `desired`, as bytes.
 pub fn list_review(desired: &str) -> Vec<u8> {
     let mut samples = Vec::new();
@@ -12,7 +28,7 @@ pub fn list_review(desired: &str) -> Vec<u8> {
         "conversion-instance-v1beta2-to-v1beta1.json",
         "conversion-operatorversion-v1beta1-to-v1beta2.json",
     ] {
-        let v: Value = crate::wire::capture(name);
+        let v: Value = capture(name);
         samples.extend(
             v["request_body"]["request"]["objects"]
                 .as_array()

@@ -1,10 +1,8 @@
 //! The mocked API server of the crates' tests and benchmarks: a `tower` service behind a
 //! `kube::Client`, each request read into a [`Seen`], logged, and answered with the JSON (and
-//! status code) the caller's function gives, in process. Included with `#[path]` by the test
-//! suites and benchmarks of `kudo-operator` and `kudo-webhook`, which cannot depend on
-//! `kudo-tests`. Streaming answers (watches) are not its job.
-
-#![allow(dead_code)]
+//! status code) the caller's function gives, in process. Used by the test suites and benchmarks
+//! of `kudo-client`, `kudo-manager` and `kudo-webhook`. Streaming answers (watches) are not its
+//! job.
 
 use std::sync::{Arc, Mutex};
 
