@@ -74,28 +74,11 @@ impl Override {
             )
             .with_origin(origin));
         };
-        let ptr = if key.starts_with('/') {
-            key.to_string()
-        } else {
-            format!("/{key}")
-        };
-        if key.is_empty() || key == "/" {
-            return Err(Diagnostic::error(
-                Code::OverrideSyntax,
-                "",
-                "the key is empty: name a parameter, e.g. nodeCount=3",
-            )
-            .with_origin(origin));
-        }
-        let tokens = pointer::tokens(&ptr).map_err(|e| {
-            Diagnostic::error(
-                Code::InvalidPointer,
-                ptr.clone(),
-                format!("invalid JSON pointer: {e}"),
-            )
-            .with_origin(origin.clone())
-            .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
-        })?;
+        let (ptr, tokens) = parameter_pointer(
+            key,
+            &origin,
+            "the key is empty: name a parameter, e.g. nodeCount=3",
+        )?;
         Ok(Override {
             index,
             pointer: ptr,
@@ -103,6 +86,33 @@ impl Override {
             value: value.to_string(),
         })
     }
+}
+
+/// A parameter named on the command line (`-p` key, `--reset`): a JSON pointer, the leading `/`
+/// optional. `empty` is the message when it names nothing.
+fn parameter_pointer(
+    key: &str,
+    origin: &Origin,
+    empty: &str,
+) -> Result<(String, Vec<String>), Diagnostic> {
+    if key.is_empty() || key == "/" {
+        return Err(Diagnostic::error(Code::OverrideSyntax, "", empty).with_origin(origin.clone()));
+    }
+    let ptr = if key.starts_with('/') {
+        key.to_string()
+    } else {
+        format!("/{key}")
+    };
+    let tokens = pointer::tokens(&ptr).map_err(|e| {
+        Diagnostic::error(
+            Code::InvalidPointer,
+            ptr.clone(),
+            format!("invalid JSON pointer: {e}"),
+        )
+        .with_origin(origin.clone())
+        .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
+    })?;
+    Ok((ptr, tokens))
 }
 
 fn first_chars(s: &str) -> String {
@@ -452,28 +462,11 @@ pub fn reset(
     arg: &str,
 ) -> Result<(), Diagnostic> {
     let origin = Origin::Reset { index };
-    let ptr = if arg.starts_with('/') {
-        arg.to_string()
-    } else {
-        format!("/{arg}")
-    };
-    if arg.is_empty() || arg == "/" {
-        return Err(Diagnostic::error(
-            Code::OverrideSyntax,
-            "",
-            "the pointer is empty: name a parameter, e.g. --reset nodeCount",
-        )
-        .with_origin(origin));
-    }
-    let tokens = pointer::tokens(&ptr).map_err(|e| {
-        Diagnostic::error(
-            Code::InvalidPointer,
-            ptr.clone(),
-            format!("invalid JSON pointer: {e}"),
-        )
-        .with_origin(origin.clone())
-        .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
-    })?;
+    let (ptr, tokens) = parameter_pointer(
+        arg,
+        &origin,
+        "the pointer is empty: name a parameter, e.g. --reset nodeCount",
+    )?;
     for i in 0..tokens.len() {
         if schema.node_at(&tokens[..=i]).is_none() {
             let mut d = Diagnostic::error(
