@@ -5,8 +5,9 @@ mod author;
 mod changes;
 pub mod cluster;
 pub mod get;
+mod init;
 pub mod install;
-mod instance;
+mod instance_file;
 mod list;
 pub(crate) mod migrate;
 mod package;
@@ -52,7 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::Pull(a)) => registry::pull(a),
         Command::Registry(RegistryCommand::Login(a)) => registry::login(a),
         Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),
-        Command::Init(a) => init(a),
+        Command::Init(a) => init::run(a),
         Command::Completion(a) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -62,9 +63,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Update(a) if a.instance.is_some() => update::run(a),
-        Command::Update(a) => instance::update(a),
+        Command::Update(a) => instance_file::update(a),
         Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a),
-        Command::Upgrade(a) => instance::upgrade(a),
+        Command::Upgrade(a) => instance_file::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Install(a) => install::run(a),
         Command::Uninstall(a) => uninstall::run(a),
@@ -74,119 +75,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),
     }
-}
-
-/// `kudo init`: the installation, printed.
-fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
-    use kudo_client::init::{self, Options, WebhookTarget};
-    let mut o = Options {
-        namespace: a.namespace.clone(),
-        ..Options::default()
-    };
-    if let Some(i) = a.manager_image {
-        o.manager_image = i;
-    }
-    if let Some(i) = a.webhook_image {
-        o.webhook_image = i;
-    }
-    let ca = match &a.ca_bundle {
-        Some(path) => Some(std::fs::read(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
-    };
-    if let Some(ca) = &ca
-        && !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----")
-    {
-        return Err(Error::Invalid {
-            path: a.ca_bundle.clone().unwrap_or_default(),
-            location: None,
-            message: "--ca-bundle is not a PEM certificate bundle".into(),
-        });
-    }
-    o.webhook = match (a.webhook_url, ca) {
-        (Some(url), Some(ca_bundle)) => {
-            if !url.starts_with("https://") {
-                return Err(Error::Invalid {
-                    path: url.into(),
-                    location: None,
-                    message: "--webhook-url must be an https:// URL: the API server calls webhooks over TLS only".into(),
-                });
-            }
-            WebhookTarget::Url { url, ca_bundle }
-        }
-        (_, ca_bundle) => WebhookTarget::Service { ca_bundle },
-    };
-    let objects = init::manifests(&o);
-    if !a.dry_run {
-        let runtime = runtime().map_err(|source| Error::Io {
-            path: "<runtime>".into(),
-            source,
-        })?;
-        let result = runtime.block_on(async {
-            let client = a.connect.client().await?;
-            let mut lines = init::apply(&client, &objects)
-                .await
-                .map_err(|e| e.to_string())?;
-            if a.wait || a.wait_time.is_some() {
-                for l in lines.drain(..) {
-                    eprintln!("{l}");
-                }
-                let timeout = a
-                    .wait_time
-                    .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
-                lines = init::wait_ready(&client, &o, timeout)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            Ok::<_, String>(lines)
-        });
-        return match result {
-            Ok(lines) => {
-                for l in lines {
-                    eprintln!("{l}");
-                }
-                let ready = if a.wait || a.wait_time.is_some() {
-                    " and ready"
-                } else {
-                    ""
-                };
-                print(&format!(
-                    "kudo is installed{ready} in namespace {}\n",
-                    o.namespace
-                ))?;
-                if matches!(o.webhook, WebhookTarget::Url { .. }) {
-                    eprintln!(
-                        "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
-                        init::WEBHOOK,
-                        init::MANAGER,
-                        ns = o.namespace
-                    );
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                eprintln!("error: kudo init: {e}");
-                Ok(ExitCode::from(1))
-            }
-        };
-    }
-    let text = match a.output {
-        crate::args::DataFormat::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "apiVersion": "v1", "kind": "List", "items": objects
-            }))
-            .unwrap_or_default()
-        ),
-        crate::args::DataFormat::Yaml => objects
-            .iter()
-            .map(|v| format!("---\n{}", to_yaml(v)))
-            .collect(),
-    };
-    print(&text)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads the package named on the command line (a folder, a `.tgz`, a URL, an `oci://`

@@ -61,7 +61,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
         ReportFormat::Text => {
             let mut out = String::new();
             if let Some(r) = &done.change.report {
-                out.push_str(&super::instance::migration(r));
+                out.push_str(&super::instance_file::migration(r));
             }
             if let Some(plan) = &done.change.plan {
                 out.push_str(&format!("plan: {plan}\n"));

@@ -1,0 +1,121 @@
+//! `kudo init`: the objects `kudo_client::init` makes, applied to the cluster (and waited
+//! for), or printed with --dry-run.
+
+use std::process::ExitCode;
+
+use kudo_pkg::Error;
+
+use crate::args::{DataFormat, InitArgs};
+
+/// `kudo init`: the installation, applied (or printed with --dry-run).
+pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
+    use kudo_client::init::{self, Options, WebhookTarget};
+    let mut o = Options {
+        namespace: a.namespace.clone(),
+        ..Options::default()
+    };
+    if let Some(i) = a.manager_image {
+        o.manager_image = i;
+    }
+    if let Some(i) = a.webhook_image {
+        o.webhook_image = i;
+    }
+    let ca = match &a.ca_bundle {
+        Some(path) => Some(std::fs::read(path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    if let Some(ca) = &ca
+        && !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----")
+    {
+        return Err(Error::Invalid {
+            path: a.ca_bundle.clone().unwrap_or_default(),
+            location: None,
+            message: "--ca-bundle is not a PEM certificate bundle".into(),
+        });
+    }
+    o.webhook = match (a.webhook_url, ca) {
+        (Some(url), Some(ca_bundle)) => {
+            if !url.starts_with("https://") {
+                return Err(Error::Invalid {
+                    path: url.into(),
+                    location: None,
+                    message: "--webhook-url must be an https:// URL: the API server calls webhooks over TLS only".into(),
+                });
+            }
+            WebhookTarget::Url { url, ca_bundle }
+        }
+        (_, ca_bundle) => WebhookTarget::Service { ca_bundle },
+    };
+    let objects = init::manifests(&o);
+    if !a.dry_run {
+        let runtime = super::runtime().map_err(|source| Error::Io {
+            path: "<runtime>".into(),
+            source,
+        })?;
+        let result = runtime.block_on(async {
+            let client = a.connect.client().await?;
+            let mut lines = init::apply(&client, &objects)
+                .await
+                .map_err(|e| e.to_string())?;
+            if a.wait || a.wait_time.is_some() {
+                for l in lines.drain(..) {
+                    eprintln!("{l}");
+                }
+                let timeout = a
+                    .wait_time
+                    .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
+                lines = init::wait_ready(&client, &o, timeout)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok::<_, String>(lines)
+        });
+        return match result {
+            Ok(lines) => {
+                for l in lines {
+                    eprintln!("{l}");
+                }
+                let ready = if a.wait || a.wait_time.is_some() {
+                    " and ready"
+                } else {
+                    ""
+                };
+                super::print(&format!(
+                    "kudo is installed{ready} in namespace {}\n",
+                    o.namespace
+                ))?;
+                if matches!(o.webhook, WebhookTarget::Url { .. }) {
+                    eprintln!(
+                        "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
+                        init::WEBHOOK,
+                        init::MANAGER,
+                        ns = o.namespace
+                    );
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("error: kudo init: {e}");
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
+    let text = match a.output {
+        DataFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "apiVersion": "v1", "kind": "List", "items": objects
+            }))
+            .unwrap_or_default()
+        ),
+        DataFormat::Yaml => objects
+            .iter()
+            .map(|v| format!("---\n{}", super::to_yaml(v)))
+            .collect(),
+    };
+    super::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
