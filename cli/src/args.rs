@@ -463,16 +463,12 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// As the repository code takes it; a version that is neither a version nor a range is
     /// refused.
-    pub fn to_source(&self) -> Result<crate::repo::Source, kudo_pkg::Error> {
+    pub fn to_source(&self) -> Result<crate::repo::Source, crate::error::Error> {
         let want = kudo_pkg::repo::Want::parse(
             self.operator_version.as_deref(),
             self.app_version.as_deref(),
         )
-        .map_err(|e| kudo_pkg::Error::Invalid {
-            path: PathBuf::new(),
-            location: None,
-            message: e.to_string(),
-        })?;
+        .map_err(crate::error::Error::Index)?;
         Ok(crate::repo::Source {
             repo: self.repo.clone(),
             want,

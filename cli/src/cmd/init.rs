@@ -3,9 +3,8 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::Error;
-
 use crate::args::{DataFormat, InitArgs};
+use crate::error::{Error, Refusal};
 
 /// `kudo init`: the installation, applied (or printed with --dry-run).
 pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
@@ -21,29 +20,18 @@ pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
         o.webhook_image = i;
     }
     let ca = match &a.ca_bundle {
-        Some(path) => Some(std::fs::read(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?),
+        Some(path) => Some(std::fs::read(path).map_err(Error::io(path))?),
         None => None,
     };
-    if let Some(ca) = &ca
+    if let (Some(ca), Some(path)) = (&ca, &a.ca_bundle)
         && !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----")
     {
-        return Err(Error::Invalid {
-            path: a.ca_bundle.clone().unwrap_or_default(),
-            location: None,
-            message: "--ca-bundle is not a PEM certificate bundle".into(),
-        });
+        return Err(Error::refused(path.display(), Refusal::NotPem));
     }
     o.webhook = match (a.webhook_url, ca) {
         (Some(url), Some(ca_bundle)) => {
             if !url.starts_with("https://") {
-                return Err(Error::Invalid {
-                    path: url.into(),
-                    location: None,
-                    message: "--webhook-url must be an https:// URL: the API server calls webhooks over TLS only".into(),
-                });
+                return Err(Error::refused(url, Refusal::NotHttps));
             }
             WebhookTarget::Url { url, ca_bundle }
         }
@@ -51,57 +39,37 @@ pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
     };
     let objects = init::manifests(&o);
     if !a.dry_run {
-        let runtime = super::runtime().map_err(|source| Error::Io {
-            path: "<runtime>".into(),
-            source,
-        })?;
-        let result = runtime.block_on(async {
-            let client = a.connect.client().await?;
-            let mut lines = init::apply(&client, &objects)
-                .await
-                .map_err(|e| e.to_string())?;
-            if a.wait || a.wait_time.is_some() {
+        let waiting = a.wait || a.wait_time.is_some();
+        let lines = super::cluster::with_client("init", &a.connect, async |client| {
+            let mut lines = init::apply(&client, &objects).await?;
+            if waiting {
                 for l in lines.drain(..) {
                     eprintln!("{l}");
                 }
                 let timeout = a
                     .wait_time
                     .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
-                lines = init::wait_ready(&client, &o, timeout)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                lines = init::wait_ready(&client, &o, timeout).await?;
             }
-            Ok::<_, String>(lines)
-        });
-        return match result {
-            Ok(lines) => {
-                for l in lines {
-                    eprintln!("{l}");
-                }
-                let ready = if a.wait || a.wait_time.is_some() {
-                    " and ready"
-                } else {
-                    ""
-                };
-                super::print(&format!(
-                    "kudo is installed{ready} in namespace {}\n",
-                    o.namespace
-                ))?;
-                if matches!(o.webhook, WebhookTarget::Url { .. }) {
-                    eprintln!(
-                        "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
-                        init::WEBHOOK,
-                        init::MANAGER,
-                        ns = o.namespace
-                    );
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                eprintln!("error: kudo init: {e}");
-                Ok(ExitCode::from(1))
-            }
-        };
+            Ok(lines)
+        })?;
+        for l in lines {
+            eprintln!("{l}");
+        }
+        let ready = if waiting { " and ready" } else { "" };
+        super::print(&format!(
+            "kudo is installed{ready} in namespace {}\n",
+            o.namespace
+        ))?;
+        if matches!(o.webhook, WebhookTarget::Url { .. }) {
+            eprintln!(
+                "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
+                init::WEBHOOK,
+                init::MANAGER,
+                ns = o.namespace
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let text = match a.output {
         DataFormat::Json => format!(

@@ -1,5 +1,6 @@
-//! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
-//! code; the logic they call lives in `kudo-pkg`.
+//! One module per command. Each turns its arguments into `kudo-pkg` (and `kudo-client`) calls
+//! and prints their results; the logic they call lives there. What stops a command is a
+//! [`crate::error::Error`], which decides the exit code.
 
 mod author;
 mod changes;
@@ -27,19 +28,16 @@ use std::process::ExitCode;
 
 use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
-use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
+use kudo_pkg::{Code, Diagnostic, Origin, Package};
 
 use crate::args::{
     AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs, ValueArgs,
 };
+use crate::error::{Error, Refusal};
 
-/// A usage error found after clap: printed as clap prints its own, exit code 2.
-pub fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}\n\nFor more information, try '--help'.");
-    ExitCode::from(2)
-}
-
-/// Runs the command. `Err` is an error that stopped it (printed by `main`).
+/// Runs the command. `Err` is an error that stopped it (printed by `main`, which takes its
+/// exit code from it); `Ok` is the exit code of a command that ran, 1 when what it reports
+/// failed (a package that does not verify, a repository of several that cannot be updated).
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Template(a) => template::run(a),
@@ -97,13 +95,8 @@ impl Loaded {
     /// The package's KudoOperator dependencies, resolved as the package was: paths on disk or
     /// in its archive, names in its repository.
     fn dependencies(&self) -> Result<Vec<kudo_pkg::dependency::Dependency>, Error> {
-        kudo_pkg::dependency::resolve_with(&self.package, &self.resolver).map_err(|e| {
-            Error::Invalid {
-                path: self.arg.clone(),
-                location: None,
-                message: e.to_string(),
-            }
-        })
+        kudo_pkg::dependency::resolve_with(&self.package, &self.resolver)
+            .map_err(|e| Error::from(e).about(self.arg.display()))
     }
 
     /// One line for stderr saying where a package not on disk came from.
@@ -129,7 +122,7 @@ impl Loaded {
 /// [`load`] with `--repo`, `--operator-version`, `--app-version` and `--plain-http`.
 fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
     let source = source.to_source()?;
-    let home = crate::repo::Home::from_env().map_err(|e| invalid_arg(path, e.to_string()))?;
+    let home = crate::repo::Home::from_env().map_err(|e| Error::from(e).about(path.display()))?;
     let resolver = crate::repo::Resolver::new(home, source);
     if path.exists() {
         // On disk: the package's own errors (file:line), unchanged.
@@ -154,37 +147,29 @@ fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
             }
             Ok(loaded)
         }
-        Err(crate::repo::RepoError::Io { .. }) => Err(invalid_arg(
-            path,
-            "no such file or directory: PACKAGE is a package directory, a .tgz file, an \
-             http(s):// URL, an oci:// reference or an operator name in a repository"
-                .into(),
-        )),
-        Err(e) => Err(invalid_arg(path, not_found(&text, &resolver, e))),
+        Err(crate::repo::RepoError::Io { .. }) => {
+            Err(Error::refused(path.display(), Refusal::NoSuchPackage))
+        }
+        Err(e) => Err(not_found(path, &resolver, e)),
     }
 }
 
 /// Why a PACKAGE argument found neither on disk nor where it was looked up is not a package.
-fn not_found(text: &str, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> String {
+fn not_found(path: &Path, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> Error {
     use crate::repo::RepoError;
-    let is_name = !text.contains("://");
+    let is_name = !path.to_string_lossy().contains("://");
     match e {
         RepoError::Find(_) | RepoError::Download { .. } | RepoError::Index { .. } if is_name => {
-            let repo = resolver.config().map(|c| c.context).unwrap_or_default();
-            format!(
-                "not a file or directory, so looked up as an operator name in a repository \
-                 (--repo, default `{repo}`): {e}"
+            let context = resolver.config().map(|c| c.context).unwrap_or_default();
+            Error::refused(
+                path.display(),
+                Refusal::NoSuchName {
+                    context,
+                    source: Box::new(e),
+                },
             )
         }
-        e => e.to_string(),
-    }
-}
-
-fn invalid_arg(path: &Path, message: String) -> Error {
-    Error::Invalid {
-        path: path.to_path_buf(),
-        location: None,
-        message,
+        e => Error::from(e).about(path.display()),
     }
 }
 
@@ -195,7 +180,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     for f in &args.files {
         match Document::read(f) {
             Ok(d) => docs.push(d),
-            Err(Error::Yaml {
+            Err(kudo_pkg::Error::Yaml {
                 path,
                 line,
                 col,
@@ -204,7 +189,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                 Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
-            Err(Error::Io { path, source }) => {
+            Err(kudo_pkg::Error::Io { path, source }) => {
                 let code = if source.kind() == std::io::ErrorKind::NotFound {
                     Code::FileNotFound
                 } else {
@@ -229,6 +214,21 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     (docs, diags)
 }
 
+/// The -P files, with the snippet sources that hide their lines holding secrets of `schema`; a
+/// file that cannot be read or parsed stops the command, as a parameter problem.
+fn value_inputs(
+    schema: &kudo_pkg::ParamSchema,
+    args: &ValueArgs,
+) -> Result<(Vec<Document>, crate::report::Sources), Error> {
+    let (docs, diags) = value_files(args);
+    let sources = secret_sources(schema, &docs);
+    if diags.is_empty() {
+        Ok((docs, sources))
+    } else {
+        Err(Error::parameters(diags).with_sources(sources))
+    }
+}
+
 /// Writes a file through a temporary file in the same directory and a rename: readers see the
 /// old file or the new one, never half of it. An existing file keeps its permissions.
 fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
@@ -237,7 +237,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
 
 /// [`write_atomic`] for bytes.
 fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    crate::atomic::write(path, bytes, None).map_err(package::io(path))
+    crate::atomic::write(path, bytes, None).map_err(Error::io(path))
 }
 
 /// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.
@@ -246,10 +246,7 @@ fn print(text: &str) -> Result<(), Error> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(source) => Err(Error::Io {
-            path: "<stdout>".into(),
-            source,
-        }),
+        Err(e) => Err(Error::Stdout(e)),
     }
 }
 
@@ -273,14 +270,15 @@ fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::r
 }
 
 /// The CLI's async runtime: one thread, for one request at a time.
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
+        .map_err(Error::Runtime)
 }
 
-/// Computes and validates the parameters from the command line; prints problems.
-fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
+/// Computes and validates the parameters from the command line; prints the warnings.
+fn resolve(pkg: &Package, args: &ValueArgs) -> Result<kudo_pkg::values::Values, Error> {
     let (docs, mut diags) = value_files(args);
     let sources = secret_sources(pkg.schema(), &docs);
     let inputs = kudo_pkg::values::Inputs {
@@ -291,12 +289,11 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
     match pkg.resolve(&inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);
-            Some(values)
+            Ok(values)
         }
         Ok((_, more)) | Err(more) => {
             diags.extend(more);
-            crate::report::diagnostics_with(&diags, sources);
-            None
+            Err(Error::parameters(diags).with_sources(sources))
         }
     }
 }
