@@ -155,6 +155,16 @@ pub struct ConnectArgs {
     pub context: Option<String>,
 }
 
+/// `-n/--namespace` where no namespace applies: kubectl and Helm take -n with every command,
+/// so kudo does too, and ignores it where it changes nothing.
+#[derive(Debug, Args)]
+pub struct NoNamespace {
+    /// Ignored: this command works in no namespace (-n is accepted with every command, as
+    /// kubectl and Helm accept it).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+}
+
 /// `kudo init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -199,6 +209,8 @@ pub struct CompletionArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo ...`.
@@ -238,6 +250,8 @@ pub struct RepoAddArgs {
     /// Add it without reading URL/index.yaml.
     #[arg(long)]
     pub skip_check: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo list`.
@@ -246,6 +260,8 @@ pub struct RepoListArgs {
     /// Output format (default: a table).
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo remove`.
@@ -254,6 +270,8 @@ pub struct RepoRemoveArgs {
     /// The repositories' names.
     #[arg(required = true)]
     pub names: Vec<String>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo context`.
@@ -261,6 +279,8 @@ pub struct RepoRemoveArgs {
 pub struct RepoContextArgs {
     /// The repository's name.
     pub name: String,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo update`.
@@ -268,6 +288,8 @@ pub struct RepoContextArgs {
 pub struct RepoUpdateArgs {
     /// The repositories to update (default: all).
     pub names: Vec<String>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo repo index`.
@@ -283,6 +305,8 @@ pub struct RepoIndexArgs {
     /// has the same name and versions (the folder's wins).
     #[arg(long, value_name = "FILE")]
     pub merge: Option<PathBuf>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo search`.
@@ -300,6 +324,8 @@ pub struct SearchArgs {
     /// Output format (default: a table).
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package create`.
@@ -320,6 +346,8 @@ pub struct CreateArgs {
     /// Replace an existing archive of the same name.
     #[arg(long)]
     pub overwrite: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// What `update` and `upgrade` print.
@@ -337,11 +365,16 @@ pub struct FileEditArgs {
     pub output: ReportFormat,
 }
 
+/// The -n of `update` and `upgrade`, which take it in the cluster and ignore it with -f.
+const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (default: the \
+    context's namespace, else `default`). Ignored with -f: the file is edited as it is.";
+
 /// `kudo update`: `-f FILE --package PACKAGE`, or `--instance NAME` in the cluster.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "namespace", "wait", "wait_time", "force"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "wait", "wait_time", "force"]).conflicts_with("file")))]
+#[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
     #[command(flatten)]
     pub edit: FileEditArgs,
@@ -379,7 +412,8 @@ pub struct UpdateArgs {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "namespace", "wait", "wait_time", "force"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "wait", "wait_time", "force"]).conflicts_with("file")))]
+#[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpgradeArgs {
     /// With --instance: the package to upgrade to (a directory, a .tgz, an http(s):// URL, an
     /// oci:// reference or an operator name in a repository).
@@ -463,16 +497,12 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// As the repository code takes it; a version that is neither a version nor a range is
     /// refused.
-    pub fn to_source(&self) -> Result<crate::repo::Source, kudo_pkg::Error> {
+    pub fn to_source(&self) -> Result<crate::repo::Source, crate::error::Error> {
         let want = kudo_pkg::repo::Want::parse(
             self.operator_version.as_deref(),
             self.app_version.as_deref(),
         )
-        .map_err(|e| kudo_pkg::Error::Invalid {
-            path: PathBuf::new(),
-            location: None,
-            message: e.to_string(),
-        })?;
+        .map_err(crate::error::Error::Index)?;
         Ok(crate::repo::Source {
             repo: self.repo.clone(),
             want,
@@ -530,6 +560,8 @@ pub struct ParamsArgs {
     /// Print the values of writeOnly (secret) parameters too.
     #[arg(long)]
     pub show_secrets: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package ...`.
@@ -597,6 +629,8 @@ pub struct PushArgs {
     /// Print what was pushed as data instead of text.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package pull`.
@@ -621,6 +655,8 @@ pub struct PullArgs {
     /// Print what was pulled as data instead of the file's path.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo registry ...`.
@@ -659,6 +695,8 @@ pub struct LoginArgs {
     pub password: Option<String>,
     #[command(flatten)]
     pub registry_args: RegistryArgs,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo registry logout`.
@@ -667,6 +705,8 @@ pub struct LogoutArgs {
     /// The registry: HOST or HOST:PORT.
     #[arg(value_name = "REGISTRY")]
     pub registry: String,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package add ...`.
@@ -739,6 +779,8 @@ pub struct AddParameterArgs {
     /// does; its comments are not kept), then add the parameter.
     #[arg(long)]
     pub convert: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package list ...`.
@@ -791,6 +833,8 @@ pub struct ListParametersArgs {
     /// Table width in columns (default: the terminal's width; unlimited when not a terminal).
     #[arg(long, value_name = "COLUMNS")]
     pub width: Option<u16>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package convert`.
@@ -810,6 +854,8 @@ pub struct ConvertArgs {
     /// Replace the package's params.yaml (a directory package only).
     #[arg(long)]
     pub in_place: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// Output formats of reports.
@@ -832,6 +878,8 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: ReportFormat,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 #[cfg(test)]
@@ -842,6 +890,101 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The commands without subcommands, as the words that name them (`["repo", "add"]`).
+    fn leaves(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let subs: Vec<&clap::Command> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .collect();
+        for sub in &subs {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            leaves(sub, p, out);
+        }
+        if subs.is_empty() {
+            out.push(path);
+        }
+    }
+
+    /// The namespace `-n` gave, in the matches of the command named by `args`.
+    fn namespace(args: &[&str]) -> Result<Option<String>, clap::Error> {
+        let mut m = &Cli::command().try_get_matches_from(args)?;
+        while let Some((_, sub)) = m.subcommand() {
+            m = sub;
+        }
+        Ok(m.get_one::<String>("namespace").cloned())
+    }
+
+    #[test]
+    fn every_command_takes_a_namespace_as_kubectl_and_helm_do() {
+        // The least each command needs, to which `-n x` is added. Every command is here: the
+        // walk below fails on one that is not.
+        let cases: &[&[&str]] = &[
+            &["template", "pkg"],
+            &["params", "pkg"],
+            &["package", "convert", "pkg"],
+            &["package", "verify", "pkg"],
+            &["package", "list", "parameters", "pkg"],
+            &["package", "add", "parameter", "pkg"],
+            &["package", "create", "pkg"],
+            &["package", "push", "pkg", "oci://r/p"],
+            &["package", "pull", "oci://r/p/n:1"],
+            &["repo", "add", "name", "url"],
+            &["repo", "list"],
+            &["repo", "remove", "name"],
+            &["repo", "context", "name"],
+            &["repo", "update"],
+            &["repo", "index", "dir"],
+            &["search"],
+            // in the cluster, and with -f, where -n is ignored
+            &["update", "--instance", "i"],
+            &["update", "-f", "i.yaml", "--package", "pkg"],
+            &["upgrade", "pkg", "--instance", "i"],
+            &[
+                "upgrade",
+                "-f",
+                "i.yaml",
+                "--from",
+                "old",
+                "--package",
+                "new",
+            ],
+            &["init"],
+            &["install", "pkg"],
+            &["uninstall", "--instance", "i"],
+            &["plan", "status", "--instance", "i"],
+            &["plan", "trigger", "--instance", "i", "--name", "p"],
+            &["get", "instances"],
+            &["version"],
+            &["completion", "bash"],
+            &["migrate"],
+            &["registry", "login", "r", "-u", "me"],
+            &["registry", "logout", "r"],
+        ];
+        let mut commands = Vec::new();
+        leaves(&Cli::command(), Vec::new(), &mut commands);
+        for command in &commands {
+            assert!(
+                cases.iter().any(|c| c.starts_with(&command.iter().map(String::as_str).collect::<Vec<_>>())),
+                "no case for `kudo {}`",
+                command.join(" ")
+            );
+        }
+        for case in cases {
+            let mut args = vec!["kudo"];
+            args.extend_from_slice(case);
+            for n in [&["-n", "x"][..], &["--namespace=x"]] {
+                let mut args = args.clone();
+                args.extend_from_slice(n);
+                assert_eq!(
+                    namespace(&args).map_err(|e| e.to_string()),
+                    Ok(Some("x".to_string())),
+                    "{args:?}"
+                );
+            }
+        }
     }
 }
 
@@ -1002,6 +1145,8 @@ pub struct VersionArgs {
     pub output: VersionFormat,
     #[command(flatten)]
     pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// Output formats of `kudo version`.
@@ -1027,6 +1172,8 @@ pub struct MigrateArgs {
     /// Print the report as JSON or YAML instead of text.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// A `--wait-time` value: `30s`, `5m`, `1h30m`.

@@ -2,11 +2,13 @@
 //!
 //! Parses arguments, runs one command, turns the outcome into an exit code:
 //! 0 success, 1 the input was refused (invalid parameters, a package that does not verify,
-//! a file that cannot be read), 2 a usage error (clap's own).
+//! a file that cannot be read), 2 a usage error (clap's own, or `Error::Usage`), 130 an
+//! interrupted wizard. `Error::code` decides the code of an error.
 
 mod args;
 mod atomic;
 mod cmd;
+mod error;
 mod examples;
 mod oci;
 mod repo;
@@ -31,8 +33,9 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            report::error(&e);
-            ExitCode::from(1)
+            let code = e.code();
+            report::error(e);
+            ExitCode::from(code)
         }
     }
 }

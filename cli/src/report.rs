@@ -6,6 +6,7 @@ use std::fmt;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use crate::error::Error;
 use kudo_pkg::diag::Whence;
 use kudo_pkg::{Diagnostic, Origin, Severity};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
@@ -76,6 +77,16 @@ pub struct Sources {
     /// Lines holding writeOnly values: no snippet may show them (a snippet shows one line of
     /// context on each side).
     secret_lines: HashSet<(PathBuf, usize)>,
+}
+
+/// The files' names only: their text may hold secrets.
+impl fmt::Debug for Sources {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sources")
+            .field("files", &self.files.keys().collect::<Vec<_>>())
+            .field("secret_lines", &self.secret_lines)
+            .finish()
+    }
 }
 
 impl Sources {
@@ -176,10 +187,15 @@ pub fn diagnostics_with(diags: &[Diagnostic], sources: Sources) {
     }
 }
 
-/// Prints a stopping error on stderr.
-pub fn error(e: &kudo_pkg::Error) {
+/// Prints the error that stopped a command on stderr: parameter problems as diagnostics, a
+/// usage error as clap prints its own, an interruption as it is, anything else after `error: `.
+pub fn error(e: Error) {
     match e {
-        kudo_pkg::Error::Diagnostics(d) => diagnostics(d),
-        other => eprintln!("error: {other}"),
+        Error::Parameters { diags, sources } => diagnostics_with(&diags, sources),
+        Error::Usage(message) => {
+            eprintln!("error: {message}\n\nFor more information, try '--help'.")
+        }
+        e @ Error::Interrupted => eprintln!("{e}"),
+        e => eprintln!("error: {e}"),
     }
 }

@@ -8,19 +8,17 @@ use std::process::ExitCode;
 use dialoguer::theme::ColorfulTheme;
 use dialoguer::{Confirm, Input, Select};
 use kudo_pkg::author::{self, NewParameter, ParamType};
-use kudo_pkg::{Error, Package, Params};
+use kudo_pkg::{Package, Params};
 
 use crate::args::AddParameterArgs;
+use crate::error::{Error, Refusal};
 
 const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
 const ITEM_TYPES: &[&str] = &["string", "integer", "number", "boolean", "object"];
 
 pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
     if !a.package.is_dir() {
-        return Err(refused(
-            &a,
-            "needs a package directory (an archive cannot be edited)",
-        ));
+        return Err(Error::refused(a.package.display(), Refusal::NotEditable));
     }
     let pkg = super::load(&a.package)?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -56,20 +54,16 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
             eprintln!("nothing written");
             return Ok(ExitCode::from(1));
         }
-        Err(Stop::Refused(message)) => return Err(refused(&a, &message)),
-        Err(Stop::Usage(message)) => return Ok(super::usage_error(&message)),
-        Err(Stop::Interrupted) => {
-            eprintln!("interrupted: nothing written");
-            return Ok(ExitCode::from(130));
+        Err(Stop::Refused(message)) => {
+            return Err(Error::refused(
+                a.package.display(),
+                Refusal::NewParameter(message),
+            ));
         }
+        Err(Stop::Usage(message)) => return Err(Error::Usage(message)),
+        Err(Stop::Interrupted) => return Err(Error::Interrupted),
     };
-    let added = match author::add_parameter(&pkg, &p) {
-        Ok(added) => added,
-        Err(diags) => {
-            crate::report::diagnostics(&diags);
-            return Ok(ExitCode::from(1));
-        }
-    };
+    let added = author::add_parameter(&pkg, &p).map_err(Error::parameters)?;
     let file = pkg.params_document().path().to_path_buf();
     let preview = match pkg.params() {
         // a v1beta1 parameter is an item of the `parameters` list
@@ -91,8 +85,8 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
             .interact()
             .unwrap_or(false)
     } else {
-        return Ok(super::usage_error(
-            "stdin is not a terminal, so nothing can be confirmed: pass --yes to write",
+        return Err(Error::Usage(
+            "stdin is not a terminal, so nothing can be confirmed: pass --yes to write".into(),
         ));
     };
     if !go {
@@ -106,14 +100,6 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn refused(a: &AddParameterArgs, message: &str) -> Error {
-    Error::Invalid {
-        path: a.package.clone(),
-        location: None,
-        message: message.to_string(),
-    }
 }
 
 /// Why the wizard stopped without a parameter.

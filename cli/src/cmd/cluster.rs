@@ -1,10 +1,9 @@
-//! What the cluster commands share: the connection flags, `--wait`, the async runtime, and
-//! how a refusal is printed (exit code 1).
-
-use std::process::ExitCode;
+//! What the cluster commands share: the connection flags, `--wait`, and the async runtime
+//! their requests run on.
 
 use crate::args::{ClusterArgs, ConnectArgs, WaitArgs};
-use kudo_client::commands::{self, Target, wait};
+use crate::error::Error;
+use kudo_client::commands::{Target, wait};
 
 impl WaitArgs {
     /// The wait options, when asked to wait.
@@ -16,51 +15,33 @@ impl WaitArgs {
     }
 }
 
-/// Why a cluster command stopped.
-pub enum Failure {
-    /// No client: the kubeconfig, the context, the runtime.
-    Connect(String),
-    /// The command refused or failed.
-    Command(commands::Error),
+/// Connects as `connect` says and runs `f` with the client; an error is named by `command`
+/// (`kudo init: ...`), but for parameter problems.
+pub fn with_client<T>(
+    command: &'static str,
+    connect: &ConnectArgs,
+    f: impl AsyncFnOnce(kube::Client) -> Result<T, Error>,
+) -> Result<T, Error> {
+    super::runtime()
+        .and_then(|runtime| runtime.block_on(async { f(connect.client().await?).await }))
+        .map_err(|e| e.in_command(command))
 }
 
-impl From<commands::Error> for Failure {
-    fn from(e: commands::Error) -> Self {
-        Failure::Command(e)
-    }
-}
-
-/// Connects as `cluster` says and runs `f` on the target.
+/// [`with_client`] on the namespace `cluster` names.
 pub fn block_on<T>(
+    command: &'static str,
     cluster: &ClusterArgs,
-    f: impl AsyncFnOnce(Target) -> Result<T, Failure>,
-) -> Result<T, Failure> {
-    let runtime = super::runtime()
-        .map_err(|e| Failure::Connect(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async {
-        let client = cluster.connect.client().await.map_err(Failure::Connect)?;
+    f: impl AsyncFnOnce(Target) -> Result<T, Error>,
+) -> Result<T, Error> {
+    with_client(command, &cluster.connect, async |client| {
         f(Target::new(client, cluster.namespace.as_deref())).await
     })
-}
-
-/// Prints a failure on stderr (parameter problems as diagnostics) and returns exit code 1.
-pub fn fail(command: &str, failure: Failure, sources: crate::report::Sources) -> ExitCode {
-    match failure {
-        Failure::Command(commands::Error::Parameters(diags)) => {
-            crate::report::diagnostics_with(&diags, sources);
-        }
-        Failure::Command(e) => eprintln!("error: kudo {command}: {e}"),
-        Failure::Connect(e) => eprintln!("error: kudo {command}: {e}"),
-    }
-    ExitCode::from(1)
 }
 
 impl ConnectArgs {
     /// A client for the cluster these flags name (`--kubeconfig`, `--context`, else
     /// `$KUBECONFIG`, `~/.kube/config`, the in-cluster configuration).
-    pub async fn client(&self) -> Result<kube::Client, String> {
-        kudo_client::client(self.kubeconfig.as_deref(), self.context.as_deref())
-            .await
-            .map_err(|e| e.to_string())
+    pub async fn client(&self) -> Result<kube::Client, kudo_client::ConnectError> {
+        kudo_client::client(self.kubeconfig.as_deref(), self.context.as_deref()).await
     }
 }

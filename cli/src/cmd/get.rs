@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use kudo_client::commands::get;
-use kudo_pkg::Error;
 use serde_json::json;
 
 use super::cluster;
 use crate::args::{DataFormat, GetArgs, What};
+use crate::error::Error;
 
 pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
     let kind = match a.what {
@@ -15,10 +15,7 @@ pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
         What::Operators => get::Kind::Operators,
         What::Operatorversions => get::Kind::OperatorVersions,
     };
-    let listing = match cluster::block_on(&a.cluster, async |t| Ok(get::list(&t, kind).await?)) {
-        Ok(l) => l,
-        Err(f) => return Ok(cluster::fail("get", f, Default::default())),
-    };
+    let listing = cluster::block_on("get", &a.cluster, async |t| Ok(get::list(&t, kind).await?))?;
     let list = json!({"apiVersion": "v1", "kind": "List", "items": listing.items});
     let text = match a.output {
         Some(DataFormat::Json) => format!(

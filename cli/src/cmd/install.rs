@@ -2,30 +2,24 @@
 
 use std::process::ExitCode;
 
-use kudo_client::commands::{Inputs, install, wait};
-use kudo_pkg::Error;
-
 use super::cluster;
 use crate::args::{DataFormat, InstallArgs};
+use crate::error::Error;
+use kudo_client::commands::{Inputs, install, wait};
 
 pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     let loaded = super::load_with(&a.package, &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
-    let (docs, diags) = super::value_files(&a.values);
-    let sources = super::secret_sources(pkg.schema(), &docs);
-    if !diags.is_empty() {
-        crate::report::diagnostics_with(&diags, sources);
-        return Ok(ExitCode::from(1));
-    }
+    let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     let inputs = Inputs {
         files: &docs,
         overrides: &a.values.overrides,
         resets: &[],
     };
     // Refused parameters never need a cluster: the same check runs again in install().
-    if let Err(f) = install::check(&pkg, &inputs) {
-        return Ok(cluster::fail("install", f.into(), sources));
+    if let Err(e) = install::check(&pkg, &inputs) {
+        return Err(Error::from(e).in_command("install").with_sources(sources));
     }
     let req = install::Request {
         package: &pkg,
@@ -37,7 +31,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     };
     let (dry_run, output) = (a.dry_run, a.output);
     let waiting = a.wait.options();
-    let result = cluster::block_on(&a.cluster, async |t| {
+    let out = cluster::block_on("install", &a.cluster, async |t| {
         let done = install::install(&t, &req).await?;
         let name = done.instance.metadata.name.clone().unwrap_or_default();
         let ov = done
@@ -83,14 +77,10 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
             out.push_str(&format!("plan {plan} COMPLETE\n"));
         }
         Ok(out)
-    });
-    match result {
-        Ok(out) => {
-            super::print(&out)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(f) => Ok(cluster::fail("install", f, sources)),
-    }
+    })
+    .map_err(|e| e.with_sources(sources))?;
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `install --dry-run` prints: the objects as a `List` (`-o`), or a summary.

@@ -5,10 +5,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width, presets};
-use kudo_pkg::Error;
 use kudo_pkg::listing::{self, Row, TriggerSource};
 
 use crate::args::{ListFormat, ListParametersArgs};
+use crate::error::Error;
 
 pub fn parameters(a: ListParametersArgs) -> Result<ExitCode, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;

@@ -1,72 +1,45 @@
 //! `kudo migrate`: KEP-33's migration of a cluster's kudo objects from `kudo.dev/v1beta1` to
 //! `kudo.dev/v1beta2` storage. The work is `kudo_client::storage_migration::run`; this prints its
-//! report (text, or `-o json|yaml`) and decides the exit code.
+//! report (text, or `-o json|yaml`), and before the error that stops it, every object pre-flight refuses.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use kudo_client::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
-use kudo_pkg::Error;
 
+use super::cluster;
 use crate::args::{DataFormat, MigrateArgs};
+use crate::error::Error;
 
 /// Runs the migration; 0 when done (or, with --dry-run, when everything converts), 1 when it
 /// was refused or stopped (nothing is lost: running it again resumes).
 pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
-    let runtime = super::runtime().map_err(|source| Error::Io {
-        path: "<runtime>".into(),
-        source,
-    })?;
     let options = Options { dry_run: a.dry_run };
-    let result = runtime.block_on(async {
-        let client = a.connect.client().await.map_err(Stop::Cluster)?;
-        storage_migration::run(&client, &options)
-            .await
-            .map_err(Stop::Migration)
-    });
-    match result {
-        Ok(report) => {
-            let text = match a.output {
-                None => text(&report),
-                Some(DataFormat::Json) => format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                ),
-                Some(DataFormat::Yaml) => super::to_yaml(
-                    &serde_json::to_value(&report).unwrap_or(serde_json::Value::Null),
-                ),
-            };
-            super::print(&text)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(Stop::Cluster(message)) => {
-            eprintln!("error: kudo migrate: {message}");
-            Ok(ExitCode::from(1))
-        }
-        Err(Stop::Migration(MigrationError::Preflight(problems))) => {
-            for p in &problems {
-                eprintln!("error: {p}");
+    let report = cluster::with_client("migrate", &a.connect, async |client| {
+        match storage_migration::run(&client, &options).await {
+            Ok(report) => Ok(report),
+            // Every object that cannot be converted, then the error that stops.
+            Err(MigrationError::Preflight(problems)) => {
+                for p in &problems {
+                    eprintln!("error: {p}");
+                }
+                Err(MigrationError::Preflight(problems).into())
             }
-            eprintln!(
-                "error: kudo migrate: pre-flight: {} object(s) cannot be migrated; nothing was written",
-                problems.len()
-            );
-            Ok(ExitCode::from(1))
+            Err(e) => Err(e.into()),
         }
-        Err(Stop::Migration(e)) => {
-            eprintln!("error: kudo migrate: {e}");
-            eprintln!(
-                "note: every phase is idempotent: once the cause is fixed, run kudo migrate again to resume"
-            );
-            Ok(ExitCode::from(1))
+    })?;
+    let text = match a.output {
+        None => text(&report),
+        Some(DataFormat::Json) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Some(DataFormat::Yaml) => {
+            super::to_yaml(&serde_json::to_value(&report).unwrap_or(serde_json::Value::Null))
         }
-    }
-}
-
-/// Why the command stopped.
-enum Stop {
-    Cluster(String),
-    Migration(MigrationError),
+    };
+    super::print(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The report for people, one section per phase.

@@ -1,12 +1,14 @@
-//! One module per command. Each turns its arguments into `kudo-pkg` calls and decides the exit
-//! code; the logic they call lives in `kudo-pkg`.
+//! One module per command. Each turns its arguments into `kudo-pkg` (and `kudo-client`) calls
+//! and prints their results; the logic they call lives there. What stops a command is a
+//! [`crate::error::Error`], which decides the exit code.
 
 mod author;
 mod changes;
 pub mod cluster;
 pub mod get;
+mod init;
 pub mod install;
-mod instance;
+mod instance_file;
 mod list;
 pub(crate) mod migrate;
 mod package;
@@ -26,19 +28,16 @@ use std::process::ExitCode;
 
 use kudo_pkg::diag::Location;
 use kudo_pkg::document::Document;
-use kudo_pkg::{Code, Diagnostic, Error, Origin, Package};
+use kudo_pkg::{Code, Diagnostic, Origin, Package};
 
 use crate::args::{
     AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs, ValueArgs,
 };
+use crate::error::{Error, Refusal};
 
-/// A usage error found after clap: printed as clap prints its own, exit code 2.
-pub fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}\n\nFor more information, try '--help'.");
-    ExitCode::from(2)
-}
-
-/// Runs the command. `Err` is an error that stopped it (printed by `main`).
+/// Runs the command. `Err` is an error that stopped it (printed by `main`, which takes its
+/// exit code from it); `Ok` is the exit code of a command that ran, 1 when what it reports
+/// failed (a package that does not verify, a repository of several that cannot be updated).
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Template(a) => template::run(a),
@@ -52,7 +51,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Package(PackageCommand::Pull(a)) => registry::pull(a),
         Command::Registry(RegistryCommand::Login(a)) => registry::login(a),
         Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),
-        Command::Init(a) => init(a),
+        Command::Init(a) => init::run(a),
         Command::Completion(a) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -62,9 +61,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Update(a) if a.instance.is_some() => update::run(a),
-        Command::Update(a) => instance::update(a),
+        Command::Update(a) => instance_file::update(a),
         Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a),
-        Command::Upgrade(a) => instance::upgrade(a),
+        Command::Upgrade(a) => instance_file::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Install(a) => install::run(a),
         Command::Uninstall(a) => uninstall::run(a),
@@ -74,119 +73,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),
     }
-}
-
-/// `kudo init`: the installation, printed.
-fn init(a: crate::args::InitArgs) -> Result<ExitCode, Error> {
-    use kudo_client::init::{self, Options, WebhookTarget};
-    let mut o = Options {
-        namespace: a.namespace.clone(),
-        ..Options::default()
-    };
-    if let Some(i) = a.manager_image {
-        o.manager_image = i;
-    }
-    if let Some(i) = a.webhook_image {
-        o.webhook_image = i;
-    }
-    let ca = match &a.ca_bundle {
-        Some(path) => Some(std::fs::read(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
-    };
-    if let Some(ca) = &ca
-        && !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----")
-    {
-        return Err(Error::Invalid {
-            path: a.ca_bundle.clone().unwrap_or_default(),
-            location: None,
-            message: "--ca-bundle is not a PEM certificate bundle".into(),
-        });
-    }
-    o.webhook = match (a.webhook_url, ca) {
-        (Some(url), Some(ca_bundle)) => {
-            if !url.starts_with("https://") {
-                return Err(Error::Invalid {
-                    path: url.into(),
-                    location: None,
-                    message: "--webhook-url must be an https:// URL: the API server calls webhooks over TLS only".into(),
-                });
-            }
-            WebhookTarget::Url { url, ca_bundle }
-        }
-        (_, ca_bundle) => WebhookTarget::Service { ca_bundle },
-    };
-    let objects = init::manifests(&o);
-    if !a.dry_run {
-        let runtime = runtime().map_err(|source| Error::Io {
-            path: "<runtime>".into(),
-            source,
-        })?;
-        let result = runtime.block_on(async {
-            let client = a.connect.client().await?;
-            let mut lines = init::apply(&client, &objects)
-                .await
-                .map_err(|e| e.to_string())?;
-            if a.wait || a.wait_time.is_some() {
-                for l in lines.drain(..) {
-                    eprintln!("{l}");
-                }
-                let timeout = a
-                    .wait_time
-                    .unwrap_or(kudo_client::commands::wait::DEFAULT_TIMEOUT);
-                lines = init::wait_ready(&client, &o, timeout)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            Ok::<_, String>(lines)
-        });
-        return match result {
-            Ok(lines) => {
-                for l in lines {
-                    eprintln!("{l}");
-                }
-                let ready = if a.wait || a.wait_time.is_some() {
-                    " and ready"
-                } else {
-                    ""
-                };
-                print(&format!(
-                    "kudo is installed{ready} in namespace {}\n",
-                    o.namespace
-                ))?;
-                if matches!(o.webhook, WebhookTarget::Url { .. }) {
-                    eprintln!(
-                        "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
-                        init::WEBHOOK,
-                        init::MANAGER,
-                        ns = o.namespace
-                    );
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                eprintln!("error: kudo init: {e}");
-                Ok(ExitCode::from(1))
-            }
-        };
-    }
-    let text = match a.output {
-        crate::args::DataFormat::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "apiVersion": "v1", "kind": "List", "items": objects
-            }))
-            .unwrap_or_default()
-        ),
-        crate::args::DataFormat::Yaml => objects
-            .iter()
-            .map(|v| format!("---\n{}", to_yaml(v)))
-            .collect(),
-    };
-    print(&text)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads the package named on the command line (a folder, a `.tgz`, a URL, an `oci://`
@@ -209,13 +95,8 @@ impl Loaded {
     /// The package's KudoOperator dependencies, resolved as the package was: paths on disk or
     /// in its archive, names in its repository.
     fn dependencies(&self) -> Result<Vec<kudo_pkg::dependency::Dependency>, Error> {
-        kudo_pkg::dependency::resolve_with(&self.package, &self.resolver).map_err(|e| {
-            Error::Invalid {
-                path: self.arg.clone(),
-                location: None,
-                message: e.to_string(),
-            }
-        })
+        kudo_pkg::dependency::resolve_with(&self.package, &self.resolver)
+            .map_err(|e| Error::from(e).about(self.arg.display()))
     }
 
     /// One line for stderr saying where a package not on disk came from.
@@ -241,7 +122,7 @@ impl Loaded {
 /// [`load`] with `--repo`, `--operator-version`, `--app-version` and `--plain-http`.
 fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
     let source = source.to_source()?;
-    let home = crate::repo::Home::from_env().map_err(|e| invalid_arg(path, e.to_string()))?;
+    let home = crate::repo::Home::from_env().map_err(|e| Error::from(e).about(path.display()))?;
     let resolver = crate::repo::Resolver::new(home, source);
     if path.exists() {
         // On disk: the package's own errors (file:line), unchanged.
@@ -266,37 +147,29 @@ fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
             }
             Ok(loaded)
         }
-        Err(crate::repo::RepoError::Io { .. }) => Err(invalid_arg(
-            path,
-            "no such file or directory: PACKAGE is a package directory, a .tgz file, an \
-             http(s):// URL, an oci:// reference or an operator name in a repository"
-                .into(),
-        )),
-        Err(e) => Err(invalid_arg(path, not_found(&text, &resolver, e))),
+        Err(crate::repo::RepoError::Io { .. }) => {
+            Err(Error::refused(path.display(), Refusal::NoSuchPackage))
+        }
+        Err(e) => Err(not_found(path, &resolver, e)),
     }
 }
 
 /// Why a PACKAGE argument found neither on disk nor where it was looked up is not a package.
-fn not_found(text: &str, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> String {
+fn not_found(path: &Path, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> Error {
     use crate::repo::RepoError;
-    let is_name = !text.contains("://");
+    let is_name = !path.to_string_lossy().contains("://");
     match e {
         RepoError::Find(_) | RepoError::Download { .. } | RepoError::Index { .. } if is_name => {
-            let repo = resolver.config().map(|c| c.context).unwrap_or_default();
-            format!(
-                "not a file or directory, so looked up as an operator name in a repository \
-                 (--repo, default `{repo}`): {e}"
+            let context = resolver.config().map(|c| c.context).unwrap_or_default();
+            Error::refused(
+                path.display(),
+                Refusal::NoSuchName {
+                    context,
+                    source: Box::new(e),
+                },
             )
         }
-        e => e.to_string(),
-    }
-}
-
-fn invalid_arg(path: &Path, message: String) -> Error {
-    Error::Invalid {
-        path: path.to_path_buf(),
-        location: None,
-        message,
+        e => Error::from(e).about(path.display()),
     }
 }
 
@@ -307,7 +180,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     for f in &args.files {
         match Document::read(f) {
             Ok(d) => docs.push(d),
-            Err(Error::Yaml {
+            Err(kudo_pkg::Error::Yaml {
                 path,
                 line,
                 col,
@@ -316,7 +189,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                 Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
-            Err(Error::Io { path, source }) => {
+            Err(kudo_pkg::Error::Io { path, source }) => {
                 let code = if source.kind() == std::io::ErrorKind::NotFound {
                     Code::FileNotFound
                 } else {
@@ -341,6 +214,21 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     (docs, diags)
 }
 
+/// The -P files, with the snippet sources that hide their lines holding secrets of `schema`; a
+/// file that cannot be read or parsed stops the command, as a parameter problem.
+fn value_inputs(
+    schema: &kudo_pkg::ParamSchema,
+    args: &ValueArgs,
+) -> Result<(Vec<Document>, crate::report::Sources), Error> {
+    let (docs, diags) = value_files(args);
+    let sources = secret_sources(schema, &docs);
+    if diags.is_empty() {
+        Ok((docs, sources))
+    } else {
+        Err(Error::parameters(diags).with_sources(sources))
+    }
+}
+
 /// Writes a file through a temporary file in the same directory and a rename: readers see the
 /// old file or the new one, never half of it. An existing file keeps its permissions.
 fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
@@ -349,7 +237,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
 
 /// [`write_atomic`] for bytes.
 fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    crate::atomic::write(path, bytes, None).map_err(package::io(path))
+    crate::atomic::write(path, bytes, None).map_err(Error::io(path))
 }
 
 /// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.
@@ -358,10 +246,7 @@ fn print(text: &str) -> Result<(), Error> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(source) => Err(Error::Io {
-            path: "<stdout>".into(),
-            source,
-        }),
+        Err(e) => Err(Error::Stdout(e)),
     }
 }
 
@@ -385,14 +270,15 @@ fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::r
 }
 
 /// The CLI's async runtime: one thread, for one request at a time.
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
+        .map_err(Error::Runtime)
 }
 
-/// Computes and validates the parameters from the command line; prints problems.
-fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> {
+/// Computes and validates the parameters from the command line; prints the warnings.
+fn resolve(pkg: &Package, args: &ValueArgs) -> Result<kudo_pkg::values::Values, Error> {
     let (docs, mut diags) = value_files(args);
     let sources = secret_sources(pkg.schema(), &docs);
     let inputs = kudo_pkg::values::Inputs {
@@ -403,12 +289,11 @@ fn resolve(pkg: &Package, args: &ValueArgs) -> Option<kudo_pkg::values::Values> 
     match pkg.resolve(&inputs) {
         Ok((values, warnings)) if diags.is_empty() => {
             crate::report::diagnostics(&warnings);
-            Some(values)
+            Ok(values)
         }
         Ok((_, more)) | Err(more) => {
             diags.extend(more);
-            crate::report::diagnostics_with(&diags, sources);
-            None
+            Err(Error::parameters(diags).with_sources(sources))
         }
     }
 }

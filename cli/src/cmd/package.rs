@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::{Error, Params};
+use kudo_pkg::Params;
 
 use crate::args::{ConvertArgs, CreateArgs, ReportFormat, VerifyArgs};
+use crate::error::{Error, Refusal};
 
 pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     if let Some(params) = params_only(&a.package)? {
@@ -15,9 +16,9 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     let text = converted(pkg.params(), &a.package);
     if a.in_place {
         if !a.package.is_dir() {
-            return Err(invalid(
-                &a.package,
-                "--in-place needs a package directory; use --output-dir DIR for an archive",
+            return Err(Error::refused(
+                a.package.display(),
+                Refusal::InPlaceNeedsDirectory,
             ));
         }
         // operator.yaml first: naming the Go engine is harmless while params.yaml is v1beta1.
@@ -54,10 +55,7 @@ fn params_only(path: &Path) -> Result<Option<std::path::PathBuf>, Error> {
         if params.is_file() {
             return Ok(Some(params));
         }
-        return Err(invalid(
-            path,
-            "holds neither operator.yaml nor params.yaml: give a package directory, a .tgz, or a params.yaml file",
-        ));
+        return Err(Error::refused(path.display(), Refusal::NothingToConvert));
     }
     Ok(None)
 }
@@ -71,9 +69,9 @@ fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
         eprintln!("converted {}", file.display());
     } else if let Some(dir) = &a.output {
         if dir.exists() {
-            return Err(invalid(dir, "already exists; choose a new directory"));
+            return Err(Error::refused(dir.display(), Refusal::DirectoryExists));
         }
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
         super::write_atomic(&dir.join("params.yaml"), &text)?;
         eprintln!("wrote {}", dir.join("params.yaml").display());
     } else {
@@ -93,25 +91,10 @@ fn converted(params: &Params, from: &Path) -> String {
     super::to_yaml(&kudo_pkg::convert::schema_of(params).to_params_file())
 }
 
-fn invalid(path: &Path, message: &str) -> Error {
-    Error::Invalid {
-        path: path.to_path_buf(),
-        location: None,
-        message: message.to_string(),
-    }
-}
-
-pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// Writes the whole package into a new directory, built aside and renamed into place.
 fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<(), Error> {
     if dir.exists() {
-        return Err(invalid(dir, "already exists; choose a new directory"));
+        return Err(Error::refused(dir.display(), Refusal::DirectoryExists));
     }
     let parent = dir
         .parent()
@@ -120,32 +103,32 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
     let tmp = tempfile::Builder::new()
         .prefix(".kudo-convert-")
         .tempdir_in(parent)
-        .map_err(io(parent))?;
+        .map_err(Error::io(parent))?;
     let root = tmp.path();
     let op_src = pkg.source().join("operator.yaml");
     if pkg.source().is_dir() {
         match pkg.operator_yaml_for_v1beta2() {
-            Some(op) => std::fs::write(root.join("operator.yaml"), op).map_err(io(root))?,
+            Some(op) => std::fs::write(root.join("operator.yaml"), op).map_err(Error::io(root))?,
             None => {
-                std::fs::copy(&op_src, root.join("operator.yaml")).map_err(io(&op_src))?;
+                std::fs::copy(&op_src, root.join("operator.yaml")).map_err(Error::io(&op_src))?;
             }
         }
     } else {
-        return Err(invalid(
-            pkg.source(),
-            "--output-dir from an archive is not supported yet; unpack it first",
+        return Err(Error::refused(
+            pkg.source().display(),
+            Refusal::OutputDirFromArchive,
         ));
     }
-    std::fs::write(root.join("params.yaml"), params).map_err(io(root))?;
+    std::fs::write(root.join("params.yaml"), params).map_err(Error::io(root))?;
     for (name, text) in pkg.templates() {
         let p = root.join("templates").join(name);
         if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).map_err(io(d))?;
+            std::fs::create_dir_all(d).map_err(Error::io(d))?;
         }
-        std::fs::write(&p, text).map_err(io(&p))?;
+        std::fs::write(&p, text).map_err(Error::io(&p))?;
     }
     let kept = tmp.keep();
-    std::fs::rename(&kept, dir).map_err(io(dir))?;
+    std::fs::rename(&kept, dir).map_err(Error::io(dir))?;
     Ok(())
 }
 
@@ -185,7 +168,10 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
 
 pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
     if !a.package.is_dir() {
-        return Err(invalid(&a.package, "is not a package directory"));
+        return Err(Error::refused(
+            a.package.display(),
+            Refusal::NotAPackageDirectory,
+        ));
     }
     let pkg = super::load(&a.package)?;
     let diags = kudo_pkg::verify::verify(&pkg);
@@ -199,13 +185,10 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
     }
     let target = a.destination.join(kudo_pkg::repo::file_name(&pkg));
     if target.exists() && !a.overwrite {
-        return Err(invalid(
-            &target,
-            "already exists; pass --overwrite to replace it",
-        ));
+        return Err(Error::refused(target.display(), Refusal::FileExists));
     }
     let (bytes, files) = kudo_pkg::create_archive(&a.package)?;
-    std::fs::create_dir_all(&a.destination).map_err(io(&a.destination))?;
+    std::fs::create_dir_all(&a.destination).map_err(Error::io(&a.destination))?;
     super::write_bytes_atomic(&target, &bytes)?;
     super::print(&format!("{}\n", target.display()))?;
     eprintln!(

@@ -2,16 +2,14 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::Error;
 use kudo_pkg::values;
 
 use crate::args::{DataFormat, ParamsArgs};
+use crate::error::Error;
 
 pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
-    let Some(v) = super::resolve(&pkg, &a.values) else {
-        return Ok(ExitCode::from(1));
-    };
+    let v = super::resolve(&pkg, &a.values)?;
     let (shown, hidden) = if a.show_secrets {
         (v.value().clone(), Vec::new())
     } else {

@@ -2,12 +2,11 @@
 
 use std::process::ExitCode;
 
-use kudo_client::commands::{self, plan, wait};
-use kudo_pkg::Error;
-
 use super::changes::Superseded;
-use super::cluster::{self, Failure};
+use super::cluster;
 use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
+use crate::error::Error;
+use kudo_client::commands::{self, plan, wait};
 
 pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
     match c {
@@ -18,16 +17,12 @@ pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
 
 fn status(a: StatusArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options();
-    let result = cluster::block_on(&a.cluster, async |t| {
+    let view = cluster::block_on("plan status", &a.cluster, async |t| {
         if let Some(o) = waiting {
             wait::plan_terminal(&t, &a.instance, &o).await?;
         }
         Ok(plan::status(&t, &a.instance).await?)
-    });
-    let view = match result {
-        Ok(v) => v,
-        Err(f) => return Ok(cluster::fail("plan status", f, Default::default())),
-    };
+    })?;
     let text = match a.output {
         None => view.to_string(),
         Some(DataFormat::Json) => format!(
@@ -52,8 +47,8 @@ fn status(a: StatusArgs) -> Result<ExitCode, Error> {
 
 fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options();
-    let result = cluster::block_on(&a.cluster, async |t| {
-        let uid = commands::new_uid().map_err(Failure::Command)?;
+    let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
+        let uid = commands::new_uid()?;
         let done = plan::trigger(&t, &a.instance, &a.name, &uid, a.force).await?;
         let mut out = format!(
             "plan {} of Instance {}/{} triggered (run {})\n",
@@ -70,13 +65,8 @@ fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
             let plan = wait::plan_done(&t, &a.instance, &goal, &o).await?;
             out.push_str(&format!("plan {plan} COMPLETE\n"));
         }
-        Ok::<_, Failure>(out)
-    });
-    match result {
-        Ok(out) => {
-            super::print(&out)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(f) => Ok(cluster::fail("plan trigger", f, Default::default())),
-    }
+        Ok(out)
+    })?;
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
 }

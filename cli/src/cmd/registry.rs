@@ -1,28 +1,20 @@
 //! `kudo package push`, `kudo package pull`, `kudo registry login` and `logout`: packages in
-//! OCI registries. The registry work is `crate::oci`'s; here are the files, the terminal and
-//! the exit codes (a registry's refusal, like a package's, exits with 1).
+//! OCI registries. The registry work is `crate::oci`'s; here are the files and the terminal (a
+//! registry's refusal, like a package's, is an error: exit code 1).
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::Error;
 use serde_json::json;
 
-use super::package::io;
 use crate::args::{DataFormat, LoginArgs, LogoutArgs, PullArgs, PushArgs};
+use crate::error::{Error, Refusal};
 use crate::oci::{self, Credentials, OciError, Reference, Registry};
 
-/// Prints an error of the registry's, and the exit code it gives.
-fn refused(e: &OciError) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(1)
-}
-
 /// Runs one registry call on the CLI's runtime.
-fn block_on<T>(call: impl std::future::Future<Output = T>) -> Result<T, Error> {
-    let runtime = super::runtime().map_err(io(Path::new("<runtime>")))?;
-    Ok(runtime.block_on(call))
+fn block_on<T>(call: impl std::future::Future<Output = Result<T, OciError>>) -> Result<T, Error> {
+    Ok(super::runtime()?.block_on(call)?)
 }
 
 /// Prints `value` as JSON or YAML.
@@ -38,28 +30,20 @@ fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error
 
 /// `kudo package push PACKAGE oci://REGISTRY/PATH`.
 pub fn push(a: PushArgs) -> Result<ExitCode, Error> {
-    let target = match Reference::parse(&a.target) {
-        Ok(t) if t.tag.is_some() => {
-            return Ok(refused(&OciError::InvalidReference {
-                input: a.target.clone(),
-                problem: oci::ReferenceProblem::TagOnPushTarget,
-            }));
+    let target = Reference::parse(&a.target)?;
+    if target.tag.is_some() {
+        return Err(OciError::InvalidReference {
+            input: a.target.clone(),
+            problem: oci::ReferenceProblem::TagOnPushTarget,
         }
-        Ok(t) => t,
-        Err(e) => return Ok(refused(&e)),
-    };
+        .into());
+    }
     let tgz = match archive(&a.package)? {
         Ok(bytes) => bytes,
         Err(code) => return Ok(code),
     };
-    let registry = match Registry::new(a.registry.plain_http) {
-        Ok(r) => r,
-        Err(e) => return Ok(refused(&e)),
-    };
-    let pushed = match block_on(registry.push(&target, &tgz))? {
-        Ok(p) => p,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let registry = Registry::new(a.registry.plain_http)?;
+    let pushed = block_on(registry.push(&target, &tgz))?;
     match a.output {
         Some(format) => print_data(
             format,
@@ -98,22 +82,11 @@ fn archive(path: &Path) -> Result<Result<Vec<u8>, ExitCode>, Error> {
         return Ok(Ok(kudo_pkg::create_archive(path)?.0));
     }
     if !path.exists() {
-        return Err(Error::Invalid {
-            path: path.to_path_buf(),
-            location: None,
-            message: "no such file or directory: PACKAGE is a package's .tgz or its directory"
-                .into(),
-        });
+        return Err(Error::refused(path.display(), Refusal::NoSuchArchive));
     }
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    let bytes = std::fs::read(path).map_err(Error::io(path))?;
     if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Err(Error::Invalid {
-            path: path.to_path_buf(),
-            location: None,
-            message: "not a package archive (gzip data): push the .tgz `kudo package create` \
-                      writes, or the package's directory"
-                .into(),
-        });
+        return Err(Error::refused(path.display(), Refusal::NotGzip));
     }
     // The archive must load as a package (its errors name the file).
     super::load(path)?;
@@ -122,49 +95,30 @@ fn archive(path: &Path) -> Result<Result<Vec<u8>, ExitCode>, Error> {
 
 /// `kudo package pull oci://REGISTRY/PATH/NAME:TAG`.
 pub fn pull(a: PullArgs) -> Result<ExitCode, Error> {
-    let reference = match Reference::parse(&a.reference) {
-        Ok(r) => r,
-        Err(e) => return Ok(refused(&e)),
-    };
-    let registry = match Registry::new(a.registry.plain_http) {
-        Ok(r) => r,
-        Err(e) => return Ok(refused(&e)),
-    };
-    let pulled = match block_on(registry.pull(&reference))? {
-        Ok(p) => p,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let reference = Reference::parse(&a.reference)?;
+    let registry = Registry::new(a.registry.plain_http)?;
+    let pulled = block_on(registry.pull(&reference))?;
     let dir = &a.destination;
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     // Written aside first: loaded there to name it, renamed into place.
     let mut tmp = tempfile::Builder::new()
         .prefix(".kudo-pull-")
         .suffix(".tgz")
         .tempfile_in(dir)
-        .map_err(io(dir))?;
-    std::io::Write::write_all(&mut tmp, &pulled.bytes).map_err(io(tmp.path()))?;
-    let pkg = match kudo_pkg::Package::load(tmp.path()) {
-        Ok(p) => p,
-        Err(e) => {
-            let why = e
-                .to_string()
-                .replace(&tmp.path().display().to_string(), "it");
-            eprintln!("error: {reference}: the pulled archive is not a kudo package: {why}");
-            return Ok(ExitCode::from(1));
-        }
-    };
+        .map_err(Error::io(dir))?;
+    std::io::Write::write_all(&mut tmp, &pulled.bytes).map_err(Error::io(tmp.path()))?;
+    let pkg = kudo_pkg::Package::load(tmp.path()).map_err(|e| {
+        let why = e
+            .to_string()
+            .replace(&tmp.path().display().to_string(), "it");
+        Error::refused(&reference, Refusal::PulledNotAPackage(why))
+    })?;
     let target = dir.join(format!("{}-{}.tgz", pkg.operator().name, pkg.version()));
     if target.exists() && !a.overwrite {
-        return Err(Error::Invalid {
-            path: target,
-            location: None,
-            message: "already exists; pass --overwrite to replace it".into(),
-        });
+        return Err(Error::refused(target.display(), Refusal::FileExists));
     }
-    tmp.persist(&target).map_err(|e| Error::Io {
-        path: target.clone(),
-        source: e.error,
-    })?;
+    tmp.persist(&target)
+        .map_err(|e| Error::io(&target)(e.error))?;
     match a.output {
         Some(format) => print_data(
             format,
@@ -190,23 +144,17 @@ pub fn pull(a: PullArgs) -> Result<ExitCode, Error> {
 
 /// `kudo registry login REGISTRY -u USER`.
 pub fn login(a: LoginArgs) -> Result<ExitCode, Error> {
-    let target = match Reference::parse_registry(&a.registry) {
-        Ok(t) => t,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let target = Reference::parse_registry(&a.registry)?;
     let host = &target.registry;
     if a.username.is_empty() {
-        return Ok(super::usage_error("-u/--username is empty"));
+        return Err(Error::Usage("-u/--username is empty".into()));
     }
-    let registry = match Registry::new(a.registry_args.plain_http) {
-        Ok(r) => r,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let registry = Registry::new(a.registry_args.plain_http)?;
     let password = if a.password_stdin {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(io(Path::new("<stdin>")))?;
+            .map_err(Error::Stdin)?;
         text.trim_end_matches(['\n', '\r']).to_string()
     } else if let Some(p) = a.password {
         eprintln!(
@@ -220,53 +168,38 @@ pub fn login(a: LoginArgs) -> Result<ExitCode, Error> {
             .interact()
         {
             Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: {host}: no password read: {e}");
-                return Ok(ExitCode::from(1));
-            }
+            Err(e) => return Err(Error::refused(host, Refusal::NoPassword(e.to_string()))),
         }
     } else {
-        return Ok(super::usage_error(
-            "give the password with --password-stdin (or -p PASSWORD): standard input is not a terminal to ask on",
+        return Err(Error::Usage(
+            "give the password with --password-stdin (or -p PASSWORD): standard input is not a terminal to ask on"
+                .into(),
         ));
     };
     if password.is_empty() {
-        eprintln!("error: {host}: the password is empty (nothing on standard input?)");
-        return Ok(ExitCode::from(1));
+        return Err(Error::refused(host, Refusal::EmptyPassword));
     }
     let credentials = Credentials {
         username: a.username,
         password,
     };
     let repository = Some(target.repository.as_str()).filter(|r| !r.is_empty());
-    if let Err(e) = block_on(registry.login(host, repository, &credentials))? {
-        return Ok(refused(&e));
-    }
-    match oci::credentials::store(host, &credentials) {
-        Ok(file) => {
-            super::print(&format!("logged in to {host}\n"))?;
-            eprintln!(
-                "credentials of {} kept in {}",
-                credentials.username,
-                file.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(refused(&e)),
-    }
+    block_on(registry.login(host, repository, &credentials))?;
+    let file = oci::credentials::store(host, &credentials)?;
+    super::print(&format!("logged in to {host}\n"))?;
+    eprintln!(
+        "credentials of {} kept in {}",
+        credentials.username,
+        file.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kudo registry logout REGISTRY`.
 pub fn logout(a: LogoutArgs) -> Result<ExitCode, Error> {
-    let target = match Reference::parse_registry(&a.registry) {
-        Ok(t) => t,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let target = Reference::parse_registry(&a.registry)?;
     let host = &target.registry;
-    let (file, removed) = match oci::credentials::remove(host) {
-        Ok(r) => r,
-        Err(e) => return Ok(refused(&e)),
-    };
+    let (file, removed) = oci::credentials::remove(host)?;
     if removed {
         super::print(&format!("logged out of {host}\n"))?;
         eprintln!("removed its credentials from {}", file.display());

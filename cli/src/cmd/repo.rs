@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::Error;
 use kudo_pkg::repo::{Entry, Index};
 use serde_json::json;
 
@@ -12,7 +11,8 @@ use crate::args::{
     DataFormat, RepoAddArgs, RepoCommand, RepoContextArgs, RepoIndexArgs, RepoListArgs,
     RepoRemoveArgs, RepoUpdateArgs, SearchArgs,
 };
-use crate::repo::{Home, RepoError, Repositories, Repository, Resolver, Source};
+use crate::error::{Error, Refusal};
+use crate::repo::{Home, Repositories, Repository, Resolver, Source};
 
 pub fn run(c: RepoCommand) -> Result<ExitCode, Error> {
     match c {
@@ -25,27 +25,27 @@ pub fn run(c: RepoCommand) -> Result<ExitCode, Error> {
     }
 }
 
-/// A repository error as the CLI's: it names `what` (a file, a URL, a repository).
-fn fail(what: &str, e: RepoError) -> Error {
-    Error::Invalid {
-        path: what.into(),
-        location: None,
-        message: e.to_string(),
-    }
-}
-
-fn home() -> Result<Home, Error> {
-    Home::from_env().map_err(|e| fail("kudo", e))
-}
-
 fn load(home: &Home) -> Result<Repositories, Error> {
-    Repositories::load(home).map_err(|e| fail(&home.config.display().to_string(), e))
+    Repositories::load(home).map_err(|e| Error::from(e).about(home.config.display()))
 }
 
 fn save(home: &Home, config: &Repositories) -> Result<(), Error> {
     config
         .save(home)
-        .map_err(|e| fail(&home.config.display().to_string(), e))
+        .map_err(|e| Error::from(e).about(home.config.display()))
+}
+
+/// Refuses a repository name that is not configured.
+fn known(config: &Repositories, name: &str) -> Result<(), Error> {
+    match config.get(name) {
+        Some(_) => Ok(()),
+        None => Err(Error::refused(
+            name,
+            Refusal::NoRepository {
+                nothing_removed: false,
+            },
+        )),
+    }
 }
 
 /// A repository URL as kept: a local folder becomes an absolute `file://` URL (it is read
@@ -55,25 +55,21 @@ fn url_of(given: &str) -> Result<String, Error> {
         return Ok(given.trim_end_matches('/').to_string());
     }
     let path = Path::new(given);
-    let abs = path.canonicalize().map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let abs = path.canonicalize().map_err(Error::io(path))?;
     Ok(format!("file://{}", abs.display()))
 }
 
 fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
-    let home = home()?;
+    let home = Home::from_env()?;
     let mut config = load(&home)?;
     if let Some(r) = config.get(&a.name) {
-        return Err(Error::Invalid {
-            path: a.name.clone().into(),
-            location: None,
-            message: format!(
-                "a repository of this name exists ({}); remove it first (`kudo repo remove {}`)",
-                r.url, a.name
-            ),
-        });
+        return Err(Error::refused(
+            &a.name,
+            Refusal::RepositoryExists {
+                name: a.name.clone(),
+                url: r.url.clone(),
+            },
+        ));
     }
     let repo = Repository {
         name: a.name.clone(),
@@ -82,13 +78,9 @@ fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
     let mut entries = None;
     if !a.skip_check {
         let resolver = Resolver::new(home.clone(), Source::default());
-        let index = resolver.download_index(&repo).map_err(|e| {
-            let mut e = fail(&a.url, e);
-            if let Error::Invalid { message, .. } = &mut e {
-                message.push_str(" (nothing was added; --skip-check adds it unread)");
-            }
-            e
-        })?;
+        let index = resolver
+            .download_index(&repo)
+            .map_err(|e| Error::refused(&a.url, Refusal::IndexUnread(Box::new(e))))?;
         entries = Some(index.entries.values().map(Vec::len).sum::<usize>());
     }
     config.repositories.push(repo.clone());
@@ -104,7 +96,7 @@ fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
 }
 
 fn list(a: RepoListArgs) -> Result<ExitCode, Error> {
-    let config = load(&home()?)?;
+    let config = load(&Home::from_env()?)?;
     let text = match a.output {
         Some(DataFormat::Json) => format!(
             "{}\n",
@@ -130,16 +122,15 @@ fn list(a: RepoListArgs) -> Result<ExitCode, Error> {
 }
 
 fn remove(a: RepoRemoveArgs) -> Result<ExitCode, Error> {
-    let home = home()?;
+    let home = Home::from_env()?;
     let mut config = load(&home)?;
-    let missing: Vec<&String> = a.names.iter().filter(|n| config.get(n).is_none()).collect();
-    if !missing.is_empty() {
-        return Err(Error::Invalid {
-            path: missing[0].into(),
-            location: None,
-            message: "no repository of this name (see `kudo repo list`); nothing was removed"
-                .into(),
-        });
+    if let Some(missing) = a.names.iter().find(|n| config.get(n).is_none()) {
+        return Err(Error::refused(
+            missing,
+            Refusal::NoRepository {
+                nothing_removed: true,
+            },
+        ));
     }
     config.repositories.retain(|r| !a.names.contains(&r.name));
     save(&home, &config)?;
@@ -157,15 +148,9 @@ fn remove(a: RepoRemoveArgs) -> Result<ExitCode, Error> {
 }
 
 fn context(a: RepoContextArgs) -> Result<ExitCode, Error> {
-    let home = home()?;
+    let home = Home::from_env()?;
     let mut config = load(&home)?;
-    if config.get(&a.name).is_none() {
-        return Err(Error::Invalid {
-            path: a.name.into(),
-            location: None,
-            message: "no repository of this name (see `kudo repo list`)".into(),
-        });
-    }
+    known(&config, &a.name)?;
     config.context = a.name.clone();
     save(&home, &config)?;
     eprintln!("names are now looked up in repository {}", a.name);
@@ -173,16 +158,10 @@ fn context(a: RepoContextArgs) -> Result<ExitCode, Error> {
 }
 
 fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
-    let home = home()?;
+    let home = Home::from_env()?;
     let config = load(&home)?;
     for name in &a.names {
-        if config.get(name).is_none() {
-            return Err(Error::Invalid {
-                path: name.into(),
-                location: None,
-                message: "no repository of this name (see `kudo repo list`)".into(),
-            });
-        }
+        known(&config, name)?;
     }
     let resolver = Resolver::new(home, Source::default());
     let mut failed = 0;
@@ -213,43 +192,24 @@ fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
 
 fn index(a: RepoIndexArgs) -> Result<ExitCode, Error> {
     if !a.dir.is_dir() {
-        return Err(Error::Invalid {
-            path: a.dir.clone(),
-            location: None,
-            message: "is not a directory".into(),
-        });
+        return Err(Error::refused(a.dir.display(), Refusal::NotADirectory));
     }
     let merge = match &a.merge {
         Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|source| Error::Io {
-                path: file.clone(),
-                source,
-            })?;
-            Some(Index::parse(&text).map_err(|e| Error::Invalid {
-                path: file.clone(),
-                location: None,
-                message: e.to_string(),
-            })?)
+            let text = std::fs::read_to_string(file).map_err(Error::io(file))?;
+            Some(Index::parse(&text).map_err(|e| Error::Index(e).about(file.display()))?)
         }
         None => None,
     };
     let (mut index, warnings) =
-        kudo_pkg::repo::index_dir(&a.dir, a.url.as_deref(), Some(now_rfc3339())).map_err(
-            |source| Error::Io {
-                path: a.dir.clone(),
-                source,
-            },
-        )?;
+        kudo_pkg::repo::index_dir(&a.dir, a.url.as_deref(), Some(now_rfc3339()))
+            .map_err(Error::io(&a.dir))?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }
     let local: usize = index.entries.values().map(Vec::len).sum();
     if local == 0 && merge.is_none() {
-        return Err(Error::Invalid {
-            path: a.dir.clone(),
-            location: None,
-            message: "holds no valid package (*.tgz): no index was written".into(),
-        });
+        return Err(Error::refused(a.dir.display(), Refusal::NoPackages));
     }
     let merged = merge.as_ref().map(|m| index.merge(m)).unwrap_or(0);
     let target = a.dir.join("index.yaml");
@@ -272,16 +232,10 @@ fn now_rfc3339() -> String {
 }
 
 pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
-    let home = home()?;
+    let home = Home::from_env()?;
     let config = load(&home)?;
-    if let Some(name) = &a.repo
-        && config.get(name).is_none()
-    {
-        return Err(Error::Invalid {
-            path: name.into(),
-            location: None,
-            message: "no repository of this name (see `kudo repo list`)".into(),
-        });
+    if let Some(name) = &a.repo {
+        known(&config, name)?;
     }
     let resolver = Resolver::new(home, Source::default());
     let term = a.term.clone().unwrap_or_default();

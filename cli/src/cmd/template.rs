@@ -2,16 +2,14 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::Error;
 use kudo_pkg::render::{self, RenderOptions};
 
 use crate::args::{DataFormat, TemplateArgs};
+use crate::error::Error;
 
 pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
-    let Some(values) = super::resolve(&pkg, &a.values) else {
-        return Ok(ExitCode::from(1));
-    };
+    let values = super::resolve(&pkg, &a.values)?;
     let opts = RenderOptions {
         instance: a.instance,
         namespace: a.namespace,
@@ -32,9 +30,6 @@ pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
             super::print(&render::stream(&rendered))?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(diags) => {
-            crate::report::diagnostics(&diags);
-            Ok(ExitCode::from(1))
-        }
+        Err(diags) => Err(Error::parameters(diags)),
     }
 }

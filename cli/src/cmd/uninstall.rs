@@ -2,15 +2,14 @@
 
 use std::process::ExitCode;
 
-use kudo_client::commands::{uninstall, wait};
-use kudo_pkg::Error;
-
 use super::cluster;
 use crate::args::UninstallArgs;
+use crate::error::Error;
+use kudo_client::commands::{uninstall, wait};
 
 pub fn run(a: UninstallArgs) -> Result<ExitCode, Error> {
     let waiting = a.wait.options();
-    let result = cluster::block_on(&a.cluster, async |t| {
+    let out = cluster::block_on("uninstall", &a.cluster, async |t| {
         uninstall::uninstall(&t, &a.instance).await?;
         let mut out = format!("Instance {}/{} deleted", t.namespace, a.instance);
         match waiting {
@@ -21,12 +20,7 @@ pub fn run(a: UninstallArgs) -> Result<ExitCode, Error> {
             None => out.push_str(" (the cleanup plan runs before it is gone)\n"),
         }
         Ok(out)
-    });
-    match result {
-        Ok(out) => {
-            super::print(&out)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(f) => Ok(cluster::fail("uninstall", f, Default::default())),
-    }
+    })?;
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
 }

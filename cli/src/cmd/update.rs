@@ -2,19 +2,17 @@
 
 use std::process::ExitCode;
 
-use kudo_client::commands::{Inputs, update, wait};
-use kudo_pkg::Error;
-
 use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
+use crate::error::Error;
+use kudo_client::commands::{Inputs, update, wait};
 
 pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
     let name = a.instance.clone().unwrap_or_default();
     let (docs, diags) = super::value_files(&a.values);
     if !diags.is_empty() {
-        crate::report::diagnostics(&diags);
-        return Ok(ExitCode::from(1));
+        return Err(Error::parameters(diags));
     }
     let req = update::Request {
         instance: &name,
@@ -27,22 +25,12 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
         force: a.force,
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
-    let result = cluster::block_on(&a.cluster, async |t| {
+    // The package is in the cluster: no -P snippet is shown next to parameter problems.
+    let (namespace, done, waited) = cluster::block_on("update", &a.cluster, async |t| {
         let done = update::update(&t, &req).await?;
         let waited = wait::after_write(&t, &name, done.generation, waiting).await?;
         Ok((t.namespace.clone(), done, waited))
-    });
-    let (namespace, done, waited) = match result {
-        Ok(r) => r,
-        // The package is in the cluster: no -P snippet is shown next to parameter problems.
-        Err(f) => {
-            return Ok(cluster::fail(
-                "update",
-                f,
-                crate::report::Sources::default(),
-            ));
-        }
-    };
+    })?;
     crate::report::diagnostics(&done.change.warnings);
     let selection = done.change.selection();
     let out = match a.edit.output {

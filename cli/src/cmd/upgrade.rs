@@ -2,24 +2,18 @@
 
 use std::process::ExitCode;
 
-use kudo_client::commands::{Inputs, upgrade, wait};
-use kudo_pkg::Error;
-
 use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpgradeArgs};
+use crate::error::Error;
+use kudo_client::commands::{Inputs, upgrade, wait};
 
 pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
     let name = a.instance.clone().unwrap_or_default();
     let loaded = super::load_with(&a.new_package.clone().unwrap_or_default(), &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
-    let (docs, diags) = super::value_files(&a.values);
-    let sources = super::secret_sources(pkg.schema(), &docs);
-    if !diags.is_empty() {
-        crate::report::diagnostics_with(&diags, sources);
-        return Ok(ExitCode::from(1));
-    }
+    let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     let req = upgrade::Request {
         instance: &name,
         package: &pkg,
@@ -33,15 +27,12 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
         force: a.force,
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
-    let result = cluster::block_on(&a.cluster, async |t| {
+    let (namespace, done, waited) = cluster::block_on("upgrade", &a.cluster, async |t| {
         let done = upgrade::upgrade(&t, &req).await?;
         let waited = wait::after_write(&t, &name, done.generation, waiting).await?;
         Ok((t.namespace.clone(), done, waited))
-    });
-    let (namespace, done, waited) = match result {
-        Ok(r) => r,
-        Err(f) => return Ok(cluster::fail("upgrade", f, sources)),
-    };
+    })
+    .map_err(|e| e.with_sources(sources))?;
     crate::report::diagnostics(&done.change.warnings);
     let out = match a.edit.output {
         ReportFormat::Json => ChangeReport {
@@ -61,7 +52,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
         ReportFormat::Text => {
             let mut out = String::new();
             if let Some(r) = &done.change.report {
-                out.push_str(&super::instance::migration(r));
+                out.push_str(&super::instance_file::migration(r));
             }
             if let Some(plan) = &done.change.plan {
                 out.push_str(&format!("plan: {plan}\n"));

@@ -5,9 +5,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kudo_pkg::Error;
-
 use crate::args::{VersionArgs, VersionFormat};
+use crate::error::Error;
 use serde_json::{Value, json};
 
 /// How long the cluster is given to answer.
@@ -64,13 +63,11 @@ pub fn run(a: VersionArgs) -> Result<ExitCode, Error> {
 fn server(a: &VersionArgs) -> Value {
     let runtime = match super::runtime() {
         Ok(r) => r,
-        Err(e) => return json!({"error": format!("cannot start the async runtime: {e}")}),
+        Err(e) => return json!({"error": e.to_string()}),
     };
     runtime.block_on(async {
         let found = tokio::time::timeout(TIMEOUT, async {
-            let client =
-                a.connect.client()
-                    .await?;
+            let client = a.connect.client().await.map_err(|e| e.to_string())?;
             let version = client
                 .apiserver_version()
                 .await

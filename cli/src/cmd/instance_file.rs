@@ -3,28 +3,21 @@
 
 use std::process::ExitCode;
 
+use kudo_pkg::ParamSchema;
 use kudo_pkg::instance::{self, Edited, InstanceFile};
 use kudo_pkg::values::Redacted;
-use kudo_pkg::{Error, ParamSchema};
 
 use super::changes::ChangeReport;
 use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
+use crate::error::Error;
 
 pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
     let pkg = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
-    let (docs, diags) = super::value_files(&a.values);
-    let sources = super::secret_sources(pkg.schema(), &docs);
-    if !diags.is_empty() {
-        crate::report::diagnostics_with(&diags, sources);
-        return Ok(ExitCode::from(1));
-    }
+    let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     match instance::update(&file, &pkg, &docs, &a.values.overrides, &a.resets) {
         Ok(outcome) => finish(&a.edit, &file, pkg.schema(), &outcome, "update"),
-        Err(diags) => {
-            crate::report::diagnostics_with(&diags, sources);
-            Ok(ExitCode::from(1))
-        }
+        Err(diags) => Err(Error::parameters(diags).with_sources(sources)),
     }
 }
 
@@ -32,18 +25,10 @@ pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
     let old = super::load(&a.from.clone().unwrap_or_default())?;
     let new = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
-    let (docs, diags) = super::value_files(&a.values);
-    let sources = super::secret_sources(new.schema(), &docs);
-    if !diags.is_empty() {
-        crate::report::diagnostics_with(&diags, sources);
-        return Ok(ExitCode::from(1));
-    }
+    let (docs, sources) = super::value_inputs(new.schema(), &a.values)?;
     match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides) {
         Ok(outcome) => finish(&a.edit, &file, new.schema(), &outcome, "upgrade"),
-        Err(diags) => {
-            crate::report::diagnostics_with(&diags, sources);
-            Ok(ExitCode::from(1))
-        }
+        Err(diags) => Err(Error::parameters(diags).with_sources(sources)),
     }
 }
 
@@ -53,11 +38,9 @@ fn file_path(a: &FileEditArgs) -> std::path::PathBuf {
 }
 
 fn read(a: &FileEditArgs) -> Result<InstanceFile, Error> {
-    let text = std::fs::read_to_string(file_path(a)).map_err(|source| Error::Io {
-        path: file_path(a),
-        source,
-    })?;
-    InstanceFile::parse(&file_path(a), &text)
+    let path = file_path(a);
+    let text = std::fs::read_to_string(&path).map_err(Error::io(&path))?;
+    Ok(InstanceFile::parse(&path, &text)?)
 }
 
 /// Prints the outcome and writes the file (unless --dry-run or nothing changed).
