@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use kube::core::ObjectMeta;
 use kudo_pkg::Package;
 use kudo_pkg::dependency::Dependency;
+use kudo_pkg::package::TaskKind;
 use serde_json::{Map, Value, json};
 
 use crate::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
@@ -51,7 +52,7 @@ pub fn objects_with(
         .iter()
         .map(|t| Task {
             name: t.name.clone(),
-            kind: t.kind.clone(),
+            kind: t.kind.to_string(),
             spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t, deps)),
         })
         .collect();
@@ -122,7 +123,7 @@ fn with_dependency_named(
     let Ok(dep) = kudo_pkg::dependency::KudoOperatorTask::of(task) else {
         return spec;
     };
-    if task.kind != "KudoOperator" {
+    if task.kind != TaskKind::KudoOperator {
         return spec;
     }
     let parent = pkg.operator_version_name();

@@ -17,7 +17,8 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, Resource, ResourceExt};
-use kudo_pkg::render::{RenderOptions, render_task, toggle_enabled};
+use kudo_pkg::render::{RenderOptions, render_task};
+use kudo_pkg::step::{self, Action};
 use kudo_pkg::{Diagnostic, Package, successor};
 use serde_json::{Value, json};
 
@@ -572,42 +573,35 @@ impl<'a> StepRun<'a> {
 pub async fn run_step(run: StepRun<'_>) -> Outcome {
     let (objects, inst, pkg, params, at) = run.parts();
     let op = pkg.operator();
-    let Some(step) = op
-        .plans
-        .get(at.plan)
-        .and_then(|p| p.phases.iter().find(|ph| ph.name == at.phase))
-        .and_then(|ph| ph.steps.iter().find(|s| s.name == at.step))
-    else {
+    let Some(step) = step::find(op, at.plan, at.phase, at.step) else {
         return Outcome::Fatal(format!(
             "plan `{}` has no step `{}` in phase `{}`",
             at.plan, at.step, at.phase
         ));
     };
     let opts = at.render_options(inst);
-    for task_name in &step.tasks {
-        let Some(task) = op.task(task_name) else {
-            return Outcome::Fatal(format!("task `{task_name}` is not defined"));
+    for t in step::tasks(op, step, params) {
+        let (task, action) = match t {
+            Ok(t) => (t.task, t.action),
+            Err(undefined) => return Outcome::Fatal(undefined.to_string()),
         };
-        let apply = match task.kind.as_str() {
-            _ if step.delete => false,
-            "Apply" => true,
-            "Delete" => false,
-            "Toggle" => task
-                .parameter
-                .as_deref()
-                .is_some_and(|p| toggle_enabled(params, p)),
-            "Dummy" => continue,
-            "Pipe" if !step.delete => match super::pipe::run(run, task).await {
+        let task_name = &task.name;
+        let apply = match action {
+            Action::Apply => true,
+            Action::Delete => false,
+            Action::Nothing => continue,
+            Action::Pipe => match super::pipe::run(run, task).await {
                 Ok(()) => continue,
                 Err(o) => return o,
             },
-            "KudoOperator" if !step.delete => match super::child::run(run, task).await {
+            Action::KudoOperator => match super::child::run(run, task).await {
                 Ok(()) => continue,
                 Err(o) => return o,
             },
-            other => {
+            Action::Unsupported => {
                 return Outcome::Fatal(format!(
-                    "task `{task_name}` is of kind {other}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)"
+                    "task `{task_name}` is of kind {}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)",
+                    task.kind
                 ));
             }
         };
