@@ -15,7 +15,7 @@
 //!
 //! While a workload waits, [`with_reports`] adds what its controllers report: a Deployment's
 //! `ReplicaFailure` and `Progressing=False` conditions, and the recent Warning events of the
-//! object and of the objects it owns (its ReplicaSets and Pods), which `tasks` reads from the
+//! object and of the objects it owns (its ReplicaSets and Pods), which `objects` reads from the
 //! API server. A Pod the controller cannot create because the API server finds it invalid
 //! (`FailedCreate ... is invalid`, a Deployment's `ReplicaFailure` saying the same) will not
 //! become valid by waiting: the object has failed.
