@@ -154,19 +154,9 @@ impl Context {
         }
         let pkg = kudo_crd::package::from_operator_version(&ov)
             .map_err(|e| format!("OperatorVersion {ns}/{name} is not a valid package: {e}"))?;
-        let version = Version::of_package(&pkg).map_err(|d| {
-            format!(
-                "OperatorVersion {ns}/{name} has an invalid parameter schema: {}",
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
+        let version = kudo_crd::package::version(&ov).map_err(|e| {
+            format!("OperatorVersion {ns}/{name} has an invalid parameter schema: {e}")
         })?;
-        let version = Version {
-            name: name.to_string(),
-            ..version
-        };
         let c = Arc::new(Compiled { pkg, version });
         let older = format!("{ns}/{name}@");
         self.compiled
