@@ -9,27 +9,27 @@ use serde_json::json;
 use crate::error::Result;
 use kudo_crd::common::{Condition, InstanceStatus};
 use kudo_crd::labels;
-use kudo_crd::plan::ExecStatus;
+use kudo_crd::plan::{Standing, judge};
 use kudo_crd::v1beta2::Instance;
 
 /// The `Ready` condition of the active plan `plan`: True when it is COMPLETE.
 pub fn ready_from_plan(status: &mut InstanceStatus, inst: &Instance, plan: &str, now: &str) {
     let ps = status.plan_status.get(plan);
-    let st = ExecStatus::parse(ps.and_then(|p| p.status.as_deref()));
+    // The plan's own message: the first failing phase and step, and why.
     let message = ps.and_then(|p| p.message.clone());
-    let (s, reason, text) = match st {
-        ExecStatus::Complete => ("True", "PlanComplete", format!("plan `{plan}` is complete")),
-        ExecStatus::FatalError => (
+    let (s, reason, text) = match ps.map(judge) {
+        Some(Standing::Complete) => ("True", "PlanComplete", format!("plan `{plan}` is complete")),
+        Some(Standing::Failed(_)) => (
             "False",
             "PlanFailed",
             format!("plan `{plan}` failed: {}", message.unwrap_or_default()),
         ),
-        ExecStatus::Error => (
+        Some(Standing::Retrying) => (
             "False",
             "PlanError",
             format!("plan `{plan}` is retrying: {}", message.unwrap_or_default()),
         ),
-        _ => (
+        Some(Standing::Running) | None => (
             "False",
             "PlanInProgress",
             format!("plan `{plan}` is running"),

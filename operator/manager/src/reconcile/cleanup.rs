@@ -11,7 +11,7 @@ use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
 use crate::finalizer;
-use kudo_crd::plan::{CLEANUP, ExecStatus, Start};
+use kudo_crd::plan::{self, CLEANUP, Standing, Start};
 
 /// The run id of the cleanup plan of a deleted Instance.
 const UID: &str = "cleanup-on-delete";
@@ -59,7 +59,7 @@ pub(super) async fn reconcile(
         .status
         .plan_status
         .get(CLEANUP)
-        .is_some_and(|p| ExecStatus::parse(p.status.as_deref()) == ExecStatus::Complete);
+        .is_some_and(|p| plan::judge(p) == Standing::Complete);
     if cleaned {
         finalizer::remove(&round.api, inst).await?;
         return Ok(Action::await_change());
