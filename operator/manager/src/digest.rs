@@ -70,7 +70,7 @@ pub async fn load_digest_key(client: &Client, home: Option<&str>) -> Vec<u8> {
                         name: Some(DIGEST_SECRET.into()),
                         namespace: Some(ns.into()),
                         labels: Some(
-                            [("app.kubernetes.io/part-of".to_string(), "kudo".to_string())].into(),
+                            [(labels::PART_OF.0.to_string(), labels::PART_OF.1.to_string())].into(),
                         ),
                         ..Default::default()
                     },
