@@ -177,7 +177,7 @@ pub struct InitArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     pub output: DataFormat,
     /// Namespace of the manager and the webhook.
-    #[arg(short = 'n', long, default_value = "kudo-system")]
+    #[arg(short = 'n', long, default_value = kudo_crd::labels::NAMESPACE)]
     pub namespace: String,
     /// Image of the manager (default: kudo/kudo-manager:VERSION).
     #[arg(long, value_name = "IMAGE")]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::package::{Package, Task};
+use crate::package::{Package, Task, TaskKind};
 
 /// A KudoOperator task's `spec`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,7 +221,7 @@ fn walk(
         .operator()
         .tasks
         .iter()
-        .filter(|t| t.kind == "KudoOperator")
+        .filter(|t| t.kind == TaskKind::KudoOperator)
     {
         let spec = KudoOperatorTask::of(task)?;
         let (path, dep) = if spec.is_path() {
@@ -458,7 +458,7 @@ mod tests {
         let t = |spec: Value| {
             KudoOperatorTask::of(&Task {
                 name: "dep".into(),
-                kind: "KudoOperator".into(),
+                kind: TaskKind::KudoOperator,
                 resources: vec![],
                 parameter: None,
                 spec,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use gotmpl::{MissingKey, Template, TemplateError, Value as GoValue};
 use serde_json::Value;
 
-use crate::package::Operator;
+use crate::package::{Operator, TaskKind};
 use crate::params::ParamSchema;
 
 pub use crate::package::TemplateEngine;
@@ -246,7 +246,7 @@ pub fn pipes(op: &Operator, at: At<'_>) -> BTreeMap<String, String> {
     for phase in &plan.phases {
         for step in &phase.steps {
             for task_name in &step.tasks {
-                let Some(task) = op.task(task_name).filter(|t| t.kind == "Pipe") else {
+                let Some(task) = op.task(task_name).filter(|t| t.kind == TaskKind::Pipe) else {
                     continue;
                 };
                 let files = task.spec.get("pipe").and_then(Value::as_array);

@@ -18,6 +18,7 @@
 //! | [`instance`] | `kudo update -f` / `upgrade -f` on an Instance file, comments kept | [`instance::update`], [`instance::upgrade`], [`Edit`] |
 //! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::stream`] |
 //! | [`manifest`] | rendered manifests read as Kubernetes reads them (YAML 1.1: `0777` is 511); YAML it reads back | [`manifest::parse`], [`manifest::to_yaml`] |
+//! | [`step`] | what a plan step does: its tasks, each resolved for the parameters (shared by the renderer and the manager) | [`step::tasks`], [`package::TaskKind`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
 //! | [`repo`] | KUDO's repository `index.yaml`: its order, and the entry a name and a version (or a semver range) ask for | [`repo::Index`], [`repo::Want`], [`repo::file_name`] |
 //! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
@@ -75,6 +76,7 @@ pub mod pointer;
 pub mod render;
 pub mod repo;
 pub mod secrets;
+pub mod step;
 pub mod structural;
 pub mod successor;
 pub mod trigger;

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::diag::{Diagnostic, Location};
@@ -27,14 +27,89 @@ pub const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
 pub struct Task {
     /// Task name, referenced by plan steps.
     pub name: String,
-    /// `Apply`, `Delete`, `Toggle`, `Pipe`, `KudoOperator`, `Dummy`...
-    pub kind: String,
+    /// What kind of task it is.
+    pub kind: TaskKind,
     /// Template files (under `templates/`) the task applies, deletes or toggles.
     pub resources: Vec<String>,
     /// For `Toggle`: the boolean parameter (a name, or a pointer like `backup/enabled`).
     pub parameter: Option<String>,
     /// The task's whole `spec`, as written.
     pub spec: Value,
+}
+
+/// The kind of a task: KUDO's (`pkg/engine/task`), written in `operator.yaml` as `kind: Apply`.
+///
+/// A kind KUDO does not know is kept as written ([`TaskKind::Other`]): `package verify`
+/// reports it, and the manager refuses to run it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub enum TaskKind {
+    /// Applies its `resources`.
+    Apply,
+    /// Deletes the objects of its `resources`.
+    Delete,
+    /// Applies its `resources` when its boolean `parameter` is true, deletes them otherwise.
+    Toggle,
+    /// Runs a Pod and keeps the files it writes as ConfigMaps or Secrets ([`crate::pipe`]).
+    Pipe,
+    /// Installs a dependency as a child Instance ([`crate::dependency`]).
+    KudoOperator,
+    /// Does nothing.
+    Dummy,
+    /// A kind KUDO does not know, as written.
+    Other(String),
+}
+
+impl TaskKind {
+    /// The kinds KUDO knows, in the order messages list them.
+    pub const KNOWN: [TaskKind; 6] = [
+        TaskKind::Apply,
+        TaskKind::Delete,
+        TaskKind::Dummy,
+        TaskKind::Pipe,
+        TaskKind::Toggle,
+        TaskKind::KudoOperator,
+    ];
+
+    /// The kind as `operator.yaml` writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            TaskKind::Apply => "Apply",
+            TaskKind::Delete => "Delete",
+            TaskKind::Toggle => "Toggle",
+            TaskKind::Pipe => "Pipe",
+            TaskKind::KudoOperator => "KudoOperator",
+            TaskKind::Dummy => "Dummy",
+            TaskKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl From<&str> for TaskKind {
+    fn from(kind: &str) -> TaskKind {
+        TaskKind::KNOWN
+            .into_iter()
+            .find(|k| k.as_str() == kind)
+            .unwrap_or_else(|| TaskKind::Other(kind.to_string()))
+    }
+}
+
+impl From<String> for TaskKind {
+    fn from(kind: String) -> TaskKind {
+        TaskKind::from(kind.as_str())
+    }
+}
+
+impl From<TaskKind> for String {
+    fn from(kind: TaskKind) -> String {
+        kind.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for TaskKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A step of a phase.
@@ -127,7 +202,7 @@ enum RawTasks {
 #[derive(Deserialize)]
 struct RawTask {
     name: String,
-    kind: String,
+    kind: TaskKind,
     #[serde(default)]
     spec: Value,
 }
@@ -206,7 +281,7 @@ impl Operator {
                 .into_iter()
                 .map(|(name, t)| Task {
                     name,
-                    kind: "Apply".into(),
+                    kind: TaskKind::Apply,
                     spec: serde_json::json!({ "resources": t.resources }),
                     resources: t.resources.unwrap_or_default(),
                     parameter: None,
@@ -628,6 +703,27 @@ pub fn from_tgz_bytes(source: &Path, bytes: &[u8]) -> Result<Package> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_kinds_read_and_write_as_operator_yaml_writes_them() {
+        let cases: &[(&str, TaskKind)] = &[
+            ("Apply", TaskKind::Apply),
+            ("Delete", TaskKind::Delete),
+            ("Toggle", TaskKind::Toggle),
+            ("Pipe", TaskKind::Pipe),
+            ("KudoOperator", TaskKind::KudoOperator),
+            ("Dummy", TaskKind::Dummy),
+            ("apply", TaskKind::Other("apply".into())), // kinds are case-sensitive, as in KUDO
+            ("Custom", TaskKind::Other("Custom".into())),
+        ];
+        for (text, want) in cases {
+            let got: TaskKind = serde_json::from_value(serde_json::json!(text)).unwrap();
+            assert_eq!(&got, want, "read: {text}");
+            let written = serde_json::to_value(&got).unwrap();
+            assert_eq!(written, serde_json::json!(text), "written: {text}");
+            assert_eq!(got.to_string(), *text, "displayed: {text}");
+        }
+    }
 
     fn package(operator_extra: &str, params: &str) -> Result<Package> {
         let operator = format!(

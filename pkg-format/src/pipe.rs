@@ -390,11 +390,12 @@ fn env_entries(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EnvFileProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::TaskKind;
 
     fn task(spec: Value) -> Task {
         Task {
             name: "gen".into(),
-            kind: "Pipe".into(),
+            kind: TaskKind::Pipe,
             resources: Vec::new(),
             parameter: None,
             spec,

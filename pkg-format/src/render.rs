@@ -35,6 +35,7 @@ use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::gotemplate::{self, TemplateEngine};
 use crate::manifest::{self, Printable};
 use crate::package::{Operator, Package};
+use crate::step::{self, Action, StepTask, UndefinedTask};
 
 /// The rendered templates as one YAML stream, each document under a `# Source:` comment naming
 /// its template and task, that [`manifest::parse`] reads as exactly the objects of `rendered`,
@@ -113,8 +114,9 @@ pub struct Use {
     pub template: String,
 }
 
-/// The templates a plan applies, in plan order, each once: the resources of its `Apply` tasks
-/// and of its `Toggle` tasks whose parameter is true in `params`.
+/// The templates a plan applies, in plan order, each once: the resources of the tasks whose
+/// [`step::Action`] is `Apply` (its `Apply` tasks and its `Toggle` tasks whose parameter is
+/// true in `params`).
 pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<Use>, Diagnostic> {
     let p = op.plans.get(plan).ok_or_else(|| {
         let known: Vec<&str> = op.plans.keys().map(String::as_str).collect();
@@ -131,8 +133,8 @@ pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<U
             if step.delete {
                 continue;
             }
-            for task_name in &step.tasks {
-                let task = op.task(task_name).ok_or_else(|| {
+            for t in step::tasks(op, step, params) {
+                let StepTask { task, action } = t.map_err(|UndefinedTask(task_name)| {
                     Diagnostic::error(
                         Code::Operator,
                         "",
@@ -142,15 +144,7 @@ pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<U
                         ),
                     )
                 })?;
-                let applies = match task.kind.as_str() {
-                    "Apply" => true,
-                    "Toggle" => task
-                        .parameter
-                        .as_deref()
-                        .is_some_and(|name| toggle_enabled(params, name)),
-                    _ => false,
-                };
-                if !applies {
+                if action != Action::Apply {
                     continue;
                 }
                 for r in &task.resources {
@@ -168,22 +162,6 @@ pub fn plan_templates(op: &Operator, plan: &str, params: &Value) -> Result<Vec<U
         }
     }
     Ok(out)
-}
-
-/// Whether a Toggle task is on: its parameter is a top-level name (`ENABLED`) or a pointer
-/// (`backup/enabled`) whose value is `true` (or `"true"`, as v1beta1 values are).
-pub fn toggle_enabled(params: &Value, name: &str) -> bool {
-    let v = if name.contains('/') {
-        let p = if name.starts_with('/') {
-            name.to_string()
-        } else {
-            format!("/{name}")
-        };
-        params.pointer(&p)
-    } else {
-        params.get(name)
-    };
-    matches!(v, Some(Value::Bool(true))) || matches!(v, Some(Value::String(s)) if s == "true")
 }
 
 /// The template engine, configured as described in the module docs.

@@ -104,7 +104,10 @@ fn the_corpus_legacy_task_map_and_version_field_are_read() {
         op.task("infra").unwrap().resources,
         vec!["services.yaml", "pdb.yaml"]
     );
-    assert_eq!(op.task("infra").unwrap().kind, "Apply");
+    assert_eq!(
+        op.task("infra").unwrap().kind,
+        kudo_pkg::package::TaskKind::Apply
+    );
     assert!(op.plans.contains_key("deploy"));
 }
 

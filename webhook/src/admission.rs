@@ -29,52 +29,47 @@ use std::sync::Arc;
 use base64::Engine;
 
 use kube::core::DynamicObject;
+use kube::core::ObjectMeta;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kudo_crd::plan;
-use kudo_crd::v1beta2::Instance;
+use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
 use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::{Code, Diagnostic, ParamSchema};
+use kudo_pkg::{Code, Diagnostic};
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum UnusableVersion {
-    /// It has no `metadata.name`.
-    #[error("an OperatorVersion without a name")]
-    NoName,
-    /// Its `spec.parameters` is not a JSON-schema kudo reads.
-    #[error("{0}")]
-    Schema(String),
-    /// Its parameters break kudo's rules (triggers, immutable, oldName).
-    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-    Parameters(Vec<Diagnostic>),
-}
+pub use kudo_crd::package::Unusable as UnusableVersion;
 
 /// Reads a v1beta2 OperatorVersion object (as the API server stores it) as the policy's
-/// [`Version`]. `Err` when its parameters are not a usable schema.
+/// [`Version`] ([`kudo_crd::package::version`]). Only the fields that reads are taken from the
+/// object (name, version, parameters, plan names), so that an odd field elsewhere never makes
+/// it unusable. `Err` when its parameters are not a usable schema.
 pub fn version_from_object(object: &Value) -> Result<Version, UnusableVersion> {
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .ok_or(UnusableVersion::NoName)?
-        .to_string();
-    let params = object
-        .pointer("/spec/parameters")
-        .cloned()
-        .unwrap_or_else(|| json!({"type": "object"}));
-    let schema = ParamSchema::from_value(params).map_err(|(_, m)| UnusableVersion::Schema(m))?;
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
     let plans = object
         .pointer("/spec/plans")
         .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
+        .map(|p| p.keys().map(|k| (k.clone(), Default::default())).collect())
         .unwrap_or_default();
-    let version = object
-        .pointer("/spec/version")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    Version::new(name, version, schema, plans).map_err(UnusableVersion::Parameters)
+    let ov = OperatorVersion {
+        metadata: ObjectMeta {
+            name: text("/metadata/name"),
+            ..Default::default()
+        },
+        spec: OperatorVersionSpec {
+            version: text("/spec/version"),
+            parameters: object.pointer("/spec/parameters").cloned(),
+            plans,
+            ..Default::default()
+        },
+    };
+    kudo_crd::package::version(&ov)
 }
 
 /// Why the installed OperatorVersions cannot be known now.

@@ -2,7 +2,7 @@
 //!
 //! The webhook keeps a CA and a serving certificate (for `kudo-webhook.NAMESPACE.svc`) in the
 //! Secret `kudo-webhook-tls` (`ca.crt`, `tls.crt`, `tls.key`, and the expiry in the annotation
-//! [`NOT_AFTER`]); every replica uses the same Secret. [`ensure`] creates it when it is missing,
+//! [`CERT_NOT_AFTER`]); every replica uses the same Secret. [`ensure`] creates it when it is missing,
 //! unreadable, or expires within [`Options::renew_before`], and otherwise takes it as it is (two
 //! replicas racing to create it: the loser reads the winner's). [`inject`] writes the CA bundle
 //! into the CRDs' conversion webhooks and the admission webhook configurations, so the API
@@ -17,10 +17,7 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams}
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
 use serde_json::{Value, json};
 
-use kudo_client::init::{CONVERTED_CRDS as CRDS, MUTATING, VALIDATING, WEBHOOK_SECRET as SECRET};
-
-/// Annotation of the Secret with the certificate's expiry (Unix seconds).
-pub const NOT_AFTER: &str = "kudo.dev/not-after";
+use kudo_crd::labels::{CERT_NOT_AFTER, CONVERTED_CRDS, MUTATING, VALIDATING, WEBHOOK_SECRET};
 
 /// A CA and the serving certificate it signed, as PEM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,9 +139,9 @@ pub fn dns_names(service: &str, namespace: &str) -> Vec<String> {
 pub fn to_secret(b: &Bundle, namespace: &str) -> Value {
     let enc = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-        "metadata": {"name": SECRET, "namespace": namespace,
+        "metadata": {"name": WEBHOOK_SECRET, "namespace": namespace,
             "labels": {"app.kubernetes.io/part-of": "kudo"},
-            "annotations": {NOT_AFTER: b.not_after.to_string()}},
+            "annotations": {CERT_NOT_AFTER: b.not_after.to_string()}},
         "data": {"ca.crt": enc(&b.ca_pem), "tls.crt": enc(&b.cert_pem), "tls.key": enc(&b.key_pem)}})
 }
 
@@ -161,7 +158,7 @@ pub fn from_secret(secret: &Value) -> Option<Bundle> {
         key_pem: field("tls.key")?,
         not_after: secret
             .pointer("/metadata/annotations")?
-            .get(NOT_AFTER)?
+            .get(CERT_NOT_AFTER)?
             .as_str()?
             .parse()
             .ok()?,
@@ -181,10 +178,13 @@ pub async fn ensure(client: &kube::Client, o: &Options) -> Result<Bundle, Error>
         &o.namespace,
         &ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk("", "v1", "Secret")),
     );
-    let existing = secrets.get_opt(SECRET).await.map_err(api_error(format!(
-        "cannot read the Secret {}/{SECRET}",
-        o.namespace
-    )))?;
+    let existing = secrets
+        .get_opt(WEBHOOK_SECRET)
+        .await
+        .map_err(api_error(format!(
+            "cannot read the Secret {}/{WEBHOOK_SECRET}",
+            o.namespace
+        )))?;
     let current = existing
         .as_ref()
         .and_then(|s| serde_json::to_value(s).ok())
@@ -212,7 +212,7 @@ pub async fn ensure(client: &kube::Client, o: &Options) -> Result<Bundle, Error>
             // Another replica created it first: use that one.
             Err(kube::Error::Api(s)) if s.code == 409 => {
                 let s = secrets
-                    .get(SECRET)
+                    .get(WEBHOOK_SECRET)
                     .await
                     .map_err(api_error("cannot read the Secret another replica created"))?;
                 Ok(serde_json::to_value(&s)
@@ -225,7 +225,7 @@ pub async fn ensure(client: &kube::Client, o: &Options) -> Result<Bundle, Error>
         Some(old) => {
             secret["metadata"]["resourceVersion"] = json!(old.metadata.resource_version);
             secrets
-                .replace(SECRET, &PostParams::default(), &obj(&secret))
+                .replace(WEBHOOK_SECRET, &PostParams::default(), &obj(&secret))
                 .await
                 .map_err(api_error("cannot renew the certificate Secret"))?;
             Ok(fresh)
@@ -248,7 +248,7 @@ pub async fn inject(client: &kube::Client, ca_pem: &str) -> Result<(), Error> {
         ),
     );
     let merge = json!({"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": ca}}}}});
-    for name in CRDS {
+    for name in CONVERTED_CRDS {
         crds.patch(name, &PatchParams::default(), &Patch::Merge(&merge))
             .await
             .map_err(api_error(format!("cannot set the caBundle of CRD {name}")))?;

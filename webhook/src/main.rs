@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use kudo_client::daemon::LogFormat;
+use kudo_crd::labels;
 use kudo_webhook::Cache;
 use kudo_webhook::{Config, NoCluster, Offline, Shared};
 
@@ -40,10 +41,10 @@ struct Args {
     #[arg(long, conflicts_with_all = ["tls_cert", "no_cluster"])]
     self_managed_certs: bool,
     /// Namespace of the Secret and the Service (self-managed certificates).
-    #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
+    #[arg(long, env = "POD_NAMESPACE", default_value = labels::NAMESPACE)]
     namespace: String,
     /// Name of the Service the API server calls (self-managed certificates).
-    #[arg(long, default_value = "kudo-webhook")]
+    #[arg(long, default_value = labels::WEBHOOK)]
     service_name: String,
     /// Directory the self-managed certificate files are written to.
     #[arg(long, value_name = "DIR", default_value = "/certs")]

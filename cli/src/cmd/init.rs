@@ -64,8 +64,8 @@ pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
         if matches!(o.webhook, WebhookTarget::Url { .. }) {
             eprintln!(
                 "the manager and the webhook run outside the cluster (--webhook-url): run kudo-webhook at that URL and kudo-manager, as the ServiceAccounts {ns}/{} and {ns}/{}",
-                init::WEBHOOK,
-                init::MANAGER,
+                kudo_crd::labels::WEBHOOK,
+                kudo_crd::labels::MANAGER,
                 ns = o.namespace
             );
         }

@@ -22,6 +22,11 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
+use kudo_crd::labels::{
+    AGGREGATE_ADMIN, AGGREGATE_VIEW, INIT_FIELD_MANAGER, INIT_PROBE, MANAGER, MUTATING, NAMESPACE,
+    PART_OF, VALIDATING, WEBHOOK,
+};
+
 /// Where the API server reaches the webhooks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WebhookTarget {
@@ -57,35 +62,13 @@ impl Default for Options {
     fn default() -> Self {
         let version = env!("CARGO_PKG_VERSION");
         Options {
-            namespace: "kudo-system".into(),
+            namespace: NAMESPACE.into(),
             manager_image: format!("kudo/kudo-manager:{version}"),
             webhook_image: format!("kudo/kudo-webhook:{version}"),
             webhook: WebhookTarget::Service { ca_bundle: None },
         }
     }
 }
-
-/// Name of the webhook's Service, Deployment and certificate Secret.
-pub const WEBHOOK: &str = "kudo-webhook";
-/// Name of the manager's Deployment.
-pub const MANAGER: &str = "kudo-manager";
-/// Secret holding the webhook's certificate (`ca.crt`, `tls.crt`, `tls.key`).
-pub const WEBHOOK_SECRET: &str = "kudo-webhook-tls";
-/// The MutatingWebhookConfiguration.
-pub const MUTATING: &str = "kudo-mutate";
-/// The ValidatingWebhookConfiguration.
-pub const VALIDATING: &str = "kudo-validate";
-/// The CRDs whose conversion goes through the webhook.
-pub const CONVERTED_CRDS: [&str; 2] = ["operatorversions.kudo.dev", "instances.kudo.dev"];
-/// Label every installed object carries.
-pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
-/// The ClusterRole aggregated into the built-in `view` (and so `edit` and `admin`): read kudo's
-/// kinds.
-pub const AGGREGATE_VIEW: &str = "kudo-view";
-/// The ClusterRole aggregated into the built-in `admin`: write kudo's kinds. Not into `edit`:
-/// whoever writes an Instance acts through the manager with the rights of its ServiceAccount,
-/// which `kudo install` binds to `admin` (`docs/tenancy.md`).
-pub const AGGREGATE_ADMIN: &str = "kudo-admin";
 
 /// The kinds of `kudo.dev`, as RBAC names them.
 const KUDO_RESOURCES: [&str; 3] = ["operators", "operatorversions", "instances"];
@@ -320,10 +303,7 @@ fn resource(object: &Value) -> Option<(kube::api::ApiResource, bool)> {
     ))
 }
 
-/// Field manager of `kudo init`'s server-side apply.
-pub const FIELD_MANAGER: &str = "kudo-init";
-
-/// Applies `objects` in order with server-side apply (field manager [`FIELD_MANAGER`], taking
+/// Applies `objects` in order with server-side apply (field manager [`INIT_FIELD_MANAGER`], taking
 /// over conflicting fields: `kudo init` owns what it installs). Idempotent. Returns a line per
 /// object (`Kind/name applied`).
 ///
@@ -383,7 +363,7 @@ async fn apply_one(
     dry_run: bool,
 ) -> Result<String, ApplyError> {
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
-    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    let mut params = PatchParams::apply(INIT_FIELD_MANAGER).force();
     params.dry_run = dry_run;
     let kind = object["kind"].as_str().unwrap_or("?");
     let name = object["metadata"]["name"].as_str().unwrap_or("?");
@@ -407,10 +387,6 @@ async fn apply_one(
         .map_err(|e| refused(e.into()))?;
     Ok(format!("{kind}/{name} applied"))
 }
-
-/// Name of the Instance `kudo init --wait` sends (server-side dry run, nothing written) to see
-/// the webhooks answer through the API server.
-pub const PROBE: &str = "kudo-init-probe";
 
 /// What [`wait_ready`] has seen, one line each, in order.
 pub type Progress = Vec<String>;
@@ -551,13 +527,13 @@ async fn webhooks_answer(client: &kube::Client, namespace: &str) -> Result<Strin
         kube::Api::namespaced(client.clone(), namespace);
     let probe: kudo_crd::v1beta1::Instance = serde_json::from_value(json!({
         "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
-        "metadata": {"name": PROBE, "namespace": namespace},
-        "spec": {"operatorVersion": {"name": PROBE}, "parameters": {}},
+        "metadata": {"name": INIT_PROBE, "namespace": namespace},
+        "spec": {"operatorVersion": {"name": INIT_PROBE}, "parameters": {}},
     }))
     .map_err(|e| format!("internal error: the probe Instance: {e}"))?;
     let params = PostParams {
         dry_run: true,
-        field_manager: Some(FIELD_MANAGER.into()),
+        field_manager: Some(INIT_FIELD_MANAGER.into()),
     };
     match api.create(&params, &probe).await {
         Ok(_) => Ok("the conversion and admission webhooks answer".into()),

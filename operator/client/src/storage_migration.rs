@@ -10,8 +10,8 @@
 //!    its parameter's type, a parameter list kudo cannot read) is a [`Problem`]; any problem
 //!    aborts before the first write ([`Error::Preflight`]).
 //! 2. **CRDs**: [`kudo_crd::definitions`] (v1beta2 stored, both served) applied server-side with
-//!    the field manager [`FIELD_MANAGER`], each keeping the `spec.conversion` the installed CRD
-//!    has (the webhook URL and CA bundle `kudo init` set are never wiped).
+//!    the field manager [`labels::MIGRATE_FIELD_MANAGER`], each keeping the `spec.conversion`
+//!    the installed CRD has (the webhook URL and CA bundle `kudo init` set are never wiped).
 //! 3. **Rewrite**: every object of a kind whose CRD still lists another stored version is PUT
 //!    through `kudo.dev/v1beta2` as converted in pre-flight, with its `resourceVersion` as
 //!    precondition (a 409 re-reads and converts again, up to [`MAX_ATTEMPTS`] times), so etcd
@@ -36,9 +36,8 @@ use serde_json::{Value, json};
 
 use kudo_crd::STORAGE_VERSION;
 use kudo_crd::convert::{self, TypeSource};
+use kudo_crd::labels;
 
-/// Field manager of the migration's server-side apply of the CRDs.
-pub const FIELD_MANAGER: &str = "kudo-migrate";
 /// How many times a rewrite is tried when the object keeps changing under it (HTTP 409).
 pub const MAX_ATTEMPTS: usize = 5;
 /// The version objects are listed in during pre-flight.
@@ -625,7 +624,10 @@ async fn apply_crds(client: &kube::Client) -> Result<Vec<CrdApplied>, Error> {
         if let (Some(c), Some(spec)) = (&conversion, body.get_mut("spec")) {
             spec["conversion"] = c.clone();
         }
-        let apply = format!("{path}?fieldManager={FIELD_MANAGER}&force=true");
+        let apply = format!(
+            "{path}?fieldManager={}&force=true",
+            labels::MIGRATE_FIELD_MANAGER
+        );
         let applied = send(
             client,
             Method::PATCH,

@@ -1,5 +1,6 @@
-//! The names kudo puts on cluster objects: labels, annotations, the finalizer and field
-//! managers. Every kudo binary reads them from here.
+//! The names kudo puts on cluster objects: labels, annotations, the finalizer, field managers,
+//! and the names of the objects `kudo init` installs (namespace, Deployments, Secrets,
+//! webhook configurations, ClusterRoles). Every kudo binary reads them from here.
 
 /// Label on every object a plan applies: the tool that manages it (value [`MANAGED_BY_KUDO`]).
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -36,3 +37,36 @@ pub const DEFAULT_SERVICE_ACCOUNT: &str = "kudo-instance";
 /// The Secret (in kudo's namespace) where kudo-manager keeps the key of the digests that
 /// `status.applied` records of `writeOnly` values.
 pub const DIGEST_SECRET: &str = "kudo-manager-digest-key";
+
+/// Label every object `kudo init` installs carries, and the manager's digest Secret.
+pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "kudo");
+/// kudo's namespace when none is given: where `kudo init` installs the manager and the webhook.
+pub const NAMESPACE: &str = "kudo-system";
+/// Name of the webhook's Service, Deployment, ServiceAccount and ClusterRole.
+pub const WEBHOOK: &str = "kudo-webhook";
+/// Name of the manager's Deployment, ServiceAccount, ClusterRole and leader election Lease.
+pub const MANAGER: &str = "kudo-manager";
+/// Secret holding the webhook's certificate (`ca.crt`, `tls.crt`, `tls.key`).
+pub const WEBHOOK_SECRET: &str = "kudo-webhook-tls";
+/// Annotation of [`WEBHOOK_SECRET`] with the certificate's expiry (Unix seconds).
+pub const CERT_NOT_AFTER: &str = "kudo.dev/not-after";
+/// The MutatingWebhookConfiguration.
+pub const MUTATING: &str = "kudo-mutate";
+/// The ValidatingWebhookConfiguration.
+pub const VALIDATING: &str = "kudo-validate";
+/// The CRDs whose conversion goes through the webhook.
+pub const CONVERTED_CRDS: [&str; 2] = ["operatorversions.kudo.dev", "instances.kudo.dev"];
+/// The ClusterRole aggregated into the built-in `view` (and so `edit` and `admin`): read kudo's
+/// kinds.
+pub const AGGREGATE_VIEW: &str = "kudo-view";
+/// The ClusterRole aggregated into the built-in `admin`: write kudo's kinds. Not into `edit`:
+/// whoever writes an Instance acts through the manager with the rights of its ServiceAccount,
+/// which `kudo install` binds to `admin` (`docs/tenancy.md`).
+pub const AGGREGATE_ADMIN: &str = "kudo-admin";
+/// Field manager of `kudo init`'s server-side apply.
+pub const INIT_FIELD_MANAGER: &str = "kudo-init";
+/// Field manager of the storage migration's server-side apply of the CRDs (`kudo migrate`).
+pub const MIGRATE_FIELD_MANAGER: &str = "kudo-migrate";
+/// Name of the Instance `kudo init --wait` sends (server-side dry run, nothing written) to see
+/// the webhooks answer through the API server.
+pub const INIT_PROBE: &str = "kudo-init-probe";

@@ -3,14 +3,18 @@
 //! [`objects`] turns a loaded [`Package`] into the `kudo.dev/v1beta2` Operator and
 //! OperatorVersion that `kudo install` creates; [`from_operator_version`] rebuilds the package
 //! from an OperatorVersion, so that the manager and the cluster commands render and validate
-//! with exactly the code `kudo template` and `kudo params` use.
+//! with exactly the code `kudo template` and `kudo params` use; [`version`] reads an
+//! OperatorVersion as kudo's policy does (the manager, the cluster commands and the admission
+//! webhook all read it so).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kube::core::ObjectMeta;
-use kudo_pkg::Package;
+use kudo_pkg::change::Version;
 use kudo_pkg::dependency::Dependency;
+use kudo_pkg::package::{DEFAULT_VERSION, TaskKind};
+use kudo_pkg::{Diagnostic, Package, ParamSchema};
 use serde_json::{Map, Value, json};
 
 use crate::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
@@ -51,7 +55,7 @@ pub fn objects_with(
         .iter()
         .map(|t| Task {
             name: t.name.clone(),
-            kind: t.kind.clone(),
+            kind: t.kind.to_string(),
             spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t, deps)),
         })
         .collect();
@@ -122,7 +126,7 @@ fn with_dependency_named(
     let Ok(dep) = kudo_pkg::dependency::KudoOperatorTask::of(task) else {
         return spec;
     };
-    if task.kind != "KudoOperator" {
+    if task.kind != TaskKind::KudoOperator {
         return spec;
     }
     let parent = pkg.operator_version_name();
@@ -142,6 +146,40 @@ fn with_dependency_named(
         }
     }
     spec
+}
+
+/// Why an OperatorVersion cannot be read as a [`Version`].
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unusable {
+    /// It has no `metadata.name`.
+    #[error("an OperatorVersion without a name")]
+    NoName,
+    /// Its `spec.parameters` is not a JSON-schema kudo reads.
+    #[error("{0}")]
+    Schema(String),
+    /// Its parameters break kudo's rules (triggers, immutable, oldName).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Parameters(Vec<Diagnostic>),
+}
+
+/// An OperatorVersion as kudo's policy reads it ([`kudo_pkg::change`]): its name, its version
+/// (`spec.version`, else [`DEFAULT_VERSION`] as for a package that names none), its parameter
+/// schema (`spec.parameters`, compiled; none is an empty object schema) and its plan names.
+/// The one derivation: the manager, the cluster commands and the admission webhook call it.
+pub fn version(ov: &OperatorVersion) -> Result<Version, Unusable> {
+    let name = ov.metadata.name.clone().ok_or(Unusable::NoName)?;
+    let spec = &ov.spec;
+    let parameters = spec
+        .parameters
+        .clone()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let schema = ParamSchema::from_value(parameters).map_err(|(_, m)| Unusable::Schema(m))?;
+    let version = spec
+        .version
+        .clone()
+        .unwrap_or_else(|| DEFAULT_VERSION.into());
+    let plans = spec.plans.keys().cloned().collect();
+    Version::new(name, version, schema, plans).map_err(Unusable::Parameters)
 }
 
 /// The package an OperatorVersion was made from (operator.yaml, the v1beta2 params file and
@@ -219,6 +257,27 @@ mod tests {
             .join("../../examples")
             .join(name);
         Package::load(&dir).unwrap()
+    }
+
+    #[test]
+    fn an_operator_version_reads_as_the_version_of_its_package() {
+        for name in ["cassandra-v1beta2", "zookeeper-v1beta1"] {
+            let pkg = example(name);
+            let (_, ov) = objects(&pkg, "ns");
+            let got = version(&ov).unwrap();
+            let mut want = Version::of_package(&pkg).unwrap();
+            // The OperatorVersion keeps its plans by name.
+            want.plans.sort();
+            assert_eq!(
+                (&got.name, &got.version, &got.plans),
+                (&want.name, &want.version, &want.plans),
+                "{name}"
+            );
+            assert_eq!(got.schema, want.schema, "{name}");
+        }
+        let mut nameless = objects(&example("cassandra-v1beta2"), "ns").1;
+        nameless.metadata.name = None;
+        assert!(matches!(version(&nameless), Err(Unusable::NoName)));
     }
 
     #[test]

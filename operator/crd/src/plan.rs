@@ -42,7 +42,7 @@ pub enum ExecStatus {
 
 impl ExecStatus {
     /// The status as written in the Instance status.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ExecStatus::NeverRun => "NEVER_RUN",
             ExecStatus::Pending => "PENDING",
@@ -73,6 +73,65 @@ impl ExecStatus {
 
 /// The name of the plan that runs when an Instance is deleted.
 pub const CLEANUP: &str = "cleanup";
+
+/// Where a plan run stands ([`judge`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// COMPLETE: done.
+    Complete,
+    /// FATAL_ERROR: it will not go on; a new run is needed.
+    Failed(Failure),
+    /// ERROR: the manager retries it.
+    Retrying,
+    /// Not run, pending or in progress.
+    Running,
+}
+
+impl Standing {
+    /// Complete or failed: the run is over.
+    pub fn is_over(&self) -> bool {
+        matches!(self, Standing::Complete | Standing::Failed(_))
+    }
+}
+
+/// Where a plan run failed for good.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The first phase in FATAL_ERROR, when the status names one.
+    pub phase: Option<String>,
+    /// Its first step in FATAL_ERROR, when the status names one.
+    pub step: Option<String>,
+    /// The most precise message: the step's, else the phase's, else the plan's.
+    pub message: String,
+}
+
+/// Where the run whose status is `plan` stands: what the manager's `Ready` condition, `--wait`,
+/// the admission rules ([`running`]) and a parent waiting for its KudoOperator child read.
+pub fn judge(plan: &PlanStatus) -> Standing {
+    match ExecStatus::parse(plan.status.as_deref()) {
+        ExecStatus::Complete => Standing::Complete,
+        ExecStatus::FatalError => Standing::Failed(failure(plan)),
+        ExecStatus::Error => Standing::Retrying,
+        ExecStatus::NeverRun | ExecStatus::Pending | ExecStatus::InProgress => Standing::Running,
+    }
+}
+
+/// The first phase and step in FATAL_ERROR, and the most precise message.
+fn failure(plan: &PlanStatus) -> Failure {
+    let fatal = |s: &Option<String>| ExecStatus::parse(s.as_deref()) == ExecStatus::FatalError;
+    let phase = plan.phases.iter().find(|p| fatal(&p.status));
+    let step = phase.and_then(|p| p.steps.iter().find(|s| fatal(&s.status)));
+    let message = step
+        .and_then(|s| s.message.clone())
+        .or_else(|| phase.and_then(|p| p.message.clone()))
+        .or_else(|| plan.message.clone())
+        .unwrap_or_else(|| "no message".into());
+    Failure {
+        phase: phase.map(|p| p.name.clone()),
+        step: step.map(|s| s.name.clone()),
+        message,
+    }
+}
 
 /// A plan to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +237,7 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
     let status = inst.status.as_ref()?;
     if let Some(active) = &status.active_plan
         && let Some(run) = status.plan_status.get(&active.name)
-        && !ExecStatus::parse(run.status.as_deref()).is_terminal()
+        && !judge(run).is_over()
     {
         return Some(Running {
             plan: active.name.clone(),
@@ -278,7 +337,7 @@ pub fn begin(
 ) {
     if let Some(active) = &status.active_plan
         && let Some(old) = status.plan_status.get_mut(&active.name)
-        && !ExecStatus::parse(old.status.as_deref()).is_terminal()
+        && !judge(old).is_over()
         && old.uid.as_deref() != Some(start.uid.as_str())
     {
         old.status = Some(ExecStatus::Error.as_str().into());
@@ -653,6 +712,51 @@ mod tests {
         roll_up(&mut st);
         assert_eq!(st.status.as_deref(), Some("COMPLETE"));
         assert_eq!(st.message, None);
+    }
+
+    #[test]
+    fn a_plan_is_judged_by_its_status_and_a_failure_names_its_first_fatal_step() {
+        let mut st = fresh(&two_phase(), "deploy", "u", "t0");
+        st.phases[1].status = Some("FATAL_ERROR".into());
+        st.phases[1].message = Some("d: boom".into());
+        st.phases[1].steps[1].status = Some("FATAL_ERROR".into());
+        st.phases[1].steps[1].message = Some("boom".into());
+        let failed = Standing::Failed(Failure {
+            phase: Some("two".into()),
+            step: Some("d".into()),
+            message: "boom".into(),
+        });
+        let cases: &[(Option<&str>, Standing)] = &[
+            (None, Standing::Running),
+            (Some("NEVER_RUN"), Standing::Running),
+            (Some("PENDING"), Standing::Running),
+            (Some("IN_PROGRESS"), Standing::Running),
+            (Some("something else"), Standing::Running),
+            (Some("ERROR"), Standing::Retrying),
+            (Some("COMPLETE"), Standing::Complete),
+            (Some("FATAL_ERROR"), failed),
+        ];
+        for (status, want) in cases {
+            st.status = status.map(String::from);
+            assert_eq!(&judge(&st), want, "status: {status:?}");
+            assert_eq!(
+                judge(&st).is_over(),
+                matches!(want, Standing::Complete | Standing::Failed(_)),
+                "status: {status:?}"
+            );
+        }
+        // Without a failing step, the plan's own message.
+        let mut bare = fresh(&two_phase(), "deploy", "u", "t0");
+        bare.status = Some("FATAL_ERROR".into());
+        bare.message = Some("superseded".into());
+        assert_eq!(
+            judge(&bare),
+            Standing::Failed(Failure {
+                phase: None,
+                step: None,
+                message: "superseded".into()
+            })
+        );
     }
 
     #[test]

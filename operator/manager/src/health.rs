@@ -15,11 +15,13 @@
 //!
 //! While a workload waits, [`with_reports`] adds what its controllers report: a Deployment's
 //! `ReplicaFailure` and `Progressing=False` conditions, and the recent Warning events of the
-//! object and of the objects it owns (its ReplicaSets and Pods), which `tasks` reads from the
+//! object and of the objects it owns (its ReplicaSets and Pods), which `objects` reads from the
 //! API server. A Pod the controller cannot create because the API server finds it invalid
 //! (`FailedCreate ... is invalid`, a Deployment's `ReplicaFailure` saying the same) will not
 //! become valid by waiting: the object has failed.
 
+use kudo_crd::common::PlanStatus;
+use kudo_crd::plan::{Standing, judge};
 use serde_json::Value;
 
 /// An object's health.
@@ -168,19 +170,26 @@ pub fn health(obj: &Value) -> Health {
                 .and_then(Value::as_str);
             match active {
                 Some(plan) if observed.is_some() && observed == generation => {
-                    let status = obj
-                        .pointer(&format!("/status/planStatus/{plan}/status"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("PENDING");
-                    match status {
-                        "COMPLETE" => Health::Healthy,
-                        "FATAL_ERROR" => Health::Failed(format!(
+                    let text = |field: &str| {
+                        obj.pointer(&format!("/status/planStatus/{plan}/{field}"))
+                            .and_then(Value::as_str)
+                    };
+                    let status = PlanStatus {
+                        name: plan.into(),
+                        status: text("status").map(String::from),
+                        message: text("message").map(String::from),
+                        ..Default::default()
+                    };
+                    match judge(&status) {
+                        Standing::Complete => Health::Healthy,
+                        Standing::Failed(_) => Health::Failed(format!(
                             "plan `{plan}` failed: {}",
-                            obj.pointer(&format!("/status/planStatus/{plan}/message"))
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
+                            text("message").unwrap_or("")
                         )),
-                        other => Health::Progressing(format!("plan `{plan}` is {other}")),
+                        Standing::Retrying | Standing::Running => Health::Progressing(format!(
+                            "plan `{plan}` is {}",
+                            text("status").unwrap_or("PENDING")
+                        )),
                     }
                 }
                 _ => Health::Progressing("its plan has not started yet".into()),

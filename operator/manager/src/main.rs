@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use kudo_client::daemon::LogFormat;
+use kudo_crd::labels;
 use kudo_manager::{Lease, Options, Settings};
 
 /// kudo's manager: runs an Instance's plans when it changes.
@@ -35,10 +36,10 @@ struct Args {
     #[arg(long)]
     leader_elect: bool,
     /// Name of the leader election Lease.
-    #[arg(long, default_value = "kudo-manager")]
+    #[arg(long, default_value = labels::MANAGER)]
     lease_name: String,
     /// Namespace of the Lease.
-    #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
+    #[arg(long, env = "POD_NAMESPACE", default_value = labels::NAMESPACE)]
     lease_namespace: String,
     /// This replica's identity in the Lease (default: the pod or host name).
     #[arg(long, env = "POD_NAME")]

@@ -14,7 +14,10 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 
-use super::{Context, Error, Result, Settings, run};
+use crate::context::{Context, Settings};
+use crate::controller::run;
+use crate::digest::load_digest_key;
+use crate::error::{Error, Result};
 
 /// Leader election: only the holder of the Lease `name` in `namespace` runs plans.
 #[derive(Debug, Clone)]
@@ -114,7 +117,7 @@ pub async fn serve(
             }
         }
     };
-    let digest_key = crate::load_digest_key(&client, opts.home.as_deref()).await;
+    let digest_key = load_digest_key(&client, opts.home.as_deref()).await;
     run(
         client,
         opts.settings,

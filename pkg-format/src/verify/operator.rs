@@ -18,12 +18,9 @@ use serde_json::Value;
 
 use super::{did_you_mean, operator_origin};
 use crate::diag::{Code, Diagnostic, Location, Origin};
-use crate::package::{Package, Task};
+use crate::package::{Package, Task, TaskKind};
 use crate::params::Params;
 use crate::pointer;
-
-/// The task kinds KUDO knows.
-const KINDS: &[&str] = &["Apply", "Delete", "Dummy", "Pipe", "Toggle", "KudoOperator"];
 
 pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
     let doc = pkg.operator_document();
@@ -174,7 +171,7 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
     let (at, spec_at) = task_pointers(pkg, index, task);
     let spec = &task.spec;
     let name = &task.name;
-    let kind = task.kind.as_str();
+    let kind = &task.kind;
     // `field` is a spec field (`pipe/0`), or `/kind` for the task's own key
     let mut error = |field: &str, message: String| {
         let ptr = match field.strip_prefix('/') {
@@ -193,7 +190,7 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
     };
     let resources_given = !task.resources.is_empty();
     match kind {
-        "Apply" | "Delete" | "Toggle" if !resources_given => error(
+        TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle if !resources_given => error(
             "resources",
             format!(
                 "{kind} task `{name}` has no resources: it needs at least one template; a step that does nothing is a Dummy task"
@@ -202,8 +199,8 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
         _ => {}
     }
     match kind {
-        "Apply" | "Delete" | "Dummy" => {}
-        "Toggle" => match text("parameter") {
+        TaskKind::Apply | TaskKind::Delete | TaskKind::Dummy => {}
+        TaskKind::Toggle => match text("parameter") {
             None => error(
                 "parameter",
                 format!(
@@ -220,7 +217,7 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
             }
             Some(_) => {}
         },
-        "Pipe" => {
+        TaskKind::Pipe => {
             if text("pod").is_none() {
                 error(
                     "pod",
@@ -246,7 +243,7 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
                 ),
             }
         }
-        "KudoOperator" => {
+        TaskKind::KudoOperator => {
             for field in ["package", "operatorVersion"] {
                 if text(field).is_none() {
                     error(
@@ -256,12 +253,13 @@ fn task_well_formed(pkg: &Package, index: usize, task: &Task, out: &mut Vec<Diag
                 }
             }
         }
-        other => {
+        TaskKind::Other(other) => {
+            let known = TaskKind::KNOWN.map(|k| k.to_string());
             let mut message = format!(
                 "task `{name}` has the unknown kind `{other}` (known: {})",
-                KINDS.join(", ")
+                known.join(", ")
             );
-            if let Some(m) = did_you_mean(other, KINDS.iter().copied()) {
+            if let Some(m) = did_you_mean(other, known.iter().map(String::as_str)) {
                 message.push_str(&format!("; did you mean `{m}`?"));
             }
             error("/kind", message);
@@ -300,12 +298,12 @@ pub(super) fn task_templates(task: &Task) -> Vec<(String, &str)> {
         .enumerate()
         .map(|(i, r)| (format!("resources/{i}"), r.as_str()))
         .collect();
-    if task.kind == "Pipe"
+    if task.kind == TaskKind::Pipe
         && let Some(p) = text("pod")
     {
         templates.push(("pod".into(), p));
     }
-    if task.kind == "KudoOperator"
+    if task.kind == TaskKind::KudoOperator
         && let Some(p) = text("parameterFile")
     {
         templates.push(("parameterFile".into(), p));

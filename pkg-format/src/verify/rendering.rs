@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::namespace;
 use crate::diag::{Code, Diagnostic, Location, Origin};
-use crate::package::{Package, Task};
+use crate::package::{Package, Task, TaskKind};
 use crate::render::{self, RenderOptions, Use};
 use crate::successor;
 
@@ -197,8 +197,8 @@ pub(super) fn check(
                         task: task.name.clone(),
                         template: template.to_string(),
                     };
-                    match task.kind.as_str() {
-                        "Apply" | "Delete" | "Toggle" => {
+                    match task.kind {
+                        TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle => {
                             match render::render_task(
                                 pkg,
                                 values,
@@ -214,8 +214,8 @@ pub(super) fn check(
                                 Err(diags) => f.add(diags),
                             }
                         }
-                        "Pipe" => pipe_pod(&mut f, values, &opts, task, &at),
-                        "KudoOperator" => {
+                        TaskKind::Pipe => pipe_pod(&mut f, values, &opts, task, &at),
+                        TaskKind::KudoOperator => {
                             let file = task
                                 .spec
                                 .get("parameterFile")

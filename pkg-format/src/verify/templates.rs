@@ -39,7 +39,7 @@ use super::operator::toggle_tokens;
 use super::params_origin;
 use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::gotemplate::TemplateEngine;
-use crate::package::Package;
+use crate::package::{Package, TaskKind};
 use crate::params::{ParamSchema, Params, v1beta2::Child};
 use crate::pointer;
 
@@ -516,7 +516,7 @@ fn unused(pkg: &Package, uses: &[Use], out: &mut Vec<Diagnostic>) {
         .map(|u| (normalized(&u.tokens), u.whole))
         .collect();
     for task in &pkg.operator().tasks {
-        if task.kind == "Toggle"
+        if task.kind == TaskKind::Toggle
             && let Some(t) = task.parameter.as_deref().and_then(toggle_tokens)
         {
             used.push((normalized(&t), true));

@@ -37,6 +37,7 @@ use kudo_pkg::change::{Installed, Proposal, Version};
 use kudo_pkg::document::Document;
 use serde_json::Value;
 
+use kudo_crd::package::Unusable;
 use kudo_crd::v1beta2::{Instance, Operator, OperatorVersion};
 
 /// The result type of the cluster commands.
@@ -193,6 +194,15 @@ pub enum Error {
         /// What the package reader said.
         #[source]
         source: kudo_pkg::Error,
+    },
+    /// The OperatorVersion in the cluster cannot be read as kudo's policy reads it.
+    #[error("OperatorVersion {name} cannot be used: {source}")]
+    UnusableVersion {
+        /// The OperatorVersion.
+        name: String,
+        /// Why.
+        #[source]
+        source: Unusable,
     },
     /// `kudo install` of an Instance that exists.
     #[error(
@@ -430,12 +440,17 @@ fn package_of(ov: &OperatorVersion) -> Result<kudo_pkg::Package> {
 }
 
 /// The policy's view of an OperatorVersion read from the cluster: its package and
-/// [`Version`] (named as the object is).
+/// [`Version`] ([`kudo_crd::package::version`]).
 fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
     let pkg = package_of(ov)?;
-    let version = Version::of_package(&pkg).map_err(Error::Parameters)?;
-    let name = ov.metadata.name.clone().unwrap_or(version.name.clone());
-    Ok((pkg, Version { name, ..version }))
+    let version = kudo_crd::package::version(ov).map_err(|e| match e {
+        Unusable::Parameters(d) => Error::Parameters(d),
+        other => Error::UnusableVersion {
+            name: ov.metadata.name.clone().unwrap_or_default(),
+            source: other,
+        },
+    })?;
+    Ok((pkg, version))
 }
 
 /// The Instance as [`kudo_pkg::change`] sees it: its values, whether it is being deleted, and

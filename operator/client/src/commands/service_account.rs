@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use kube::discovery::{Scope, oneshot};
 use kudo_pkg::Package;
+use kudo_pkg::package::TaskKind;
 use kudo_pkg::render::{RenderOptions, render_task};
 use serde_json::{Value, json};
 
@@ -107,9 +108,12 @@ fn plan_objects(pkg: &Package, params: &Value, instance: &str, namespace: &str) 
         for phase in &p.phases {
             for step in &phase.steps {
                 for task in &step.tasks {
-                    let writes = op
-                        .task(task)
-                        .is_some_and(|t| matches!(t.kind.as_str(), "Apply" | "Toggle" | "Delete"));
+                    let writes = op.task(task).is_some_and(|t| {
+                        matches!(
+                            t.kind,
+                            TaskKind::Apply | TaskKind::Toggle | TaskKind::Delete
+                        )
+                    });
                     if !writes {
                         continue;
                     }

@@ -10,20 +10,22 @@
 //! A wait succeeds when `observedGeneration` has reached the generation the write produced (and,
 //! for a trigger, the active plan is that run) and the active plan is COMPLETE. FATAL_ERROR
 //! fails at once, naming the plan, phase, step and message. ERROR is retried by the manager, so
-//! the wait goes on. [`judge`] is that decision on one reading; the loops around it poll with
-//! GET every [`Options::interval`].
+//! the wait goes on. [`judge`] is that decision on one reading (where the plan stands is
+//! [`kudo_crd::plan::judge`], as the manager reads it); the loops around it poll with GET every
+//! [`Options::interval`].
 
 use std::time::Duration;
 
 use kudo_crd::common::PlanStatus;
+use kudo_crd::plan::{self, ExecStatus, Failure, Standing};
 use kudo_crd::v1beta2::Instance;
 
 use super::{Error, Result, Target};
 
 /// Plan status: done.
-pub const COMPLETE: &str = "COMPLETE";
+pub const COMPLETE: &str = ExecStatus::Complete.as_str();
 /// Plan status: failed for good.
-pub const FATAL_ERROR: &str = "FATAL_ERROR";
+pub const FATAL_ERROR: &str = ExecStatus::FatalError.as_str();
 
 /// How long to wait and how often to look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,43 +106,27 @@ pub fn judge(inst: &Instance, goal: &Goal) -> Judgement {
     let Some(plan) = status.plan_status.get(&active.name) else {
         return Judgement::Waiting(format!("plan {} has no status yet", active.name));
     };
-    match plan.status.as_deref() {
-        Some(COMPLETE) => Judgement::Complete {
+    match plan::judge(plan) {
+        Standing::Complete => Judgement::Complete {
             plan: active.name.clone(),
         },
-        Some(FATAL_ERROR) => {
-            let (phase, step, message) = failure(plan);
-            Judgement::Failed {
-                plan: active.name.clone(),
-                phase,
-                step,
-                message,
-            }
-        }
-        other => Judgement::Waiting(format!(
+        Standing::Failed(Failure {
+            phase,
+            step,
+            message,
+        }) => Judgement::Failed {
+            plan: active.name.clone(),
+            phase,
+            step,
+            message,
+        },
+        Standing::Retrying | Standing::Running => Judgement::Waiting(format!(
             "plan {} is {}{}",
             active.name,
-            other.unwrap_or("PENDING"),
+            plan.status.as_deref().unwrap_or("PENDING"),
             where_now(plan)
         )),
     }
-}
-
-/// The first phase and step in FATAL_ERROR, and the most precise message.
-fn failure(plan: &PlanStatus) -> (Option<String>, Option<String>, String) {
-    let bad = |s: &Option<String>| s.as_deref() == Some(FATAL_ERROR);
-    let phase = plan.phases.iter().find(|p| bad(&p.status));
-    let step = phase.and_then(|p| p.steps.iter().find(|s| bad(&s.status)));
-    let message = step
-        .and_then(|s| s.message.clone())
-        .or_else(|| phase.and_then(|p| p.message.clone()))
-        .or_else(|| plan.message.clone())
-        .unwrap_or_else(|| "no message".into());
-    (
-        phase.map(|p| p.name.clone()),
-        step.map(|s| s.name.clone()),
-        message,
-    )
 }
 
 /// ` (phase P, step S: message)` for the first step that is not COMPLETE.

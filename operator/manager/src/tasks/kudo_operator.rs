@@ -10,15 +10,18 @@
 
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::document::Document;
+use kudo_pkg::package::Task;
 use kudo_pkg::render::{Use, render_parameter_file};
 use serde_json::{Value, json};
 
-use super::health::{Health, health};
-use super::tasks::{Outcome, StepRun, diagnostics, prepare};
+use crate::health::health;
+use crate::step::{Outcome, StepRun};
 
 /// Runs KudoOperator task `task` of step `at`: `Ok` once the child's plan is COMPLETE.
-pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(), Outcome> {
-    let (objects, inst, pkg, params, at) = run.parts();
+pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
+    let StepRun {
+        pkg, params, at, ..
+    } = run;
     let spec = KudoOperatorTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let Some(version) = spec.operator_version.as_deref() else {
         return Err(Outcome::Fatal(format!(
@@ -27,7 +30,7 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
         )));
     };
     let ov = kudo_pkg::package::operator_version_name(spec.operator(), version);
-    let opts = at.render_options(inst);
+    let opts = run.render_options();
     let parameters = match &spec.parameter_file {
         None => json!({}),
         Some(file) => {
@@ -38,7 +41,7 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
                 template: file.clone(),
             };
             let text = render_parameter_file(pkg, params, &opts, at_file)
-                .map_err(|d| Outcome::Fatal(diagnostics(&d)))?;
+                .map_err(|d| Outcome::invalid(&d))?;
             let path = pkg.source().join("templates").join(file);
             match Document::parse(&path, &text).map(|d| d.value().clone()) {
                 Ok(v @ Value::Object(_)) => v,
@@ -69,17 +72,6 @@ pub async fn run(run: StepRun<'_>, task: &kudo_pkg::package::Task) -> Result<(),
     if let Some(sa) = &run.tenant.service_account {
         child["spec"]["serviceAccountName"] = json!(sa.name);
     }
-    let stored = objects
-        .apply(
-            run.tenant,
-            prepare(child, inst, &pkg.operator().name, at),
-            inst,
-            run.notes,
-        )
-        .await?;
-    match health(&stored) {
-        Health::Healthy => Ok(()),
-        Health::Progressing(why) => Err(Outcome::Waiting(format!("Instance {name}: {why}"))),
-        Health::Failed(why) => Err(Outcome::Fatal(format!("Instance {name}: {why}"))),
-    }
+    let stored = run.apply(child).await?;
+    Outcome::of_health(health(&stored), &format!("Instance {name}")).done()
 }

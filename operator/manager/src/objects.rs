@@ -1,11 +1,8 @@
-//! Running a step: its tasks' objects rendered by `kudo-pkg`, applied with server-side apply
-//! (field manager `kudo-manager`), labelled and owned by the Instance, then checked for health;
-//! or deleted.
-//!
-//! Task kinds: `Apply`; `Delete`; `Toggle` (applies its resources when its parameter is true,
-//! deletes them otherwise); `Pipe` (KUDO's: see [`super::pipe`]); `KudoOperator` (a child
-//! Instance: see [`super::child`]); `Dummy` (does nothing). A step with `delete: true` deletes
-//! its tasks' objects.
+//! The cluster side of running tasks ([`Objects`]): the API resource of each kind (found by
+//! discovery, once per kind), server-side apply (field manager `kudo-manager`, force) with
+//! what the cluster needs of an object (the successor of an API version it no longer serves,
+//! without fields its schema does not declare), deletes, and the Warning events that explain
+//! a wait. What the API server refuses is a [`Failure`]: the step decides what it means.
 
 use std::sync::Arc;
 
@@ -17,55 +14,26 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, Resource, ResourceExt};
-use kudo_pkg::render::{RenderOptions, render_task, toggle_enabled};
-use kudo_pkg::{Diagnostic, Package, successor};
+use kudo_pkg::successor;
 use serde_json::{Value, json};
 
-use super::health::{Health, Warning, health, owned_selector, with_reports};
-use super::memo::Memo;
-use super::pipe::{ExecFiles, PodFiles};
-use super::tenant::Tenant;
-use super::undeclared;
+use crate::health::{Warning, owned_selector};
+use crate::memo::Memo;
+use crate::pod_files::{ExecFiles, PodFiles};
+use crate::tenant::Tenant;
+use crate::undeclared;
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
 
-/// How a step ended this time round.
+/// Why the API server did not take a write (or a kind could not be looked up).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Every task done, every applied object healthy.
-    Done,
-    /// Applied, but an object is not healthy yet.
-    Waiting(String),
-    /// Failed; worth retrying (the API server was unreachable, a kind is not known yet...).
-    Retry(String),
-    /// Failed for good (an invalid object, a failed Job, a template that does not render).
-    Fatal(String),
-    /// RBAC refused the identity the manager acts with for the Instance
-    /// ([`super::tenant`]): retried for a grace period (a RoleBinding just made may take a
-    /// moment to reach the API server's authorizer), then failed for good.
+pub enum Failure {
+    /// It may pass later: the API server unreachable or failing, a kind not served yet.
+    Unavailable(String),
+    /// It will not pass as it is: an invalid object, an API version with no successor.
+    Invalid(String),
+    /// RBAC refused the identity the manager acts with for the Instance ([`crate::tenant`]).
     Forbidden(String),
-}
-
-/// Where in a plan a step is.
-#[derive(Debug, Clone, Copy)]
-pub struct StepRef<'a> {
-    /// The plan.
-    pub plan: &'a str,
-    /// The phase.
-    pub phase: &'a str,
-    /// The step.
-    pub step: &'a str,
-}
-
-impl StepRef<'_> {
-    /// How the step's templates are rendered for `inst`.
-    pub fn render_options(&self, inst: &Instance) -> RenderOptions {
-        RenderOptions {
-            instance: inst.name_any(),
-            namespace: inst.namespace().unwrap_or_default(),
-            plan: self.plan.into(),
-        }
-    }
 }
 
 /// The cluster side of running tasks: the API resources of the kinds seen so far (found by
@@ -100,7 +68,7 @@ impl Objects {
     }
 
     /// How Pipe files are read for `tenant`: `exec` with its client.
-    pub(super) fn files(&self, tenant: &Tenant) -> Arc<dyn PodFiles> {
+    pub fn files(&self, tenant: &Tenant) -> Arc<dyn PodFiles> {
         match &self.files {
             Some(f) => f.clone(),
             None => Arc::new(ExecFiles::new(tenant.client.clone())),
@@ -137,33 +105,33 @@ impl Objects {
         }
     }
 
-    /// Applies `obj` (already prepared) and returns what the API server stored. An object in
+    /// Applies `obj` (labelled for its Instance) and returns what the API server stored. An object in
     /// an API version the cluster does not serve is applied as its successor when
     /// [`successor::convert`] knows one, which is noted in `notes`.
-    pub(super) async fn apply(
+    pub async fn apply(
         &self,
         tenant: &Tenant,
         obj: Value,
         inst: &Instance,
         notes: &Notes,
-    ) -> Result<Value, Outcome> {
+    ) -> Result<Value, Failure> {
         let (mut obj, (ar, namespaced)) = match self.resource(&obj).await {
             Ok(found) => (obj, found),
             Err(l @ Lookup::NotServed { .. }) => match successor::convert(&obj) {
-                None => return Err(Outcome::Retry(l.to_string())),
-                Some(Err(unmapped)) => return Err(Outcome::Fatal(unmapped.to_string())),
+                None => return Err(Failure::Unavailable(l.to_string())),
+                Some(Err(unmapped)) => return Err(Failure::Invalid(unmapped.to_string())),
                 Some(Ok(converted)) => {
                     let found = self
                         .resource(&converted.object)
                         .await
-                        .map_err(|l| Outcome::Retry(l.to_string()))?;
+                        .map_err(|l| Failure::Unavailable(l.to_string()))?;
                     if let Ok(mut n) = notes.lock() {
                         n.push(conversion_note(&obj, &converted));
                     }
                     (converted.object, found)
                 }
             },
-            Err(l) => return Err(Outcome::Retry(l.to_string())),
+            Err(l) => return Err(Failure::Unavailable(l.to_string())),
         };
         let ns = inst.namespace().unwrap_or_default();
         if namespaced {
@@ -237,7 +205,7 @@ impl Objects {
                 .put(kind_key.clone(), known.clone(), |_| false);
             dropped.extend(more);
         }
-        Err(Outcome::Fatal(format!(
+        Err(Failure::Invalid(format!(
             "the API server refused {what}: it kept naming undeclared fields after {MAX_UNDECLARED_ROUNDS} rounds of dropping them"
         )))
     }
@@ -246,7 +214,7 @@ impl Objects {
     /// the objects it owns (a Deployment's ReplicaSets and their Pods, the Pods of other
     /// workloads), most recent first. Recent: since kudo-manager last changed the object.
     /// Events that cannot be read are left out: they only explain a wait.
-    pub(super) async fn warnings(&self, tenant: &Tenant, stored: &Value) -> Vec<Warning> {
+    pub async fn warnings(&self, tenant: &Tenant, stored: &Value) -> Vec<Warning> {
         let ns = stored
             .pointer("/metadata/namespace")
             .and_then(Value::as_str);
@@ -332,16 +300,16 @@ impl Objects {
 
     /// Deletes `obj`; one that is already gone is fine, and so is one of a kind the cluster
     /// does not serve (there is nothing of it to delete).
-    pub(super) async fn delete(
+    pub async fn delete(
         &self,
         tenant: &Tenant,
         obj: &Value,
         inst: &Instance,
-    ) -> Result<(), Outcome> {
+    ) -> Result<(), Failure> {
         let (ar, namespaced) = match self.resource(obj).await {
             Ok(found) => found,
             Err(Lookup::NotServed { .. }) => return Ok(()),
-            Err(l) => return Err(Outcome::Retry(l.to_string())),
+            Err(l) => return Err(Failure::Unavailable(l.to_string())),
         };
         let ns = obj
             .pointer("/metadata/namespace")
@@ -432,7 +400,7 @@ fn changed_at(stored: &Value) -> Option<Timestamp> {
 
 /// Why the API resource of a kind is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum Lookup {
+enum Lookup {
     /// Discovery does not list the kind in that group and version.
     #[error(
         "kind {kind} of {api_version} is not served by this cluster (a CRD not installed, or an API version the cluster no longer serves)"
@@ -486,214 +454,19 @@ const MAX_UNDECLARED_ROUNDS: usize = 4;
 /// wrong type, an undeclared field): a 500, though the object, not the server, is at fault.
 const UNTYPED: &str = "failed to create typed patch object";
 
-/// An invalid object will stay invalid: fatal. A refusal by RBAC names the object and who
-/// was refused: [`Outcome::Forbidden`]. Anything else may pass later: retried.
-fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str) -> Outcome {
+/// An invalid object will stay invalid: [`Failure::Invalid`]. A refusal by RBAC names the
+/// object and who was refused: [`Failure::Forbidden`]. Anything else may pass later.
+fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str) -> Failure {
     match e {
-        kube::Error::Api(s) if s.code == 403 => Outcome::Forbidden(format!(
+        kube::Error::Api(s) if s.code == 403 => Failure::Forbidden(format!(
             "{} may not {verb} {what}: {}",
             tenant.who(),
             s.message
         )),
         kube::Error::Api(s) if s.is_invalid() || s.code == 400 || s.message.contains(UNTYPED) => {
-            Outcome::Fatal(format!("the API server refused {what}: {}", s.message))
+            Failure::Invalid(format!("the API server refused {what}: {}", s.message))
         }
-        kube::Error::Api(s) => Outcome::Retry(format!("{what}: {} ({})", s.message, s.code)),
-        other => Outcome::Retry(format!("{what}: {other}")),
-    }
-}
-
-/// Labels and annotations that tie an object to its Instance and to where the plan applied it.
-pub(super) fn prepare(mut obj: Value, inst: &Instance, operator: &str, at: StepRef<'_>) -> Value {
-    let ov = inst.spec.operator_version_name().unwrap_or_default();
-    let meta = &mut obj["metadata"];
-    for (key, value) in [
-        (labels::MANAGED_BY, labels::MANAGED_BY_KUDO.to_string()),
-        (labels::INSTANCE, inst.name_any()),
-        (labels::OPERATOR, operator.to_string()),
-        (labels::OPERATOR_VERSION, ov.clone()),
-    ] {
-        meta["labels"][key] = json!(value);
-    }
-    for (key, value) in [
-        (labels::PLAN, at.plan),
-        (labels::PHASE, at.phase),
-        (labels::STEP, at.step),
-    ] {
-        meta["annotations"][key] = json!(value);
-    }
-    obj
-}
-
-pub(super) fn diagnostics(d: &[Diagnostic]) -> String {
-    d.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// A step being run: where its objects go and with whose rights, the Instance, its package,
-/// the effective parameters, and where in the plan the step is. Every kind of task runs with
-/// one.
-#[derive(Clone, Copy)]
-pub struct StepRun<'a> {
-    /// The objects' API.
-    pub objects: &'a Objects,
-    /// The identity the step acts with ([`super::tenant`]).
-    pub tenant: &'a Tenant,
-    /// The Instance.
-    pub inst: &'a Instance,
-    /// Its OperatorVersion's package.
-    pub pkg: &'a Package,
-    /// The effective parameters the plan runs with.
-    pub params: &'a Value,
-    /// Where the step is.
-    pub at: StepRef<'a>,
-    /// What the step notes for its plan's status.
-    pub notes: &'a Notes,
-}
-
-impl<'a> StepRun<'a> {
-    /// Its parts, in the order of the fields.
-    pub fn parts(
-        self,
-    ) -> (
-        &'a Objects,
-        &'a Instance,
-        &'a Package,
-        &'a Value,
-        StepRef<'a>,
-    ) {
-        (self.objects, self.inst, self.pkg, self.params, self.at)
-    }
-}
-
-/// Runs the step `run.at` of `run.pkg` for `run.inst` with the effective parameters.
-pub async fn run_step(run: StepRun<'_>) -> Outcome {
-    let (objects, inst, pkg, params, at) = run.parts();
-    let op = pkg.operator();
-    let Some(step) = op
-        .plans
-        .get(at.plan)
-        .and_then(|p| p.phases.iter().find(|ph| ph.name == at.phase))
-        .and_then(|ph| ph.steps.iter().find(|s| s.name == at.step))
-    else {
-        return Outcome::Fatal(format!(
-            "plan `{}` has no step `{}` in phase `{}`",
-            at.plan, at.step, at.phase
-        ));
-    };
-    let opts = at.render_options(inst);
-    for task_name in &step.tasks {
-        let Some(task) = op.task(task_name) else {
-            return Outcome::Fatal(format!("task `{task_name}` is not defined"));
-        };
-        let apply = match task.kind.as_str() {
-            _ if step.delete => false,
-            "Apply" => true,
-            "Delete" => false,
-            "Toggle" => task
-                .parameter
-                .as_deref()
-                .is_some_and(|p| toggle_enabled(params, p)),
-            "Dummy" => continue,
-            "Pipe" if !step.delete => match super::pipe::run(run, task).await {
-                Ok(()) => continue,
-                Err(o) => return o,
-            },
-            "KudoOperator" if !step.delete => match super::child::run(run, task).await {
-                Ok(()) => continue,
-                Err(o) => return o,
-            },
-            other => {
-                return Outcome::Fatal(format!(
-                    "task `{task_name}` is of kind {other}, which kudo-manager does not run here (it runs Apply, Delete, Toggle, Pipe, KudoOperator and Dummy; Pipe and KudoOperator not in a delete step)"
-                ));
-            }
-        };
-        let rendered = match render_task(pkg, params, &opts, at.phase, at.step, task_name) {
-            Ok(r) => r,
-            Err(d) => return Outcome::Fatal(diagnostics(&d)),
-        };
-        let mut waiting = Vec::new();
-        for obj in rendered.into_iter().flat_map(|r| r.objects) {
-            if apply {
-                let stored = match objects
-                    .apply(
-                        run.tenant,
-                        prepare(obj, inst, &op.name, at),
-                        inst,
-                        run.notes,
-                    )
-                    .await
-                {
-                    Ok(s) => s,
-                    Err(o) => return o,
-                };
-                let what = format!(
-                    "{} {}",
-                    stored.get("kind").and_then(Value::as_str).unwrap_or(""),
-                    stored
-                        .pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                );
-                let mut h = health(&stored);
-                if matches!(h, Health::Progressing(_)) {
-                    h = with_reports(h, &stored, &objects.warnings(run.tenant, &stored).await);
-                }
-                match h {
-                    Health::Healthy => {}
-                    Health::Progressing(why) => waiting.push(format!("{what}: {why}")),
-                    Health::Failed(why) => return Outcome::Fatal(format!("{what}: {why}")),
-                }
-            } else if let Err(o) = objects.delete(run.tenant, &obj, inst).await {
-                return o;
-            }
-        }
-        // The next task starts when this one's objects are healthy.
-        if !waiting.is_empty() {
-            return Outcome::Waiting(waiting.join("; "));
-        }
-    }
-    Outcome::Done
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kudo_crd::common::ObjectRef;
-    use kudo_crd::v1beta2::InstanceSpec;
-
-    #[test]
-    fn applied_objects_carry_the_instance_labels_and_where_they_were_applied() {
-        let mut inst = Instance::new(
-            "kafka",
-            InstanceSpec {
-                operator_version: Some(ObjectRef {
-                    name: Some("kafka-1.0.0".into()),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-        );
-        inst.metadata.namespace = Some("ns".into());
-        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "c", "labels": {"app": "x"}}});
-        let at = StepRef {
-            plan: "deploy",
-            phase: "main",
-            step: "config",
-        };
-        let got = prepare(obj, &inst, "kafka", at);
-        assert_eq!(
-            got["metadata"],
-            json!({"name": "c",
-                "labels": {"app": "x", "app.kubernetes.io/managed-by": "kudo",
-                    "kudo.dev/instance": "kafka", "kudo.dev/operator": "kafka",
-                    "kudo.dev/operator-version": "kafka-1.0.0"},
-                "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
-                    "kudo.dev/step": "config"}})
-        );
+        kube::Error::Api(s) => Failure::Unavailable(format!("{what}: {} ({})", s.message, s.code)),
+        other => Failure::Unavailable(format!("{what}: {other}")),
     }
 }

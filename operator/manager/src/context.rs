@@ -1,0 +1,242 @@
+//! What every reconcile shares ([`Context`]): the manager's client, the identities it acts
+//! with for Instances ([`Tenants`]), the OperatorVersions (a reflector's store) and their
+//! compiled packages, the cluster side of running tasks ([`Objects`]), events, metrics, the
+//! backoff of failing Instances and the [`Settings`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, Store};
+use kube::{Client, Resource, ResourceExt};
+use kudo_pkg::Package;
+use kudo_pkg::change::Version;
+
+use crate::digest::digest_key;
+use crate::memo::Memo;
+use crate::metrics::Metrics;
+use crate::objects::Objects;
+use crate::pod_files::PodFiles;
+use crate::tenant::Tenants;
+use kudo_crd::labels;
+use kudo_crd::v1beta2::{Instance, OperatorVersion};
+
+/// Longest Event note the API server accepts (events.k8s.io/v1: 1 kB).
+const MAX_EVENT_NOTE: usize = 1024;
+
+/// Timings.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How soon an Instance whose plan waits on an object is looked at again.
+    pub progress: Duration,
+    /// First retry delay of a failing step (doubled each time, up to `max_backoff`).
+    pub backoff: Duration,
+    /// Longest retry delay.
+    pub max_backoff: Duration,
+    /// How often an idle Instance is reconciled anyway.
+    pub resync: Duration,
+    /// How long a step RBAC refuses is retried before it fails its plan: a RoleBinding just
+    /// made reaches the API server's authorizer within about a second.
+    pub forbidden_grace: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            progress: Duration::from_secs(5),
+            backoff: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(300),
+            resync: Duration::from_secs(300),
+            forbidden_grace: Duration::from_secs(3),
+        }
+    }
+}
+
+/// An OperatorVersion's package, rebuilt and compiled once per resourceVersion.
+pub(crate) struct Compiled {
+    /// The package, rebuilt from the OperatorVersion.
+    pub pkg: Package,
+    /// Its parameters and plans, as the policy reads them.
+    pub version: Version,
+}
+
+/// What reconcile needs: the client, the identities it acts with for Instances, the
+/// OperatorVersions, events, metrics.
+pub struct Context {
+    pub(crate) client: Client,
+    pub(crate) tenants: Tenants,
+    operator_versions: Store<OperatorVersion>,
+    pub(crate) objects: Objects,
+    recorder: Recorder,
+    /// The metrics.
+    pub metrics: Metrics,
+    pub(crate) settings: Settings,
+    compiled: Memo<Arc<Compiled>>,
+    failures: Mutex<HashMap<String, u32>>,
+    /// By `instance/plan/phase/step`: when RBAC first refused the step (while it still does).
+    forbidden: Mutex<HashMap<String, Instant>>,
+    pub(crate) clock: fn() -> String,
+    /// The key of the digests of secret values in `status.applied`
+    /// ([`crate::DIGEST_KEY_ENV`]).
+    pub(crate) digest_key: Vec<u8>,
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now().to_string()
+}
+
+impl Context {
+    /// A context over `client`, reading OperatorVersions from `operator_versions`.
+    pub fn new(
+        client: Client,
+        operator_versions: Store<OperatorVersion>,
+        settings: Settings,
+    ) -> Context {
+        let reporter = Reporter {
+            controller: labels::MANAGER_FIELD_MANAGER.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Context {
+            objects: Objects::new(client.clone()),
+            tenants: Tenants::new(client.clone(), None),
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            operator_versions,
+            metrics: Metrics::default(),
+            settings,
+            compiled: Memo::default(),
+            failures: Mutex::default(),
+            forbidden: Mutex::default(),
+            clock: now,
+            digest_key: digest_key(),
+        }
+    }
+
+    /// The same, acting for Instances that name no ServiceAccount as `name` of their namespace
+    /// (`None`: with the manager's own identity).
+    pub fn with_default_service_account(mut self, name: Option<String>) -> Context {
+        self.tenants = Tenants::new(self.client.clone(), name);
+        self
+    }
+
+    /// The same, Pipe files read by `files` (tests).
+    pub fn with_pod_files(mut self, files: Arc<dyn PodFiles>) -> Context {
+        self.objects = self.objects.with_files(files);
+        self
+    }
+
+    /// The same, digesting secret values with `key` ([`crate::load_digest_key`]).
+    pub fn with_digest_key(mut self, key: Vec<u8>) -> Context {
+        self.digest_key = key;
+        self
+    }
+
+    /// The same, with a fixed clock (tests).
+    pub fn with_clock(mut self, clock: fn() -> String) -> Context {
+        self.clock = clock;
+        self
+    }
+
+    /// The compiled package of OperatorVersion `ns/name`, or why there is none.
+    pub(crate) fn compiled(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> std::result::Result<Arc<Compiled>, String> {
+        let key = reflector::ObjectRef::<OperatorVersion>::new(name).within(ns);
+        let ov = self.operator_versions.get(&key).ok_or_else(|| {
+            format!("OperatorVersion {ns}/{name} does not exist (install the operator version)")
+        })?;
+        let cache_key = format!("{ns}/{name}@{}", ov.resource_version().unwrap_or_default());
+        if let Some(c) = self.compiled.get(&cache_key) {
+            return Ok(c);
+        }
+        let pkg = kudo_crd::package::from_operator_version(&ov)
+            .map_err(|e| format!("OperatorVersion {ns}/{name} is not a valid package: {e}"))?;
+        let version = kudo_crd::package::version(&ov).map_err(|e| {
+            format!("OperatorVersion {ns}/{name} has an invalid parameter schema: {e}")
+        })?;
+        let c = Arc::new(Compiled { pkg, version });
+        let older = format!("{ns}/{name}@");
+        self.compiled
+            .put(cache_key, c.clone(), |k| k.starts_with(&older));
+        Ok(c)
+    }
+
+    pub(crate) fn backoff(&self, key: &str) -> Duration {
+        let n = self
+            .failures
+            .lock()
+            .map(|mut m| {
+                let n = m.entry(key.to_string()).or_insert(0);
+                *n += 1;
+                *n
+            })
+            .unwrap_or(1);
+        let d = self.settings.backoff.saturating_mul(1 << (n - 1).min(16));
+        d.min(self.settings.max_backoff)
+    }
+
+    /// Whether a step RBAC refuses now (`refused`) was refused before, at least
+    /// [`Settings::forbidden_grace`] ago; forgets the step once it is not refused.
+    pub(crate) fn refused_too_long(&self, step: String, refused: bool) -> bool {
+        let Ok(mut m) = self.forbidden.lock() else {
+            return refused;
+        };
+        if !refused {
+            m.remove(&step);
+            return false;
+        }
+        match m.get(&step) {
+            Some(since) => since.elapsed() >= self.settings.forbidden_grace,
+            None => {
+                m.insert(step, Instant::now());
+                false
+            }
+        }
+    }
+
+    pub(crate) fn reset_backoff(&self, key: &str) {
+        if let Ok(mut m) = self.failures.lock() {
+            m.remove(key);
+        }
+    }
+
+    pub(crate) async fn event(
+        &self,
+        inst: &Instance,
+        type_: EventType,
+        reason: &str,
+        mut note: String,
+    ) {
+        // The API server refuses an Event whose note is over 1 kB.
+        if note.len() > MAX_EVENT_NOTE {
+            let mut end = MAX_EVENT_NOTE - 3;
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+            note.push('…');
+        }
+        let ev = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "RunPlan".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&ev, &inst.object_ref(&())).await {
+            tracing::warn!(instance = %inst.name_any(), error = %e, "cannot publish event");
+        }
+    }
+}
+
+/// `namespace/name`: the key of an Instance in logs and in the backoff.
+pub(crate) fn key(inst: &Instance) -> String {
+    format!(
+        "{}/{}",
+        inst.namespace().unwrap_or_default(),
+        inst.name_any()
+    )
+}

@@ -1,0 +1,92 @@
+//! The controller ([`run`]): a [`Controller`] on Instances calling [`reconcile`], with
+//! OperatorVersions from a reflector (a change to one reconciles every Instance again), and
+//! what a failed reconcile leads to ([`error_policy`]).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+
+use crate::context::{Context, Settings, key};
+use crate::error::{Error, Result};
+use crate::reconcile::reconcile;
+use kudo_crd::v1beta2::{Instance, OperatorVersion};
+
+/// What happens after a failed reconcile: the failure is counted, the Instance retried with
+/// backoff.
+pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Action {
+    tracing::warn!(instance = %inst.name_any(), %error, "reconcile failed");
+    ctx.metrics.failed(error.metric_label());
+    Action::requeue(ctx.backoff(&key(&inst)))
+}
+
+/// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
+/// controller, acting for Instances that name no ServiceAccount as `default_service_account`
+/// ([`Context::with_default_service_account`]). Fails when the CRDs are not installed.
+pub async fn run(
+    client: Client,
+    settings: Settings,
+    default_service_account: Option<String>,
+    digest_key: Vec<u8>,
+    ctx_out: impl FnOnce(Arc<Context>),
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) -> Result<()> {
+    let instances: Api<Instance> = Api::all(client.clone());
+    let shutdown = futures::FutureExt::shared(shutdown);
+    // The CRDs may come after the manager (`kudo init` creates both): wait, never exit for it.
+    let mut waited = 0u32;
+    loop {
+        match instances.list(&ListParams::default().limit(1)).await {
+            Ok(_) => break,
+            Err(e) => {
+                if waited.is_multiple_of(30) {
+                    tracing::warn!(error = %Error::NoCrd(e), "waiting for the kudo CRDs");
+                }
+                waited += 1;
+                tokio::select! {
+                    () = shutdown.clone() => return Ok(()),
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+    tracing::info!("the kudo CRDs are served: running");
+    let ovs: Api<OperatorVersion> = Api::all(client.clone());
+    let (store, writer) = reflector::store();
+    let ov_changes = reflector::reflector(writer, watcher(ovs, watcher::Config::default()))
+        .default_backoff()
+        .touched_objects()
+        .filter_map(|r| async move {
+            match r {
+                Ok(_) => Some(()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "OperatorVersion watch failed");
+                    None
+                }
+            }
+        });
+    let ctx = Arc::new(
+        Context::new(client, store, settings)
+            .with_default_service_account(default_service_account)
+            .with_digest_key(digest_key),
+    );
+    ctx_out(ctx.clone());
+    Controller::new(instances, watcher::Config::default())
+        .reconcile_all_on(ov_changes)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|r| async move {
+            match r {
+                Ok((obj, _)) => tracing::debug!(instance = %obj.name, "reconciled"),
+                Err(e) => tracing::debug!(error = %e, "reconcile error"),
+            }
+        })
+        .await;
+    Ok(())
+}

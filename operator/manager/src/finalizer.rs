@@ -1,0 +1,66 @@
+//! The finalizer [`labels::FINALIZER`]: added to a new Instance, removed once its `cleanup`
+//! plan is COMPLETE (or when it has none to run).
+//!
+//! Handled here by hand, not with kube-runtime's `finalizer` helper: that helper removes the
+//! finalizer as soon as its cleanup closure returns `Ok`, and a cleanup plan takes several
+//! reconciles (each applies, then waits for objects to become healthy). Both patches are JSON
+//! patches that first test the resourceVersion, so a stale Instance changes nothing.
+
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+
+use crate::error::Result;
+use kudo_crd::labels;
+use kudo_crd::v1beta2::Instance;
+
+/// Whether `inst` carries the finalizer.
+pub fn present(inst: &Instance) -> bool {
+    inst.finalizers().iter().any(|f| f == labels::FINALIZER)
+}
+
+/// Adds the finalizer.
+pub async fn add(api: &Api<Instance>, inst: &Instance) -> Result<()> {
+    let mut finalizers = inst.finalizers().to_vec();
+    finalizers.push(labels::FINALIZER.into());
+    set(api, inst, "add", finalizers).await?;
+    Ok(())
+}
+
+/// Removes the finalizer; an Instance already gone is fine.
+pub async fn remove(api: &Api<Instance>, inst: &Instance) -> Result<()> {
+    let finalizers = inst
+        .finalizers()
+        .iter()
+        .filter(|f| *f != labels::FINALIZER)
+        .cloned()
+        .collect();
+    match set(api, inst, "replace", finalizers).await {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `op` (`add` or `replace`) `/metadata/finalizers` with `finalizers`, if the Instance is still
+/// at the resourceVersion `inst` was read at.
+async fn set(
+    api: &Api<Instance>,
+    inst: &Instance,
+    op: &str,
+    finalizers: Vec<String>,
+) -> kube::Result<()> {
+    let patch = json!([
+        {"op": "test", "path": "/metadata/resourceVersion", "value": inst.resource_version()},
+        {"op": op, "path": "/metadata/finalizers", "value": finalizers},
+    ]);
+    let patch: json_patch::Patch =
+        serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
+    api.patch(
+        &inst.name_any(),
+        &PatchParams::default(),
+        &Patch::<()>::Json(patch),
+    )
+    .await?;
+    Ok(())
+}

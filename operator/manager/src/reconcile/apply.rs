@@ -1,0 +1,74 @@
+//! An Instance that is not being deleted: its effective values (its parameters, its Secrets'
+//! values, the defaults), validated as the CLI validates them; the plan the change needs
+//! ([`plan::select`]) started; the active plan advanced.
+
+use kube::runtime::controller::Action;
+use serde_json::Value;
+
+use super::round::Round;
+use crate::context::Compiled;
+use crate::error::Result;
+use crate::step::diagnostics;
+use kudo_crd::plan::{self, Refusal};
+
+/// Starts the plan the Instance needs now, if any, and advances the active plan. `given`:
+/// the values the Instance gives (its parameters, its Secrets' values under them), or why its
+/// Secrets cannot be read.
+pub(super) async fn reconcile(
+    mut round: Round<'_>,
+    compiled: &Compiled,
+    given: Result<Value, String>,
+) -> Result<Action> {
+    let (ctx, inst) = (round.ctx, round.inst);
+    let (pkg, schema) = (&compiled.pkg, &compiled.version.schema);
+    let given = match given {
+        Ok(v) => v,
+        Err(why) => {
+            let after = ctx.settings.progress * 2;
+            return round.not_ready("SecretMissing", &why, after).await;
+        }
+    };
+    let (values, mut problems) = compiled
+        .version
+        .effective_kept(&given, inst.spec.immutable_defaults.as_ref());
+    problems.extend(compiled.version.validator.validate(&values));
+    let errors: Vec<String> = problems
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    if !errors.is_empty() {
+        let why = format!("invalid parameters: {}", errors.join("; "));
+        let after = ctx.settings.resync;
+        return round.not_ready("InvalidParameters", &why, after).await;
+    }
+    let values = values.into_value();
+    // status.applied records secrets as digests: compared as the values they were, when
+    // they did not change.
+    let record = kudo_pkg::secrets::digested(schema, &values, &ctx.digest_key);
+    let mut seen = round.status.clone();
+    if let Some(a) = seen.applied.as_mut() {
+        a.parameters = a
+            .parameters
+            .as_ref()
+            .map(|p| kudo_pkg::secrets::revealed(schema, p, &values, &ctx.digest_key));
+    }
+    match plan::select(inst, &compiled.version, &values, &seen) {
+        Ok(Some(start)) => round.begin(pkg, &record, &start).await,
+        Ok(None) => {}
+        Err(refusal) => {
+            let why = match refusal {
+                Refusal::UnknownPlan(p) => format!(
+                    "spec.planExecution.planName names plan `{p}`, which the operator does not have"
+                ),
+                Refusal::Refused(d) => {
+                    format!("the parameter change is refused: {}", diagnostics(&d))
+                }
+            };
+            let after = ctx.settings.resync;
+            return round.not_ready("NoPlan", &why, after).await;
+        }
+    }
+    round.status.observed_generation = inst.metadata.generation;
+    round.advance(pkg, &values).await
+}

@@ -1,0 +1,76 @@
+//! An Instance being deleted: its `cleanup` plan run with the values last applied (the
+//! secrets as its Secrets hold them now, when they can still be read), then the finalizer
+//! removed. Without a cleanup plan, or without the OperatorVersion, the finalizer goes at
+//! once; a cleanup plan that fails for good keeps it.
+
+use kube::ResourceExt;
+use kube::runtime::controller::Action;
+use serde_json::{Value, json};
+
+use super::round::Round;
+use crate::context::Compiled;
+use crate::error::Result;
+use crate::finalizer;
+use kudo_crd::plan::{self, CLEANUP, Standing, Start};
+
+/// The run id of the cleanup plan of a deleted Instance.
+const UID: &str = "cleanup-on-delete";
+
+/// Runs the cleanup plan of `compiled` for the deleted Instance; removes the finalizer once
+/// it is COMPLETE. `given`: the values the Instance gives (its parameters, its Secrets' values
+/// under them), or why its Secrets cannot be read.
+pub(super) async fn reconcile(
+    mut round: Round<'_>,
+    compiled: &Compiled,
+    given: Result<Value, String>,
+) -> Result<Action> {
+    let (ctx, inst) = (round.ctx, round.inst);
+    let pkg = &compiled.pkg;
+    if !pkg.operator().plans.contains_key(CLEANUP) {
+        finalizer::remove(&round.api, inst).await?;
+        return Ok(Action::await_change());
+    }
+    let recorded = round
+        .status
+        .applied
+        .as_ref()
+        .and_then(|a| a.parameters.clone())
+        .unwrap_or_else(|| json!({}));
+    if round.status.active_plan.as_ref().map(|a| a.uid.as_str()) != Some(UID) {
+        let start = Start {
+            plan: CLEANUP.into(),
+            uid: UID.into(),
+            reason: "the Instance is being deleted".into(),
+        };
+        round.begin(pkg, &recorded, &start).await;
+    }
+    // The Secrets may be gone already (a foreground deletion): then the digests stay.
+    let now_values = given.map(|given| {
+        let kept = inst.spec.immutable_defaults.as_ref();
+        compiled.version.effective_kept(&given, kept).0.into_value()
+    });
+    let schema = &compiled.version.schema;
+    let render = match now_values {
+        Ok(v) => kudo_pkg::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
+        Err(_) => recorded,
+    };
+    let action = round.advance(pkg, &render).await?;
+    let cleaned = round
+        .status
+        .plan_status
+        .get(CLEANUP)
+        .is_some_and(|p| plan::judge(p) == Standing::Complete);
+    if cleaned {
+        finalizer::remove(&round.api, inst).await?;
+        return Ok(Action::await_change());
+    }
+    Ok(action)
+}
+
+/// A deleted Instance whose OperatorVersion is gone (`why`): no cleanup plan to run, the
+/// finalizer goes.
+pub(super) async fn without_operator_version(round: &Round<'_>, why: &str) -> Result<Action> {
+    tracing::info!(instance = %round.inst.name_any(), %why, "no cleanup plan to run");
+    finalizer::remove(&round.api, round.inst).await?;
+    Ok(Action::await_change())
+}

@@ -1,0 +1,122 @@
+//! One reconcile of an Instance (see the crate docs): the finalizer first ([`finalizer`]),
+//! then the OperatorVersion's compiled package and the values of the Instance's Secrets, then
+//! [`apply`] (the plan a change needs) or, once the Instance is being deleted, [`cleanup`];
+//! both run the active plan through a [`round::Round`].
+
+mod apply;
+mod cleanup;
+mod round;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use serde_json::{Value, json};
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::finalizer;
+use crate::step::diagnostics;
+use crate::tenant::Tenant;
+use kudo_crd::plan;
+use kudo_crd::v1beta2::Instance;
+use round::Round;
+
+/// Reconciles one Instance (see the module docs).
+pub async fn reconcile(inst: Arc<Instance>, ctx: Arc<Context>) -> Result<Action> {
+    let started = Instant::now();
+    let result = reconcile_instance(&inst, &ctx).await;
+    ctx.metrics.reconciled(started);
+    result
+}
+
+async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
+    let ns = inst
+        .namespace()
+        .ok_or_else(|| Error::NoNamespace(inst.name_any()))?;
+    let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
+    let deleting = inst.metadata.deletion_timestamp.is_some();
+    if !finalizer::present(inst) {
+        if !deleting {
+            finalizer::add(&api, inst).await?;
+        }
+        // The patch is seen by the watch, which reconciles again.
+        return Ok(Action::await_change());
+    }
+    let mut round = Round::new(ctx, api, inst);
+    let ov = inst.spec.operator_version_name().unwrap_or_default();
+    let compiled = match ctx.compiled(&ns, &ov) {
+        Ok(c) => c,
+        Err(why) if deleting => return cleanup::without_operator_version(&round, &why).await,
+        Err(why) => {
+            let after = ctx.settings.progress * 2;
+            return round.not_ready("OperatorVersionMissing", &why, after).await;
+        }
+    };
+    plan::ensure_all(&mut round.status, &compiled.pkg);
+    // The values in the Instance's Secrets (spec.parametersFrom), read at plan time.
+    // Read as the Instance's ServiceAccount: the manager itself may read no Secret.
+    let secret_values = match ctx.tenants.client_for(inst) {
+        _ if inst.spec.parameters_from.is_empty() => Ok(json!({})),
+        Ok(tenant) => read_secrets(&tenant, &ns, inst).await,
+        Err(e) => Err(e.to_string()),
+    };
+    // What the Instance gives: its parameters, with its Secrets' values under them.
+    let given = secret_values.map(|sv| {
+        let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        kudo_pkg::secrets::under(&public, &sv)
+    });
+    if deleting {
+        cleanup::reconcile(round, &compiled, given).await
+    } else {
+        apply::reconcile(round, &compiled, given).await
+    }
+}
+
+/// The values of the Secrets `inst` names in `spec.parametersFrom`, merged in order; why not,
+/// naming the Secret and key (never a value).
+async fn read_secrets(
+    tenant: &Tenant,
+    ns: &str,
+    inst: &Instance,
+) -> std::result::Result<Value, String> {
+    let from = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
+    let sources = kudo_pkg::secrets::SecretSource::list(Some(&from))?;
+    if sources.is_empty() {
+        return Ok(json!({}));
+    }
+    let api: Api<Secret> = Api::namespaced(tenant.client.clone(), ns);
+    let mut data: HashMap<String, BTreeMap<String, String>> = HashMap::new();
+    for s in &sources {
+        if data.contains_key(&s.name) {
+            continue;
+        }
+        let got = api.get_opt(&s.name).await.map_err(|e| {
+            format!(
+                "cannot read Secret {ns}/{} (spec.parametersFrom): {e}",
+                s.name
+            )
+        })?;
+        let Some(secret) = got else {
+            return Err(format!(
+                "Secret {ns}/{} (spec.parametersFrom) does not exist",
+                s.name
+            ));
+        };
+        let texts = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| String::from_utf8(v.0).ok().map(|t| (k, t)))
+            .collect();
+        data.insert(s.name.clone(), texts);
+    }
+    kudo_pkg::secrets::merged(&sources, |name, key| {
+        data.get(name).and_then(|d| d.get(key)).cloned()
+    })
+    .map_err(|d| diagnostics(&d))
+}

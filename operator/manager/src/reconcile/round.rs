@@ -1,0 +1,225 @@
+//! One reconcile of an Instance ([`Round`]): its status as read and as the reconcile leaves
+//! it; a plan started ([`Round::begin`]) and the active plan advanced ([`Round::advance`]),
+//! round after round while steps complete, the status written after each.
+
+use futures::future::{self, Either};
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kudo_pkg::Package;
+use serde_json::Value;
+
+use crate::context::{Context, key};
+use crate::error::Result;
+use crate::objects::Notes;
+use crate::status::{ready_from_plan, set_ready, write_status};
+use crate::step::{Outcome, StepRef, StepRun};
+use crate::tasks;
+use kudo_crd::common::InstanceStatus;
+use kudo_crd::plan::{self, ExecStatus, Start};
+use kudo_crd::v1beta2::Instance;
+
+/// One reconcile of one Instance.
+pub struct Round<'a> {
+    /// What every reconcile shares.
+    pub ctx: &'a Context,
+    /// The Instances of the Instance's namespace, with the manager's own identity.
+    pub api: Api<Instance>,
+    /// The Instance.
+    pub inst: &'a Instance,
+    /// Its status as read.
+    pub original: InstanceStatus,
+    /// Its status as this reconcile leaves it.
+    pub status: InstanceStatus,
+    /// When this reconcile runs.
+    pub now: String,
+}
+
+impl<'a> Round<'a> {
+    /// A reconcile of `inst`, its status as read.
+    pub fn new(ctx: &'a Context, api: Api<Instance>, inst: &'a Instance) -> Round<'a> {
+        let original = inst.status.clone().unwrap_or_default();
+        Round {
+            ctx,
+            api,
+            inst,
+            status: original.clone(),
+            original,
+            now: (ctx.clock)(),
+        }
+    }
+
+    /// Sets the `Ready` condition False for `reason` (saying `why`), writes the status and
+    /// looks again `after`.
+    pub async fn not_ready(
+        &mut self,
+        reason: &str,
+        why: &str,
+        after: std::time::Duration,
+    ) -> Result<Action> {
+        set_ready(&mut self.status, self.inst, "False", reason, why, &self.now);
+        write_status(&self.api, self.inst, &self.original, &self.status).await?;
+        Ok(Action::requeue(after))
+    }
+
+    /// Starts `start` for the `values` it runs with ([`plan::begin`]): logged, counted and
+    /// published as the event `PlanStarted`.
+    pub async fn begin(&mut self, pkg: &Package, values: &Value, start: &Start) {
+        let (ctx, inst, now) = (self.ctx, self.inst, self.now.as_str());
+        let status = &mut self.status;
+        plan::begin(status, pkg, inst, values, start, now);
+        tracing::info!(instance = %key(inst), plan = %start.plan, run = %start.uid, reason = %start.reason, "plan started");
+        ctx.reset_backoff(&key(inst));
+        ctx.metrics.plan_started(&start.plan);
+        ctx.event(
+            inst,
+            EventType::Normal,
+            "PlanStarted",
+            format!("plan `{}` started: {}", start.plan, start.reason),
+        )
+        .await;
+    }
+
+    /// Runs what may run of the active plan of `pkg` with `params` (the values, secrets
+    /// included), round after round while steps complete; writes the status after each round.
+    /// Returns when the plan waits, fails or ends.
+    pub async fn advance(&mut self, pkg: &Package, params: &Value) -> Result<Action> {
+        let (ctx, api, inst, now) = (self.ctx, &self.api, self.inst, self.now.as_str());
+        let (original, status) = (&self.original, &mut self.status);
+        let mut written = original.clone();
+        let Some(active) = status.active_plan.clone() else {
+            set_ready(status, inst, "Unknown", "NoPlan", "no plan has run", now);
+            write_status(api, inst, &written, status).await?;
+            return Ok(Action::requeue(ctx.settings.resync));
+        };
+        let mut action = Action::requeue(ctx.settings.resync);
+        while let Some(ps) = status.plan_status.get_mut(&active.name) {
+            let before = ExecStatus::parse(ps.status.as_deref());
+            if before.is_terminal() {
+                break;
+            }
+            let steps = plan::runnable(pkg, &active.name, ps);
+            let names: Vec<(String, String)> = steps
+                .iter()
+                .map(|at| {
+                    let ph = &ps.phases[at.phase];
+                    (ph.name.clone(), ph.steps[at.step].name.clone())
+                })
+                .collect();
+            let notes = Notes::default();
+            let tenant = ctx.tenants.client_for(inst);
+            let runs = names.iter().map(|(phase, step)| {
+                let at = StepRef {
+                    plan: &active.name,
+                    phase,
+                    step,
+                };
+                let tenant = match &tenant {
+                    Ok(t) => t,
+                    Err(invalid) => {
+                        let o = Outcome::Fatal(invalid.to_string());
+                        return Either::Left(future::ready(o));
+                    }
+                };
+                Either::Right(tasks::run_step(StepRun {
+                    objects: &ctx.objects,
+                    tenant,
+                    inst,
+                    pkg,
+                    params,
+                    at,
+                    notes: &notes,
+                }))
+            });
+            let outcomes = future::join_all(runs).await;
+            for note in notes.into_inner().unwrap_or_default() {
+                if !ps.warnings.contains(&note) {
+                    tracing::warn!(instance = %key(inst), plan = %active.name, %note, "object applied otherwise than its template says");
+                    ctx.event(inst, EventType::Warning, "ObjectConverted", note.clone())
+                        .await;
+                    ps.warnings.push(note);
+                }
+            }
+            let mut completed = false;
+            let mut retry = false;
+            for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(&names) {
+                let refused = matches!(outcome, Outcome::Forbidden(_));
+                let step_key = format!("{}/{}/{phase}/{step}", key(inst), active.name);
+                let refused_too_long = ctx.refused_too_long(step_key, refused);
+                let (st, message) = outcome.status(refused_too_long);
+                completed |= st == ExecStatus::Complete;
+                retry |= st == ExecStatus::Error;
+                let (phase, step) = (
+                    &ps.phases[at.phase].name,
+                    &ps.phases[at.phase].steps[at.step],
+                );
+                if step.status.as_deref() != Some(st.as_str()) || step.message != message {
+                    let name = &step.name;
+                    let message = message.as_deref().unwrap_or("");
+                    let instance = key(inst);
+                    match st {
+                        ExecStatus::Error | ExecStatus::FatalError => {
+                            tracing::warn!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step failed")
+                        }
+                        _ => {
+                            tracing::info!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step")
+                        }
+                    }
+                }
+                let step = &mut ps.phases[at.phase].steps[at.step];
+                step.status = Some(st.as_str().into());
+                step.message = message;
+            }
+            plan::roll_up(ps);
+            let after = ExecStatus::parse(ps.status.as_deref());
+            if after != before || completed {
+                ps.last_updated_timestamp = Some(now.into());
+            }
+            if after.is_terminal() {
+                let message = ps.message.clone().unwrap_or_default();
+                finished(ctx, inst, &active.name, after, &message).await;
+            }
+            ready_from_plan(status, inst, &active.name, now);
+            write_status(api, inst, &written, status).await?;
+            written = status.clone();
+            if after.is_terminal() {
+                ctx.reset_backoff(&key(inst));
+                break;
+            }
+            if retry {
+                action = Action::requeue(ctx.backoff(&key(inst)));
+                break;
+            }
+            if !completed {
+                ctx.reset_backoff(&key(inst));
+                action = Action::requeue(ctx.settings.progress);
+                break;
+            }
+        }
+        ready_from_plan(status, inst, &active.name, now);
+        write_status(api, inst, &written, status).await?;
+        Ok(action)
+    }
+}
+
+/// A run that ended (`after`: COMPLETE or FATAL_ERROR, with the plan's `message`): counted,
+/// logged and published as the event `PlanComplete` or `PlanFailed`.
+async fn finished(ctx: &Context, inst: &Instance, plan: &str, after: ExecStatus, message: &str) {
+    ctx.metrics.plan_finished(plan, after.as_str());
+    let (type_, reason, note) = if after == ExecStatus::Complete {
+        tracing::info!(instance = %key(inst), plan = %plan, "plan complete");
+        (
+            EventType::Normal,
+            "PlanComplete",
+            format!("plan `{plan}` complete"),
+        )
+    } else {
+        tracing::warn!(instance = %key(inst), plan = %plan, %message, "plan failed");
+        (
+            EventType::Warning,
+            "PlanFailed",
+            format!("plan `{plan}` failed: {message}"),
+        )
+    };
+    ctx.event(inst, type_, reason, note).await;
+}
