@@ -67,7 +67,7 @@ fn failure(e: TemplateError) -> Failure {
 /// Parses `text` (the file `name`) with sprig's functions.
 pub fn parse(name: &str, text: &str) -> Result<Template, Failure> {
     Template::new(name)
-        .funcs(crate::sprig::funcs())
+        .funcs(crate::sprig::funcs().clone())
         .missing_key(MissingKey::Error)
         .parse(text)
         .map_err(failure)

@@ -78,7 +78,7 @@
 //! [sprig]: https://github.com/Masterminds/sprig
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use gotmpl::{FuncMap, Result, TemplateError, Value};
 
@@ -367,16 +367,20 @@ const TABLE: &[(&str, Impl)] = &[
 ];
 
 /// Sprig's functions (the subset described in the module docs) plus KUDO's
-/// `toYaml`, keyed by name.
-pub fn funcs() -> FuncMap {
-    let mut m = FuncMap::new();
-    for &(name, f) in TABLE {
-        m.insert(
-            name.to_string(),
-            Arc::new(move |args: &[Value]| f(name, args)),
-        );
-    }
-    m
+/// `toYaml`, keyed by name. The map is built once; `Template::funcs` takes its own copy,
+/// whose functions are shared.
+pub fn funcs() -> &'static FuncMap {
+    static FUNCS: LazyLock<FuncMap> = LazyLock::new(|| {
+        let mut m = FuncMap::new();
+        for &(name, f) in TABLE {
+            m.insert(
+                name.to_string(),
+                Arc::new(move |args: &[Value]| f(name, args)),
+            );
+        }
+        m
+    });
+    &FUNCS
 }
 
 // ---------------------------------------------------------------------------

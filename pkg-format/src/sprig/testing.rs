@@ -12,7 +12,7 @@ fn render(src: &str, data: &str) -> std::result::Result<String, String> {
     let data: serde_json::Value = serde_json::from_str(data).map_err(|e| e.to_string())?;
     let data = gotmpl::to_value(&data).map_err(|e| e.to_string())?;
     gotmpl::Template::new("t")
-        .funcs(funcs())
+        .funcs(funcs().clone())
         .missing_key(gotmpl::MissingKey::Error)
         .parse(src)
         .and_then(|t| t.execute_to_string(&data))

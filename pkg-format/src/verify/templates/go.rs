@@ -49,10 +49,9 @@ impl Scanner<'_> {
                 return false;
             }
         };
-        let functions = crate::sprig::funcs();
         let mut go = Go {
             text,
-            functions: &functions,
+            functions: crate::sprig::funcs(),
             depth: 0,
         };
         for name in template.templates() {
