@@ -4,9 +4,12 @@
 //! `shared/corpus/kudo-operators-full` next to the work tree (or in `$KUDO_SHARED_DIR`).
 //!
 //! - `render_corpus_all_plans`: every plan of every package rendered with its defaults
-//!   (`render::render_plan`: parse each template, build KUDO's context, execute, parse the
-//!   output as YAML objects): 29 plans, 115 template renders. Divide by 115 for the time per
-//!   template.
+//!   (`render::render_plan`: prepare the package, parse each template it renders, build KUDO's
+//!   context, execute, parse the output as YAML objects): 29 plans, 115 template renders.
+//!   Divide by 115 for the time per template.
+//! - `render_corpus_all_plans_prepared`: the same through each package's `render::Prepared`,
+//!   made once outside the loop (what a caller that keeps it, such as the manager's cache,
+//!   pays): execute and read the output, nothing parsed.
 //! - `render_cassandra_deploy`: the largest (21 templates, about 4,000 lines of output).
 //! - `load_corpus`: `Package::load` of the 14 packages (reading, YAML, v1beta1 -> v1beta2).
 
@@ -18,7 +21,7 @@ use serde_json::Value;
 
 use kudo_pkg::Package;
 use kudo_pkg::change::Version;
-use kudo_pkg::render::{RenderOptions, render_plan};
+use kudo_pkg::render::{Prepared, RenderOptions, render_plan};
 
 fn corpus_dir() -> PathBuf {
     let shared = std::env::var_os("KUDO_SHARED_DIR")
@@ -50,16 +53,35 @@ fn loaded() -> Vec<(Package, Value)> {
         .collect()
 }
 
+/// Options for plan `plan`.
+fn options(plan: &str) -> RenderOptions {
+    RenderOptions {
+        instance: "inst".into(),
+        namespace: "ns".into(),
+        plan: plan.into(),
+    }
+}
+
 fn render_all(all: &[(Package, Value)]) -> usize {
     let mut n = 0;
     for (pkg, values) in all {
         for plan in pkg.operator().plans.keys() {
-            let opts = RenderOptions {
-                instance: "inst".into(),
-                namespace: "ns".into(),
-                plan: plan.clone(),
-            };
-            n += render_plan(pkg, values, &opts).expect("renders").len();
+            n += render_plan(pkg, values, &options(plan))
+                .expect("renders")
+                .len();
+        }
+    }
+    n
+}
+
+fn render_all_prepared(all: &[(Prepared<'_>, &Value)]) -> usize {
+    let mut n = 0;
+    for (prepared, values) in all {
+        for plan in prepared.package().operator().plans.keys() {
+            n += prepared
+                .render_plan(values, &options(plan))
+                .expect("renders")
+                .len();
         }
     }
     n
@@ -75,6 +97,12 @@ fn benches(c: &mut Criterion) {
     c.bench_function("render_corpus_all_plans", |b| {
         b.iter(|| black_box(render_all(black_box(&all))))
     });
+    let prepared: Vec<(Prepared<'_>, &Value)> =
+        all.iter().map(|(p, v)| (Prepared::new(p), v)).collect();
+    assert_eq!(render_all_prepared(&prepared), 115);
+    c.bench_function("render_corpus_all_plans_prepared", |b| {
+        b.iter(|| black_box(render_all_prepared(black_box(&prepared))))
+    });
     let cassandra: Vec<(Package, Value)> = all
         .iter()
         .filter(|(p, _)| p.operator().name == "cassandra")
@@ -83,12 +111,11 @@ fn benches(c: &mut Criterion) {
     c.bench_function("render_cassandra_deploy", |b| {
         b.iter(|| {
             let (pkg, values) = &cassandra[0];
-            let opts = RenderOptions {
-                instance: "inst".into(),
-                namespace: "ns".into(),
-                plan: "deploy".into(),
-            };
-            black_box(render_plan(pkg, values, &opts).expect("renders").len())
+            black_box(
+                render_plan(pkg, values, &options("deploy"))
+                    .expect("renders")
+                    .len(),
+            )
         })
     });
     let dirs = packages();

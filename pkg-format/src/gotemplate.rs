@@ -67,7 +67,7 @@ fn failure(e: TemplateError) -> Failure {
 /// Parses `text` (the file `name`) with sprig's functions.
 pub fn parse(name: &str, text: &str) -> Result<Template, Failure> {
     Template::new(name)
-        .funcs(crate::sprig::funcs())
+        .funcs(crate::sprig::funcs().clone())
         .missing_key(MissingKey::Error)
         .parse(text)
         .map_err(failure)
@@ -78,7 +78,7 @@ pub fn execute(template: &Template, context: &GoValue) -> Result<String, Failure
     template.execute_to_string(context).map_err(failure)
 }
 
-/// Where in a plan a template is rendered.
+/// Which instance and plan a template is rendered for.
 #[derive(Debug, Clone, Copy)]
 pub struct At<'a> {
     /// Instance name.
@@ -87,49 +87,65 @@ pub struct At<'a> {
     pub namespace: &'a str,
     /// Plan.
     pub plan: &'a str,
-    /// Phase.
-    pub phase: &'a str,
-    /// Step.
-    pub step: &'a str,
 }
 
-/// KUDO's render context for `params` (the effective values) at `at`. Every top-level
-/// parameter of `schema` is in `Params`, one without a value as nil (KUDO's context holds each
-/// declared parameter; `missingkey=error` is for names nobody declared).
-pub fn context(op: &Operator, schema: &ParamSchema, params: &Value, at: At<'_>) -> GoValue {
-    let text = |s: &str| GoValue::String(Arc::from(s));
-    let opt = |s: &Option<String>| s.as_deref().map(text).unwrap_or(GoValue::Nil);
-    let mut m: BTreeMap<Arc<str>, GoValue> = BTreeMap::new();
-    let mut values = kudo_params(params);
-    if let (GoValue::Map(given), Some(declared)) = (
-        &mut values,
-        schema
-            .as_value()
-            .get("properties")
-            .and_then(Value::as_object),
-    ) {
-        let given = Arc::make_mut(given);
-        for name in declared.keys() {
-            given
-                .entry(Arc::from(name.as_str()))
-                .or_insert(GoValue::Nil);
+/// The top-level parameters `schema` declares: KUDO's context holds each in `Params`, one
+/// without a value as nil (`missingkey=error` is for names nobody declared).
+pub fn declared(schema: &ParamSchema) -> Vec<Arc<str>> {
+    schema
+        .as_value()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| props.keys().map(|k| Arc::from(k.as_str())).collect())
+        .unwrap_or_default()
+}
+
+/// KUDO's render context for `params` (the effective values) at `at`, built once for all the
+/// templates of a render: only `PhaseName` and `StepName` differ between them ([`Self::at`]).
+pub struct Context(GoValue);
+
+impl Context {
+    /// The context of plan `at.plan`; `declared` are the schema's top-level parameters
+    /// ([`declared`]).
+    pub fn new(op: &Operator, declared: &[Arc<str>], params: &Value, at: At<'_>) -> Context {
+        let text = |s: &str| GoValue::String(Arc::from(s));
+        let opt = |s: &Option<String>| s.as_deref().map(text).unwrap_or(GoValue::Nil);
+        let mut m: BTreeMap<Arc<str>, GoValue> = BTreeMap::new();
+        let mut values = kudo_params(params);
+        if let GoValue::Map(given) = &mut values
+            && !declared.is_empty()
+        {
+            let given = Arc::make_mut(given);
+            for name in declared {
+                given.entry(name.clone()).or_insert(GoValue::Nil);
+            }
         }
+        m.insert("Params".into(), values);
+        m.insert("Name".into(), text(at.instance));
+        m.insert("Namespace".into(), text(at.namespace));
+        m.insert("OperatorName".into(), text(&op.name));
+        m.insert("OperatorVersion".into(), opt(&op.operator_version));
+        m.insert("AppVersion".into(), opt(&op.app_version));
+        m.insert("PlanName".into(), text(at.plan));
+        m.insert("PhaseName".into(), text(""));
+        m.insert("StepName".into(), text(""));
+        let pipes = pipes(op, at)
+            .into_iter()
+            .map(|(k, v)| (Arc::from(k.as_str()), text(&v)))
+            .collect();
+        m.insert("Pipes".into(), GoValue::Map(Arc::new(pipes)));
+        Context(GoValue::Map(Arc::new(m)))
     }
-    m.insert("Params".into(), values);
-    m.insert("Name".into(), text(at.instance));
-    m.insert("Namespace".into(), text(at.namespace));
-    m.insert("OperatorName".into(), text(&op.name));
-    m.insert("OperatorVersion".into(), opt(&op.operator_version));
-    m.insert("AppVersion".into(), opt(&op.app_version));
-    m.insert("PlanName".into(), text(at.plan));
-    m.insert("PhaseName".into(), text(at.phase));
-    m.insert("StepName".into(), text(at.step));
-    let pipes = pipes(op, at)
-        .into_iter()
-        .map(|(k, v)| (Arc::from(k.as_str()), text(&v)))
-        .collect();
-    m.insert("Pipes".into(), GoValue::Map(Arc::new(pipes)));
-    GoValue::Map(Arc::new(m))
+
+    /// The context of a template applied by step `step` of phase `phase`.
+    pub fn at(&mut self, phase: &str, step: &str) -> &GoValue {
+        if let GoValue::Map(m) = &mut self.0 {
+            let m = Arc::make_mut(m);
+            m.insert("PhaseName".into(), GoValue::String(Arc::from(phase)));
+            m.insert("StepName".into(), GoValue::String(Arc::from(step)));
+        }
+        &self.0
+    }
 }
 
 /// The parameters as KUDO hands them to templates: top-level scalars as strings, arrays and

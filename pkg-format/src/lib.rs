@@ -16,7 +16,7 @@
 //! | [`trigger`], [`immutable`], [`change`] | the plan a change runs; what may never change; install, update and upgrade as pure decisions (all three extensions applied) | [`trigger::select`], [`immutable::check_update`], [`change::install`], [`change::update`], [`change::upgrade`] |
 //! | [`old_name`] | values carried across an upgrade by `oldName` | [`old_name::migrate`] |
 //! | [`instance`] | `kudo update -f` / `upgrade -f` on an Instance file, comments kept | [`instance::update`], [`instance::upgrade`], [`Edit`] |
-//! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::stream`] |
+//! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::Prepared`] (templates parsed once, for repeated renders), [`render::stream`] |
 //! | [`manifest`] | rendered manifests read as Kubernetes reads them (YAML 1.1: `0777` is 511); YAML it reads back | [`manifest::parse`], [`manifest::to_yaml`] |
 //! | [`step`] | what a plan step does: its tasks, each resolved for the parameters (shared by the renderer and the manager) | [`step::tasks`], [`package::TaskKind`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
@@ -89,6 +89,8 @@ pub mod verify;
 mod archive;
 mod edit;
 mod error;
+#[cfg(test)]
+mod fixtures;
 mod gotemplate;
 mod sprig;
 

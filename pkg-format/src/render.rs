@@ -17,17 +17,25 @@
 //! (fallback when the value is missing, null or ""), `quote` (a double-quoted, escaped string),
 //! `indent N TEXT`, `b64enc`.
 //!
+//! Each template is parsed once per [`Prepared`] package, when first rendered. A Handlebars
+//! template may include as a partial (`{{> other.yaml}}`) a template rendered before it by the
+//! same call. The free functions ([`render_plan`], [`render_task`], ...) prepare
+//! the package for one call; a caller that renders a package repeatedly keeps a [`Prepared`].
+//!
 //! The rendered text is read as Kubernetes reads a manifest ([`crate::manifest`]: YAML 1.1,
 //! so `defaultMode: 0777` is 511), whether the manager applies it, `kudo template -o json` or
 //! `install --dry-run` prints it or `package verify` checks it. [`stream`] prints the texts of
 //! a plan as one YAML stream that reads back as exactly those objects.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use base64::Engine as _;
 use handlebars::{
     Context, Handlebars, Helper, HelperResult, JsonRender, Output, RenderContext, RenderError,
-    RenderErrorReason, ScopedJson,
+    RenderErrorReason, Renderable, ScopedJson, StringOutput,
 };
 use serde_json::{Value, json};
 
@@ -179,13 +187,14 @@ pub fn engine() -> Handlebars<'static> {
 }
 
 /// Renders the plan's templates with `params`. Every failing template is reported.
+///
+/// Each call parses the templates it renders; [`Prepared::render_plan`] keeps them parsed.
 pub fn render_plan(
     pkg: &Package,
     params: &Value,
     opts: &RenderOptions,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
-    let uses = plan_templates(pkg.operator(), &opts.plan, params).map_err(|d| vec![d])?;
-    render_uses(pkg, params, opts, uses, Naming::Required)
+    Prepared::new(pkg).render_plan(params, opts)
 }
 
 /// Renders the templates of one task (whatever its kind: what an Apply or an enabled Toggle
@@ -199,24 +208,7 @@ pub fn render_task(
     step: &str,
     task: &str,
 ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
-    let t = pkg.operator().task(task).ok_or_else(|| {
-        vec![Diagnostic::error(
-            Code::Operator,
-            "",
-            format!("step `{step}` uses task `{task}`, which is not defined"),
-        )]
-    })?;
-    let uses = t
-        .resources
-        .iter()
-        .map(|template| Use {
-            phase: phase.into(),
-            step: step.into(),
-            task: task.into(),
-            template: template.clone(),
-        })
-        .collect();
-    render_uses(pkg, params, opts, uses, Naming::Required)
+    Prepared::new(pkg).render_task(params, opts, phase, step, task)
 }
 
 /// Renders a Pipe task's Pod template (`at.template`) as its step sees it. KUDO names the Pod,
@@ -227,8 +219,7 @@ pub fn render_pipe_pod(
     opts: &RenderOptions,
     at: Use,
 ) -> Result<Rendered, Vec<Diagnostic>> {
-    let mut rendered = render_uses(pkg, params, opts, vec![at], Naming::Given)?;
-    rendered.pop().ok_or_else(Vec::new)
+    Prepared::new(pkg).render_pipe_pod(params, opts, at)
 }
 
 /// Renders a KudoOperator task's `parameterFile` (`at.template`): the child Instance's
@@ -239,8 +230,232 @@ pub fn render_parameter_file(
     opts: &RenderOptions,
     at: Use,
 ) -> Result<String, Vec<Diagnostic>> {
-    let mut rendered = render_uses(pkg, params, opts, vec![at], Naming::Text)?;
-    Ok(rendered.pop().map(|r| r.text).unwrap_or_default())
+    Prepared::new(pkg).render_parameter_file(params, opts, at)
+}
+
+/// A package ready to render any number of times: each template is parsed once, the first time
+/// it is rendered, and kept for every later render (any plan, task, values or instance).
+///
+/// [`Prepared::new`] borrows the package; `Prepared::from(pkg)` owns it, for a cache
+/// (`Prepared<'static>`). A `Prepared` is `Send + Sync`: share it behind an `Arc`; threads that
+/// render the same template at once parse it once. The free functions ([`render_plan`], ...)
+/// prepare the package for one call.
+///
+/// ```
+/// use kudo_pkg::Package;
+/// use kudo_pkg::change::Version;
+/// use kudo_pkg::render::{Prepared, RenderOptions};
+/// use serde_json::json;
+///
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cassandra-v1beta2");
+/// let prepared = Prepared::from(Package::load(dir.as_ref()).unwrap());
+/// let version = Version::of_package(prepared.package()).unwrap();
+/// for nodes in [3, 5] {
+///     let values = version.effective(&json!({"nodeCount": nodes})).0.into_value();
+///     // the first render parses each template, the second renders the same parsed templates
+///     let rendered = prepared.render_plan(&values, &RenderOptions::default()).unwrap();
+///     assert!(rendered.iter().all(|r| !r.objects.is_empty()));
+/// }
+/// ```
+pub struct Prepared<'p> {
+    pkg: Cow<'p, Package>,
+    /// Each template of the package by name, parsed by the package's engine when first used.
+    parsed: HashMap<String, OnceLock<Result<Parsed, ParseFailure>>>,
+    /// The schema's top-level parameters (a Go template's `Params` holds each).
+    declared: Vec<Arc<str>>,
+}
+
+/// A template parsed by its package's engine.
+pub(crate) enum Parsed {
+    /// A Go template (gotmpl, with sprig's functions).
+    Go(gotmpl::Template),
+    /// A Handlebars template, rendered with [`engine`]'s helpers.
+    Handlebars(handlebars::Template),
+}
+
+/// Why a template does not parse: where (1-based line and column, when known) and the parser's
+/// words.
+#[derive(Debug, Clone)]
+pub(crate) struct ParseFailure {
+    pub(crate) at: Option<(usize, usize)>,
+    pub(crate) message: String,
+}
+
+impl From<Package> for Prepared<'static> {
+    fn from(pkg: Package) -> Self {
+        Prepared::of(Cow::Owned(pkg))
+    }
+}
+
+impl<'p> Prepared<'p> {
+    /// Prepares `pkg`; nothing is parsed until it is rendered.
+    pub fn new(pkg: &'p Package) -> Prepared<'p> {
+        Prepared::of(Cow::Borrowed(pkg))
+    }
+
+    fn of(pkg: Cow<'p, Package>) -> Prepared<'p> {
+        let parsed = pkg
+            .templates()
+            .keys()
+            .map(|name| (name.clone(), OnceLock::new()))
+            .collect();
+        let declared = gotemplate::declared(pkg.schema());
+        Prepared {
+            pkg,
+            parsed,
+            declared,
+        }
+    }
+
+    /// The package.
+    pub fn package(&self) -> &Package {
+        &self.pkg
+    }
+
+    /// [`render_plan`] with the templates parsed once.
+    pub fn render_plan(
+        &self,
+        params: &Value,
+        opts: &RenderOptions,
+    ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+        let uses = plan_templates(self.pkg.operator(), &opts.plan, params).map_err(|d| vec![d])?;
+        self.render_uses(params, opts, uses, Naming::Required)
+    }
+
+    /// [`render_task`] with the templates parsed once.
+    pub fn render_task(
+        &self,
+        params: &Value,
+        opts: &RenderOptions,
+        phase: &str,
+        step: &str,
+        task: &str,
+    ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+        let t = self.pkg.operator().task(task).ok_or_else(|| {
+            vec![Diagnostic::error(
+                Code::Operator,
+                "",
+                format!("step `{step}` uses task `{task}`, which is not defined"),
+            )]
+        })?;
+        let uses = t
+            .resources
+            .iter()
+            .map(|template| Use {
+                phase: phase.into(),
+                step: step.into(),
+                task: task.into(),
+                template: template.clone(),
+            })
+            .collect();
+        self.render_uses(params, opts, uses, Naming::Required)
+    }
+
+    /// [`render_pipe_pod`] with the templates parsed once.
+    pub fn render_pipe_pod(
+        &self,
+        params: &Value,
+        opts: &RenderOptions,
+        at: Use,
+    ) -> Result<Rendered, Vec<Diagnostic>> {
+        let mut rendered = self.render_uses(params, opts, vec![at], Naming::Given)?;
+        rendered.pop().ok_or_else(Vec::new)
+    }
+
+    /// [`render_parameter_file`] with the templates parsed once.
+    pub fn render_parameter_file(
+        &self,
+        params: &Value,
+        opts: &RenderOptions,
+        at: Use,
+    ) -> Result<String, Vec<Diagnostic>> {
+        let mut rendered = self.render_uses(params, opts, vec![at], Naming::Text)?;
+        Ok(rendered.pop().map(|r| r.text).unwrap_or_default())
+    }
+
+    /// Template `name` parsed (the first call parses it), or why it does not parse; `None`
+    /// when the package has no such template.
+    pub(crate) fn parsed(&self, name: &str) -> Option<&Result<Parsed, ParseFailure>> {
+        let (once, text) = self.parsed.get(name).zip(self.pkg.templates().get(name))?;
+        Some(once.get_or_init(|| {
+            match self.pkg.template_engine() {
+                TemplateEngine::Go => {
+                    gotemplate::parse(name, text)
+                        .map(Parsed::Go)
+                        .map_err(|f| ParseFailure {
+                            at: f.at,
+                            message: f.message,
+                        })
+                }
+                TemplateEngine::Handlebars => {
+                    handlebars::Template::compile_with_name(text, name.to_string())
+                        .map(Parsed::Handlebars)
+                        .map_err(|e| ParseFailure {
+                            at: e.pos(),
+                            message: e.reason().to_string(),
+                        })
+                }
+            }
+        }))
+    }
+
+    fn render_uses(
+        &self,
+        params: &Value,
+        opts: &RenderOptions,
+        uses: Vec<Use>,
+        naming: Naming,
+    ) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+        let mut call = Call::new(self, params, opts);
+        let mut out = Vec::new();
+        let mut diags = Vec::new();
+        for u in uses {
+            let file = self.pkg.source().join("templates").join(&u.template);
+            let Some(parsed) = self.parsed(&u.template) else {
+                diags.push(Diagnostic::error(
+                    Code::Template,
+                    "",
+                    format!(
+                        "task `{}` uses templates/{}, which the package does not have",
+                        u.task, u.template
+                    ),
+                ));
+                continue;
+            };
+            if let Ok(Parsed::Handlebars(t)) = parsed
+                && !call.partials.iter().any(|p| p.name == t.name)
+            {
+                call.partials.push(t);
+            }
+            match render_one(parsed, &mut call, &u, &file) {
+                Ok(text) if naming == Naming::Text => out.push(Rendered {
+                    template: u.template,
+                    phase: u.phase,
+                    step: u.step,
+                    task: u.task,
+                    text,
+                    objects: Vec::new(),
+                }),
+                Ok(text) => match objects(&file, &text, naming) {
+                    Ok(objects) => out.push(Rendered {
+                        template: u.template,
+                        phase: u.phase,
+                        step: u.step,
+                        task: u.task,
+                        text,
+                        objects,
+                    }),
+                    Err(d) => diags.push(d),
+                },
+                Err(d) => diags.push(d),
+            }
+        }
+        if diags.is_empty() {
+            Ok(out)
+        } else {
+            Err(diags)
+        }
+    }
 }
 
 /// What a rendered template holds.
@@ -254,45 +469,101 @@ enum Naming {
     Text,
 }
 
-/// A package's templates, parsed once each by the package's engine.
-enum Engine {
-    Handlebars(Box<Handlebars<'static>>),
-    Go(std::collections::HashMap<String, gotmpl::Template>),
+/// What one call renders with: its render contexts, built when first needed (only the phase
+/// and step differ between its templates), and the Handlebars templates it has rendered so far,
+/// which a later one may include as partials.
+struct Call<'a> {
+    prepared: &'a Prepared<'a>,
+    params: &'a Value,
+    opts: &'a RenderOptions,
+    go: Option<gotemplate::Context>,
+    handlebars: Option<Context>,
+    partials: Vec<&'a handlebars::Template>,
 }
 
-impl Engine {
-    fn of(pkg: &Package) -> Engine {
-        match pkg.template_engine() {
-            TemplateEngine::Handlebars => Engine::Handlebars(Box::new(engine())),
-            TemplateEngine::Go => Engine::Go(Default::default()),
+impl<'a> Call<'a> {
+    fn new(prepared: &'a Prepared<'a>, params: &'a Value, opts: &'a RenderOptions) -> Self {
+        Call {
+            prepared,
+            params,
+            opts,
+            go: None,
+            handlebars: None,
+            partials: Vec::new(),
         }
     }
 
-    /// Renders template `u` (text `text`, file `file`), parsing it first if needed.
-    fn render(
-        &mut self,
-        pkg: &Package,
-        params: &Value,
-        opts: &RenderOptions,
-        u: &Use,
-        text: &str,
-        file: &Path,
-    ) -> Result<String, Diagnostic> {
-        match self {
-            Engine::Handlebars(hb) => {
-                if !hb.has_template(&u.template)
-                    && let Err(e) = hb.register_template_string(&u.template, text)
-                {
-                    let (line, col) = e.pos().unwrap_or((1, 0));
-                    return Err(template_diag(
-                        file,
-                        line,
-                        col,
-                        format!("does not parse: {}", e.reason()),
-                    ));
+    /// A Go template's context at `u` (see the `gotemplate` module).
+    fn go(&mut self, u: &Use) -> &gotmpl::Value {
+        let (p, params, opts) = (self.prepared, self.params, self.opts);
+        self.go
+            .get_or_insert_with(|| {
+                let at = gotemplate::At {
+                    instance: &opts.instance,
+                    namespace: &opts.namespace,
+                    plan: &opts.plan,
+                };
+                gotemplate::Context::new(p.pkg.operator(), &p.declared, params, at)
+            })
+            .at(&u.phase, &u.step)
+    }
+
+    /// A Handlebars template's context at `u` (see the module docs).
+    fn handlebars(&mut self, u: &Use) -> &Context {
+        let (op, params, opts) = (self.prepared.pkg.operator(), self.params, self.opts);
+        let ctx = self.handlebars.get_or_insert_with(|| {
+            Context::from(json!({
+                "Params": params,
+                "Name": opts.instance,
+                "Namespace": opts.namespace,
+                "OperatorName": op.name,
+                "OperatorVersion": op.operator_version,
+                "AppVersion": op.app_version,
+                "PlanName": opts.plan,
+                "PhaseName": "",
+                "StepName": "",
+            }))
+        });
+        if let Value::Object(m) = ctx.data_mut() {
+            m.insert("PhaseName".into(), Value::String(u.phase.clone()));
+            m.insert("StepName".into(), Value::String(u.step.clone()));
+        }
+        ctx
+    }
+}
+
+/// Renders template `u` (file `file`), parsed as `parsed`, in `call`.
+fn render_one<'a>(
+    parsed: &'a Result<Parsed, ParseFailure>,
+    call: &mut Call<'a>,
+    u: &Use,
+    file: &Path,
+) -> Result<String, Diagnostic> {
+    match parsed {
+        Err(f) => {
+            let (line, col) = f.at.unwrap_or((1, 0));
+            Err(template_diag(
+                file,
+                line,
+                col,
+                format!("does not parse: {}", f.message),
+            ))
+        }
+        Ok(Parsed::Handlebars(t)) => {
+            let partials = call.partials.clone();
+            let ctx = call.handlebars(u);
+            let mut rc = RenderContext::new(t.name.as_ref());
+            if let Some(block) = rc.block_mut() {
+                for p in partials {
+                    if let Some(name) = &p.name {
+                        block.set_local_partial(name.clone(), p);
+                    }
                 }
-                let ctx = context(pkg.operator(), params, opts, u);
-                hb.render(&u.template, &ctx).map_err(|e| {
+            }
+            let mut out = StringOutput::new();
+            t.render(&HANDLEBARS, ctx, &mut rc, &mut out)
+                .and_then(|()| out.into_string().map_err(RenderError::from))
+                .map_err(|e| {
                     template_diag(
                         file,
                         e.line_no.unwrap_or(1),
@@ -300,84 +571,17 @@ impl Engine {
                         format!("does not render: {}", render_reason(&e)),
                     )
                 })
-            }
-            Engine::Go(parsed) => {
-                let go_failure = |verb: &str, f: gotemplate::Failure| {
-                    let (line, col) = f.at.unwrap_or((1, 0));
-                    template_diag(file, line, col, format!("does not {verb}: {}", f.message))
-                };
-                if !parsed.contains_key(&u.template) {
-                    let t =
-                        gotemplate::parse(&u.template, text).map_err(|f| go_failure("parse", f))?;
-                    parsed.insert(u.template.clone(), t);
-                }
-                let t = &parsed[&u.template];
-                let at = gotemplate::At {
-                    instance: &opts.instance,
-                    namespace: &opts.namespace,
-                    plan: &opts.plan,
-                    phase: &u.phase,
-                    step: &u.step,
-                };
-                let ctx = gotemplate::context(pkg.operator(), pkg.schema(), params, at);
-                gotemplate::execute(t, &ctx).map_err(|f| go_failure("render", f))
-            }
         }
+        Ok(Parsed::Go(t)) => gotemplate::execute(t, call.go(u)).map_err(|f| {
+            let (line, col) = f.at.unwrap_or((1, 0));
+            template_diag(file, line, col, format!("does not render: {}", f.message))
+        }),
     }
 }
 
-fn render_uses(
-    pkg: &Package,
-    params: &Value,
-    opts: &RenderOptions,
-    uses: Vec<Use>,
-    naming: Naming,
-) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
-    let mut engine = Engine::of(pkg);
-    let mut out = Vec::new();
-    let mut diags = Vec::new();
-    for u in uses {
-        let file = pkg.source().join("templates").join(&u.template);
-        let Some(text) = pkg.templates().get(&u.template) else {
-            diags.push(Diagnostic::error(
-                Code::Template,
-                "",
-                format!(
-                    "task `{}` uses templates/{}, which the package does not have",
-                    u.task, u.template
-                ),
-            ));
-            continue;
-        };
-        match engine.render(pkg, params, opts, &u, text, &file) {
-            Ok(text) if naming == Naming::Text => out.push(Rendered {
-                template: u.template,
-                phase: u.phase,
-                step: u.step,
-                task: u.task,
-                text,
-                objects: Vec::new(),
-            }),
-            Ok(text) => match objects(&file, &text, naming) {
-                Ok(objects) => out.push(Rendered {
-                    template: u.template,
-                    phase: u.phase,
-                    step: u.step,
-                    task: u.task,
-                    text,
-                    objects,
-                }),
-                Err(d) => diags.push(d),
-            },
-            Err(d) => diags.push(d),
-        }
-    }
-    if diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(diags)
-    }
-}
+/// The helpers every Handlebars template is rendered with ([`engine`]), built once. No
+/// template is registered: each is rendered on its own, with the partials of its call.
+static HANDLEBARS: LazyLock<Handlebars<'static>> = LazyLock::new(engine);
 
 fn render_reason(e: &RenderError) -> String {
     match e.reason() {
@@ -406,20 +610,6 @@ fn template_diag(file: &Path, line: usize, col: usize, message: String) -> Diagn
         line,
         col: col.max(1),
     }))
-}
-
-fn context(op: &Operator, params: &Value, opts: &RenderOptions, u: &Use) -> Value {
-    json!({
-        "Params": params,
-        "Name": opts.instance,
-        "Namespace": opts.namespace,
-        "OperatorName": op.name,
-        "OperatorVersion": op.operator_version,
-        "AppVersion": op.app_version,
-        "PlanName": opts.plan,
-        "PhaseName": u.phase,
-        "StepName": u.step,
-    })
 }
 
 /// Reads rendered text as Kubernetes does and checks that each document is a Kubernetes object.
@@ -544,5 +734,167 @@ impl handlebars::HelperDef for DefaultHelper {
         _: &mut RenderContext<'reg, 'rc>,
     ) -> Result<ScopedJson<'rc>, RenderError> {
         Ok(ScopedJson::Derived(pick_default(h)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::fixtures::{applying_one_template, applying_templates};
+
+    /// One parameter: v1beta1's `NODES` (so Go templates) or v1beta2's `nodes` (so Handlebars).
+    fn params(go: bool) -> &'static str {
+        if go {
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: NODES\n    default: \"3\"\n"
+        } else {
+            "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  nodes:\n    type: integer\n    default: 3\n"
+        }
+    }
+
+    /// A package applying `template` ([`applying_one_template`]) with [`params`].
+    fn package(go: bool, template: &str) -> Package {
+        applying_one_template(params(go), template)
+    }
+
+    #[test]
+    fn a_prepared_package_is_shared_between_threads() {
+        fn shared<T: Send + Sync + 'static>() {}
+        shared::<Prepared<'static>>();
+    }
+
+    #[test]
+    fn a_failing_template_is_reported_where_it_fails_each_time_it_is_rendered() {
+        // (Go or Handlebars, template, message, line, column)
+        let cases: &[(bool, &str, &str, usize, usize)] = &[
+            (
+                true,
+                "a: 1\n{{ if }}\n",
+                "does not parse: empty command",
+                2,
+                9,
+            ),
+            (
+                true,
+                "a: {{ .Params.NODES\n",
+                "does not parse: unclosed action",
+                2,
+                1,
+            ),
+            (
+                true,
+                "kind: x\n  b: {{ .Params.NOPE }}\n",
+                "does not render: map has no entry for key \"NOPE\"",
+                1,
+                1,
+            ),
+            (
+                false,
+                "a: 1\n{{#if}}\n",
+                "does not parse: invalid handlebars syntax",
+                3,
+                1,
+            ),
+            (
+                false,
+                "kind: x\n  b: {{ Params.nope }}\n",
+                "does not render: `Params.nope` has no value",
+                2,
+                6,
+            ),
+        ];
+        for &(go, text, message, line, col) in cases {
+            let pkg = package(go, text);
+            let values = if go {
+                json!({"NODES": "3"})
+            } else {
+                json!({"nodes": 3})
+            };
+            let opts = RenderOptions::default();
+            let prepared = Prepared::new(&pkg);
+            for diags in [
+                render_plan(&pkg, &values, &opts).unwrap_err(),
+                prepared.render_plan(&values, &opts).unwrap_err(),
+                prepared.render_plan(&values, &opts).unwrap_err(), // parsed (or not) once
+            ] {
+                let [d] = &diags[..] else {
+                    panic!("{text:?}: one finding, got {diags:?}")
+                };
+                let want = format!("template all.yaml {message}");
+                assert!(d.message.starts_with(&want), "{text:?}: {}", d.message);
+                let at = Origin::File(Location {
+                    path: "pkg/templates/all.yaml".into(),
+                    line,
+                    col,
+                });
+                assert_eq!(d.origin, at, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_prepared_package_renders_each_call_with_its_own_values_and_place() {
+        let go = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-{{ .PhaseName }}-{{ .StepName }}\ndata:\n  n: \"{{ .Params.NODES }}\"\n";
+        let hb = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ Name }}-{{ PhaseName }}-{{ StepName }}\ndata:\n  n: \"{{ Params.nodes }}\"\n";
+        for (pkg, values) in [
+            (
+                package(true, go),
+                [json!({"NODES": "3"}), json!({"NODES": "5"})],
+            ),
+            (
+                package(false, hb),
+                [json!({"nodes": 3}), json!({"nodes": 5})],
+            ),
+        ] {
+            let prepared = Prepared::from(pkg.clone());
+            for (instance, values) in ["a", "b"].into_iter().zip(&values) {
+                let opts = RenderOptions {
+                    instance: instance.into(),
+                    ..RenderOptions::default()
+                };
+                let once = render_plan(&pkg, values, &opts).unwrap();
+                assert_eq!(prepared.render_plan(values, &opts).unwrap(), once);
+                let task = prepared
+                    .render_task(values, &opts, "q", "t", "app")
+                    .unwrap();
+                let n = values.as_object().unwrap().values().next().unwrap();
+                let want = format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {instance}-q-t\ndata:\n  n: \"{}\"\n",
+                    n.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| n.to_string())
+                );
+                assert_eq!(task[0].text, want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_handlebars_template_includes_as_a_partial_what_its_call_rendered_before_it() {
+        let b = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+        let a = "{{> b.yaml}}";
+        let values = json!({"nodes": 3});
+        let opts = RenderOptions::default();
+        let pkg = applying_templates(params(false), &[("b.yaml", b), ("a.yaml", a)]);
+        let prepared = Prepared::new(&pkg);
+        let rendered = prepared.render_plan(&values, &opts).unwrap();
+        assert_eq!(rendered[1].text, b);
+        // not in another call
+        let alone = Use {
+            phase: "p".into(),
+            step: "s".into(),
+            task: "app".into(),
+            template: "a.yaml".into(),
+        };
+        let not_found = "template a.yaml does not render: Partial not found b.yaml";
+        let diags = prepared
+            .render_parameter_file(&values, &opts, alone)
+            .unwrap_err();
+        assert_eq!(diags[0].message, not_found);
+        // nor rendered after it
+        let pkg = applying_templates(params(false), &[("a.yaml", a), ("b.yaml", b)]);
+        let diags = render_plan(&pkg, &values, &opts).unwrap_err();
+        assert_eq!(diags[0].message, not_found);
     }
 }

@@ -3,6 +3,7 @@
 //! compiled packages, the cluster side of running tasks ([`Objects`]), events, metrics, the
 //! backoff of failing Instances and the [`Settings`].
 
+use kudo_pkg::render::Prepared;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -55,10 +56,19 @@ impl Default for Settings {
 
 /// An OperatorVersion's package, rebuilt and compiled once per resourceVersion.
 pub(crate) struct Compiled {
-    /// The package, rebuilt from the OperatorVersion.
-    pub pkg: Package,
+    /// The package, rebuilt from the OperatorVersion, prepared for rendering: each template is
+    /// parsed once, on its first render, and reused by every later reconcile of every Instance
+    /// of this OperatorVersion.
+    pub prepared: Prepared<'static>,
     /// Its parameters and plans, as the policy reads them.
     pub version: Version,
+}
+
+impl Compiled {
+    /// The package.
+    pub fn pkg(&self) -> &Package {
+        self.prepared.package()
+    }
 }
 
 /// What reconcile needs: the client, the identities it acts with for Instances, the
@@ -157,7 +167,10 @@ impl Context {
         let version = kudo_crd::package::version(&ov).map_err(|e| {
             format!("OperatorVersion {ns}/{name} has an invalid parameter schema: {e}")
         })?;
-        let c = Arc::new(Compiled { pkg, version });
+        let c = Arc::new(Compiled {
+            prepared: Prepared::from(pkg),
+            version,
+        });
         let older = format!("{ns}/{name}@");
         self.compiled
             .put(cache_key, c.clone(), |k| k.starts_with(&older));

@@ -4,8 +4,8 @@
 //! ([`Failure`]).
 
 use kube::ResourceExt;
-use kudo_pkg::render::RenderOptions;
-use kudo_pkg::{Diagnostic, Package};
+use kudo_pkg::Diagnostic;
+use kudo_pkg::render::{Prepared, RenderOptions};
 use serde_json::{Value, json};
 
 use crate::health::Health;
@@ -145,8 +145,8 @@ pub struct StepRun<'a> {
     pub tenant: &'a Tenant,
     /// The Instance.
     pub inst: &'a Instance,
-    /// Its OperatorVersion's package.
-    pub pkg: &'a Package,
+    /// Its OperatorVersion's package, prepared for rendering.
+    pub prepared: &'a Prepared<'a>,
     /// The effective parameters the plan runs with.
     pub params: &'a Value,
     /// Where the step is.
@@ -164,7 +164,9 @@ impl StepRun<'_> {
     /// Applies `obj`, [labelled](StepRef::labelled) for the Instance and the step, with the
     /// step's identity; what the API server stored.
     pub async fn apply(&self, obj: Value) -> Result<Value, Failure> {
-        let obj = self.at.labelled(obj, self.inst, &self.pkg.operator().name);
+        let obj = self
+            .at
+            .labelled(obj, self.inst, &self.prepared.package().operator().name);
         self.objects
             .apply(self.tenant, obj, self.inst, self.notes)
             .await

@@ -59,6 +59,7 @@ use crate::document::Document;
 use crate::package::Package;
 use crate::params::Params;
 use crate::pointer;
+use crate::render::Prepared;
 use crate::validate::Validator;
 use crate::values::Values;
 
@@ -73,7 +74,9 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
     names::check(pkg, &mut out);
     presentation::check(pkg, &mut out);
     schema::check(pkg, &mut out);
-    let skipped = templates::check(pkg, &mut out);
+    // each template is parsed once, for the template checks and every render
+    let prepared = Prepared::new(pkg);
+    let skipped = templates::check(pkg, &prepared, &mut out);
     let namespaces = namespace::templates(pkg, &mut out);
 
     // The defaults together (nested ones filled in). A default already found invalid at its
@@ -110,8 +113,8 @@ pub fn verify(pkg: &Package) -> Vec<Diagnostic> {
         })),
     }
 
-    namespace::manifest(pkg, defaults.value(), &skipped, &mut out);
-    rendering::check(pkg, defaults.value(), &skipped, namespaces, &mut out);
+    namespace::manifest(&prepared, defaults.value(), &skipped, &mut out);
+    rendering::check(&prepared, defaults.value(), &skipped, namespaces, &mut out);
     pkg.locate_rules(&mut out);
     out
 }
@@ -244,6 +247,7 @@ fn did_you_mean<'a>(bad: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::applying_one_template;
     use std::collections::BTreeMap;
     use std::path::Path;
 
@@ -271,21 +275,6 @@ mod tests {
         for (name, text) in templates {
             files.insert(format!("templates/{name}"), text.as_bytes().to_vec());
         }
-        Package::from_files(Path::new("pkg"), files).unwrap()
-    }
-
-    /// A KUDO package (v1beta1 parameters, so Go templates) with `templates/all.yaml`.
-    fn go_package(params: &str, template: &str) -> Package {
-        let operator = "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.18.0\n\
-             tasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [all.yaml]\n\
-             plans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [app]\n";
-        let mut files = BTreeMap::new();
-        files.insert("operator.yaml".to_string(), operator.as_bytes().to_vec());
-        files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
-        files.insert(
-            "templates/all.yaml".to_string(),
-            template.as_bytes().to_vec(),
-        );
         Package::from_files(Path::new("pkg"), files).unwrap()
     }
 
@@ -323,7 +312,7 @@ mod tests {
             ("  n: {{ if }}\n", &[(Code::Template, "", true)]),
         ];
         for (body, want) in cases {
-            let pkg = go_package(params, &format!("{head}{body}"));
+            let pkg = applying_one_template(params, &format!("{head}{body}"));
             assert_eq!(pkg.template_engine(), TemplateEngine::Go);
             let got = findings(&pkg);
             let want: Vec<(Code, String, bool)> = want
@@ -333,7 +322,7 @@ mod tests {
             assert_eq!(got, want, "{body}: {:#?}", verify(&pkg));
         }
         // The messages: Go's words for an unknown function, sprig's name for one kudo lacks.
-        let pkg = go_package(
+        let pkg = applying_one_template(
             params,
             &format!(
                 "{head}  n: \"{{{{ nope 1 }}}}{{{{ uuidv4 }}}}{{{{ .Params.NODE_COUNT }}}}{{{{ .Params.SPARE }}}}\"\n"
@@ -403,7 +392,7 @@ mod tests {
              ---\nkind: Role\napiVersion: rbac.authorization.k8s.io/v1beta1\nmetadata:\n  name: peer\nrules: []\n\
              ---\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: psp\nspec: {}\n\
              ---\napiVersion: \"rbac.authorization.k8s.io/v1beta1\"\nkind: RoleBinding\nmetadata:\n  name: peer\nroleRef: {kind: Role, name: peer}\n";
-        let diags = verify(&go_package(params, template));
+        let diags = verify(&applying_one_template(params, template));
         let got: Vec<(Code, bool, usize, &str, Option<&str>)> = diags
             .iter()
             .map(|d| match &d.origin {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::operator_origin;
 use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::package::Package;
-use crate::render::{self, RenderOptions, Use};
+use crate::render::{Prepared, RenderOptions, Use};
 
 /// `kind: Namespace` as a YAML key and value: at a line's start, after `- ` or inside a flow
 /// mapping; the key and the value may be quoted.
@@ -80,11 +80,12 @@ pub(super) fn namespace_object(pkg: &Package, name: &str, line: usize, col: usiz
 /// The `namespaceManifest`: it exists, renders with `values` (unless it is in `skipped`: its
 /// own findings are reported) and is one Namespace.
 pub(super) fn manifest(
-    pkg: &Package,
+    prepared: &Prepared<'_>,
     values: &Value,
     skipped: &[PathBuf],
     out: &mut Vec<Diagnostic>,
 ) {
+    let pkg = prepared.package();
     let Some(name) = pkg.operator().namespace_manifest.as_deref() else {
         return;
     };
@@ -113,7 +114,7 @@ pub(super) fn manifest(
         task: String::new(),
         template: name.to_string(),
     };
-    let rendered = match render::render_parameter_file(pkg, values, &opts, at) {
+    let rendered = match prepared.render_parameter_file(values, &opts, at) {
         Ok(r) => r,
         Err(diags) => {
             out.extend(diags);

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::namespace;
 use crate::diag::{Code, Diagnostic, Location, Origin};
 use crate::package::{Package, Task, TaskKind};
-use crate::render::{self, RenderOptions, Use};
+use crate::render::{self, Prepared, RenderOptions, Use};
 use crate::successor;
 
 /// What rendering already reported, so that nothing is reported twice.
@@ -169,12 +169,13 @@ fn api_version_lines(text: &str, version: &str) -> Vec<(usize, usize)> {
 /// Renders every plan with `values`; `namespaces` are the templates already reported as
 /// creating a Namespace.
 pub(super) fn check(
-    pkg: &Package,
+    prepared: &Prepared<'_>,
     values: &Value,
     skipped: &[PathBuf],
     namespaces: Vec<String>,
     out: &mut Vec<Diagnostic>,
 ) {
+    let pkg = prepared.package();
     let mut f = Findings {
         pkg,
         skipped,
@@ -199,8 +200,7 @@ pub(super) fn check(
                     };
                     match task.kind {
                         TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle => {
-                            match render::render_task(
-                                pkg,
+                            match prepared.render_task(
                                 values,
                                 &opts,
                                 &phase.name,
@@ -214,7 +214,7 @@ pub(super) fn check(
                                 Err(diags) => f.add(diags),
                             }
                         }
-                        TaskKind::Pipe => pipe_pod(&mut f, values, &opts, task, &at),
+                        TaskKind::Pipe => pipe_pod(&mut f, prepared, values, &opts, task, &at),
                         TaskKind::KudoOperator => {
                             let file = task
                                 .spec
@@ -224,7 +224,7 @@ pub(super) fn check(
                                 .filter(|p| !p.is_empty());
                             if let Some(file) = file
                                 && let Err(diags) =
-                                    render::render_parameter_file(pkg, values, &opts, at(file))
+                                    prepared.render_parameter_file(values, &opts, at(file))
                             {
                                 f.add(diags);
                             }
@@ -240,6 +240,7 @@ pub(super) fn check(
 /// A Pipe task's Pod, rendered and checked as the manager checks it before running one.
 fn pipe_pod(
     f: &mut Findings<'_>,
+    prepared: &Prepared<'_>,
     values: &Value,
     opts: &RenderOptions,
     task: &Task,
@@ -252,7 +253,7 @@ fn pipe_pod(
     if f.skipped.contains(&file) {
         return;
     }
-    let problem = match render::render_pipe_pod(f.pkg, values, opts, at(&spec.pod)) {
+    let problem = match prepared.render_pipe_pod(values, opts, at(&spec.pod)) {
         Err(diags) => return f.add(diags),
         Ok(r) => match &r.objects[..] {
             [pod] if pod["kind"] == "Pod" => crate::pipe::check_pod(pod, &spec.files)

@@ -38,10 +38,10 @@ use handlebars::{Path as HbPath, PathSeg};
 use super::operator::toggle_tokens;
 use super::params_origin;
 use crate::diag::{Code, Diagnostic, Location, Origin};
-use crate::gotemplate::TemplateEngine;
 use crate::package::{Package, TaskKind};
 use crate::params::{ParamSchema, Params, v1beta2::Child};
 use crate::pointer;
+use crate::render::{Parsed, Prepared};
 
 mod go;
 
@@ -67,7 +67,11 @@ const CONTEXT: [&str; 9] = [
 /// Runs both checks on every template; returns the templates that did not parse or have a
 /// finding of their own (an undefined parameter or name, an unknown function): rendering
 /// stops at the first such reference, so it would only repeat one of them.
-pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+pub(super) fn check(
+    pkg: &Package,
+    prepared: &Prepared<'_>,
+    out: &mut Vec<Diagnostic>,
+) -> Vec<PathBuf> {
     let schema = pkg.schema();
     // a template operator.yaml names is missing (reported by the operator checks)
     let missing = super::operator::named_templates(pkg)
@@ -76,28 +80,22 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let mut uses: Vec<Use> = Vec::new();
     let mut skipped = Vec::new();
     let mut all_read = true;
-    let go = pkg.template_engine() == TemplateEngine::Go;
     for (name, text) in pkg.templates() {
         let file = pkg.source().join("templates").join(name);
-        if go {
-            let mut s = Scanner::new(schema, name, file.clone(), &mut uses);
-            let read = s.go_template(text);
-            all_read &= read;
-            if !s.diags.is_empty() {
-                skipped.push(file);
-            }
-            out.extend(s.diags);
-            continue;
-        }
-        let template = match Template::compile(text) {
-            Ok(t) => t,
-            Err(e) => {
-                let (line, col) = e.pos().unwrap_or((1, 1));
-                out.push(
+        let Some(parsed) = prepared.parsed(name) else {
+            continue; // the package has every template it lists
+        };
+        let mut s = Scanner::new(schema, name, file.clone(), &mut uses);
+        match parsed {
+            Ok(Parsed::Go(template)) => s.go_template(text, template),
+            Ok(Parsed::Handlebars(template)) => s.template(template),
+            Err(f) => {
+                let (line, col) = f.at.unwrap_or((1, 1));
+                s.diags.push(
                     Diagnostic::error(
                         Code::Template,
                         "",
-                        format!("template {name} does not parse: {}", e.reason()),
+                        format!("template {name} does not parse: {}", f.message),
                     )
                     .with_origin(Origin::File(Location {
                         path: file.clone(),
@@ -106,12 +104,8 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
                     })),
                 );
                 all_read = false;
-                skipped.push(file);
-                continue;
             }
-        };
-        let mut s = Scanner::new(schema, name, file.clone(), &mut uses);
-        s.template(&template);
+        }
         if !s.diags.is_empty() {
             skipped.push(file);
         }

@@ -29,7 +29,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use kube::discovery::{Scope, oneshot};
 use kudo_pkg::Package;
 use kudo_pkg::package::TaskKind;
-use kudo_pkg::render::{RenderOptions, render_task};
+use kudo_pkg::render::{self, RenderOptions};
 use serde_json::{Value, json};
 
 use super::{Error, Result, Target};
@@ -97,6 +97,7 @@ pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -
 
 /// The objects of every Apply, Toggle and Delete task of every plan of `pkg`.
 fn plan_objects(pkg: &Package, params: &Value, instance: &str, namespace: &str) -> Vec<Value> {
+    let prepared = render::Prepared::new(pkg); // each template parsed once for all the tasks
     let op = pkg.operator();
     let mut out = Vec::new();
     for (plan, p) in &op.plans {
@@ -118,7 +119,7 @@ fn plan_objects(pkg: &Package, params: &Value, instance: &str, namespace: &str) 
                         continue;
                     }
                     if let Ok(rendered) =
-                        render_task(pkg, params, &opts, &phase.name, &step.name, task)
+                        prepared.render_task(params, &opts, &phase.name, &step.name, task)
                     {
                         out.extend(rendered.into_iter().flat_map(|r| r.objects));
                     }

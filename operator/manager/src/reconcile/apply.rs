@@ -20,7 +20,7 @@ pub(super) async fn reconcile(
     given: Result<Value, String>,
 ) -> Result<Action> {
     let (ctx, inst) = (round.ctx, round.inst);
-    let (pkg, schema) = (&compiled.pkg, &compiled.version.schema);
+    let (pkg, schema) = (compiled.pkg(), &compiled.version.schema);
     let given = match given {
         Ok(v) => v,
         Err(why) => {
@@ -70,5 +70,5 @@ pub(super) async fn reconcile(
         }
     }
     round.status.observed_generation = inst.metadata.generation;
-    round.advance(pkg, &values).await
+    round.advance(&compiled.prepared, &values).await
 }

@@ -25,7 +25,7 @@ pub(super) async fn reconcile(
     given: Result<Value, String>,
 ) -> Result<Action> {
     let (ctx, inst) = (round.ctx, round.inst);
-    let pkg = &compiled.pkg;
+    let pkg = compiled.pkg();
     if !pkg.operator().plans.contains_key(CLEANUP) {
         finalizer::remove(&round.api, inst).await?;
         return Ok(Action::await_change());
@@ -54,7 +54,7 @@ pub(super) async fn reconcile(
         Ok(v) => kudo_pkg::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
         Err(_) => recorded,
     };
-    let action = round.advance(pkg, &render).await?;
+    let action = round.advance(&compiled.prepared, &render).await?;
     let cleaned = round
         .status
         .plan_status

@@ -57,7 +57,7 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             return round.not_ready("OperatorVersionMissing", &why, after).await;
         }
     };
-    plan::ensure_all(&mut round.status, &compiled.pkg);
+    plan::ensure_all(&mut round.status, compiled.pkg());
     // The values in the Instance's Secrets (spec.parametersFrom), read at plan time.
     // Read as the Instance's ServiceAccount: the manager itself may read no Secret.
     let secret_values = match ctx.tenants.client_for(inst) {

@@ -7,6 +7,7 @@ use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kudo_pkg::Package;
+use kudo_pkg::render::Prepared;
 use serde_json::Value;
 
 use crate::context::{Context, key};
@@ -83,7 +84,8 @@ impl<'a> Round<'a> {
     /// Runs what may run of the active plan of `pkg` with `params` (the values, secrets
     /// included), round after round while steps complete; writes the status after each round.
     /// Returns when the plan waits, fails or ends.
-    pub async fn advance(&mut self, pkg: &Package, params: &Value) -> Result<Action> {
+    pub async fn advance(&mut self, prepared: &Prepared<'_>, params: &Value) -> Result<Action> {
+        let pkg = prepared.package();
         let (ctx, api, inst, now) = (self.ctx, &self.api, self.inst, self.now.as_str());
         let (original, status) = (&self.original, &mut self.status);
         let mut written = original.clone();
@@ -125,7 +127,7 @@ impl<'a> Round<'a> {
                     objects: &ctx.objects,
                     tenant,
                     inst,
-                    pkg,
+                    prepared,
                     params,
                     at,
                     notes: &notes,

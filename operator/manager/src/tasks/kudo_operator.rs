@@ -11,7 +11,7 @@
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::document::Document;
 use kudo_pkg::package::Task;
-use kudo_pkg::render::{Use, render_parameter_file};
+use kudo_pkg::render::Use;
 use serde_json::{Value, json};
 
 use crate::health::health;
@@ -20,7 +20,10 @@ use crate::step::{Outcome, StepRun};
 /// Runs KudoOperator task `task` of step `at`: `Ok` once the child's plan is COMPLETE.
 pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
     let StepRun {
-        pkg, params, at, ..
+        prepared,
+        params,
+        at,
+        ..
     } = run;
     let spec = KudoOperatorTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let Some(version) = spec.operator_version.as_deref() else {
@@ -40,9 +43,11 @@ pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
                 task: task.name.clone(),
                 template: file.clone(),
             };
-            let text = render_parameter_file(pkg, params, &opts, at_file)
+            let text = run
+                .prepared
+                .render_parameter_file(params, &opts, at_file)
                 .map_err(|d| Outcome::invalid(&d))?;
-            let path = pkg.source().join("templates").join(file);
+            let path = prepared.package().source().join("templates").join(file);
             match Document::parse(&path, &text).map(|d| d.value().clone()) {
                 Ok(v @ Value::Object(_)) => v,
                 Ok(Value::Null) => json!({}),

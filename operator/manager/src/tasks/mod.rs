@@ -13,7 +13,6 @@ mod kudo_operator;
 mod pipe;
 
 use kudo_pkg::package::Task;
-use kudo_pkg::render::render_task;
 use kudo_pkg::step::{self, Action};
 use serde_json::Value;
 
@@ -22,7 +21,7 @@ use crate::step::{Outcome, StepRun};
 
 /// Runs the step `run.at` of `run.pkg` for `run.inst` with the effective parameters.
 pub async fn run_step(run: StepRun<'_>) -> Outcome {
-    let op = run.pkg.operator();
+    let op = run.prepared.package().operator();
     let at = run.at;
     let Some(step) = step::find(op, at.plan, at.phase, at.step) else {
         return Outcome::Fatal(format!(
@@ -59,17 +58,14 @@ pub async fn run_step(run: StepRun<'_>) -> Outcome {
 /// waits for every object applied that is not healthy yet.
 async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
     let opts = run.render_options();
-    let rendered = match render_task(
-        run.pkg,
-        run.params,
-        &opts,
-        run.at.phase,
-        run.at.step,
-        &task.name,
-    ) {
-        Ok(r) => r,
-        Err(d) => return Outcome::invalid(&d),
-    };
+    let rendered =
+        match run
+            .prepared
+            .render_task(run.params, &opts, run.at.phase, run.at.step, &task.name)
+        {
+            Ok(r) => r,
+            Err(d) => return Outcome::invalid(&d),
+        };
     let mut waiting = Vec::new();
     for obj in rendered.into_iter().flat_map(|r| r.objects) {
         if !apply {

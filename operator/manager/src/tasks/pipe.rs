@@ -10,7 +10,7 @@
 
 use kudo_pkg::package::Task;
 use kudo_pkg::pipe::{self, MAX_FILE_SIZE, PipeTask, WAITER};
-use kudo_pkg::render::{Use, render_pipe_pod};
+use kudo_pkg::render::Use;
 use serde_json::Value;
 
 use crate::health::health;
@@ -19,9 +19,7 @@ use crate::step::{Outcome, StepRun};
 
 /// Runs Pipe task `task` of step `at`: `Ok` once its artifacts exist and its Pod is deleted.
 pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
-    let StepRun {
-        pkg, params, at, ..
-    } = run;
+    let StepRun { params, at, .. } = run;
     let spec = PipeTask::of(task).map_err(|e| Outcome::Fatal(e.to_string()))?;
     let opts = run.render_options();
     let template = Use {
@@ -30,8 +28,10 @@ pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
         task: task.name.clone(),
         template: spec.pod.clone(),
     };
-    let rendered =
-        render_pipe_pod(pkg, params, &opts, template).map_err(|d| Outcome::invalid(&d))?;
+    let rendered = run
+        .prepared
+        .render_pipe_pod(params, &opts, template)
+        .map_err(|d| Outcome::invalid(&d))?;
     let [pod] = &rendered.objects[..] else {
         return Err(Outcome::Fatal(format!(
             "Pipe task `{}`: templates/{} must hold exactly one Pod",

@@ -34,25 +34,11 @@ const CONTEXT: [&str; 10] = {
 };
 
 impl Scanner<'_> {
-    /// Checks a Go template; `false` when it does not parse (so nothing can be said of what
-    /// it uses).
-    pub(super) fn go_template(&mut self, text: &str) -> bool {
-        let template = match crate::gotemplate::parse(self.name, text) {
-            Ok(t) => t,
-            Err(f) => {
-                let (line, col) = f.at.unwrap_or((1, 1));
-                self.at = (line, col);
-                self.error(
-                    Code::Template,
-                    format!("template {} does not parse: {}", self.name, f.message),
-                );
-                return false;
-            }
-        };
-        let functions = crate::sprig::funcs();
+    /// Checks a parsed Go template (its source is `text`).
+    pub(super) fn go_template(&mut self, text: &str, template: &gotmpl::Template) {
         let mut go = Go {
             text,
-            functions: &functions,
+            functions: crate::sprig::funcs(),
             depth: 0,
         };
         for name in template.templates() {
@@ -60,7 +46,6 @@ impl Scanner<'_> {
                 go.list(self, tree);
             }
         }
-        true
     }
 
     fn error(&mut self, code: Code, message: String) {
