@@ -9,7 +9,7 @@
 //!
 //! - [`install::install`]: Operator and OperatorVersion when missing, then the Instance.
 //! - [`update::update`]: an RFC 6902 JSON patch of only the values that change, each replaced
-//!   or removed value guarded by a `test` of what was read ([`merge::guarded`]); when a test
+//!   or removed value guarded by a `test` of what was read (`merge::guarded`); when a test
 //!   fails the Instance is read again and the overrides applied to the fresh object.
 //! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
 //!   Instance, with the same precondition and retries.
