@@ -196,6 +196,9 @@ pub enum Proposal<'a> {
     /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
     /// manager). On upgrade, values equal to the installed ones mean "carry them over".
     Values(&'a Value),
+    /// `kudo patch`'s `--add` and `--remove` ([`crate::values::Edit`]), in order, on top of
+    /// the installed values.
+    Patch(&'a [crate::values::Edit]),
     /// Like [`Proposal::Values`], from a caller that cannot read the Instance's Secrets
     /// (`spec.parametersFrom`; the admission webhook): a `required` parameter may be missing
     /// here, since its value may be in a Secret. The manager validates the whole.
@@ -216,6 +219,9 @@ impl Proposal<'_> {
 pub struct Decision {
     /// The effective parameters after the change (defaults applied), each with its origin.
     pub values: Values,
+    /// The effective parameters before it, in the layout of `values` (on upgrade: the installed
+    /// values moved by `oldName`; on install: empty). What `kudo diff` compares `values` with.
+    pub before: Value,
     /// The values to store in `spec.parameters` (typed): what the user set, not the defaults.
     pub explicit: Value,
     /// The values to store in `spec.immutableDefaults` (an object, empty when none): the
@@ -268,6 +274,7 @@ pub fn install(to: &Version, proposal: Proposal<'_>) -> Verdict {
     }
     let warnings = errors_or_warnings(problems)?;
     Ok(Decision {
+        before: empty(),
         values,
         explicit,
         kept: empty(),
@@ -297,7 +304,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
                 d
             })
             .collect();
-        return Ok(unchanged(new, explicit, kept, warnings));
+        return Ok(unchanged(old.into_value(), new, explicit, kept, warnings));
     }
     problems.extend(validate(v, &new, proposal, installed.secrets_elsewhere));
     problems.extend(with_origins(
@@ -337,6 +344,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
     }
     let warnings = errors_or_warnings(problems)?;
     Ok(Decision {
+        before: old.into_value(),
         values: new,
         explicit,
         kept,
@@ -481,6 +489,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     let mut warnings = errors_or_warnings(problems)?;
     warnings.extend(m.report.warnings());
     Ok(Decision {
+        before: installed_values,
         values: new,
         explicit,
         kept,
@@ -671,8 +680,15 @@ pub fn with_trigger(installed: &Installed<'_>, plan: &str, decided: Verdict) -> 
     }
 }
 
-fn unchanged(values: Values, explicit: Value, kept: Value, warnings: Vec<Diagnostic>) -> Decision {
+fn unchanged(
+    before: Value,
+    values: Values,
+    explicit: Value,
+    kept: Value,
+    warnings: Vec<Diagnostic>,
+) -> Decision {
     Decision {
+        before,
         values,
         explicit,
         kept,
@@ -711,6 +727,18 @@ fn propose(
             let explicit = explicit(baseline, files, overrides, values.value());
             refused.extend(problems);
             (values, explicit, refused)
+        }
+        Proposal::Patch(edits) => {
+            let (mut values, mut problems) =
+                effective(&to.schema, &current(overlay(kept, baseline)));
+            for e in edits {
+                if let Err(d) = values.edit(&to.schema, e) {
+                    problems.push(d);
+                }
+            }
+            values.apply_defaults(&to.schema);
+            let explicit = explicit_edits(baseline, edits, values.value());
+            (values, explicit, problems)
         }
         Proposal::Values(given) | Proposal::WithoutSecrets(given) => {
             let typed = to.typed(given);
@@ -865,6 +893,41 @@ fn explicit(current: &Value, files: &[Document], overrides: &[String], effective
     out
 }
 
+/// The values to store after `kudo patch`'s `edits`: `current` with each edited array written
+/// whole from `effective` (the outermost array on the way, as for `-p`), and each removed object
+/// member removed.
+fn explicit_edits(current: &Value, edits: &[crate::values::Edit], effective: &Value) -> Value {
+    let mut out = match current {
+        Value::Object(_) => current.clone(),
+        _ => Value::Object(Map::new()),
+    };
+    for e in edits {
+        let tokens = e.tokens();
+        let Some((last, parents)) = tokens.split_last() else {
+            continue;
+        };
+        let array = (1..=parents.len()).find(|k| {
+            effective
+                .pointer(&pointer::from_tokens(&tokens[..*k]))
+                .is_some_and(Value::is_array)
+        });
+        match array {
+            Some(k) => {
+                let at = &tokens[..k];
+                if let Some(v) = effective.pointer(&pointer::from_tokens(at)) {
+                    pointer::set_creating(&mut out, at, v.clone());
+                }
+            }
+            None => {
+                if let Some(Value::Object(m)) = out.pointer_mut(&pointer::from_tokens(parents)) {
+                    m.remove(last);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -961,6 +1024,46 @@ mod tests {
                 resets: &[],
             },
         )
+    }
+
+    #[test]
+    fn a_patch_stores_the_edited_array_whole_and_runs_its_plan() {
+        let v = v1(ALL);
+        let installed = json!({"nodeCount": 4, "zone": "z"});
+        let edits = [
+            values::Edit::add(1, "ports/-=8080").unwrap(),
+            values::Edit::remove(1, "nodeCount").unwrap(),
+        ];
+        let d = update(&Installed::at_rest(&v, &installed), Proposal::Patch(&edits)).unwrap();
+        // The array from its default, stored whole; the removed member falls back to its default.
+        assert_eq!(d.explicit, json!({"zone": "z", "ports": [80, 8080]}));
+        assert_eq!(d.before["ports"], json!([80]));
+        assert_eq!(d.values.value()["ports"], json!([80, 8080]));
+        assert_eq!(d.values.value()["nodeCount"], json!(3));
+        assert_eq!(d.plan.as_deref(), Some("update"));
+        // Changes that run two plans are refused as any update's are.
+        let both = [
+            values::Edit::add(1, "ports/-=8080").unwrap(),
+            values::Edit::remove(1, "backup/enabled").unwrap(),
+        ];
+        let conflict = update(
+            &Installed::at_rest(&v, &json!({"backup": {"enabled": true}})),
+            Proposal::Patch(&both),
+        );
+        assert_eq!(
+            outcome(conflict),
+            Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+            "ports runs update, backup runs backup-update"
+        );
+        // An immutable value cannot be removed either.
+        let immutable = [values::Edit::remove(1, "clusterName").unwrap()];
+        assert_eq!(
+            outcome(update(
+                &Installed::at_rest(&v, &json!({"clusterName": "x"})),
+                Proposal::Patch(&immutable)
+            )),
+            Err(vec![Code::ImmutableChanged])
+        );
     }
 
     fn upgrade_with(

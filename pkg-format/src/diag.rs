@@ -126,6 +126,9 @@ pub enum Code {
     FileNotFound,
     /// A file named on the command line exists but cannot be read (a directory, permissions).
     FileUnreadable,
+    /// `kudo patch --remove` of a value that is not there (an array index past the end, an
+    /// object member that is not set).
+    NothingToRemove,
 }
 
 impl Code {
@@ -135,6 +138,7 @@ impl Code {
             Code::YamlSyntax => "yaml-syntax",
             Code::FileNotFound => "file-not-found",
             Code::FileUnreadable => "file-unreadable",
+            Code::NothingToRemove => "nothing-to-remove",
             Code::UnknownParameter => "unknown-parameter",
             Code::TypeMismatch => "type-mismatch",
             Code::Required => "required",
@@ -243,6 +247,16 @@ pub enum Origin {
         /// 1-based position among the `--reset` arguments.
         index: usize,
     },
+    /// The N-th `--add` argument of `kudo patch` (1-based).
+    Add {
+        /// 1-based position among the `--add` arguments.
+        index: usize,
+    },
+    /// The N-th `--remove` argument of `kudo patch` (1-based).
+    Remove {
+        /// 1-based position among the `--remove` arguments.
+        index: usize,
+    },
     /// The stored parameters of an Instance (a value that was already there).
     Instance,
     /// A Secret named in the Instance's `spec.parametersFrom` (which Secret and key).
@@ -258,6 +272,8 @@ impl fmt::Display for Origin {
             Origin::File(loc) => write!(f, "{loc}"),
             Origin::Flag { index } => write!(f, "-p argument {index}"),
             Origin::Reset { index } => write!(f, "--reset argument {index}"),
+            Origin::Add { index } => write!(f, "--add argument {index}"),
+            Origin::Remove { index } => write!(f, "--remove argument {index}"),
             Origin::Instance => f.write_str("instance parameters"),
             Origin::Secret(which) => f.write_str(which),
             Origin::None => Ok(()),

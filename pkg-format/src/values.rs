@@ -265,7 +265,16 @@ impl Values {
     /// Applies one `-p` override: checks the pointer against the schema, types the value by the
     /// schema, and sets it.
     pub fn set(&mut self, schema: &ParamSchema, ov: &Override) -> Result<(), Diagnostic> {
-        let origin = Origin::Flag { index: ov.index };
+        self.set_from(schema, ov, Origin::Flag { index: ov.index })
+    }
+
+    /// [`Values::set`], the value recorded as coming from `origin`.
+    fn set_from(
+        &mut self,
+        schema: &ParamSchema,
+        ov: &Override,
+        origin: Origin,
+    ) -> Result<(), Diagnostic> {
         let err = |code: Code, at: &str, msg: String| {
             Diagnostic::error(code, at.to_string(), msg).with_origin(origin.clone())
         };
@@ -444,6 +453,271 @@ fn null_refused(schema: &ParamSchema, node: &Value, ov: &Override) -> Option<Dia
 /// value keeps its meaning: `-p nodeCount=` removes a non-string value).
 const NULL_TEXTS: &[&str] = &["null", "Null", "NULL", "~"];
 
+/// One `--add POINTER=VALUE` or `--remove POINTER` of `kudo patch` (KEP-33's "Instance updates
+/// from the command line"): what `-p` deliberately cannot do, add or remove one array item.
+///
+/// | edit | values before | after |
+/// |---|---|---|
+/// | `--add ports/-=8080` | `{"ports": [80]}` | `{"ports": [80, 8080]}` |
+/// | `--add ports/0=8080` | `{"ports": [80]}` | `{"ports": [8080, 80]}` |
+/// | `--add topology/-={name: dc2, nodes: 3}` | `{"topology": [{...}]}` | a second item |
+/// | `--remove ports/0` | `{"ports": [80, 8080]}` | `{"ports": [8080]}` |
+/// | `--remove labels/team` | `{"labels": {"team": "a", "x": "b"}}` | `{"labels": {"x": "b"}}` |
+///
+/// The edit applies to the effective values (an array that only has its default is edited from
+/// the default). `--add` adds array items only (an object member is set with `-p`); its index is
+/// one of `0..=len`, or `-` to append; the VALUE is YAML typed by the item's schema. `--remove`
+/// takes an array item that exists, or an object member that is set (a member with a default
+/// then falls back to it). The array that changes is stored whole, as `-p` through an array
+/// stores it ([`crate::change`]).
+#[derive(Clone, PartialEq)]
+pub enum Edit {
+    /// `--add POINTER=VALUE`.
+    Add {
+        /// 1-based position among the `--add` arguments.
+        index: usize,
+        /// The pointer's decoded tokens (the last one an index or `-`).
+        tokens: Vec<String>,
+        /// The value text after the first `=`.
+        value: String,
+    },
+    /// `--remove POINTER`.
+    Remove {
+        /// 1-based position among the `--remove` arguments.
+        index: usize,
+        /// The pointer's decoded tokens.
+        tokens: Vec<String>,
+    },
+}
+
+/// The value may be a secret: `Debug` shows the pointer only.
+impl std::fmt::Debug for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Edit::Add { .. } => write!(f, "Add({})", self.pointer()),
+            Edit::Remove { .. } => write!(f, "Remove({})", self.pointer()),
+        }
+    }
+}
+
+impl Edit {
+    /// Parses `--add POINTER=VALUE`. `index` is 1-based.
+    pub fn add(index: usize, arg: &str) -> Result<Edit, Diagnostic> {
+        let origin = Origin::Add { index };
+        let Some((key, value)) = arg.split_once('=') else {
+            return Err(Diagnostic::error(
+                Code::OverrideSyntax,
+                "",
+                format!("expected POINTER=VALUE, found `{}`", first_chars(arg)),
+            )
+            .with_origin(origin));
+        };
+        let (_, tokens) = parameter_pointer(
+            key,
+            &origin,
+            "the pointer is empty: name an array item, e.g. --add ports/-=8080",
+        )?;
+        Ok(Edit::Add {
+            index,
+            tokens,
+            value: value.to_string(),
+        })
+    }
+
+    /// Parses `--remove POINTER`. `index` is 1-based.
+    pub fn remove(index: usize, arg: &str) -> Result<Edit, Diagnostic> {
+        let (_, tokens) = parameter_pointer(
+            arg,
+            &Origin::Remove { index },
+            "the pointer is empty: name an array item or an object member, e.g. --remove ports/0",
+        )?;
+        Ok(Edit::Remove { index, tokens })
+    }
+
+    /// Where the edit came from.
+    pub fn origin(&self) -> Origin {
+        match self {
+            Edit::Add { index, .. } => Origin::Add { index: *index },
+            Edit::Remove { index, .. } => Origin::Remove { index: *index },
+        }
+    }
+
+    /// The pointer's tokens.
+    pub fn tokens(&self) -> &[String] {
+        match self {
+            Edit::Add { tokens, .. } | Edit::Remove { tokens, .. } => tokens,
+        }
+    }
+
+    /// The pointer, with its leading `/`.
+    pub fn pointer(&self) -> String {
+        pointer::from_tokens(self.tokens())
+    }
+}
+
+impl Values {
+    /// Applies one `kudo patch` edit ([`Edit`]) to the values.
+    pub fn edit(&mut self, schema: &ParamSchema, e: &Edit) -> Result<(), Diagnostic> {
+        let origin = e.origin();
+        let tokens = e.tokens();
+        let at = pointer::from_tokens(tokens);
+        let err = |code: Code, msg: String| {
+            Diagnostic::error(code, at.clone(), msg).with_origin(origin.clone())
+        };
+        let (last, parents) = tokens
+            .split_last()
+            .expect("parameter_pointer refuses an empty pointer");
+        known(schema, parents, &origin)?;
+        let parent_at = pointer::from_tokens(parents);
+        let node = schema
+            .node_at(parents)
+            .expect("known() checked every token");
+        let in_array = schema.is_array(node) && !schema.is_object(node);
+        let items = match self.value.pointer(&parent_at) {
+            Some(Value::Array(items)) => Some(items.clone()),
+            _ => None,
+        };
+        let index = |len: usize, append: bool| -> Result<usize, Diagnostic> {
+            let bad = || {
+                err(
+                    Code::InvalidIndex,
+                    format!(
+                        "`{last}` is not an array index: use 0, 1, 2, ...{}",
+                        if append { " or - (append)" } else { "" }
+                    ),
+                )
+            };
+            if append && last == "-" {
+                return Ok(len);
+            }
+            if last.len() > 1 && last.starts_with('0') {
+                return Err(bad());
+            }
+            last.parse::<usize>().map_err(|_| bad())
+        };
+        match e {
+            Edit::Add { value, .. } if in_array => {
+                let mut items = items.unwrap_or_default();
+                let idx = index(items.len(), true)?;
+                if idx > items.len() {
+                    return Err(err(
+                        Code::IndexOutOfRange,
+                        format!(
+                            "index {idx} is past the end: the array has {} item(s); insert at 0 to {}, or append with -",
+                            items.len(),
+                            items.len()
+                        ),
+                    ));
+                }
+                let mut item_tokens = parents.to_vec();
+                item_tokens.push("0".into());
+                let secret = schema.is_secret(&item_tokens);
+                let item_node = schema.node_at(&item_tokens).unwrap_or(node);
+                let item = type_override(schema, item_node, value).map_err(|why| {
+                    err(Code::TypeMismatch, why.to_string())
+                        .with_value(Shown::of(&Value::String(value.clone()), secret))
+                })?;
+                if item.is_null() {
+                    return Err(err(
+                        Code::OverrideSyntax,
+                        "the value is empty: give the item to add".into(),
+                    ));
+                }
+                items.insert(idx, item);
+                self.replace(schema, parents, Value::Array(items), origin.clone())
+            }
+            Edit::Add { .. } => Err(err(
+                Code::OverrideSyntax,
+                format!(
+                    "{} is not an array: --add adds array items",
+                    if parent_at.is_empty() {
+                        "the top level"
+                    } else {
+                        &parent_at
+                    }
+                ),
+            )
+            .with_help(format!(
+                "set an object member with -p {}=VALUE",
+                at.trim_start_matches('/')
+            ))),
+            Edit::Remove { .. } if in_array => {
+                let Some(mut items) = items else {
+                    return Err(err(
+                        Code::NothingToRemove,
+                        format!("{parent_at} has no value, so it has no item to remove"),
+                    ));
+                };
+                let idx = index(items.len(), false)?;
+                if idx >= items.len() {
+                    let have = match items.len() {
+                        0 => "the array is empty".to_string(),
+                        1 => "the array has 1 item (index 0)".to_string(),
+                        n => format!("the array has {n} items (indexes 0 to {})", n - 1),
+                    };
+                    return Err(err(
+                        Code::NothingToRemove,
+                        format!("index {idx} does not exist: {have}"),
+                    ));
+                }
+                items.remove(idx);
+                self.replace(schema, parents, Value::Array(items), origin.clone())
+            }
+            Edit::Remove { .. } => {
+                known(schema, tokens, &origin)?;
+                match self.value.pointer_mut(&parent_at) {
+                    Some(Value::Object(map)) if map.contains_key(last) => {
+                        map.remove(last);
+                        self.forget_within(&at);
+                        Ok(())
+                    }
+                    _ => Err(err(
+                        Code::NothingToRemove,
+                        "is not set, so there is nothing to remove".into(),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Sets the whole value at `tokens` as `-p` would, recorded as coming from `origin`.
+    fn replace(
+        &mut self,
+        schema: &ParamSchema,
+        tokens: &[String],
+        value: Value,
+        origin: Origin,
+    ) -> Result<(), Diagnostic> {
+        let ov = Override {
+            index: 0,
+            pointer: pointer::from_tokens(tokens),
+            tokens: tokens.to_vec(),
+            value: serde_json::to_string(&value).unwrap_or_default(),
+        };
+        self.set_from(schema, &ov, origin)
+    }
+}
+
+/// Every token of `tokens` names a parameter of `schema`; else an unknown-parameter error with
+/// a "did you mean".
+fn known(schema: &ParamSchema, tokens: &[String], origin: &Origin) -> Result<(), Diagnostic> {
+    for i in 0..tokens.len() {
+        if schema.node_at(&tokens[..=i]).is_none() {
+            let mut d = Diagnostic::error(
+                Code::UnknownParameter,
+                pointer::from_tokens(&tokens[..=i]),
+                "is not a parameter of this package",
+            )
+            .with_origin(origin.clone());
+            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
+}
+
 /// Removes the value at `arg` (a `--reset` pointer, the leading `/` optional, `index` its
 /// 1-based position) from `values`, the values a user set, so that the default applies again.
 /// The pointer must name a parameter of `schema`; a value that is not set is already the
@@ -467,20 +741,7 @@ pub fn reset(
         &origin,
         "the pointer is empty: name a parameter, e.g. --reset nodeCount",
     )?;
-    for i in 0..tokens.len() {
-        if schema.node_at(&tokens[..=i]).is_none() {
-            let mut d = Diagnostic::error(
-                Code::UnknownParameter,
-                pointer::from_tokens(&tokens[..=i]),
-                "is not a parameter of this package",
-            )
-            .with_origin(origin.clone());
-            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
-                d = d.with_help(h);
-            }
-            return Err(d);
-        }
-    }
+    known(schema, &tokens, &origin)?;
     let Some((last, parents)) = tokens.split_last() else {
         return Ok(());
     };
@@ -910,6 +1171,119 @@ mod tests {
                 "name": {"type": "string"}, "size": {"type": "integer"}}}}
         }}))
         .unwrap()
+    }
+
+    /// `kudo patch` edits (`+ARG` adds, `-ARG` removes) on `values`: the values after, or the
+    /// code of the first refusal.
+    fn patched(values: Value, edits: &[&str]) -> Result<Value, Code> {
+        let schema = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "ports": {"type": "array", "items": {"type": "integer"}, "default": [80]},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "replicas": {"type": "integer", "default": 3},
+            "topology": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "size": {"type": "integer", "default": 1}}}}
+        }}))
+        .unwrap();
+        let mut v = Values::new(values, Origin::Instance);
+        v.apply_defaults(&schema);
+        for (i, e) in edits.iter().enumerate() {
+            let edit = match e.split_at(1) {
+                ("+", arg) => Edit::add(i + 1, arg),
+                (_, arg) => Edit::remove(i + 1, arg),
+            }
+            .map_err(|d| d.code)?;
+            v.edit(&schema, &edit).map_err(|d| d.code)?;
+        }
+        v.apply_defaults(&schema);
+        Ok(v.into_value())
+    }
+
+    #[test]
+    fn patch_adds_and_removes_array_items_and_members() {
+        let ports = |v: Result<Value, Code>| v.map(|v| v["ports"].clone());
+        // From the default, appended, inserted, typed by the item schema.
+        assert_eq!(
+            ports(patched(json!({}), &["+ports/-=8080"])),
+            Ok(json!([80, 8080]))
+        );
+        assert_eq!(
+            ports(patched(json!({}), &["+/ports/0=8080"])),
+            Ok(json!([8080, 80]))
+        );
+        assert_eq!(
+            ports(patched(
+                json!({}),
+                &["+ports/1=1", "+ports/-=2", "-ports/0"]
+            )),
+            Ok(json!([1, 2]))
+        );
+        assert_eq!(ports(patched(json!({}), &["-ports/0"])), Ok(json!([])));
+        // An array with no value yet is empty; an object item gets its defaults.
+        assert_eq!(
+            patched(json!({}), &["+topology/-={name: dc2}"]).map(|v| v["topology"].clone()),
+            Ok(json!([{"name": "dc2", "size": 1}]))
+        );
+        assert_eq!(
+            patched(json!({"labels": {"a": "1", "b": "2"}}), &["-labels/a"])
+                .map(|v| v["labels"].clone()),
+            Ok(json!({"b": "2"}))
+        );
+        // A member with a default falls back to it.
+        assert_eq!(
+            patched(json!({"replicas": 5}), &["-replicas"]).map(|v| v["replicas"].clone()),
+            Ok(json!(3))
+        );
+        // Refusals, each with its code.
+        assert_eq!(
+            patched(json!({}), &["+ports/-=eighty"]),
+            Err(Code::TypeMismatch)
+        );
+        assert_eq!(
+            patched(json!({}), &["+ports/2=1"]),
+            Err(Code::IndexOutOfRange)
+        );
+        assert_eq!(patched(json!({}), &["+ports/x=1"]), Err(Code::InvalidIndex));
+        assert_eq!(
+            patched(json!({}), &["+ports/-="]),
+            Err(Code::OverrideSyntax)
+        );
+        assert_eq!(patched(json!({}), &["+ports"]), Err(Code::OverrideSyntax));
+        assert_eq!(
+            patched(json!({}), &["+labels/a=x"]),
+            Err(Code::OverrideSyntax)
+        );
+        assert_eq!(
+            patched(json!({}), &["-ports/1"]),
+            Err(Code::NothingToRemove)
+        );
+        assert_eq!(patched(json!({}), &["-ports/-"]), Err(Code::InvalidIndex));
+        assert_eq!(
+            patched(json!({}), &["-topology/0"]),
+            Err(Code::NothingToRemove)
+        );
+        assert_eq!(
+            patched(json!({}), &["-labels/a"]),
+            Err(Code::NothingToRemove)
+        );
+        assert_eq!(
+            patched(json!({}), &["-prots/0"]),
+            Err(Code::UnknownParameter)
+        );
+    }
+
+    #[test]
+    fn a_refused_edit_names_its_argument_and_masks_a_secret() {
+        let schema = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "keys": {"type": "array", "writeOnly": true, "items": {"type": "integer"}}}}))
+        .unwrap();
+        let mut v = Values::default();
+        let d = v
+            .edit(&schema, &Edit::add(2, "keys/-=hunter2").unwrap())
+            .unwrap_err();
+        assert_eq!(d.origin, Origin::Add { index: 2 });
+        assert_eq!(d.origin.to_string(), "--add argument 2");
+        assert!(!format!("{d}").contains("hunter2"), "{d}");
+        assert!(!format!("{:?}", Edit::add(1, "keys/-=hunter2").unwrap()).contains("hunter2"));
     }
 
     /// `-p ARG` on `{"replicas": 5, "memory": "2Gi", "nickname": "n", "free": 1}`: the values
