@@ -108,6 +108,25 @@ pub enum Command {
     /// another content, is refused.
     #[command(after_help = crate::examples::INSTALL)]
     Install(InstallArgs),
+    /// Show what an update or upgrade of an Instance would do, writing nothing: the values
+    /// that change (secrets masked), the plan it runs or why it is refused, and for each object
+    /// the plan applies a unified diff of the live object against a server-side dry run.
+    ///
+    /// `kudo diff --instance NAME -p ... -P ...` is the diff of `kudo update`;
+    /// `kudo diff PACKAGE --instance NAME` the diff of `kudo upgrade`. Exit codes, as `diff`
+    /// and `kubectl diff`: 0 nothing would change, 1 something would change, 2 an error (a
+    /// refused change, the cluster, an object the API server could not dry-run).
+    #[command(after_help = crate::examples::DIFF)]
+    Diff(DiffArgs),
+    /// Add or remove one array item (or object member) of an Instance's parameters: what -p
+    /// cannot do (KEP-33's `kudo patch`).
+    ///
+    /// The edit applies to the effective value (an array that only has its default is edited
+    /// from the default), and the array is stored whole. The result is checked as `kudo update`
+    /// checks it (validation, immutable, one plan per change, the plan in progress) and written
+    /// with the same guard against concurrent writers.
+    #[command(after_help = crate::examples::PATCH)]
+    Patch(PatchArgs),
     /// Delete an Instance (the manager runs its cleanup plan first); --wait waits until it is
     /// gone.
     #[command(after_help = crate::examples::UNINSTALL)]
@@ -954,6 +973,10 @@ mod tests {
             &["init"],
             &["install", "pkg"],
             &["uninstall", "--instance", "i"],
+            &["diff", "--instance", "i"],
+            &["diff", "pkg", "--instance", "i"],
+            &["patch", "i", "--add", "a/-=1"],
+            &["patch", "--instance", "i", "--remove", "a/0"],
             &["plan", "status", "--instance", "i"],
             &["plan", "trigger", "--instance", "i", "--name", "p"],
             &["get", "instances"],
@@ -1199,4 +1222,74 @@ pub(crate) fn constraint_flag(s: &str) -> Result<String, String> {
         Some((k, _)) if !k.trim().is_empty() => Ok(s.to_string()),
         _ => Err("expected KEYWORD=VALUE (minimum=1, maxLength=63, pattern=^[a-z]+$)".into()),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kudo diff and kudo patch
+
+/// `kudo diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The package to upgrade to: the diff of `kudo upgrade PACKAGE --instance NAME` (a
+    /// directory, a .tgz, an http(s):// URL, an oci:// reference or an operator name in a
+    /// repository). Without it, the diff of `kudo update --instance NAME`.
+    #[arg(value_name = "PACKAGE")]
+    pub package: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The Instance.
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// As `kudo update --reset`: remove the value you set at this parameter.
+    #[arg(long = "reset", value_name = "POINTER", conflicts_with = "package")]
+    pub resets: Vec<String>,
+    /// The diff of the change made with --force: the plan scheduled or running would be
+    /// superseded instead of refusing the change.
+    #[arg(long)]
+    pub force: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ReportFormat,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `kudo patch`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("edits").required(true).args(["adds", "removes"])))]
+#[command(group(ArgGroup::new("who").required(true).args(["name", "instance"])))]
+pub struct PatchArgs {
+    /// The Instance (or --instance NAME).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// The Instance.
+    #[arg(long, value_name = "NAME", conflicts_with = "name")]
+    pub instance: Option<String>,
+    /// Add an array item: POINTER is the array's pointer and the new item's index (0 to the
+    /// length) or `-` to append, VALUE a YAML value typed by the item's schema, e.g.
+    /// `--add 'topology/-={datacenterName: dc2, nodes: 3}'`, `--add ports/0=8080`. Repeatable,
+    /// applied in order.
+    #[arg(long = "add", value_name = "POINTER=VALUE", conflicts_with = "removes")]
+    pub adds: Vec<String>,
+    /// Remove an array item (`topology/1`) or a member you set of an object (`labels/team`;
+    /// a member with a default falls back to it). Repeatable, applied in order: indexes refer
+    /// to the array as the previous removals left it.
+    #[arg(long = "remove", value_name = "POINTER")]
+    pub removes: Vec<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Send nothing: print the plan the change runs and the changed paths.
+    #[arg(long, conflicts_with_all = ["wait", "wait_time"])]
+    pub dry_run: bool,
+    /// Output format of the report.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ReportFormat,
+    /// Supersede the plan the Instance has scheduled or running (a stuck plan) instead of
+    /// refusing: that plan stops where it is and the plan of this change runs.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }

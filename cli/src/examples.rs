@@ -127,6 +127,28 @@ Examples:
   kudo install examples/zookeeper-v1beta1 -n team-a --service-account deployer
 ";
 
+pub const DIFF: &str = "\
+Examples:
+  # What an update would do: values, plan, and each object's diff (exit 1: something changes)
+  kudo diff --instance cassandra -n prod -p nodeCount=5
+
+  # What an upgrade would do
+  kudo diff examples/cassandra-v1beta2 --instance cassandra -n prod
+
+  # As data, for a script or a review bot
+  kudo diff --instance cassandra -n prod -P examples/values/cassandra-v1beta2.yaml -o json
+";
+
+pub const PATCH: &str = "\
+Examples:
+  # Append a datacenter (from the default topology when none was set)
+  kudo patch cassandra -n prod --add 'topology/-={datacenterName: dc2, nodes: 3}' --wait
+
+  # Insert a JVM option first; remove the second datacenter
+  kudo patch cassandra -n prod --add 'jvm/extraOptions/0=-XX:+UseG1GC'
+  kudo patch cassandra -n prod --remove topology/1 --dry-run
+";
+
 pub const UNINSTALL: &str = "\
 Examples:
   kudo uninstall --instance cassandra -n prod --wait

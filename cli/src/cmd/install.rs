@@ -16,6 +16,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         files: &docs,
         overrides: &a.values.overrides,
         resets: &[],
+        edits: &[],
     };
     // Refused parameters never need a cluster: the same check runs again in install().
     if let Err(e) = install::check(&pkg, &inputs) {

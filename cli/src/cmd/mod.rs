@@ -5,6 +5,7 @@
 mod author;
 mod changes;
 pub mod cluster;
+mod diff;
 pub mod get;
 mod init;
 pub mod install;
@@ -13,6 +14,7 @@ mod list;
 pub(crate) mod migrate;
 mod package;
 mod params;
+mod patch;
 pub mod plan;
 mod registry;
 mod repo;
@@ -66,6 +68,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Upgrade(a) => instance_file::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Install(a) => install::run(a),
+        Command::Diff(a) => Ok(diff::run(a)),
+        Command::Patch(a) => patch::run(a),
         Command::Uninstall(a) => uninstall::run(a),
         Command::Plan(c) => plan::run(c),
         Command::Get(a) => get::run(a),

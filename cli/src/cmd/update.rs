@@ -20,20 +20,34 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
             files: &docs,
             overrides: &a.values.overrides,
             resets: &a.resets,
+            edits: &[],
         },
         dry_run: a.edit.dry_run,
         force: a.force,
     };
-    let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
+    send("update", &req, &a.cluster, &a.wait, a.edit.output)
+}
+
+/// Sends the update `req` (or, with `req.dry_run`, computes it), waits as `wait` says and
+/// prints the report: `kudo update --instance` and `kudo patch`.
+pub(super) fn send(
+    command: &'static str,
+    req: &update::Request<'_>,
+    cluster: &crate::args::ClusterArgs,
+    wait: &crate::args::WaitArgs,
+    output: ReportFormat,
+) -> Result<ExitCode, Error> {
+    let name = req.instance;
+    let waiting = wait.options().filter(|_| !req.dry_run);
     // The package is in the cluster: no -P snippet is shown next to parameter problems.
-    let (namespace, done, waited) = cluster::block_on("update", &a.cluster, async |t| {
-        let done = update::update(&t, &req).await?;
-        let waited = wait::after_write(&t, &name, done.generation, waiting).await?;
+    let (namespace, done, waited) = cluster::block_on(command, cluster, async |t| {
+        let done = update::update(&t, req).await?;
+        let waited = wait::after_write(&t, name, done.generation, waiting).await?;
         Ok((t.namespace.clone(), done, waited))
     })?;
     crate::report::diagnostics(&done.change.warnings);
     let selection = done.change.selection();
-    let out = match a.edit.output {
+    let out = match output {
         ReportFormat::Json => ChangeReport {
             instance: Some(format!("{namespace}/{name}")),
             operator_version: Some(&done.operator_version),
@@ -43,7 +57,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
                 attempts: Some(done.attempts),
                 completed: waited.as_deref(),
             }),
-            ..ChangeReport::of(&done.change, a.edit.dry_run, done.generation.is_some())
+            ..ChangeReport::of(&done.change, req.dry_run, done.generation.is_some())
         }
         .json(),
         ReportFormat::Text => {
@@ -62,7 +76,7 @@ pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
             if let Some(run) = &done.superseded {
                 out.push_str(&Superseded::of(run).line());
             }
-            if a.edit.dry_run {
+            if req.dry_run {
                 out.push_str(&format!(
                     "dry run: Instance {namespace}/{name} was not changed\n"
                 ));

@@ -22,6 +22,7 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
             files: &docs,
             overrides: &a.values.overrides,
             resets: &[],
+            edits: &[],
         },
         dry_run: a.edit.dry_run,
         force: a.force,

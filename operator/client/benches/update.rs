@@ -60,6 +60,7 @@ fn bench(c: &mut Criterion) {
             files: &[],
             overrides: &overrides,
             resets: &[],
+            edits: &[],
         },
         dry_run: false,
         force: false,

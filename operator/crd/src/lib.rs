@@ -13,6 +13,7 @@
 //! | [`package`] | a package as Operator and OperatorVersion objects, and back |
 //! | [`plan`] | which plan an Instance runs and where it stands (the manager, `kudo update` and the admission webhook share it) |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
+//! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
 //!
 //! Every parameter rule applied here comes from `kudo-pkg`.
 //!
@@ -23,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod applied;
 pub mod common;
 pub mod convert;
 mod crds;

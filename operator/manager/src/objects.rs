@@ -13,9 +13,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, ResourceExt};
 use kudo_pkg::successor;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::health::{Warning, owned_selector};
 use crate::memo::Memo;
@@ -134,21 +134,7 @@ impl Objects {
             Err(l) => return Err(Failure::Unavailable(l.to_string())),
         };
         let ns = inst.namespace().unwrap_or_default();
-        if namespaced {
-            let target = obj
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .unwrap_or_else(|| ns.clone());
-            obj["metadata"]["namespace"] = json!(target);
-            if target == ns
-                && let Some(owner) = inst.controller_owner_ref(&())
-            {
-                obj["metadata"]["ownerReferences"] = json!([owner]);
-            }
-        } else if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("namespace");
-        }
+        kudo_crd::applied::placed(&mut obj, inst, namespaced);
         let name = obj
             .pointer("/metadata/name")
             .and_then(Value::as_str)

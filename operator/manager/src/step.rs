@@ -6,12 +6,11 @@
 use kube::ResourceExt;
 use kudo_pkg::Diagnostic;
 use kudo_pkg::render::{Prepared, RenderOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::health::Health;
 use crate::objects::{Failure, Notes, Objects};
 use crate::tenant::Tenant;
-use kudo_crd::labels;
 use kudo_crd::plan::ExecStatus;
 use kudo_crd::v1beta2::Instance;
 
@@ -111,26 +110,14 @@ impl StepRef<'_> {
     }
 
     /// `obj` with the labels and annotations that tie it to `inst` (of `operator`) and to
-    /// where the plan applied it.
-    pub fn labelled(&self, mut obj: Value, inst: &Instance, operator: &str) -> Value {
-        let ov = inst.spec.operator_version_name().unwrap_or_default();
-        let meta = &mut obj["metadata"];
-        for (key, value) in [
-            (labels::MANAGED_BY, labels::MANAGED_BY_KUDO.to_string()),
-            (labels::INSTANCE, inst.name_any()),
-            (labels::OPERATOR, operator.to_string()),
-            (labels::OPERATOR_VERSION, ov.clone()),
-        ] {
-            meta["labels"][key] = json!(value);
-        }
-        for (key, value) in [
-            (labels::PLAN, self.plan),
-            (labels::PHASE, self.phase),
-            (labels::STEP, self.step),
-        ] {
-            meta["annotations"][key] = json!(value);
-        }
-        obj
+    /// where the plan applied it ([`kudo_crd::applied::labelled`]).
+    pub fn labelled(&self, obj: Value, inst: &Instance, operator: &str) -> Value {
+        let at = kudo_crd::applied::At {
+            plan: self.plan,
+            phase: self.phase,
+            step: self.step,
+        };
+        kudo_crd::applied::labelled(obj, inst, operator, at)
     }
 }
 
@@ -181,40 +168,6 @@ impl StepRun<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kudo_crd::common::ObjectRef;
-    use kudo_crd::v1beta2::InstanceSpec;
-
-    #[test]
-    fn applied_objects_carry_the_instance_labels_and_where_they_were_applied() {
-        let mut inst = Instance::new(
-            "kafka",
-            InstanceSpec {
-                operator_version: Some(ObjectRef {
-                    name: Some("kafka-1.0.0".into()),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-        );
-        inst.metadata.namespace = Some("ns".into());
-        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "c", "labels": {"app": "x"}}});
-        let at = StepRef {
-            plan: "deploy",
-            phase: "main",
-            step: "config",
-        };
-        let got = at.labelled(obj, &inst, "kafka");
-        assert_eq!(
-            got["metadata"],
-            json!({"name": "c",
-                "labels": {"app": "x", "app.kubernetes.io/managed-by": "kudo",
-                    "kudo.dev/instance": "kafka", "kudo.dev/operator": "kafka",
-                    "kudo.dev/operator-version": "kafka-1.0.0"},
-                "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
-                    "kudo.dev/step": "config"}})
-        );
-    }
 
     #[test]
     fn health_becomes_an_outcome_naming_the_object() {

@@ -13,11 +13,14 @@
 //!   fails the Instance is read again and the overrides applied to the fresh object.
 //! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
 //!   Instance, with the same precondition and retries.
+//! - [`diff::diff`]: what an update or upgrade would do (values, plan, each object from a
+//!   server-side dry-run apply), with nothing written.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
 //! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
 //!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
+pub mod diff;
 pub mod get;
 pub mod install;
 mod merge;
@@ -133,6 +136,9 @@ pub struct Inputs<'a> {
     pub overrides: &'a [String],
     /// `--reset` pointers, as given (`kudo update` only).
     pub resets: &'a [String],
+    /// `kudo patch`'s `--add` and `--remove`, parsed; when any is given, the proposal is
+    /// these alone ([`Proposal::Patch`]).
+    pub edits: &'a [kudo_pkg::values::Edit],
 }
 
 /// `-p` values may be secrets: `Debug` shows the files (path and pointers) and the keys of the
@@ -148,6 +154,7 @@ impl std::fmt::Debug for Inputs<'_> {
             .field("files", &self.files)
             .field("overrides", &keys)
             .field("resets", &self.resets)
+            .field("edits", &self.edits)
             .finish()
     }
 }
@@ -170,6 +177,9 @@ pub(crate) fn instance_shape(i: &Instance) -> String {
 impl<'a> Inputs<'a> {
     /// The inputs as the policy takes them.
     pub fn proposal(&self) -> Proposal<'a> {
+        if !self.edits.is_empty() {
+            return Proposal::Patch(self.edits);
+        }
         Proposal::Edits {
             files: self.files,
             overrides: self.overrides,

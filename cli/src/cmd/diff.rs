@@ -1,0 +1,195 @@
+//! `kudo diff`: what `kudo update --instance` or `kudo upgrade PACKAGE --instance` would do
+//! (`kudo_client::commands::diff`), printed as value changes, the plan, and one unified diff
+//! per object. Exit codes as `diff(1)` and `kubectl diff`: 0 no change, 1 changes, 2 an error.
+
+use std::process::ExitCode;
+
+use kudo_client::commands::diff::{self, Change, Diffed, ObjectAction};
+use kudo_client::commands::{Inputs, update, upgrade};
+use serde_json::json;
+
+use super::cluster;
+use crate::args::{DiffArgs, ReportFormat};
+use crate::error::Error;
+
+/// Exit code when something would change.
+const CHANGES: u8 = 1;
+/// Exit code of an error: a refused change, the cluster, an incomplete diff.
+const TROUBLE: u8 = 2;
+
+pub fn run(a: DiffArgs) -> ExitCode {
+    match diff(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            crate::report::error(e);
+            ExitCode::from(TROUBLE)
+        }
+    }
+}
+
+fn diff(a: &DiffArgs) -> Result<ExitCode, Error> {
+    let name = a.instance.as_str();
+    let loaded = match &a.package {
+        Some(p) => Some(super::load_with(p, &a.source)?),
+        None => None,
+    };
+    let deps = match &loaded {
+        Some(l) => Some(l.dependencies()?),
+        None => None,
+    };
+    let (docs, sources) = match &loaded {
+        Some(l) => super::value_inputs(l.package.schema(), &a.values)?,
+        None => {
+            let (docs, diags) = super::value_files(&a.values);
+            if !diags.is_empty() {
+                return Err(Error::parameters(diags));
+            }
+            (docs, crate::report::Sources::default())
+        }
+    };
+    let inputs = Inputs {
+        files: &docs,
+        overrides: &a.values.overrides,
+        resets: &a.resets,
+        edits: &[],
+    };
+    let change = match (&loaded, &deps) {
+        (Some(l), Some(deps)) => Change::Upgrade(upgrade::Request {
+            instance: name,
+            package: &l.package,
+            dependencies: Some(deps),
+            inputs,
+            dry_run: true,
+            force: a.force,
+        }),
+        _ => Change::Update(update::Request {
+            instance: name,
+            inputs,
+            dry_run: true,
+            force: a.force,
+        }),
+    };
+    let d = cluster::block_on("diff", &a.cluster, async |t| {
+        Ok(diff::diff(&t, change).await?)
+    })
+    .map_err(|e| e.with_sources(sources))?;
+    crate::report::diagnostics(&d.warnings);
+    let text = match a.output {
+        ReportFormat::Json => {
+            let mut v = serde_json::to_value(&d).unwrap_or_default();
+            for (o, shown) in d
+                .objects
+                .iter()
+                .zip(v["objects"].as_array_mut().into_iter().flatten())
+            {
+                shown["diff"] = json!(unified(o));
+            }
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        ReportFormat::Text => text(&d),
+    };
+    super::print(&text)?;
+    Ok(if d.incomplete() {
+        ExitCode::from(TROUBLE)
+    } else if d.changes() {
+        ExitCode::from(CHANGES)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The human report: the values, the plan, the objects' diffs, the notes.
+fn text(d: &Diffed) -> String {
+    let mut out = String::new();
+    if d.from != d.to {
+        out.push_str(&format!(
+            "Instance {}: upgrade from {} to {}\n",
+            d.instance, d.from, d.to
+        ));
+    } else {
+        out.push_str(&format!("Instance {} ({})\n", d.instance, d.from));
+    }
+    if let Some(r) = &d.migration {
+        out.push_str(&super::instance_file::migration(r));
+    }
+    if d.values.is_empty() {
+        out.push_str("values: no effective value changes\n");
+    } else {
+        out.push_str("values:\n");
+        for v in &d.values {
+            let side = |s: &Option<serde_json::Value>| match s {
+                Some(v) => serde_json::to_string(v).unwrap_or_default(),
+                None => "(unset)".into(),
+            };
+            out.push_str(&format!(
+                "  {}: {} -> {}\n",
+                v.pointer,
+                side(&v.before),
+                side(&v.after)
+            ));
+        }
+    }
+    match &d.plan {
+        Some(plan) => out.push_str(&format!("plan: {plan} would run\n")),
+        None => out.push_str("plan: none would run\n"),
+    }
+    let mut unchanged = 0;
+    for o in &d.objects {
+        match (&o.error, o.action) {
+            (Some(e), _) => out.push_str(&format!(
+                "\n{} ({}): not compared: {e}\n",
+                o.title(),
+                o.step
+            )),
+            (None, ObjectAction::Unchanged) => unchanged += 1,
+            (None, action) => {
+                out.push_str(&format!("\n{} ({}): {}\n", o.title(), o.step, verb(action)));
+                out.push_str(&unified(o));
+            }
+        }
+    }
+    if unchanged > 0 {
+        out.push_str(&format!(
+            "\n{unchanged} other object(s) of the plan unchanged\n"
+        ));
+    }
+    for n in &d.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+fn verb(a: ObjectAction) -> &'static str {
+    match a {
+        ObjectAction::Create => "would be created",
+        ObjectAction::Update => "would change",
+        ObjectAction::Delete => "would be deleted",
+        ObjectAction::Unchanged => "unchanged",
+        ObjectAction::Unknown => "unknown",
+    }
+}
+
+/// The unified diff of the live object against the planned one (`/dev/null` for a missing
+/// side), three lines of context.
+fn unified(o: &diff::ObjectDiff) -> String {
+    let live = o.live.as_deref().unwrap_or("");
+    let planned = o.planned.as_deref().unwrap_or("");
+    let title = o.title().replace(' ', "/");
+    let (old, new) = (
+        if o.live.is_some() {
+            format!("live/{title}")
+        } else {
+            "/dev/null".into()
+        },
+        if o.planned.is_some() {
+            format!("planned/{title}")
+        } else {
+            "/dev/null".into()
+        },
+    );
+    similar::TextDiff::from_lines(live, planned)
+        .unified_diff()
+        .context_radius(3)
+        .header(&old, &new)
+        .to_string()
+}
