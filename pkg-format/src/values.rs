@@ -1047,6 +1047,45 @@ impl Redacted {
         &self.hidden
     }
 
+    /// Shortest secret text masked inside a longer string by [`Redacted::mask_value`]: a
+    /// shorter one (`p`) is masked where it is a whole value only, or every `p` of a document
+    /// would go.
+    pub const MIN_INNER: usize = 4;
+
+    /// `value` (a document: a rendered object, say) with each string that is a secret's text
+    /// replaced by [`Redacted::MASK`], and each secret text of [`Redacted::MIN_INNER`] characters
+    /// or more masked inside longer strings, keys included.
+    pub fn mask_value(&self, value: &mut Value) {
+        let mut texts: Vec<&str> = self.texts.iter().map(String::as_str).collect();
+        texts.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let masked = |s: &str| -> Option<String> {
+            if texts.contains(&s) {
+                return Some(Self::MASK.to_string());
+            }
+            let inner = texts
+                .iter()
+                .filter(|t| t.chars().count() >= Self::MIN_INNER);
+            let out = inner.fold(s.to_string(), |out, t| out.replace(t, Self::MASK));
+            (out != s).then_some(out)
+        };
+        match value {
+            Value::String(s) => {
+                if let Some(m) = masked(s) {
+                    *s = m;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.mask_value(v)),
+            Value::Object(map) => {
+                let old = std::mem::take(map);
+                for (k, mut v) in old {
+                    self.mask_value(&mut v);
+                    map.insert(masked(&k).unwrap_or(k), v);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// `text` with every secret's text replaced by [`Redacted::MASK`], the longest first, so
     /// that a secret containing another is masked whole.
     pub fn mask(&self, text: &str) -> String {

@@ -31,6 +31,8 @@ use kudo_testkit::{example, fixture, kudo_bin, repo, workspace_bin};
 use serde_json::{Value, json};
 
 // Scenarios of their own files (the crate root is this file, so the paths are spelled out).
+#[path = "e2e/diff_patch.rs"]
+mod diff_patch;
 #[path = "e2e/failover.rs"]
 mod failover;
 #[path = "e2e/operators.rs"]
@@ -1041,6 +1043,34 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
     let p = s.instance("app")["spec"]["parameters"].clone();
     assert_eq!(p["clusterName"], "blue");
     assert_eq!(p["backup"]["credentials"]["name"], "u");
+    // kudo diff of the upgrade: the migration, the plan and the objects, exit 1, nothing
+    // written.
+    let out = s
+        .kudo(&[
+            "diff",
+            &kep33("v3"),
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+        ])
+        .output()
+        .expect("kudo diff runs");
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}{}", text(&out.stderr));
+    assert!(
+        shown.contains("upgrade from my-operator-0.2.0 to my-operator-0.3.0"),
+        "{shown}"
+    );
+    assert!(shown.contains("would run"), "{shown}");
+    assert!(
+        shown.contains(&format!("ConfigMap {}/app-config", s.namespace)),
+        "{shown}"
+    );
+    assert_eq!(
+        s.instance("app")["spec"]["operatorVersion"]["name"],
+        "my-operator-0.2.0"
+    );
     let report = s.json(&[
         "upgrade",
         &kep33("v3"),

@@ -513,7 +513,8 @@ fn shown(
             *a = json!(Redacted::MASK);
         }
     }
-    redacted.mask(&kudo_pkg::manifest::to_yaml(&obj))
+    redacted.mask_value(&mut obj);
+    kudo_pkg::manifest::to_yaml(&obj)
 }
 
 #[cfg(test)]
@@ -532,6 +533,12 @@ mod tests {
         let text = shown(&cm, None, "ConfigMap", &redacted, "after");
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("user=a"), "{text}");
+        // A short secret is masked where it is a whole value only.
+        let short = Redacted::new(&schema, &json!({"password": "p"}));
+        let cm = json!({"kind": "ConfigMap", "data": {"pass": "p", "path": "/tmp"}});
+        let text = shown(&cm, None, "ConfigMap", &short, "after");
+        assert!(text.contains("path: /tmp"), "{text}");
+        assert!(!text.contains("pass: p"), "{text}");
         let before = json!({"kind": "Secret", "data": {"a": "b2xk", "same": "eA=="}});
         let after = json!({"kind": "Secret", "data": {"a": "bmV3", "same": "eA=="}});
         let text = shown(&after, Some(&before), "Secret", &redacted, "after");
