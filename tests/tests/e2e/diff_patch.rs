@@ -52,6 +52,12 @@ fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secr
     assert!(shown.contains("-  replicas: 3"), "{shown}");
     assert!(shown.contains("+  replicas: 4"), "{shown}");
     assert!(!shown.contains("managedFields"), "{shown}");
+    // The Service's content does not depend on nodeCount: unchanged, not shown.
+    assert!(!shown.contains("cass-svc"), "{shown}");
+    assert!(
+        shown.contains("other object(s) of the plan unchanged"),
+        "{shown}"
+    );
 
     // The secret: its plan and its Secret, both sides masked, in text and in JSON.
     for output in ["text", "json"] {

@@ -449,8 +449,8 @@ async fn compare(
             }
         }
     };
-    let live = live.map(without_managed_fields);
-    let planned = planned.map(without_managed_fields);
+    let live = live.map(comparable);
+    let planned = planned.map(comparable);
     d.action = match (&live, &planned) {
         (None, None) => ObjectAction::Unchanged,
         (None, Some(_)) => ObjectAction::Create,
@@ -475,10 +475,21 @@ fn message(e: &kube::Error) -> String {
     }
 }
 
-/// The object without `metadata.managedFields` (as `kubectl diff` and `kubectl get` show it).
-fn without_managed_fields(mut obj: Value) -> Value {
+/// The object as compared and shown: without `metadata.managedFields` (as `kubectl diff` and
+/// `kubectl get` show it) and without kudo's bookkeeping annotations of where a plan applied it
+/// (`kudo.dev/plan`, `phase`, `step`), which every plan rewrites: left in, they would make
+/// every object of a plan differ.
+fn comparable(mut obj: Value) -> Value {
     if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("managedFields");
+        if let Some(Value::Object(a)) = m.get_mut("annotations") {
+            for key in [labels::PLAN, labels::PHASE, labels::STEP] {
+                a.remove(key);
+            }
+            if a.is_empty() {
+                m.remove("annotations");
+            }
+        }
     }
     obj
 }
@@ -544,22 +555,24 @@ mod tests {
         let text = shown(&after, Some(&before), "Secret", &redacted, "after");
         assert!(!text.contains("bmV3") && !text.contains("eA=="), "{text}");
         assert!(
-            text.contains(&format!("a: {} (after)", Redacted::MASK)),
+            text.contains(&format!("a: \"{} (after)\"", Redacted::MASK)),
             "{text}"
         );
         assert!(
-            text.contains(&format!("same: {}", Redacted::MASK)),
+            text.contains(&format!("same: \"{}\"", Redacted::MASK)),
             "{text}"
         );
     }
 
     #[test]
-    fn managed_fields_are_not_shown() {
-        let obj =
-            json!({"metadata": {"name": "a", "managedFields": [{"manager": "kudo-manager"}]}});
+    fn managed_fields_and_the_step_annotations_are_not_compared() {
+        let obj = json!({"metadata": {"name": "a", "managedFields": [{"manager": "kudo-manager"}],
+            "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "p", "kudo.dev/step": "s"}}});
+        assert_eq!(comparable(obj), json!({"metadata": {"name": "a"}}));
+        let kept = json!({"metadata": {"annotations": {"kudo.dev/plan": "deploy", "team": "a"}}});
         assert_eq!(
-            without_managed_fields(obj),
-            json!({"metadata": {"name": "a"}})
+            comparable(kept),
+            json!({"metadata": {"annotations": {"team": "a"}}})
         );
     }
 }
