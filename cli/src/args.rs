@@ -127,17 +127,32 @@ pub enum Command {
     /// with the same guard against concurrent writers.
     #[command(after_help = crate::examples::PATCH)]
     Patch(PatchArgs),
-    /// Delete an Instance (the manager runs its cleanup plan first); --wait waits until it is
-    /// gone.
+    /// Delete an Instance (the manager runs its cleanup plan first, when the package has one);
+    /// --wait waits until it is gone.
+    ///
+    /// Says what stays: the Instance's PersistentVolumeClaims (their data), its Operator and
+    /// OperatorVersion, and which other Instances use that version. --prune deletes the
+    /// operator's OperatorVersions no Instance uses, and the Operator when none is left.
     #[command(after_help = crate::examples::UNINSTALL)]
     Uninstall(UninstallArgs),
     /// The plans of an Instance: their status, or run one.
     #[command(after_help = crate::examples::PLAN)]
     #[command(subcommand)]
     Plan(PlanCommand),
-    /// List Instances, Operators or OperatorVersions of a namespace (a table, or -o json|yaml).
+    /// List Instances, Operators or OperatorVersions of a namespace (-A: of all), or show one
+    /// by NAME (a table, -o wide for more columns, or -o json|yaml).
     #[command(after_help = crate::examples::GET)]
     Get(GetArgs),
+    /// List the Instances of a namespace (-A: of all), as `kudo get instances` (Helm's `list`).
+    #[command(after_help = crate::examples::LIST)]
+    List(ListArgs),
+    /// The plans of an Instance, as `kudo plan status NAME`.
+    #[command(after_help = crate::examples::STATUS)]
+    Status(StatusArgs),
+    /// There is no rollback: says how an Instance goes back to an older version (an upgrade to
+    /// it), and what limits that; exits with 2.
+    #[command(after_help = crate::examples::ROLLBACK)]
+    Rollback(RollbackArgs),
     /// Print this client's version and, when a cluster is reachable, its Kubernetes version
     /// and whether kudo is installed there (the version each kudo CRD stores). --client: no
     /// cluster is contacted. An unreachable cluster is reported, not an error.
@@ -388,13 +403,19 @@ pub struct FileEditArgs {
 const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (default: the \
     context's namespace, else `default`). Ignored with -f: the file is edited as it is.";
 
-/// `kudo update`: `-f FILE --package PACKAGE`, or `--instance NAME` in the cluster.
+/// `kudo update`: `-f FILE --package PACKAGE`, or `NAME` (`--instance NAME`) in the cluster.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
+#[command(group(ArgGroup::new("target").required(true).multiple(true)
+    .args(["file", "instance_name", "instance"])))]
+#[command(group(ArgGroup::new("named").multiple(true).args(["instance_name", "instance"])
+    .conflicts_with("file")))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
     .args(["kubeconfig", "context", "wait", "wait_time", "force"]).conflicts_with("file")))]
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
+    /// The Instance in the cluster to update (or --instance NAME; instead of -f).
+    #[arg(id = "instance_name", value_name = "NAME")]
+    pub name: Option<String>,
     #[command(flatten)]
     pub edit: FileEditArgs,
     /// With -f: the Instance's operator package (directory or .tgz).
@@ -402,7 +423,7 @@ pub struct UpdateArgs {
         long,
         value_name = "PACKAGE",
         requires = "file",
-        required_unless_present = "instance"
+        required_unless_present_any = ["instance", "instance_name"]
     )]
     pub package: Option<PathBuf>,
     #[command(flatten)]
@@ -412,7 +433,7 @@ pub struct UpdateArgs {
     /// effective value runs its plan and follows the immutable rule, like any other change.
     #[arg(long = "reset", value_name = "POINTER")]
     pub resets: Vec<String>,
-    /// The Instance in the cluster to update (instead of -f).
+    /// The Instance in the cluster to update, as NAME (instead of -f).
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,
     #[command(flatten)]
@@ -959,6 +980,7 @@ mod tests {
             &["search"],
             // in the cluster, and with -f, where -n is ignored
             &["update", "--instance", "i"],
+            &["update", "i", "-p", "a=1"],
             &["update", "-f", "i.yaml", "--package", "pkg"],
             &["upgrade", "pkg", "--instance", "i"],
             &[
@@ -973,13 +995,20 @@ mod tests {
             &["init"],
             &["install", "pkg"],
             &["uninstall", "--instance", "i"],
+            &["uninstall", "i"],
             &["diff", "--instance", "i"],
             &["diff", "pkg", "--instance", "i"],
             &["patch", "i", "--add", "a/-=1"],
             &["patch", "--instance", "i", "--remove", "a/0"],
             &["plan", "status", "--instance", "i"],
+            &["plan", "status", "i"],
             &["plan", "trigger", "--instance", "i", "--name", "p"],
+            &["plan", "trigger", "i", "--name", "p"],
             &["get", "instances"],
+            &["get", "instances", "i"],
+            &["list"],
+            &["status", "i"],
+            &["rollback", "i"],
             &["version"],
             &["completion", "bash"],
             &["migrate"],
@@ -1053,6 +1082,10 @@ pub struct InstallArgs {
     /// cluster-scoped objects: with your own rights, so you can only grant what you hold.
     #[arg(long, value_name = "NAME", default_value = kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT)]
     pub service_account: String,
+    /// Create the namespace (-n) when it does not exist, with your own rights (as Helm's
+    /// --create-namespace). With --dry-run: only checked, nothing written.
+    #[arg(long)]
+    pub create_namespace: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     #[command(flatten)]
@@ -1070,14 +1103,51 @@ pub struct InstallArgs {
     pub output: Option<DataFormat>,
 }
 
+/// The Instance a command works on: `NAME`, as kubectl and Helm name what they work on, or
+/// `--instance NAME` (both given must agree).
+#[derive(Debug, Args)]
+#[group(id = "which_instance", required = true, multiple = true)]
+pub struct InstanceArg {
+    /// The Instance (or --instance NAME).
+    #[arg(id = "instance_name", value_name = "NAME")]
+    pub name: Option<String>,
+    /// The Instance, as NAME.
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+}
+
+impl InstanceArg {
+    /// The name given; a usage error when NAME and --instance differ.
+    pub fn get(&self) -> Result<String, crate::error::Error> {
+        either(self.name.as_deref(), self.instance.as_deref())
+            .map(|n| n.unwrap_or_default().to_string())
+    }
+}
+
+/// NAME or --instance NAME; a usage error when both are given and differ.
+pub fn either<'a>(
+    positional: Option<&'a str>,
+    flag: Option<&'a str>,
+) -> Result<Option<&'a str>, crate::error::Error> {
+    match (positional, flag) {
+        (Some(a), Some(b)) if a != b => Err(crate::error::Error::Usage(format!(
+            "NAME ({a}) and --instance ({b}) name different Instances: give one"
+        ))),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
 /// `kudo uninstall`.
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
-    /// The Instance to delete.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
+    #[command(flatten)]
+    pub instance: InstanceArg,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Once the Instance is gone (this waits for it), delete the OperatorVersions of its
+    /// operator that no Instance of the namespace uses, then the Operator when none is left.
+    #[arg(long)]
+    pub prune: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }
@@ -1101,9 +1171,8 @@ pub enum PlanCommand {
 /// `kudo plan status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The Instance.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
+    #[command(flatten)]
+    pub instance: InstanceArg,
     /// Print the status as data instead of the tree.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
@@ -1119,9 +1188,8 @@ pub struct TriggerArgs {
     /// The plan to run.
     #[arg(long, value_name = "PLAN")]
     pub name: String,
-    /// The Instance.
-    #[arg(long, value_name = "NAME")]
-    pub instance: String,
+    #[command(flatten)]
+    pub instance: InstanceArg,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Supersede the plan the Instance has scheduled or running instead of refusing the
@@ -1150,11 +1218,50 @@ pub struct GetArgs {
     /// What to list.
     #[arg(value_enum)]
     pub what: What,
-    /// Print the objects as data (a v1 List) instead of the table.
+    /// Show this one object only (not with -A).
+    #[arg(value_name = "NAME", conflicts_with = "all_namespaces")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub list: ListArgs,
+}
+
+/// `kudo list`, and how `kudo get` lists.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List the objects of every namespace (a NAMESPACE column comes first), as kubectl -A.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Output format: a wider table, or the objects as data (a v1 List; one object by NAME
+    /// as itself) instead of the table.
     #[arg(short = 'o', long = "output", value_enum)]
-    pub output: Option<DataFormat>,
+    pub output: Option<GetFormat>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+/// Output formats of `kudo get`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum GetFormat {
+    /// The table with more columns (AGE; an Instance's operator and ServiceAccount).
+    Wide,
+    /// YAML.
+    Yaml,
+    /// JSON.
+    Json,
+}
+
+/// `kudo rollback`: Helm's command, answered with kudo's way back.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The Instance (Helm's RELEASE).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Helm's REVISION: kudo keeps no revisions.
+    #[arg(value_name = "REVISION")]
+    pub revision: Option<String>,
+    /// The Instance's namespace, repeated in the command this suggests.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
 }
 
 /// `kudo version`.

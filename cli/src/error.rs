@@ -199,6 +199,14 @@ pub enum Refusal {
     /// `init --ca-bundle` of a file that is not PEM.
     #[error("--ca-bundle is not a PEM certificate bundle")]
     NotPem,
+    /// `install` in a namespace that does not exist.
+    #[error(
+        "does not exist: use --create-namespace, or create it with `kubectl create namespace {namespace}`"
+    )]
+    NoNamespace {
+        /// The namespace.
+        namespace: String,
+    },
     /// `init --webhook-url` without TLS.
     #[error("--webhook-url must be an https:// URL: the API server calls webhooks over TLS only")]
     NotHttps,

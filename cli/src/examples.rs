@@ -90,14 +90,14 @@ Examples:
 pub const UPDATE: &str = "\
 Examples:
   # An Instance in the cluster: prints the plan the change runs, then waits for it
-  kudo update --instance cassandra -n prod -p nodeCount=5 --wait
+  kudo update cassandra -n prod -p nodeCount=5 --wait
 
   # An Instance kept in a file (GitOps): the file is edited in place; --dry-run shows the diff
   kudo update -f examples/instances/cassandra.yaml --package examples/cassandra-v1beta2 \\
     -p nodeCount=5 --dry-run
 
   # Back to the default: remove the value you set (`-p nodeCount=null` is refused)
-  kudo update --instance cassandra -n prod --reset nodeCount --wait
+  kudo update cassandra -n prod --reset nodeCount --wait
 ";
 
 pub const UPGRADE: &str = "\
@@ -125,6 +125,9 @@ Examples:
   # The manager acts for the Instance as ServiceAccount team-a/deployer (made, and bound to
   # admin in team-a, with your credentials)
   kudo install examples/zookeeper-v1beta1 -n team-a --service-account deployer
+
+  # In a new namespace (made with your rights when missing, as Helm's --create-namespace)
+  kudo install examples/zookeeper-v1beta1 -n team-b --create-namespace
 ";
 
 pub const DIFF: &str = "\
@@ -151,22 +154,46 @@ Examples:
 
 pub const UNINSTALL: &str = "\
 Examples:
-  kudo uninstall --instance cassandra -n prod --wait
+  kudo uninstall cassandra -n prod --wait
+
+  # Also delete the operator's versions no Instance uses any more
+  kudo uninstall cassandra -n prod --prune
 ";
 
 pub const PLAN: &str = "\
 Examples:
-  kudo plan status --instance cassandra -n prod
-  kudo plan trigger --name backup-update --instance cassandra -n prod
+  kudo plan status cassandra -n prod
+  kudo plan trigger cassandra --name backup-update -n prod
 
   # Replace a stuck plan (refused without --force while another plan runs)
-  kudo plan trigger --name backup-update --instance cassandra -n prod --force
+  kudo plan trigger cassandra --name backup-update -n prod --force
 ";
 
 pub const GET: &str = "\
 Examples:
   kudo get instances -n prod
   kudo get operatorversions -n prod -o yaml
+
+  # One Instance; every namespace's, with more columns
+  kudo get instances cassandra -n prod -o yaml
+  kudo get instances -A -o wide
+";
+
+pub const LIST: &str = "\
+Examples:
+  kudo list -n prod
+  kudo list -A -o wide
+";
+
+pub const STATUS: &str = "\
+Examples:
+  kudo status cassandra -n prod
+";
+
+pub const ROLLBACK: &str = "\
+Examples:
+  # Says how to go back: an upgrade to the older version
+  kudo rollback cassandra -n prod
 ";
 
 pub const VERSION: &str = "\
@@ -287,6 +314,9 @@ mod tests {
             super::UNINSTALL,
             super::PLAN,
             super::GET,
+            super::LIST,
+            super::STATUS,
+            super::ROLLBACK,
             super::VERSION,
             super::COMPLETION,
             super::MIGRATE,

@@ -22,7 +22,7 @@ fn update_without_a_file_or_an_instance_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--file <INSTANCE_FILE>|--instance <NAME>",
+            "--file <INSTANCE_FILE>|NAME|--instance <NAME>",
         ));
 }
 

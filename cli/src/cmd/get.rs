@@ -1,4 +1,5 @@
-//! `kudo get instances|operators|operatorversions`.
+//! `kudo get instances|operators|operatorversions [NAME]`, `kudo list` (its Instances), and
+//! `kudo rollback` (which says how to go back instead).
 
 use std::process::ExitCode;
 
@@ -6,7 +7,7 @@ use kudo_client::commands::get;
 use serde_json::json;
 
 use super::cluster;
-use crate::args::{DataFormat, GetArgs, What};
+use crate::args::{GetArgs, GetFormat, ListArgs, RollbackArgs, What};
 use crate::error::Error;
 
 pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
@@ -15,15 +16,44 @@ pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
         What::Operators => get::Kind::Operators,
         What::Operatorversions => get::Kind::OperatorVersions,
     };
-    let listing = cluster::block_on("get", &a.cluster, async |t| Ok(get::list(&t, kind).await?))?;
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": listing.items});
+    show(kind, a.name.as_deref(), &a.list)
+}
+
+/// `kudo list`: `kudo get instances`.
+pub fn list(a: ListArgs) -> Result<ExitCode, Error> {
+    show(get::Kind::Instances, None, &a)
+}
+
+fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<ExitCode, Error> {
+    let q = get::Query {
+        kind,
+        name,
+        all_namespaces: a.all_namespaces,
+        wide: a.output == Some(GetFormat::Wide),
+    };
+    let (namespace, listing) = cluster::block_on("get", &a.cluster, async |t| {
+        Ok((t.namespace.clone(), get::get(&t, &q).await?))
+    })?;
+    // One object by name is shown as itself, as kubectl does.
+    let data = match (name, listing.items.as_slice()) {
+        (Some(_), [one]) => one.clone(),
+        _ => json!({"apiVersion": "v1", "kind": "List", "items": listing.items}),
+    };
     let text = match a.output {
-        Some(DataFormat::Json) => format!(
+        Some(GetFormat::Json) => format!(
             "{}\n",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
+            serde_json::to_string_pretty(&data).unwrap_or_default()
         ),
-        Some(DataFormat::Yaml) => super::to_yaml(&list),
-        None => {
+        Some(GetFormat::Yaml) => super::to_yaml(&data),
+        None | Some(GetFormat::Wide) if listing.rows.is_empty() => {
+            // As kubectl: an empty list is no error, and nothing on stdout.
+            match a.all_namespaces {
+                true => eprintln!("No resources found."),
+                false => eprintln!("No resources found in namespace {namespace}."),
+            }
+            String::new()
+        }
+        None | Some(GetFormat::Wide) => {
             let mut table = comfy_table::Table::new();
             table.load_preset(comfy_table::presets::NOTHING);
             table.set_header(listing.headers.clone());
@@ -38,4 +68,21 @@ pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
     };
     super::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kudo rollback`: there is none; says how to go back (a usage error, exit code 2).
+pub fn rollback(a: RollbackArgs) -> Result<ExitCode, Error> {
+    let name = a.name.as_deref().unwrap_or("NAME");
+    let namespace = a
+        .namespace
+        .as_deref()
+        .map(|n| format!(" -n {n}"))
+        .unwrap_or_default();
+    Err(Error::Usage(format!(
+        "kudo has no rollback (and keeps no revisions): an Instance goes back by an upgrade to \
+         the older OperatorVersion, `kudo upgrade PACKAGE --operator-version OLD --instance \
+         {name}{namespace}` (`kudo get operatorversions{namespace}` lists those installed). The \
+         upgrade's rules hold: immutable parameters keep their values, and values the newer \
+         version moved by oldName are not moved back (give them with -p)"
+    )))
 }

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use super::cluster;
 use crate::args::{DataFormat, InstallArgs};
-use crate::error::Error;
-use kudo_client::commands::{Inputs, install, wait};
+use crate::error::{Error, Refusal};
+use kudo_client::commands::{self, Inputs, install, wait};
 
 pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     let loaded = super::load_with(&a.package, &a.source)?;
@@ -29,8 +29,9 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         inputs,
         dry_run: a.dry_run,
         service_account: Some(&a.service_account),
+        create_namespace: a.create_namespace,
     };
-    let (dry_run, output) = (a.dry_run, a.output);
+    let (dry_run, output, create_namespace) = (a.dry_run, a.output, a.create_namespace);
     let waiting = a.wait.options();
     let out = cluster::block_on("install", &a.cluster, async |t| {
         let done = install::install(&t, &req).await?;
@@ -47,7 +48,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         for o in done.created.iter().filter(|o| {
             matches!(
                 o["kind"].as_str(),
-                Some("ServiceAccount" | "RoleBinding" | "ClusterRoleBinding")
+                Some("Namespace" | "ServiceAccount" | "RoleBinding" | "ClusterRoleBinding")
             )
         }) {
             let name = o["metadata"]["name"].as_str().unwrap_or_default();
@@ -79,9 +80,29 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
         }
         Ok(out)
     })
-    .map_err(|e| e.with_sources(sources))?;
+    .map_err(|e| no_namespace_hint(e, create_namespace).with_sources(sources))?;
     super::print(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A namespace that does not exist: install can make it (`--create-namespace`).
+fn no_namespace_hint(e: Error, create_namespace: bool) -> Error {
+    match e {
+        Error::In { command, source } if !create_namespace => match *source {
+            Error::Cluster(commands::Error::NoNamespace { namespace }) => Error::In {
+                command,
+                source: Box::new(Error::refused(
+                    format!("namespace {namespace}"),
+                    Refusal::NoNamespace { namespace },
+                )),
+            },
+            source => Error::In {
+                command,
+                source: Box::new(source),
+            },
+        },
+        e => e,
+    }
 }
 
 /// What `install --dry-run` prints: the objects as a `List` (`-o`), or a summary.
@@ -110,7 +131,7 @@ fn dry_run_report(
     for o in &done.created {
         let place = match o["metadata"]["namespace"].as_str() {
             Some(ns) => format!("{ns}/"),
-            None if o["kind"] == "ClusterRoleBinding" => String::new(),
+            None if o["kind"] == "ClusterRoleBinding" || o["kind"] == "Namespace" => String::new(),
             None => format!("{namespace}/"),
         };
         out.push_str(&format!(

@@ -62,7 +62,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             print(&String::from_utf8_lossy(&out))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Update(a) if a.instance.is_some() => update::run(a),
+        Command::Update(a) if a.instance.is_some() || a.name.is_some() => update::run(a),
         Command::Update(a) => instance_file::update(a),
         Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a),
         Command::Upgrade(a) => instance_file::upgrade(a),
@@ -73,6 +73,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Uninstall(a) => uninstall::run(a),
         Command::Plan(c) => plan::run(c),
         Command::Get(a) => get::run(a),
+        Command::List(a) => get::list(a),
+        Command::Status(a) => plan::run(crate::args::PlanCommand::Status(a)),
+        Command::Rollback(a) => get::rollback(a),
         Command::Version(a) => version::run(a),
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),

@@ -10,20 +10,25 @@ use crate::args::PatchArgs;
 use crate::error::Error;
 
 pub fn run(a: PatchArgs) -> Result<ExitCode, Error> {
-    let name = a.name.clone().or(a.instance.clone()).unwrap_or_default();
-    let parsed: Vec<Result<Edit, kudo_pkg::Diagnostic>> = if a.adds.is_empty() {
-        let each = a.removes.iter().enumerate();
-        each.map(|(i, arg)| Edit::remove(i + 1, arg)).collect()
+    let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
+        .unwrap_or_default()
+        .to_string();
+    let (args, parse): (&[String], fn(usize, &str) -> _) = if a.adds.is_empty() {
+        (&a.removes, Edit::remove)
     } else {
-        let each = a.adds.iter().enumerate();
-        each.map(|(i, arg)| Edit::add(i + 1, arg)).collect()
+        (&a.adds, Edit::add)
     };
-    let (edits, problems): (Vec<_>, Vec<_>) = parsed.into_iter().partition(Result::is_ok);
-    let problems: Vec<_> = problems.into_iter().filter_map(Result::err).collect();
+    let mut edits = Vec::new();
+    let mut problems = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        match parse(i + 1, arg) {
+            Ok(e) => edits.push(e),
+            Err(d) => problems.push(d),
+        }
+    }
     if !problems.is_empty() {
         return Err(Error::parameters(problems).in_command("patch"));
     }
-    let edits: Vec<Edit> = edits.into_iter().filter_map(Result::ok).collect();
     let req = update::Request {
         instance: &name,
         inputs: Inputs {

@@ -16,12 +16,13 @@ pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
 }
 
 fn status(a: StatusArgs) -> Result<ExitCode, Error> {
+    let name = a.instance.get()?;
     let waiting = a.wait.options();
     let view = cluster::block_on("plan status", &a.cluster, async |t| {
         if let Some(o) = waiting {
-            wait::plan_terminal(&t, &a.instance, &o).await?;
+            wait::plan_terminal(&t, &name, &o).await?;
         }
-        Ok(plan::status(&t, &a.instance).await?)
+        Ok(plan::status(&t, &name).await?)
     })?;
     let text = match a.output {
         None => view.to_string(),
@@ -46,13 +47,14 @@ fn status(a: StatusArgs) -> Result<ExitCode, Error> {
 }
 
 fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
+    let instance = a.instance.get()?;
     let waiting = a.wait.options();
     let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
         let uid = commands::new_uid()?;
-        let done = plan::trigger(&t, &a.instance, &a.name, &uid, a.force).await?;
+        let done = plan::trigger(&t, &instance, &a.name, &uid, a.force).await?;
         let mut out = format!(
             "plan {} of Instance {}/{} triggered (run {})\n",
-            done.plan, t.namespace, a.instance, done.uid
+            done.plan, t.namespace, instance, done.uid
         );
         if let Some(run) = &done.superseded {
             out.push_str(&Superseded::of(run).line());
@@ -62,7 +64,7 @@ fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
                 generation: done.generation.unwrap_or(0),
                 uid: Some(done.uid.clone()),
             };
-            let plan = wait::plan_done(&t, &a.instance, &goal, &o).await?;
+            let plan = wait::plan_done(&t, &instance, &goal, &o).await?;
             out.push_str(&format!("plan {plan} COMPLETE\n"));
         }
         Ok(out)

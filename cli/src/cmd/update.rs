@@ -1,4 +1,4 @@
-//! `kudo update --instance NAME`: the rules live in `kudo_client::commands::update`.
+//! `kudo update NAME` (`--instance NAME`): the rules live in `kudo_client::commands::update`.
 
 use std::process::ExitCode;
 
@@ -9,7 +9,9 @@ use crate::error::Error;
 use kudo_client::commands::{Inputs, update, wait};
 
 pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
-    let name = a.instance.clone().unwrap_or_default();
+    let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
+        .unwrap_or_default()
+        .to_string();
     let (docs, diags) = super::value_files(&a.values);
     if !diags.is_empty() {
         return Err(Error::parameters(diags));

@@ -353,7 +353,7 @@ pub enum ApplyRefusal {
     #[error("not a kind kudo init applies")]
     UnknownKind,
     /// The API server refused it.
-    #[error(transparent)]
+    #[error("{}", crate::said(.0))]
     Api(#[from] kube::Error),
 }
 
@@ -465,10 +465,7 @@ pub async fn wait_ready(
 
 /// What the API server said: its message alone for a refusal (not the whole Status).
 fn said(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) => s.message.clone(),
-        other => other.to_string(),
-    }
+    crate::said(e)
 }
 
 async fn crds_established(client: &kube::Client) -> Result<String, String> {

@@ -3,6 +3,7 @@
 //! | | |
 //! |---|---|
 //! | [`client`] | the kube client from a kubeconfig, as every kudo binary makes it |
+//! | [`said`], [`Forbidden`] | what the API server said, as one sentence (never its `Status` dumped) |
 //! | [`commands`] | `kudo install`, `update --instance`, `upgrade --instance`, `uninstall`, `plan status\|trigger`, `get`, and `--wait` |
 //! | [`init`] | every object a cluster needs to run kudo (what `kudo init` applies or prints) |
 //! | [`storage_migration`] | KEP-33's migration of a cluster's objects from v1beta1 to v1beta2 storage (`kudo migrate`): pre-flight conversion, CRDs, rewrite, `storedVersions` |
@@ -13,6 +14,7 @@
 //! another thing than [`storage_migration`].)
 #![deny(missing_docs)]
 
+mod api_status;
 mod cluster;
 pub mod commands;
 #[cfg(feature = "daemon")]
@@ -20,4 +22,5 @@ pub mod daemon;
 pub mod init;
 pub mod storage_migration;
 
+pub use api_status::{Forbidden, said};
 pub use cluster::{ConnectError, NO_CLUSTER, client};

@@ -309,6 +309,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         },
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(done.created_operator && done.created_operator_version);
@@ -394,6 +395,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
         },
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     for shown in [format!("{req:?}"), format!("{done:?}")] {
@@ -461,6 +463,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
@@ -484,6 +487,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
         },
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let mut got = codes(&err);
@@ -508,6 +512,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -538,6 +543,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     match &err {
@@ -586,6 +592,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(!done.created_operator && !done.created_operator_version);
@@ -625,6 +632,7 @@ async fn install_of_a_cluster_scoped_package_by_a_tenant_is_refused_before_any_w
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let Error::Grant {
@@ -642,7 +650,12 @@ async fn install_of_a_cluster_scoped_package_by_a_tenant_is_refused_before_any_w
         why,
         "to cluster-admin, for the cluster-scoped ClusterRoleBinding default-x-escalate"
     );
-    assert!(message.starts_with("clusterrolebindings.rbac"), "{message}");
+    assert_eq!(
+        message,
+        "you (system:serviceaccount:default:tenant) may not create \
+         clusterrolebindings.rbac.authorization.k8s.io cluster-wide: ask for the verb create on \
+         clusterrolebindings.rbac.authorization.k8s.io (a ClusterRole)"
+    );
     let seen = seen.lock().unwrap().clone();
     let writes: Vec<&Seen> = seen.iter().filter(|s| s.method != "GET").collect();
     assert_eq!(writes.len(), 3);
@@ -693,6 +706,7 @@ async fn install_removes_the_bindings_it_made_when_the_instance_is_refused() {
         inputs: Inputs::default(),
         dry_run: false,
         service_account: None,
+        create_namespace: false,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -1151,6 +1165,37 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
 // ---------------------------------------------------------------------------------------------
 // uninstall
 
+const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
+const STATEFUL_SETS: &str = "/apis/apps/v1/namespaces/default/statefulsets";
+
+fn list_of(kind: &str, items: Vec<Value>) -> Value {
+    json!({"apiVersion": "v1", "kind": kind, "metadata": {"resourceVersion": "1"}, "items": items})
+}
+
+fn claim(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": NS, "labels": labels}})
+}
+
+/// What `uninstall` reads before its DELETE: the Instance, its OperatorVersion, the claims and
+/// the Instance's StatefulSets.
+fn before_uninstall(inst: &Value, ov: Value, claims: Vec<Value>, sets: Vec<Value>) -> Vec<Step> {
+    vec![
+        ok("GET", at("instances", "c"), inst.clone()),
+        ok("GET", at("operatorversions", "cassandra-2.0.0"), ov),
+        ok(
+            "GET",
+            CLAIMS.into(),
+            list_of("PersistentVolumeClaimList", claims),
+        ),
+        ok(
+            "GET",
+            STATEFUL_SETS.into(),
+            list_of("StatefulSetList", sets),
+        ),
+    ]
+}
+
 #[tokio::test]
 async fn uninstall_deletes_the_instance_and_wait_polls_until_it_is_gone() {
     let inst = instance("c", "cassandra-2.0.0", json!({}), "10");
@@ -1158,17 +1203,26 @@ async fn uninstall_deletes_the_instance_and_wait_polls_until_it_is_gone() {
         inst.clone(),
         json!({"planStatus": {"cleanup": {"name": "cleanup", "status": "IN_PROGRESS"}}}),
     );
-    let (t, seen) = serve(vec![
-        ok("DELETE", at("instances", "c"), inst),
+    let mut script = before_uninstall(&inst, ov_of(&cassandra()), vec![], vec![]);
+    script.extend([
+        ok("DELETE", at("instances", "c"), inst.clone()),
+        ok(
+            "GET",
+            collection("instances"),
+            list_of("InstanceList", vec![]),
+        ),
         ok("GET", at("instances", "c"), cleaning),
         missing("GET", at("instances", "c")),
     ]);
+    let (t, seen) = serve(script);
     uninstall::uninstall(&t, "c").await.unwrap();
     wait::gone(&t, "c", &fast()).await.unwrap();
+    let requests = requests(&seen);
     assert_eq!(
-        requests(&seen),
+        requests[4..],
         pairs(&[
             ("DELETE", at("instances", "c")),
+            ("GET", collection("instances")),
             ("GET", at("instances", "c")),
             ("GET", at("instances", "c")),
         ])
@@ -1176,8 +1230,118 @@ async fn uninstall_deletes_the_instance_and_wait_polls_until_it_is_gone() {
 }
 
 #[tokio::test]
+async fn uninstall_names_the_claims_left_and_the_instances_that_share_the_operator_version() {
+    let inst = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let set = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "c-node", "namespace": NS},
+        "spec": {"selector": {}, "serviceName": "c", "template": {},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
+    let claims = vec![
+        claim("data-c-node-0", json!({"app": "cassandra"})),
+        claim("data-c-node-1", json!({})),
+        claim("data-c-node-x", json!({})),
+        claim("backup", json!({"kudo.dev/instance": "c"})),
+        claim("other", json!({"kudo.dev/instance": "d"})),
+    ];
+    let mut script = before_uninstall(&inst, ov_of(&cassandra()), claims, vec![set]);
+    script.extend([
+        ok("DELETE", at("instances", "c"), inst.clone()),
+        ok(
+            "GET",
+            collection("instances"),
+            list_of(
+                "InstanceList",
+                vec![
+                    instance("d", "cassandra-2.0.0", json!({}), "3"),
+                    instance("e", "cassandra-1.0.0", json!({}), "4"),
+                ],
+            ),
+        ),
+    ]);
+    let (t, seen) = serve(script);
+    let done = uninstall::uninstall(&t, "c").await.unwrap();
+    assert_eq!(done.claims, ["backup", "data-c-node-0", "data-c-node-1"]);
+    assert_eq!(done.version_users, ["d"]);
+    assert_eq!(done.operator.as_deref(), Some("cassandra"));
+    assert_eq!(
+        done.cleanup_plan,
+        cassandra().operator().plans.contains_key("cleanup")
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[3].query, "labelSelector=kudo.dev%2Finstance%3Dc");
+}
+
+#[tokio::test]
+async fn prune_deletes_the_unused_operator_versions_and_the_operator_when_none_is_left() {
+    let ov = |name: &str| {
+        json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"operator": {"name": "cassandra"}, "version": "1"}})
+    };
+    let other = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+        "metadata": {"name": "kafka-1", "namespace": NS}, "spec": {"operator": {"name": "kafka"}}});
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            collection("instances"),
+            list_of(
+                "InstanceList",
+                vec![instance("d", "cassandra-1.0.0", json!({}), "3")],
+            ),
+        ),
+        ok(
+            "GET",
+            collection("operatorversions"),
+            list_of(
+                "OperatorVersionList",
+                vec![ov("cassandra-1.0.0"), ov("cassandra-2.0.0"), other],
+            ),
+        ),
+        ok(
+            "DELETE",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov("cassandra-2.0.0"),
+        ),
+    ]);
+    let done = uninstall::prune(&t, "cassandra", "c").await.unwrap();
+    assert_eq!(done.deleted, ["cassandra-2.0.0"]);
+    assert_eq!(
+        done.kept,
+        [("cassandra-1.0.0".to_string(), vec!["d".to_string()])]
+    );
+    assert!(!done.operator_deleted);
+    assert_eq!(requests(&seen).len(), 3);
+
+    let (t, _) = serve(vec![
+        ok(
+            "GET",
+            collection("instances"),
+            list_of("InstanceList", vec![]),
+        ),
+        ok(
+            "GET",
+            collection("operatorversions"),
+            list_of("OperatorVersionList", vec![ov("cassandra-2.0.0")]),
+        ),
+        ok(
+            "DELETE",
+            at("operatorversions", "cassandra-2.0.0"),
+            ov("cassandra-2.0.0"),
+        ),
+        ok(
+            "DELETE",
+            at("operators", "cassandra"),
+            json!({"apiVersion": "kudo.dev/v1beta2",
+            "kind": "Operator", "metadata": {"name": "cassandra"}, "spec": {}}),
+        ),
+    ]);
+    let done = uninstall::prune(&t, "cassandra", "c").await.unwrap();
+    assert!(done.operator_deleted);
+}
+
+#[tokio::test]
 async fn uninstall_of_a_missing_instance_says_it_is_not_found() {
-    let (t, _) = serve(vec![missing("DELETE", at("instances", "c"))]);
+    let (t, _) = serve(vec![missing("GET", at("instances", "c"))]);
     let err = uninstall::uninstall(&t, "c").await.unwrap_err();
     assert!(
         matches!(
@@ -1458,4 +1622,177 @@ async fn get_instances_lists_the_namespace_as_rows() {
         [["c", "cassandra-2.0.0", "deploy", "COMPLETE", "True"]]
     );
     assert_eq!(listing.items[0]["kind"], json!("Instance"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// what the API server said, as one sentence
+
+/// kube-apiserver's answer to a write in a namespace that does not exist.
+fn no_namespace() -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("namespaces \"{NS}\" not found"), "reason": "NotFound",
+        "details": {"name": NS, "kind": "namespaces"}, "code": 404})
+}
+
+fn install_req(pkg: &Package, dry_run: bool, create_namespace: bool) -> install::Request<'_> {
+    install::Request {
+        dependencies: None,
+        package: pkg,
+        instance: None,
+        inputs: Inputs::default(),
+        dry_run,
+        service_account: None,
+        create_namespace,
+    }
+}
+
+const NAMESPACES: &str = "/api/v1/namespaces";
+
+#[tokio::test]
+async fn install_in_a_namespace_that_does_not_exist_says_so_and_how_to_make_it() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        step("POST", SERVICE_ACCOUNTS.into(), 404, no_namespace()),
+    ]);
+    let err = install::install(&t, &install_req(&pkg, false, false))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "namespace default does not exist: create it with `kubectl create namespace default`"
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .filter(|s| s.method != "GET")
+            .all(|s| s.query.starts_with("dryRun=All"))
+    );
+}
+
+#[tokio::test]
+async fn install_with_create_namespace_creates_it_first_with_the_user_s_rights() {
+    let pkg = cassandra();
+    let mut script = vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", format!("{NAMESPACES}/{NS}")),
+        created(NAMESPACES.into()),
+    ];
+    script.extend(granted());
+    script.extend([
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let (t, seen) = serve(script);
+    let done = install::install(&t, &install_req(&pkg, false, true))
+        .await
+        .unwrap();
+    assert_eq!(done.created[0]["kind"], "Namespace");
+    assert_eq!(done.created[0]["metadata"]["name"], NS);
+    let seen = seen.lock().unwrap().clone();
+    let ns = seen.iter().find(|s| s.path == NAMESPACES).unwrap();
+    assert_eq!(ns.body["metadata"]["name"], NS);
+    assert!(!ns.query.contains("dryRun"), "{}", ns.query);
+}
+
+#[tokio::test]
+async fn install_dry_run_with_create_namespace_writes_nothing_and_says_it_would_make_it() {
+    let pkg = cassandra();
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", format!("{NAMESPACES}/{NS}")),
+        created(NAMESPACES.into()),
+    ]);
+    let done = install::install(&t, &install_req(&pkg, true, true))
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = done
+        .created
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "RoleBinding",
+            "Operator",
+            "OperatorVersion"
+        ]
+    );
+    assert!(!done.server_checked);
+    let seen = seen.lock().unwrap().clone();
+    let writes: Vec<&Seen> = seen.iter().filter(|s| s.method != "GET").collect();
+    assert_eq!(writes.len(), 1);
+    assert!(
+        writes[0].query.starts_with("dryRun=All"),
+        "{}",
+        writes[0].query
+    );
+}
+
+#[tokio::test]
+async fn install_with_create_namespace_in_an_existing_namespace_creates_no_namespace() {
+    let pkg = cassandra();
+    let mut script = vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        ok(
+            "GET",
+            format!("{NAMESPACES}/{NS}"),
+            json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": NS}}),
+        ),
+    ];
+    script.extend(granted());
+    script.extend([
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let (t, _) = serve(script);
+    let done = install::install(&t, &install_req(&pkg, false, true))
+        .await
+        .unwrap();
+    assert_eq!(done.created[0]["kind"], "ServiceAccount");
+}
+
+#[tokio::test]
+async fn a_refused_request_is_one_sentence_naming_the_object_and_the_missing_right() {
+    let forbidden = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "reason": "Forbidden", "code": 403, "details": {"group": "kudo.dev", "kind": "instances"},
+        "message": "instances.kudo.dev is forbidden: User \"system:serviceaccount:t1:tenant\" cannot list resource \"instances\" in API group \"kudo.dev\" in the namespace \"default\""});
+    let (t, _) = serve(vec![step(
+        "GET",
+        collection("instances"),
+        403,
+        forbidden.clone(),
+    )]);
+    let err = get::list(&t, get::Kind::Instances).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot list Instances in namespace default: you (system:serviceaccount:t1:tenant) may \
+         not list instances.kudo.dev in namespace default: ask for the verb list on \
+         instances.kudo.dev in namespace default"
+    );
+    let (t, _) = serve(vec![step(
+        "GET",
+        at("instances", "c"),
+        500,
+        status(500, "InternalError"),
+    )]);
+    let err = uninstall::uninstall(&t, "c").await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot get Instance default/c: scripted InternalError"
+    );
 }

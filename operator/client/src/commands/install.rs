@@ -38,6 +38,9 @@ pub struct Request<'a> {
     /// The ServiceAccount the manager acts as for the Instance (`spec.serviceAccountName`);
     /// `None`: [`labels::DEFAULT_SERVICE_ACCOUNT`].
     pub service_account: Option<&'a str>,
+    /// Create the namespace when it does not exist (with `dry_run`: only check that the user
+    /// may, and say it would be created).
+    pub create_namespace: bool,
 }
 
 /// What was installed.
@@ -180,8 +183,19 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     }
     let reach = service_account::reach(t, &packages, &name).await;
     let grants = service_account::objects(&t.namespace, service_account, &reach);
-    let prepared = service_account::prepare(t, service_account, &grants, req.dry_run).await?;
-    let mut created = prepared.created.clone();
+    let namespace = match req.create_namespace {
+        true => ensure_namespace(t, req.dry_run).await?,
+        false => None,
+    };
+    let prepared = match &namespace {
+        // A namespace still to make holds nothing: no dry run can be made in it.
+        Some(_) if req.dry_run => service_account::Prepared {
+            created: grants.iter().map(|(o, _)| o.clone()).collect(),
+        },
+        _ => service_account::prepare(t, service_account, &grants, req.dry_run).await?,
+    };
+    let mut created: Vec<Value> = namespace.into_iter().collect();
+    created.extend(prepared.created.iter().cloned());
     for (_, dep_ov, dep_has_ov) in &deps {
         if !dep_has_ov {
             created.push(serde_json::to_value(dep_ov).unwrap_or_default());
@@ -269,4 +283,51 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         created,
         server_checked: true,
     })
+}
+
+/// Creates the target namespace when it is missing (`dry_run`: a server-side dry run, which
+/// checks that the user may) and returns it; `None` when it exists. A user who may not read
+/// namespaces is not stopped here: the create says whether the namespace exists (409) or may
+/// not be made (403, then the writes that follow say what is missing).
+async fn ensure_namespace(t: &Target, dry_run: bool) -> Result<Option<Value>> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(t.client.clone());
+    let api_err = |action| {
+        let namespace = t.namespace.clone();
+        move |source| Error::Api {
+            action,
+            kind: "Namespace",
+            namespace: namespace.clone(),
+            name: namespace,
+            source: Box::new(source),
+        }
+    };
+    let forbidden_to_read = match api.get_opt(&t.namespace).await {
+        Ok(Some(_)) => return Ok(None),
+        Ok(None) => false,
+        Err(kube::Error::Api(s)) if s.code == 403 => true,
+        Err(e) => return Err(api_err("get")(e)),
+    };
+    let object = Namespace {
+        metadata: ObjectMeta {
+            name: Some(t.namespace.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let params = kube::api::PostParams {
+        dry_run,
+        ..post_params()
+    };
+    match api.create(&params, &object).await {
+        Ok(_) => {
+            let mut v = serde_json::to_value(&object).unwrap_or_default();
+            v["apiVersion"] = "v1".into();
+            v["kind"] = "Namespace".into();
+            Ok(Some(v))
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
+        Err(kube::Error::Api(s)) if s.code == 403 && forbidden_to_read => Ok(None),
+        Err(e) => Err(api_err("create")(e)),
+    }
 }

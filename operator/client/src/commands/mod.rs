@@ -100,12 +100,17 @@ impl Target {
         name: &str,
     ) -> impl FnOnce(kube::Error) -> Error {
         let (namespace, name) = (self.namespace.clone(), name.to_string());
-        move |source| Error::Api {
-            action,
-            kind,
-            namespace,
-            name,
-            source: Box::new(source),
+        move |source| {
+            if crate::api_status::missing_namespace(&source, &namespace) {
+                return Error::NoNamespace { namespace };
+            }
+            Error::Api {
+                action,
+                kind,
+                namespace,
+                name,
+                source: Box::new(source),
+            }
         }
     }
 
@@ -298,8 +303,21 @@ pub enum Error {
         /// Attempts made.
         attempts: usize,
     },
-    /// The API server refused or failed a request.
-    #[error("cannot {action} {kind} {namespace}/{name}: {source}")]
+    /// The namespace of the command does not exist.
+    #[error(
+        "namespace {namespace} does not exist: create it with `kubectl create namespace {namespace}`"
+    )]
+    NoNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// The API server refused or failed a request: one sentence, the server's message
+    /// ([`crate::said`]; RBAC's refusal as the verb and resource to ask for).
+    #[error(
+        "cannot {action} {}: {}",
+        object(kind, namespace, name),
+        crate::said(source)
+    )]
     Api {
         /// `get`, `create`, `patch`, `delete`, `list`.
         action: &'static str,
@@ -356,6 +374,19 @@ pub enum Error {
     /// Something that should not happen: a bug in kudo.
     #[error("internal error, this may indicate a bug in kudo (please report it): {0}")]
     Internal(String),
+}
+
+/// `Instance ns/name`, or `Instances in namespace ns` for a list (no name).
+fn object(kind: &str, namespace: &str, name: &str) -> String {
+    if name.is_empty() && namespace.is_empty() {
+        format!("{kind}s in all namespaces")
+    } else if name.is_empty() {
+        format!("{kind}s in namespace {namespace}")
+    } else if kind == "Namespace" {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {namespace}/{name}")
+    }
 }
 
 fn failed_at(phase: Option<&str>, step: Option<&str>) -> String {

@@ -285,6 +285,12 @@ fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
 }
 
 fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kube::Error) -> Error {
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    if crate::api_status::missing_namespace(e, namespace) {
+        return Error::NoNamespace {
+            namespace: namespace.to_string(),
+        };
+    }
     let kind = object["kind"].as_str().unwrap_or_default();
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let place = match object["metadata"]["namespace"].as_str() {
@@ -295,10 +301,7 @@ fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kub
         service_account: format!("{}/{service_account}", t.namespace),
         object: place,
         why: why.to_string(),
-        message: match e {
-            kube::Error::Api(s) => s.message.clone(),
-            other => other.to_string(),
-        },
+        message: crate::said(e),
     }
 }
 
