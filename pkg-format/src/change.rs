@@ -824,7 +824,11 @@ fn current(values: Value) -> Inputs<'static> {
     }
 }
 
-fn errors_or_warnings(problems: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+/// The problems split into errors (refused) and warnings (accepted), each problem once: the
+/// same finding from two checks (a value both invalid and immutable, say) is listed once.
+fn errors_or_warnings(mut problems: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let mut seen = std::collections::HashSet::new();
+    problems.retain(|d| seen.insert((d.code, d.pointer.to_string(), d.message.clone())));
     let (errors, warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
     if errors.is_empty() {
         Ok(warnings)
@@ -1052,7 +1056,7 @@ mod tests {
         );
         assert_eq!(
             outcome(conflict),
-            Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+            Err(vec![Code::TriggerConflict]),
             "ports runs update, backup runs backup-update"
         );
         // An immutable value cannot be removed either.
@@ -1177,7 +1181,7 @@ mod tests {
                 json!({}),
                 IDLE,
                 &["nodeCount=4", "backup/enabled=true"],
-                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+                Err(vec![Code::TriggerConflict]),
             ),
             (
                 "an immutable value cannot change",
@@ -1375,7 +1379,7 @@ mod tests {
                 given.clone(),
                 IDLE,
                 &["region=eu", "nodeCount=5", "backup/enabled=true"],
-                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+                Err(vec![Code::TriggerConflict]),
             ),
             (
                 "a removed parameter is no change",
@@ -1730,7 +1734,7 @@ mod tests {
                 json!({"nodeCount": 5, "backup": {"enabled": true}}),
                 IDLE,
                 &["nodeCount", "backup"],
-                Err(vec![Code::TriggerConflict, Code::TriggerConflict]),
+                Err(vec![Code::TriggerConflict]),
                 json!(null),
             ),
             (

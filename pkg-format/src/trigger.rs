@@ -127,6 +127,10 @@ pub fn select(
     let mut changes = Vec::new();
     let mut errors = Vec::new();
     for p in changed_paths(old, new) {
+        // A value the schema does not have is validation's to refuse, once: it runs no plan.
+        if pointer::tokens(&p).is_ok_and(|t| schema.node_at(&t).is_none()) {
+            continue;
+        }
         match plan_for(schema, plans, &p) {
             Ok((plan, reason)) => changes.push(ValueChange {
                 pointer: p,
@@ -146,33 +150,31 @@ pub fn select(
         }
     }
     if distinct.len() > 1 {
-        let list = changes
+        // One diagnostic for the whole update, at its first change: each plan with the
+        // changes that run it.
+        let each = distinct
             .iter()
-            .map(|c| format!("{} -> {}", c.pointer, c.plan))
+            .map(|plan| {
+                let at: Vec<&str> = changes
+                    .iter()
+                    .filter(|c| c.plan == *plan)
+                    .map(|c| c.pointer.as_str())
+                    .collect();
+                format!("`{plan}` ({})", at.join(", "))
+            })
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(changes
-            .iter()
-            .map(|c| {
-                Diagnostic::error(
-                    Code::TriggerConflict,
-                    &c.pointer,
-                    format!(
-                        "this change runs plan `{}`, but the same update also runs {}: one update may run only one plan",
-                        c.plan,
-                        distinct
-                            .iter()
-                            .filter(|p| **p != c.plan)
-                            .map(|p| format!("`{p}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-                .with_help(format!(
-                    "make these changes in separate updates, one per plan ({list})"
-                ))
-            })
-            .collect());
+        return Err(vec![
+            Diagnostic::error(
+                Code::TriggerConflict,
+                &changes[0].pointer,
+                format!(
+                    "this update runs {} plans, and one update may run only one: {each}",
+                    distinct.len()
+                ),
+            )
+            .with_help("make these changes in separate updates, one per plan"),
+        ]);
     }
     Ok(Selection {
         plan: distinct.first().map(|p| p.to_string()),
@@ -187,6 +189,31 @@ mod tests {
 
     fn schema(v: Value) -> ParamSchema {
         ParamSchema::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_conflict_is_one_diagnostic_and_an_unknown_key_no_change() {
+        let s = schema(json!({"type": "object", "properties": {
+            "a": {"type": "integer", "trigger": "p1"},
+            "b": {"type": "integer", "trigger": "p2"},
+            "c": {"type": "integer", "trigger": "p2"}}}));
+        let plans = ["p1", "p2", "update"];
+        let d = select(
+            &s,
+            &plans,
+            &json!({}),
+            &json!({"a": 1, "b": 2, "c": 3, "zzz": 4}),
+        )
+        .unwrap_err();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            d[0].message,
+            "this update runs 2 plans, and one update may run only one: `p1` (/a), `p2` (/b, /c)"
+        );
+        assert!(!format!("{:?}", d[0]).contains("zzz"), "{d:?}");
+        // An unknown key alone runs nothing: validation refuses it.
+        let alone = select(&s, &plans, &json!({}), &json!({"zzz": 4})).unwrap();
+        assert_eq!(alone.plan, None);
     }
 
     #[test]

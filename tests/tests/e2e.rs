@@ -1128,17 +1128,10 @@ fn uninstall_runs_the_cleanup_plan_then_removes_the_instance() {
     s.runtime
         .block_on(async { tokio::time::sleep(Duration::from_millis(500)).await });
     let mut uninstall = Command::new(kudo_bin())
-        .args([
-            "uninstall",
-            "--instance",
-            "cfg",
-            "-n",
-            &s.namespace,
-            "--wait",
-        ])
+        .args(["uninstall", "cfg", "-n", &s.namespace, "--wait", "--prune"])
         .arg("--kubeconfig")
         .arg(&s.kubeconfig)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .spawn()
         .expect("kudo runs");
     let mut ended = None;
@@ -1148,11 +1141,23 @@ fn uninstall_runs_the_cleanup_plan_then_removes_the_instance() {
         ended = uninstall.try_wait().expect("kudo uninstall runs");
         ended.is_some()
     });
+    let mut said = String::new();
+    if let Some(mut out) = uninstall.stdout.take() {
+        std::io::Read::read_to_string(&mut out, &mut said).expect("kudo's stdout");
+    }
     assert!(
         ended.is_some_and(|e| e.success()),
-        "kudo uninstall: {ended:?}"
+        "kudo uninstall: {ended:?} {said}"
     );
     assert!(s.get(&s.instances("v1beta2"), "cfg").is_none());
+    // It said what it did and what went with --prune: the version no Instance uses, and the
+    // Operator with no version left.
+    assert!(said.contains("cleanup"), "{said}");
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    let operators = s.api("kudo.dev/v1beta2", "Operator", "operators");
+    assert!(s.get(&ovs, "e2e-configs-0.1.0").is_none(), "{said}");
+    assert!(s.get(&operators, "e2e-configs").is_none(), "{said}");
+    assert!(said.contains("e2e-configs-0.1.0"), "{said}");
     wait_until("the cleanup plan's ConfigMap was seen", || {
         added
             .lock()

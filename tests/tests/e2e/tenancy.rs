@@ -138,16 +138,69 @@ fn a_tenant_installs_an_operator_whose_objects_live_in_its_namespace() {
         s.get(&crb, &format!("kudo:{}:kudo-instance", s.namespace))
             .is_none()
     );
-    t.kudo(&[
-        "uninstall",
-        "--instance",
-        "app",
-        "-n",
-        &s.namespace,
-        "--wait",
-    ])
-    .assert()
-    .success();
+    // Issue 26: what the API server refuses is one sentence naming the right to ask for.
+    let out = t
+        .kudo(&["get", "instances", "-n", "kube-system"])
+        .assert()
+        .code(1);
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.contains(
+            "may not list instances.kudo.dev in namespace kube-system: ask for the verb list on \
+             instances.kudo.dev in namespace kube-system"
+        ) && !stderr.contains("Status {"),
+        "{stderr}"
+    );
+    // A namespace that does not exist: as the cluster's admin, the hint to make it.
+    let missing = format!("{}-none", s.namespace);
+    let out = s
+        .kudo(&[
+            "install",
+            &package("tenant-app").to_string_lossy(),
+            "-n",
+            &missing,
+        ])
+        .assert()
+        .code(1);
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.contains(&format!(
+            "namespace {missing}: does not exist: use --create-namespace"
+        )) && !stderr.contains("Status {"),
+        "{stderr}"
+    );
+    let out = s
+        .kudo(&[
+            "install",
+            &package("tenant-app").to_string_lossy(),
+            "-n",
+            &missing,
+            "--create-namespace",
+            "--dry-run",
+        ])
+        .assert()
+        .success();
+    let stdout = text(&out.get_output().stdout);
+    assert!(
+        stdout.contains(&format!("Namespace {missing} would be created")),
+        "{stdout}"
+    );
+    let namespaces = s.cluster_api("v1", "Namespace", "namespaces");
+    assert!(s.get(&namespaces, &missing).is_none(), "--dry-run wrote it");
+
+    let out = t
+        .kudo(&["uninstall", "app", "-n", &s.namespace, "--wait"])
+        .assert()
+        .success();
+    let stdout = text(&out.get_output().stdout);
+    assert!(
+        stdout.contains(&format!(
+            "Instance {}/app deleted (it is gone)",
+            s.namespace
+        )) && stdout.contains("used by no other Instance (--prune deletes it)")
+            && !stdout.contains("cleanup"),
+        "{stdout}"
+    );
     assert!(s.get(&s.instances("v1beta2"), "app").is_none());
 }
 
