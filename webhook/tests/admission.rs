@@ -150,7 +150,7 @@ fn update_cases_as_kudo_tested_them() {
             "two plans",
             json!({"nodeCount": 4, "auth": {"enabled": false}}),
             false,
-            "one plan",
+            "may run only one",
         ),
         (
             "one custom plan",
