@@ -40,7 +40,12 @@ fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secr
     assert!(shown.contains("plan: none would run"), "{shown}");
 
     // A value: its plan, and the StatefulSet's diff from the API server's dry run; exit 1.
+    let started = Instant::now();
     let out = diff(&["-p", "nodeCount=4"]);
+    say(&format!(
+        "e2e: kudo diff of cassandra (-p nodeCount=4: the update plan's objects, each read and dry-run applied) in {:.2} s",
+        started.elapsed().as_secs_f64()
+    ));
     let shown = both(&out);
     assert_eq!(out.status.code(), Some(1), "{shown}");
     assert!(shown.contains("/nodeCount: 3 -> 4"), "{shown}");
