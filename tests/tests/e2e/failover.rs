@@ -173,9 +173,13 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
         return;
     };
     install_slow(&s, "rs", 25);
+    // The control plane comes back as it runs now (RBAC, fake kubelets), whatever this
+    // process's environment says: a restart into AlwaysAllow would void the tenancy scenarios.
+    let settings = running_settings(Path::new(&run_dir));
     let script = |name: &str| {
         let out = Command::new(k8s.join(name))
             .env("K8S_RUN_DIR", &run_dir)
+            .envs(settings.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("the script runs");
         assert!(
@@ -218,4 +222,37 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
     // `replicas` has no trigger: the operator's `update` plan runs.
     s.update("rs", &["replicas=1"]).success();
     s.wait_plan("rs", "update");
+}
+
+/// The settings the control plane in `run_dir` runs with, read from its processes:
+/// `K8S_AUTHORIZATION` from the API server's `--authorization-mode`, `FAKE_KUBELET=1` when its
+/// fake kubelets run. What cannot be read is left to the environment.
+fn running_settings(run_dir: &Path) -> Vec<(&'static str, String)> {
+    let pid = |name: &str| {
+        std::fs::read_to_string(run_dir.join(format!("{name}.pid")))
+            .ok()
+            .map(|p| p.trim().to_string())
+            .filter(|p| Path::new(&format!("/proc/{p}")).exists())
+    };
+    let mut out = Vec::new();
+    if let Some(p) = pid("apiserver")
+        && let Ok(cmdline) = std::fs::read(format!("/proc/{p}/cmdline"))
+    {
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let mode = args.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix("--authorization-mode=")
+                .map(String::from)
+                .or_else(|| (a == "--authorization-mode").then(|| args.get(i + 1).cloned())?)
+        });
+        if let Some(mode) = mode {
+            out.push(("K8S_AUTHORIZATION", mode));
+        }
+    }
+    if pid("fake-kubelet").is_some() {
+        out.push(("FAKE_KUBELET", "1".to_string()));
+    }
+    out
 }
