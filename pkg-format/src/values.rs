@@ -90,7 +90,7 @@ impl Override {
 
 /// A parameter named on the command line (`-p` key, `--reset`): a JSON pointer, the leading `/`
 /// optional. `empty` is the message when it names nothing.
-fn parameter_pointer(
+pub(crate) fn parameter_pointer(
     key: &str,
     origin: &Origin,
     empty: &str,
@@ -467,20 +467,7 @@ pub fn reset(
         &origin,
         "the pointer is empty: name a parameter, e.g. --reset nodeCount",
     )?;
-    for i in 0..tokens.len() {
-        if schema.node_at(&tokens[..=i]).is_none() {
-            let mut d = Diagnostic::error(
-                Code::UnknownParameter,
-                pointer::from_tokens(&tokens[..=i]),
-                "is not a parameter of this package",
-            )
-            .with_origin(origin.clone());
-            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
-                d = d.with_help(h);
-            }
-            return Err(d);
-        }
-    }
+    declared(schema, &tokens, &origin)?;
     let Some((last, parents)) = tokens.split_last() else {
         return Ok(());
     };
@@ -499,6 +486,30 @@ pub fn reset(
         // Not set: the default applies already.
         _ => Ok(()),
     }
+}
+
+/// Refuses `tokens` unless `schema` declares every step: `unknown-parameter` at the first
+/// step it does not know, with a "did you mean" (`--reset`, `kudo explain`).
+pub(crate) fn declared(
+    schema: &ParamSchema,
+    tokens: &[String],
+    origin: &Origin,
+) -> Result<(), Diagnostic> {
+    for i in 0..tokens.len() {
+        if schema.node_at(&tokens[..=i]).is_none() {
+            let mut d = Diagnostic::error(
+                Code::UnknownParameter,
+                pointer::from_tokens(&tokens[..=i]),
+                "is not a parameter of this package",
+            )
+            .with_origin(origin.clone());
+            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
 }
 
 fn index_error(
