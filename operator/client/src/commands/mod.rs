@@ -14,10 +14,13 @@
 //! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
 //!   Instance, with the same precondition and retries.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
+//! - [`explain::read`]: an Instance as `kudo explain` reads it (its package, its values, what
+//!   its Secrets set), nothing written.
 //! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
 //!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
+pub mod explain;
 pub mod get;
 pub mod install;
 mod merge;
