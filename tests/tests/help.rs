@@ -102,6 +102,7 @@ fn needs_cluster(args: &[String]) -> bool {
     match args[1].as_str() {
         "install" | "uninstall" | "plan" | "get" | "migrate" => true,
         "update" | "upgrade" => !has("-f"),
+        "explain" => has("--instance"),
         "init" => !has("--dry-run"),
         _ => false,
     }
