@@ -38,6 +38,12 @@ pub enum Command {
     /// left out (and listed on stderr) unless --show-secrets is given.
     #[command(after_help = crate::examples::PARAMS)]
     Params(ParamsArgs),
+    /// Explain a parameter, as kubectl explains a field: its type, default, constraints,
+    /// description, the plan a change runs (its own trigger, an ancestor's, or the fallback),
+    /// immutable, writeOnly, oldName, and its fields. With --instance, also its current value
+    /// and who set it (writeOnly values are never shown).
+    #[command(after_help = crate::examples::EXPLAIN)]
+    Explain(ExplainArgs),
     /// Work on an operator package: verify, list its parameters, add one, convert it to
     /// structured parameters, create its archive.
     #[command(after_help = crate::examples::PACKAGE)]
@@ -922,6 +928,42 @@ pub struct VerifyArgs {
     pub namespace: NoNamespace,
 }
 
+// ---------------------------------------------------------------------------------------------
+// `kudo explain`
+
+/// `kudo explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an operator
+    /// name in a repository. Not with --instance (then the first argument is POINTER).
+    #[arg(value_name = "PACKAGE")]
+    pub package: Option<String>,
+    /// The parameter, a JSON pointer (`/topology/0/datacenterName`; the leading `/` optional;
+    /// array items by index). None: the top level.
+    #[arg(value_name = "POINTER")]
+    pub pointer: Option<String>,
+    /// Explain the parameters of this Instance in the cluster (its OperatorVersion's package),
+    /// with their current values.
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    /// Output format (`-o json`: the fields are listed in docs/explain.md).
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ExplainFormat,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Output formats of `kudo explain`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ExplainFormat {
+    /// kubectl explain's layout.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -964,6 +1006,8 @@ mod tests {
         let cases: &[&[&str]] = &[
             &["template", "pkg"],
             &["params", "pkg"],
+            &["explain", "pkg", "nodeCount"],
+            &["explain", "--instance", "i", "nodeCount"],
             &["package", "convert", "pkg"],
             &["package", "verify", "pkg"],
             &["package", "list", "parameters", "pkg"],

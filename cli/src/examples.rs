@@ -33,6 +33,22 @@ Examples:
   kudo params examples/cassandra-v1beta2 -P examples/values/cassandra-v1beta2.yaml -o json
 ";
 
+pub const EXPLAIN: &str = "\
+Examples:
+  # The top level: every parameter, with its type and marks
+  kudo explain examples/cassandra-v1beta2
+
+  # One parameter: type, default, bounds, the plan a change runs and where it comes from
+  kudo explain examples/cassandra-v1beta2 /topology/0/datacenterName
+  kudo explain examples/cassandra-v1beta2 backup/credentials/password -o json
+
+  # A KUDO (v1beta1) package, through its conversion
+  kudo explain examples/zookeeper-v1beta1 NODE_COUNT
+
+  # An Instance's parameter: also its value, and whether you set it (secrets stay masked)
+  kudo explain --instance cassandra -n prod backup/credentials/password
+";
+
 pub const PACKAGE: &str = "\
 Examples:
   kudo package verify examples/cassandra-v1beta2

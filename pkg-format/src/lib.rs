@@ -23,7 +23,7 @@
 //! | [`repo`] | KUDO's repository `index.yaml`: its order, and the entry a name and a version (or a semver range) ask for | [`repo::Index`], [`repo::Want`], [`repo::file_name`] |
 //! | [`verify`], [`structural`] | `package verify`; Kubernetes' structural-schema rules | [`verify::verify`], [`structural::violations`] |
 //! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead) | [`successor::convert`], [`successor::REMOVED`] |
-//! | [`author`], [`listing`] | `package add parameter`; `package list parameters` | [`author::add_parameter`], [`listing::rows`] |
+//! | [`author`], [`listing`], [`explain`] | `package add parameter`; `package list parameters`; `kudo explain` | [`author::add_parameter`], [`listing::rows`], [`explain::explain`] |
 //!
 //! Text is typed by its parameter's schema in one place ([`TextError`] says why not).
 
@@ -64,6 +64,7 @@ pub mod convert;
 pub mod dependency;
 pub mod diag;
 pub mod document;
+pub mod explain;
 pub mod immutable;
 pub mod instance;
 pub mod listing;

@@ -123,7 +123,36 @@ fn walk(
     }
 }
 
-fn row(
+/// The row of the one parameter at `value_pointer` (array items by any index), as [`rows`]
+/// shows it; `None` for the root and for a pointer the schema does not declare. Its tree
+/// position (`depth`, `last`) is that of a row with no siblings.
+pub fn row_at(schema: &ParamSchema, plans: &[&str], value_pointer: &str) -> Option<Row> {
+    let tokens = pointer::tokens(value_pointer).ok()?;
+    let (name, parents) = tokens.split_last()?;
+    let parent = schema.node_at(parents)?;
+    let node = schema.node_at(&tokens)?;
+    let item = schema.is_array(parent) && name.parse::<usize>().is_ok();
+    let required = !item
+        && parent
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)));
+    let shown = if item { "[]" } else { name.as_str() };
+    let last = vec![true; tokens.len()];
+    Some(row(
+        schema,
+        plans,
+        node,
+        shown,
+        value_pointer,
+        required,
+        &last,
+    ))
+}
+
+/// The row of `node` at `ptr`: its plan by [`trigger::plan_for`], its immutability by
+/// [`crate::immutable::immutable_at`].
+pub(crate) fn row(
     schema: &ParamSchema,
     plans: &[&str],
     node: &Value,

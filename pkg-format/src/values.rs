@@ -90,7 +90,7 @@ impl Override {
 
 /// A parameter named on the command line (`-p` key, `--reset`): a JSON pointer, the leading `/`
 /// optional. `empty` is the message when it names nothing.
-fn parameter_pointer(
+pub(crate) fn parameter_pointer(
     key: &str,
     origin: &Origin,
     empty: &str,
@@ -567,11 +567,11 @@ impl Values {
         let (last, parents) = tokens
             .split_last()
             .expect("parameter_pointer refuses an empty pointer");
-        known(schema, parents, &origin)?;
+        declared(schema, parents, &origin)?;
         let parent_at = pointer::from_tokens(parents);
         let node = schema
             .node_at(parents)
-            .expect("known() checked every token");
+            .expect("declared() checked every token");
         let in_array = schema.is_array(node) && !schema.is_object(node);
         let items = match self.value.pointer(&parent_at) {
             Some(Value::Array(items)) => Some(items.clone()),
@@ -664,7 +664,7 @@ impl Values {
                 self.replace(schema, parents, Value::Array(items), origin.clone())
             }
             Edit::Remove { .. } => {
-                known(schema, tokens, &origin)?;
+                declared(schema, tokens, &origin)?;
                 match self.value.pointer_mut(&parent_at) {
                     Some(Value::Object(map)) if map.contains_key(last) => {
                         map.remove(last);
@@ -698,26 +698,6 @@ impl Values {
     }
 }
 
-/// Every token of `tokens` names a parameter of `schema`; else an unknown-parameter error with
-/// a "did you mean".
-fn known(schema: &ParamSchema, tokens: &[String], origin: &Origin) -> Result<(), Diagnostic> {
-    for i in 0..tokens.len() {
-        if schema.node_at(&tokens[..=i]).is_none() {
-            let mut d = Diagnostic::error(
-                Code::UnknownParameter,
-                pointer::from_tokens(&tokens[..=i]),
-                "is not a parameter of this package",
-            )
-            .with_origin(origin.clone());
-            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
-                d = d.with_help(h);
-            }
-            return Err(d);
-        }
-    }
-    Ok(())
-}
-
 /// Removes the value at `arg` (a `--reset` pointer, the leading `/` optional, `index` its
 /// 1-based position) from `values`, the values a user set, so that the default applies again.
 /// The pointer must name a parameter of `schema`; a value that is not set is already the
@@ -741,7 +721,7 @@ pub fn reset(
         &origin,
         "the pointer is empty: name a parameter, e.g. --reset nodeCount",
     )?;
-    known(schema, &tokens, &origin)?;
+    declared(schema, &tokens, &origin)?;
     let Some((last, parents)) = tokens.split_last() else {
         return Ok(());
     };
@@ -760,6 +740,30 @@ pub fn reset(
         // Not set: the default applies already.
         _ => Ok(()),
     }
+}
+
+/// Refuses `tokens` unless `schema` declares every step: `unknown-parameter` at the first
+/// step it does not know, with a "did you mean" (`--reset`, `kudo patch`, `kudo explain`).
+pub(crate) fn declared(
+    schema: &ParamSchema,
+    tokens: &[String],
+    origin: &Origin,
+) -> Result<(), Diagnostic> {
+    for i in 0..tokens.len() {
+        if schema.node_at(&tokens[..=i]).is_none() {
+            let mut d = Diagnostic::error(
+                Code::UnknownParameter,
+                pointer::from_tokens(&tokens[..=i]),
+                "is not a parameter of this package",
+            )
+            .with_origin(origin.clone());
+            if let Some(h) = suggest(schema, &tokens[..i], &tokens[i]) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
 }
 
 fn index_error(

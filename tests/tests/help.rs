@@ -103,6 +103,7 @@ fn needs_cluster(args: &[String]) -> bool {
         "install" | "uninstall" | "plan" | "get" | "list" | "status" | "migrate" | "diff"
         | "patch" => true,
         "update" | "upgrade" => !has("-f"),
+        "explain" => has("--instance"),
         "init" => !has("--dry-run"),
         _ => false,
     }

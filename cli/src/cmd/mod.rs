@@ -6,6 +6,7 @@ mod author;
 mod changes;
 pub mod cluster;
 mod diff;
+mod explain;
 pub mod get;
 mod init;
 pub mod install;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Template(a) => template::run(a),
         Command::Params(a) => params::run(a),
+        Command::Explain(a) => explain::run(a),
         Command::Package(PackageCommand::Convert(a)) => package::convert(a),
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),

@@ -16,11 +16,14 @@
 //! - [`diff::diff`]: what an update or upgrade would do (values, plan, each object from a
 //!   server-side dry-run apply), with nothing written.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
+//! - [`explain::read`]: an Instance as `kudo explain` reads it (its package, its values, what
+//!   its Secrets set), nothing written.
 //! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
 //!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
 pub mod diff;
+pub mod explain;
 pub mod get;
 pub mod install;
 mod merge;
