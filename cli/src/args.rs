@@ -158,8 +158,13 @@ pub enum Command {
     /// cluster is contacted. An unreachable cluster is reported, not an error.
     #[command(after_help = crate::examples::VERSION)]
     Version(VersionArgs),
-    /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
-    /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
+    /// Print the shell code that makes the shell complete kudo's commands, flags and values,
+    /// Instance names, plan names and namespaces included (read from the cluster as you type:
+    /// the shell runs `kudo` itself at each TAB; an unreachable cluster completes nothing).
+    ///
+    /// Load it when the shell starts, so it always matches this kudo: `source <(kudo completion
+    /// bash)` in ~/.bashrc, `source <(kudo completion zsh)` in ~/.zshrc, `kudo completion fish |
+    /// source` in ~/.config/fish/config.fish. It is what `COMPLETE=SHELL kudo` prints.
     #[command(after_help = crate::examples::COMPLETION)]
     Completion(CompletionArgs),
     /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of
@@ -414,7 +419,7 @@ const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (def
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
     /// The Instance in the cluster to update (or --instance NAME; instead of -f).
-    #[arg(id = "instance_name", value_name = "NAME")]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     #[command(flatten)]
     pub edit: FileEditArgs,
@@ -434,7 +439,7 @@ pub struct UpdateArgs {
     #[arg(long = "reset", value_name = "POINTER")]
     pub resets: Vec<String>,
     /// The Instance in the cluster to update, as NAME (instead of -f).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -486,7 +491,7 @@ pub struct UpgradeArgs {
     #[command(flatten)]
     pub values: ValueArgs,
     /// The Instance in the cluster to upgrade (instead of -f).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -1049,7 +1054,7 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
     /// Namespace (default: the context's namespace, else `default`).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
     pub namespace: Option<String>,
 }
 
@@ -1109,10 +1114,10 @@ pub struct InstallArgs {
 #[group(id = "which_instance", required = true, multiple = true)]
 pub struct InstanceArg {
     /// The Instance (or --instance NAME).
-    #[arg(id = "instance_name", value_name = "NAME")]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// The Instance, as NAME.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
 }
 
@@ -1186,7 +1191,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
     /// The plan to run.
-    #[arg(long, value_name = "PLAN")]
+    #[arg(long, value_name = "PLAN", add = crate::complete::plans())]
     pub name: String,
     #[command(flatten)]
     pub instance: InstanceArg,
@@ -1219,7 +1224,11 @@ pub struct GetArgs {
     #[arg(value_enum)]
     pub what: What,
     /// Show this one object only (not with -A).
-    #[arg(value_name = "NAME", conflicts_with = "all_namespaces")]
+    #[arg(
+        value_name = "NAME",
+        conflicts_with = "all_namespaces",
+        add = crate::complete::instances()
+    )]
     pub name: Option<String>,
     #[command(flatten)]
     pub list: ListArgs,
@@ -1254,13 +1263,13 @@ pub enum GetFormat {
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// The Instance (Helm's RELEASE).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// Helm's REVISION: kudo keeps no revisions.
     #[arg(value_name = "REVISION")]
     pub revision: Option<String>,
     /// The Instance's namespace, repeated in the command this suggests.
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
     pub namespace: Option<String>,
 }
 
@@ -1345,7 +1354,7 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// The Instance.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: String,
     #[command(flatten)]
     pub values: ValueArgs,
@@ -1369,10 +1378,15 @@ pub struct DiffArgs {
 #[command(group(ArgGroup::new("who").required(true).args(["name", "instance"])))]
 pub struct PatchArgs {
     /// The Instance (or --instance NAME).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// The Instance.
-    #[arg(long, value_name = "NAME", conflicts_with = "name")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "name",
+        add = crate::complete::instances()
+    )]
     pub instance: Option<String>,
     /// Add an array item: POINTER is the array's pointer and the new item's index (0 to the
     /// length) or `-` to append, VALUE a YAML value typed by the item's schema, e.g.
