@@ -164,8 +164,13 @@ pub enum Command {
     /// cluster is contacted. An unreachable cluster is reported, not an error.
     #[command(after_help = crate::examples::VERSION)]
     Version(VersionArgs),
-    /// Print a shell completion script: `kudo completion bash > /etc/bash_completion.d/kudo`,
-    /// `kudo completion zsh > "${fpath[1]}/_kudo"`, `kudo completion fish > ~/.config/fish/completions/kudo.fish`.
+    /// Print the shell code that makes the shell complete kudo's commands, flags and values,
+    /// Instance names, plan names and namespaces included (read from the cluster as you type:
+    /// the shell runs `kudo` itself at each TAB; an unreachable cluster completes nothing).
+    ///
+    /// Load it when the shell starts, so it always matches this kudo: `source <(kudo completion
+    /// bash)` in ~/.bashrc, `source <(kudo completion zsh)` in ~/.zshrc, `kudo completion fish |
+    /// source` in ~/.config/fish/config.fish. It is what `COMPLETE=SHELL kudo` prints.
     #[command(after_help = crate::examples::COMPLETION)]
     Completion(CompletionArgs),
     /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of
@@ -420,7 +425,7 @@ const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (def
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
     /// The Instance in the cluster to update (or --instance NAME; instead of -f).
-    #[arg(id = "instance_name", value_name = "NAME")]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     #[command(flatten)]
     pub edit: FileEditArgs,
@@ -440,7 +445,7 @@ pub struct UpdateArgs {
     #[arg(long = "reset", value_name = "POINTER")]
     pub resets: Vec<String>,
     /// The Instance in the cluster to update, as NAME (instead of -f).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -492,7 +497,7 @@ pub struct UpgradeArgs {
     #[command(flatten)]
     pub values: ValueArgs,
     /// The Instance in the cluster to upgrade (instead of -f).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -1093,7 +1098,7 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
     /// Namespace (default: the context's namespace, else `default`).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
     pub namespace: Option<String>,
 }
 
@@ -1153,10 +1158,10 @@ pub struct InstallArgs {
 #[group(id = "which_instance", required = true, multiple = true)]
 pub struct InstanceArg {
     /// The Instance (or --instance NAME).
-    #[arg(id = "instance_name", value_name = "NAME")]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// The Instance, as NAME.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
 }
 
@@ -1230,7 +1235,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
     /// The plan to run.
-    #[arg(long, value_name = "PLAN")]
+    #[arg(long, value_name = "PLAN", add = crate::complete::plans())]
     pub name: String,
     #[command(flatten)]
     pub instance: InstanceArg,
@@ -1263,7 +1268,11 @@ pub struct GetArgs {
     #[arg(value_enum)]
     pub what: What,
     /// Show this one object only (not with -A).
-    #[arg(value_name = "NAME", conflicts_with = "all_namespaces")]
+    #[arg(
+        value_name = "NAME",
+        conflicts_with = "all_namespaces",
+        add = crate::complete::instances()
+    )]
     pub name: Option<String>,
     #[command(flatten)]
     pub list: ListArgs,
@@ -1298,13 +1307,13 @@ pub enum GetFormat {
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// The Instance (Helm's RELEASE).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// Helm's REVISION: kudo keeps no revisions.
     #[arg(value_name = "REVISION")]
     pub revision: Option<String>,
     /// The Instance's namespace, repeated in the command this suggests.
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
     pub namespace: Option<String>,
 }
 
@@ -1389,7 +1398,7 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// The Instance.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: String,
     #[command(flatten)]
     pub values: ValueArgs,
@@ -1413,10 +1422,15 @@ pub struct DiffArgs {
 #[command(group(ArgGroup::new("who").required(true).args(["name", "instance"])))]
 pub struct PatchArgs {
     /// The Instance (or --instance NAME).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = crate::complete::instances())]
     pub name: Option<String>,
     /// The Instance.
-    #[arg(long, value_name = "NAME", conflicts_with = "name")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "name",
+        add = crate::complete::instances()
+    )]
     pub instance: Option<String>,
     /// Add an array item: POINTER is the array's pointer and the new item's index (0 to the
     /// length) or `-` to append, VALUE a YAML value typed by the item's schema, e.g.

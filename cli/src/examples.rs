@@ -220,7 +220,12 @@ Examples:
 
 pub const COMPLETION: &str = "\
 Examples:
+  # bash: `source <(kudo completion bash)` in ~/.bashrc
   kudo completion bash
+  # zsh: `source <(kudo completion zsh)` in ~/.zshrc
+  kudo completion zsh
+  # fish: `kudo completion fish | source` in ~/.config/fish/config.fish
+  kudo completion fish
 ";
 
 pub const MIGRATE: &str = "\

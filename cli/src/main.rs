@@ -8,6 +8,7 @@
 mod args;
 mod atomic;
 mod cmd;
+mod complete;
 mod error;
 mod examples;
 mod oci;
@@ -24,11 +25,18 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    oci::install_crypto_provider();
+    // `COMPLETE=SHELL kudo -- WORDS`: the shell asks for candidates (see `complete`); answered
+    // here, before anything prints, and silently: a completer's panic prints nothing either
+    if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty() && v != "0") {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+    clap_complete::CompleteEnv::with_factory(<args::Cli as clap::CommandFactory>::command)
+        .complete();
     if let Some(hint) = helm_habit(std::env::args().skip(1)) {
         eprintln!("error: {hint}");
         return ExitCode::from(2);
     }
-    oci::install_crypto_provider();
     let cli = args::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

@@ -1,4 +1,4 @@
-//! `kudo package create` and `kudo completion` as processes.
+//! `kudo package create` as a process (`kudo completion`: completion.rs).
 
 use kudo_testkit::{example, fixture, kudo};
 use predicates::prelude::*;
@@ -53,20 +53,4 @@ fn a_package_that_does_not_verify_is_not_created() {
         .code(1)
         .stderr(predicate::str::contains("not created"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-}
-
-#[test]
-fn completion_scripts() {
-    for (shell, marker) in [
-        ("bash", "_kudo()"),
-        ("zsh", "#compdef kudo"),
-        ("fish", "complete -c kudo"),
-    ] {
-        kudo()
-            .args(["completion", shell])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains(marker))
-            .stdout(predicate::str::contains("upgrade"));
-    }
 }

@@ -57,11 +57,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),
         Command::Init(a) => init::run(a),
         Command::Completion(a) => {
-            use clap::CommandFactory;
-            let mut cmd = Cli::command();
-            let mut out = Vec::new();
-            clap_complete::generate(a.shell, &mut cmd, "kudo", &mut out);
-            print(&String::from_utf8_lossy(&out))?;
+            print(&completion_script(a.shell)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Update(a) if a.instance.is_some() || a.name.is_some() => update::run(a),
@@ -82,6 +78,49 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),
     }
+}
+
+/// The registration script of dynamic completion for `shell`: what `COMPLETE=SHELL kudo`
+/// prints. Sourced, it makes the shell call this `kudo` (as it was invoked: a name looked up
+/// in `$PATH`, or a path) at each TAB, and `crate::complete` answers with names from the
+/// cluster. A shell the dynamic engine does not know gets clap_complete's static script.
+fn completion_script(shell: clap_complete::Shell) -> Result<String, Error> {
+    use clap::CommandFactory;
+    use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
+    let mut cmd = Cli::command();
+    let dynamic: &dyn EnvCompleter = match shell {
+        clap_complete::Shell::Bash => &Bash,
+        clap_complete::Shell::Zsh => &Zsh,
+        clap_complete::Shell::Fish => &Fish,
+        clap_complete::Shell::Elvish => &Elvish,
+        clap_complete::Shell::PowerShell => &Powershell,
+        _ => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "kudo", &mut out);
+            return Ok(String::from_utf8_lossy(&out).into_owned());
+        }
+    };
+    // the program as CompleteEnv names it: argv[0], made absolute when it is a relative path
+    let mut completer = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("kudo"));
+    if completer.components().count() > 1
+        && let Ok(dir) = std::env::current_dir()
+    {
+        completer = dir.join(completer);
+    }
+    let mut out = Vec::new();
+    dynamic
+        .write_registration(
+            "COMPLETE",
+            cmd.get_name(),
+            "kudo",
+            &completer.to_string_lossy(),
+            &mut out,
+        )
+        .map_err(Error::Stdout)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Loads the package named on the command line (a folder, a `.tgz`, a URL, an `oci://`
