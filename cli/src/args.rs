@@ -949,7 +949,7 @@ pub struct ExplainArgs {
     pub pointer: Option<String>,
     /// Explain the parameters of this Instance in the cluster (its OperatorVersion's package),
     /// with their current values.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
     /// Output format (`-o json`: the fields are listed in docs/explain.md).
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]

@@ -155,6 +155,24 @@ fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secr
     assert_eq!(report["written"], true, "{report}");
     let topology = s.instance("cass")["spec"]["parameters"]["topology"].clone();
     assert_eq!(topology, json!([{"datacenterName": "dc2", "nodes": 1}]));
+    // kudo explain --instance reads the same Instance: who set each value; a secret never shown.
+    let explain = |pointer: &str| {
+        let out = s
+            .kudo(&["explain", "--instance", "cass", "-n", &ns, pointer])
+            .output()
+            .expect("kudo explain runs");
+        assert!(out.status.success(), "{}", both(&out));
+        both(&out)
+    };
+    let password = explain("backup/credentials/password");
+    assert!(password.contains("VALUE:"), "{password}");
+    assert!(
+        password.contains("(secret, set by the user in Secret cass-params-"),
+        "{password}"
+    );
+    assert!(!password.contains(old_secret), "{password}");
+    assert!(explain("/nodeCount").contains("3 (the default)"));
+    assert!(explain("/topology").contains("(set by the user)"));
     // The secret never left its Secret: the Instance holds no password.
     let inst = s.instance("cass").to_string();
     assert!(!inst.contains(old_secret), "{inst}");
