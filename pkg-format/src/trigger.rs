@@ -150,8 +150,16 @@ pub fn select(
         }
     }
     if distinct.len() > 1 {
-        // One diagnostic for the whole update, at its first change: each plan with the
-        // changes that run it.
+        // One diagnostic for the whole update, at its first change in pointer order (the same
+        // whichever way the values changed): each plan with the changes that run it.
+        let mut changes = changes;
+        changes.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        let mut distinct: Vec<&str> = Vec::new();
+        for c in &changes {
+            if !distinct.contains(&c.plan.as_str()) {
+                distinct.push(&c.plan);
+            }
+        }
         let each = distinct
             .iter()
             .map(|plan| {

@@ -630,7 +630,7 @@ mod tests {
         let both = json!({"replicas": 3, "schedule": "hourly"});
         assert!(matches!(
             select(&instance(2, json!({})), &ver(&pkg), &both, &applied(before)),
-            Err(Refusal::Refused(d)) if d.len() == 2
+            Err(Refusal::Refused(d)) if d.len() == 1
         ));
     }
 
