@@ -1419,7 +1419,7 @@ pub struct DiffArgs {
 /// `kudo patch`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("edits").required(true).args(["adds", "removes"])))]
-#[command(group(ArgGroup::new("who").required(true).args(["name", "instance"])))]
+#[command(group(ArgGroup::new("who").required(true).multiple(true).args(["name", "instance"])))]
 pub struct PatchArgs {
     /// The Instance (or --instance NAME).
     #[arg(value_name = "NAME", add = crate::complete::instances())]
@@ -1428,7 +1428,6 @@ pub struct PatchArgs {
     #[arg(
         long,
         value_name = "NAME",
-        conflicts_with = "name",
         add = crate::complete::instances()
     )]
     pub instance: Option<String>,

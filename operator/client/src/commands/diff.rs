@@ -428,7 +428,7 @@ async fn compare(
     let live = match api.get_opt(&d.name).await {
         Ok(live) => live.map(|o| serde_json::to_value(o).unwrap_or_default()),
         Err(e) => {
-            d.error = Some(format!("cannot read it: {}", message(&e)));
+            d.error = Some(format!("cannot read it: {}", crate::said(&e)));
             return d;
         }
     };
@@ -444,7 +444,10 @@ async fn compare(
                 d.live = live
                     .as_ref()
                     .map(|l| shown(l, None, &d.kind, redacted, "live"));
-                d.error = Some(format!("the dry-run apply was refused: {}", message(&e)));
+                d.error = Some(format!(
+                    "the dry-run apply was refused: {}",
+                    crate::said(&e)
+                ));
                 return d;
             }
         }
@@ -465,14 +468,6 @@ async fn compare(
         .as_ref()
         .map(|n| shown(n, live.as_ref(), &d.kind, redacted, "after"));
     d
-}
-
-/// What the API server said, without the client's wrapping.
-fn message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(status) => status.message.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// The object as compared and shown: without `metadata.managedFields` (as `kubectl diff` and
