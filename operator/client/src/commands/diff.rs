@@ -154,16 +154,16 @@ impl ObjectDiff {
 /// ([`Error::Parameters`] and the others); an object the API server cannot dry-run is reported
 /// in it ([`ObjectDiff::error`]), not as an error.
 pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
-    let (decision, name, from, to, pkg) = match change {
+    let (decision, name, from, to, pkg, version) = match change {
         Change::Update(req) => {
             let req = update::Request {
                 dry_run: true,
                 ..req
             };
             let done = update::update(t, &req).await?;
-            let (pkg, _) = version_of(&operator_version(t, &done.operator_version).await?)?;
+            let (pkg, version) = version_of(&operator_version(t, &done.operator_version).await?)?;
             let ov = done.operator_version;
-            (done.change, req.instance, ov.clone(), ov, pkg)
+            (done.change, req.instance, ov.clone(), ov, pkg, version)
         }
         Change::Upgrade(req) => {
             let req = upgrade::Request {
@@ -171,16 +171,18 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 ..req
             };
             let done = upgrade::upgrade(t, &req).await?;
+            let version = Version::of_package(req.package).map_err(Error::Parameters)?;
+            let (from, to) = (done.from, done.to);
             (
                 done.change,
                 req.instance,
-                done.from,
-                done.to,
+                from,
+                to,
                 req.package.clone(),
+                version,
             )
         }
     };
-    let version = Version::of_package(&pkg).map_err(Error::Parameters)?;
     let redacted = Redacted::new(&version.schema, decision.values.value())
         .and(&version.schema, &decision.before);
     let mut inst = t.instance(name).await?;
@@ -202,7 +204,8 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
     if let Some(plan) = &decision.plan {
         let planned = plan_objects(&pkg, plan, &inst, decision.values.value(), &mut out.notes)?;
         for p in planned {
-            let d = compare(t, &inst, p, &redacted, &mut out.notes).await;
+            let operator = &pkg.operator().name;
+            let d = compare(t, &inst, operator, p, &redacted, &mut out.notes).await;
             out.objects.push(d);
         }
     }
@@ -378,23 +381,18 @@ async fn resource(
 async fn compare(
     t: &Target,
     inst: &Instance,
+    operator: &str,
     p: Planned,
     redacted: &Redacted,
     notes: &mut Vec<String>,
 ) -> ObjectDiff {
-    let operator = inst
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(labels::OPERATOR))
-        .cloned()
-        .unwrap_or_default();
     let at = At {
         plan: &p.plan,
         phase: &p.phase,
         step: &p.step,
     };
-    let mut obj = applied::labelled(p.object, inst, &operator, at);
+    // Labelled with the package's operator name, as kudo-manager labels it.
+    let mut obj = applied::labelled(p.object, inst, operator, at);
     let mut d = ObjectDiff {
         api_version: obj["apiVersion"].as_str().unwrap_or("").to_string(),
         kind: obj["kind"].as_str().unwrap_or("").to_string(),
@@ -557,6 +555,48 @@ mod tests {
             text.contains(&format!("same: \"{}\"", Redacted::MASK)),
             "{text}"
         );
+    }
+
+    fn object(action: ObjectAction, error: Option<&str>) -> ObjectDiff {
+        ObjectDiff {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+            name: "c".into(),
+            step: "p/s".into(),
+            action,
+            live: None,
+            planned: None,
+            error: error.map(String::from),
+        }
+    }
+
+    #[test]
+    fn an_object_not_compared_makes_the_diff_incomplete_and_unchanged_ones_no_change() {
+        let mut d = Diffed {
+            instance: "ns/i".into(),
+            from: "op-1".into(),
+            to: "op-1".into(),
+            plan: None,
+            values: Vec::new(),
+            migration: None,
+            objects: vec![object(ObjectAction::Unchanged, None)],
+            notes: Vec::new(),
+            warnings: Vec::new(),
+        };
+        assert!(!d.changes() && !d.incomplete());
+        d.objects.push(object(
+            ObjectAction::Unknown,
+            Some("the dry-run apply was refused: forbidden"),
+        ));
+        assert!(d.incomplete());
+        assert_eq!(
+            d.objects[1].title(),
+            "ConfigMap ns/c",
+            "the refused object is named"
+        );
+        d.objects[1] = object(ObjectAction::Update, None);
+        assert!(d.changes() && !d.incomplete());
     }
 
     #[test]
