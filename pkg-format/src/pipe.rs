@@ -219,6 +219,80 @@ impl PipeTask {
     }
 }
 
+/// A right a Pipe task needs in the Instance's namespace, as an RBAC rule names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Right {
+    /// `create`, `get`, `patch`, `delete`.
+    pub verb: &'static str,
+    /// `pods`, `pods/exec`, `secrets`, `configmaps` (core group).
+    pub resource: &'static str,
+}
+
+impl std::fmt::Display for Right {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.verb, self.resource)
+    }
+}
+
+/// The rights running `task` takes, with the identity the manager acts with for the Instance:
+/// the Pod applied (server-side apply: `patch`, and `create` when it is new), read and deleted;
+/// `exec` into it to read the files (`create` is what a POST asks, `get` what a WebSocket
+/// upgrade asks on API servers before 1.31); each file's ConfigMap or Secret applied.
+pub fn rights(task: &PipeTask) -> Vec<Right> {
+    let mut out: Vec<Right> = [
+        ("create", "pods"),
+        ("patch", "pods"),
+        ("get", "pods"),
+        ("delete", "pods"),
+        ("create", "pods/exec"),
+        ("get", "pods/exec"),
+    ]
+    .into_iter()
+    .map(|(verb, resource)| Right { verb, resource })
+    .collect();
+    for file in &task.files {
+        let resource = match file.kind {
+            ArtifactKind::Secret => "secrets",
+            ArtifactKind::ConfigMap => "configmaps",
+        };
+        for verb in ["create", "patch"] {
+            let r = Right { verb, resource };
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The Pipe tasks of plan `plan` of `op` (every plan when `None`), each with the rights it
+/// takes ([`rights`]), in plan order, each task once. Tasks that are not valid Pipe tasks are
+/// left out: running them reports why.
+pub fn plan_rights(op: &crate::package::Operator, plan: Option<&str>) -> Vec<(String, Vec<Right>)> {
+    let mut out: Vec<(String, Vec<Right>)> = Vec::new();
+    let plans = op
+        .plans
+        .iter()
+        .filter(|(name, _)| plan.is_none_or(|p| p == name.as_str()));
+    for (_, p) in plans {
+        for name in p
+            .phases
+            .iter()
+            .flat_map(|ph| &ph.steps)
+            .flat_map(|s| &s.tasks)
+        {
+            let Some(task) = op.task(name) else { continue };
+            if task.kind != crate::package::TaskKind::Pipe || out.iter().any(|(t, _)| t == name) {
+                continue;
+            }
+            if let Ok(spec) = PipeTask::of(task) {
+                out.push((name.clone(), rights(&spec)));
+            }
+        }
+    }
+    out
+}
+
 /// KUDO's name of what a Pipe task makes: instance, plan, phase, step, task and `suffix` (a
 /// key, or `pipepod`), each lower-cased with everything but `a-z0-9` removed, joined with `.`.
 pub fn artifact_name(parts: &[&str]) -> String {
@@ -391,6 +465,57 @@ fn env_entries(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EnvFileProblem> {
 mod tests {
     use super::*;
     use crate::package::TaskKind;
+
+    #[test]
+    fn a_pipe_task_takes_pods_exec_and_its_artifacts_kinds() {
+        let t = task(json!({"pod": "p.yaml", "pipe": [
+            {"file": "/tmp/a", "kind": "Secret", "key": "a"},
+            {"file": "/tmp/b", "kind": "Secret", "key": "b"}]}));
+        let said: Vec<String> = rights(&PipeTask::of(&t).unwrap())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "create pods",
+                "patch pods",
+                "get pods",
+                "delete pods",
+                "create pods/exec",
+                "get pods/exec",
+                "create secrets",
+                "patch secrets"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_pipe_tasks_of_a_plan_are_found_once_each() {
+        let doc = crate::document::Document::parse(
+            std::path::Path::new("operator.yaml"),
+            r#"
+name: x
+tasks:
+  - {name: gen, kind: Pipe, spec: {pod: p.yaml, pipe: [{file: /tmp/a, kind: ConfigMap, key: a}]}}
+  - {name: app, kind: Apply, spec: {resources: [a.yaml]}}
+plans:
+  deploy: {phases: [{name: m, steps: [{name: s, tasks: [gen, app]}, {name: t, tasks: [gen]}]}]}
+  update: {phases: [{name: m, steps: [{name: s, tasks: [app]}]}]}
+"#,
+        )
+        .unwrap();
+        let op = crate::package::Operator::parse(&doc).unwrap();
+        let deploy = plan_rights(&op, Some("deploy"));
+        assert_eq!(deploy.len(), 1);
+        assert_eq!(deploy[0].0, "gen");
+        assert!(deploy[0].1.contains(&Right {
+            verb: "patch",
+            resource: "configmaps"
+        }));
+        assert!(plan_rights(&op, Some("update")).is_empty());
+        assert_eq!(plan_rights(&op, None).len(), 1);
+    }
 
     fn task(spec: Value) -> Task {
         Task {

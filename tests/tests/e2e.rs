@@ -37,6 +37,8 @@ mod diff_patch;
 mod failover;
 #[path = "e2e/operators.rs"]
 mod operators;
+#[path = "e2e/pipe.rs"]
+mod pipe;
 #[path = "e2e/repository.rs"]
 mod repository;
 #[path = "e2e/stored.rs"]

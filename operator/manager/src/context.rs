@@ -40,6 +40,10 @@ pub struct Settings {
     /// How long a step RBAC refuses is retried before it fails its plan: a RoleBinding just
     /// made reaches the API server's authorizer within about a second.
     pub forbidden_grace: Duration,
+    /// How many times a Pipe Pod's init container may fail before its step fails for good
+    /// (`--pipe-max-restarts`): a command that failed this often (no network, a missing tool)
+    /// will not succeed by waiting, and KUDO would wait forever.
+    pub pipe_max_restarts: i64,
 }
 
 impl Default for Settings {
@@ -50,6 +54,7 @@ impl Default for Settings {
             max_backoff: Duration::from_secs(300),
             resync: Duration::from_secs(300),
             forbidden_grace: Duration::from_secs(3),
+            pipe_max_restarts: 3,
         }
     }
 }

@@ -24,6 +24,8 @@ use kudo_crd::common::PlanStatus;
 use kudo_crd::plan::{Standing, judge};
 use serde_json::Value;
 
+use crate::containers::Trouble;
+
 /// An object's health.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Health {
@@ -267,6 +269,23 @@ pub fn with_reports(health: Health, obj: &Value, warnings: &[Warning]) -> Health
         ));
     }
     Health::Progressing(said.join("; "))
+}
+
+/// `health` with the failing containers of the object's Pods named ([`Trouble::say`], each
+/// text through `mask`). Healthy and failed objects are left as they are.
+pub fn with_troubles(
+    health: Health,
+    troubles: &[Trouble],
+    mask: &dyn Fn(&str) -> String,
+) -> Health {
+    match health {
+        Health::Progressing(why) if !troubles.is_empty() => {
+            let mut said = vec![why];
+            said.extend(troubles.iter().map(|t| t.say(mask)));
+            Health::Progressing(said.join("; "))
+        }
+        other => other,
+    }
 }
 
 /// The label selector of the Pods (or ReplicaSets) a workload owns (`a=b,c=d`), from its

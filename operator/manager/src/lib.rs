@@ -29,7 +29,7 @@
 //! | `tasks` | running a step: its tasks in order; `tasks::pipe`, `tasks::kudo_operator` |
 //! | `step` | a step being run (`StepRun`), how it ended (`Outcome`), an object's health as an outcome |
 //! | `objects` | discovery, server-side apply, deletes, the Warning events that explain a wait |
-//! | `health`, `undeclared`, `pod_files`, `tenant`, `digest`, `memo`, `metrics`, `error` | an object's health; fields a schema does not declare; reading a Pipe Pod's files; the identity acting for an Instance; the digest key; memo; metrics; errors |
+//! | `health`, `containers`, `undeclared`, `pod_files`, `tenant`, `digest`, `memo`, `metrics`, `error` | an object's health; why a Pod's containers fail; fields a schema does not declare; reading a Pipe Pod's files; the identity acting for an Instance; the digest key; memo; metrics; errors |
 //!
 //! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
 //! ([`Tenants`]: `spec.serviceAccountName`, else `--default-service-account`); the manager's own
@@ -44,6 +44,7 @@
 
 #![deny(missing_docs)]
 
+mod containers;
 mod context;
 mod controller;
 mod digest;

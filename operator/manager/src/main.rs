@@ -52,6 +52,11 @@ struct Args {
     /// Instances are run with the manager's own rights. `kudo init` passes kudo-instance.
     #[arg(long, value_name = "NAME")]
     default_service_account: Option<String>,
+    /// How many times a Pipe task's init container may fail before its step fails for good
+    /// (FATAL_ERROR, the Pod deleted, its last log lines in the step's message). KUDO waits
+    /// forever.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i64).range(1..))]
+    pipe_max_restarts: i64,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
         });
         let settings = Settings {
             progress: std::time::Duration::from_secs(args.progress_interval.max(1)),
+            pipe_max_restarts: args.pipe_max_restarts,
             ..Settings::default()
         };
         let opts = Options {

@@ -7,16 +7,24 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams,
+    PostParams,
+};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, ResourceExt};
+use kudo_pkg::pipe::Right;
 use kudo_pkg::successor;
 use serde_json::Value;
 
+use crate::containers::{self, Trouble};
 use crate::health::{Warning, owned_selector};
 use crate::memo::Memo;
 use crate::pod_files::{ExecFiles, PodFiles};
@@ -196,19 +204,23 @@ impl Objects {
         )))
     }
 
-    /// The recent Warning events of `stored` (an object as the API server returned it) and of
-    /// the objects it owns (a Deployment's ReplicaSets and their Pods, the Pods of other
-    /// workloads), most recent first. Recent: since kudo-manager last changed the object.
-    /// Events that cannot be read are left out: they only explain a wait.
-    pub async fn warnings(&self, tenant: &Tenant, stored: &Value) -> Vec<Warning> {
+    /// The uids of `stored` and of the objects it owns (a Deployment's ReplicaSets and their
+    /// Pods, the Pods of other workloads), and those Pods (for a Pod, itself). What cannot be
+    /// read is left out: this only explains a wait.
+    async fn owned(&self, tenant: &Tenant, stored: &Value) -> (Vec<String>, Vec<Pod>) {
         let ns = stored
             .pointer("/metadata/namespace")
             .and_then(Value::as_str);
         let uid = stored.pointer("/metadata/uid").and_then(Value::as_str);
         let (Some(ns), Some(uid)) = (ns, uid) else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let mut owners = vec![uid.to_string()];
+        if stored.get("kind").and_then(Value::as_str) == Some("Pod") {
+            let pod = serde_json::from_value(stored.clone()).ok();
+            return (owners, pod.into_iter().collect());
+        }
+        let mut owned_pods = Vec::new();
         if let Some(selector) = owned_selector(stored) {
             let lp = ListParams::default().labels(&selector);
             if stored.get("kind").and_then(Value::as_str) == Some("Deployment") {
@@ -218,10 +230,77 @@ impl Objects {
                 }
             }
             let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), ns);
-            if let Ok(list) = pods.list_metadata(&lp).await {
-                owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
+            if let Ok(list) = pods.list(&lp).await {
+                let uids = owned_by(list.items.iter().map(|o| &o.metadata), &owners);
+                owned_pods = list
+                    .items
+                    .into_iter()
+                    .filter(|p| p.metadata.uid.as_ref().is_some_and(|u| uids.contains(u)))
+                    .collect();
+                owners.extend(uids);
             }
         }
+        (owners, owned_pods)
+    }
+
+    /// What explains why `stored` (an object as the API server returned it, not healthy yet)
+    /// waits: the recent Warning events of it and of what it owns, and the failing containers
+    /// of its Pods (or its own, for a Pod).
+    pub async fn reports(&self, tenant: &Tenant, stored: &Value) -> (Vec<Warning>, Vec<Trouble>) {
+        let (owners, pods) = self.owned(tenant, stored).await;
+        if owners.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let warnings = self.warnings(tenant, stored, &owners).await;
+        (warnings, self.troubles(tenant, &pods).await)
+    }
+
+    /// The failing containers of `pods` or of the Pods it owns
+    /// ([`crate::containers::troubles`]), at most [`containers::MAX_TROUBLES`], each with its
+    /// last log lines when it has run (read with the tenant's rights; left out when they
+    /// cannot be read).
+    async fn troubles(&self, tenant: &Tenant, pods: &[Pod]) -> Vec<Trouble> {
+        let mut found: Vec<(String, Trouble)> = Vec::new();
+        for pod in pods {
+            let ns = pod.metadata.namespace.clone().unwrap_or_default();
+            let Ok(value) = serde_json::to_value(pod) else {
+                continue;
+            };
+            found.extend(
+                containers::troubles(&value)
+                    .into_iter()
+                    .map(|t| (ns.clone(), t)),
+            );
+        }
+        found.truncate(containers::MAX_TROUBLES);
+        let mut out = Vec::new();
+        for (ns, mut t) in found {
+            if !t.never_ran {
+                let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), &ns);
+                let lp = LogParams {
+                    container: Some(t.container.clone()),
+                    tail_lines: Some(containers::LOG_LINES),
+                    limit_bytes: Some(containers::LOG_BYTES),
+                    ..LogParams::default()
+                };
+                t.logs = pods.logs(&t.pod, &lp).await.ok();
+            }
+            out.push(t);
+        }
+        out
+    }
+
+    /// The recent Warning events of `stored` (an object as the API server returned it) and of
+    /// the objects it owns (a Deployment's ReplicaSets and their Pods, the Pods of other
+    /// workloads), most recent first. Recent: since kudo-manager last changed the object.
+    /// Events that cannot be read are left out: they only explain a wait.
+    async fn warnings(&self, tenant: &Tenant, stored: &Value, owners: &[String]) -> Vec<Warning> {
+        let Some(ns) = stored
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        else {
+            return Vec::new();
+        };
         let since = changed_at(stored);
         let events: Api<Event> = Api::namespaced(tenant.client.clone(), ns);
         let Ok(list) = events
@@ -282,6 +361,51 @@ impl Objects {
             .collect();
         found.sort_by_key(|w| std::cmp::Reverse(w.0));
         found.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// Which of `rights` (in namespace `ns`) the identity of `tenant` lacks, asked of the API
+    /// server with a SelfSubjectAccessReview each, sent as that identity (every authenticated
+    /// user may ask about itself: the manager needs no right of its own for it). A review that
+    /// cannot be made is no refusal: the step that needs the right reports it.
+    pub async fn denied(&self, tenant: &Tenant, ns: &str, rights: &[Right]) -> Vec<Right> {
+        let reviews: Api<SelfSubjectAccessReview> = Api::all(tenant.client.clone());
+        let asks = rights.iter().map(|r| {
+            let (resource, subresource) = match r.resource.split_once('/') {
+                Some((res, sub)) => (res, Some(sub.to_string())),
+                None => (r.resource, None),
+            };
+            let review = SelfSubjectAccessReview {
+                spec: SelfSubjectAccessReviewSpec {
+                    resource_attributes: Some(ResourceAttributes {
+                        namespace: Some(ns.to_string()),
+                        verb: Some(r.verb.to_string()),
+                        group: Some(String::new()),
+                        resource: Some(resource.to_string()),
+                        subresource,
+                        ..ResourceAttributes::default()
+                    }),
+                    ..SelfSubjectAccessReviewSpec::default()
+                },
+                ..SelfSubjectAccessReview::default()
+            };
+            let reviews = reviews.clone();
+            async move {
+                match reviews.create(&PostParams::default(), &review).await {
+                    Ok(answer) => !answer.status.as_ref().is_some_and(|s| s.allowed),
+                    Err(e) => {
+                        tracing::debug!(error = %e, right = %r, "a SelfSubjectAccessReview could not be made");
+                        false
+                    }
+                }
+            }
+        });
+        let answers = futures::future::join_all(asks).await;
+        rights
+            .iter()
+            .zip(answers)
+            .filter(|(_, denied)| *denied)
+            .map(|(r, _)| *r)
+            .collect()
     }
 
     /// Deletes `obj`; one that is already gone is fine, and so is one of a kind the cluster

@@ -6,6 +6,7 @@
 use kube::ResourceExt;
 use kudo_pkg::Diagnostic;
 use kudo_pkg::render::{Prepared, RenderOptions};
+use kudo_pkg::values::Redacted;
 use serde_json::Value;
 
 use crate::health::Health;
@@ -140,6 +141,9 @@ pub struct StepRun<'a> {
     pub at: StepRef<'a>,
     /// What the step notes for its plan's status.
     pub notes: &'a Notes,
+    /// How many times a Pipe Pod's init container may fail before the step fails
+    /// (`Settings::pipe_max_restarts`).
+    pub pipe_max_restarts: i64,
 }
 
 impl StepRun<'_> {
@@ -157,6 +161,11 @@ impl StepRun<'_> {
         self.objects
             .apply(self.tenant, obj, self.inst, self.notes)
             .await
+    }
+
+    /// What masks the Instance's `writeOnly` values in a message (container logs, say).
+    pub fn redacted(&self) -> Redacted {
+        Redacted::new(self.prepared.package().schema(), self.params)
     }
 
     /// Deletes `obj` with the step's identity (already gone is fine).

@@ -30,6 +30,10 @@ struct Cluster {
     instance: Value,
     /// The Events a list of events returns.
     events: Vec<Value>,
+    /// The rights (`create pods/exec`) SelfSubjectAccessReviews deny; every other is allowed.
+    denied: Vec<String>,
+    /// What a container's log reads.
+    log: String,
 }
 
 struct Fake {
@@ -71,10 +75,25 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
             (200, resources(&p["/apis/".len()..]))
         }
         ("POST", p) if p.contains("/events") => (201, body.clone()),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") => {
+            let a = &body["spec"]["resourceAttributes"];
+            let mut right = format!(
+                "{} {}",
+                a["verb"].as_str().unwrap_or(""),
+                a["resource"].as_str().unwrap_or("")
+            );
+            if let Some(sub) = a["subresource"].as_str() {
+                right = format!("{right}/{sub}");
+            }
+            let mut review = body.clone();
+            review["status"] = json!({"allowed": !cluster.denied.contains(&right)});
+            (201, review)
+        }
         ("GET", p) if p.ends_with("/events") => (
             200,
             json!({"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": cluster.events}),
         ),
+        ("GET", p) if p.ends_with("/log") => (200, json!(cluster.log)),
         // What a workload owns: nothing in this cluster.
         ("GET", p) if p.ends_with("/replicasets") || p.ends_with("/pods") => (
             200,
@@ -154,10 +173,31 @@ impl Fake {
     }
 
     /// `METHOD path` of each request, events left out.
+    /// The requests seen, but for events and access reviews ([`Fake::reviews`]).
     fn calls(seen: &[Seen]) -> Vec<String> {
         seen.iter()
-            .filter(|s| !s.path.contains("/events"))
+            .filter(|s| !s.path.contains("/events") && !s.path.ends_with("accessreviews"))
             .map(|s| format!("{} {}", s.method, s.path))
+            .collect()
+    }
+
+    /// The rights asked about with SelfSubjectAccessReviews (`create pods/exec`), in order.
+    fn reviews(seen: &[Seen]) -> Vec<String> {
+        seen.iter()
+            .filter(|s| s.path.ends_with("/selfsubjectaccessreviews"))
+            .map(|s| {
+                let a = &s.body["spec"]["resourceAttributes"];
+                let sub = a["subresource"]
+                    .as_str()
+                    .map(|x| format!("/{x}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} {}{sub} in {}",
+                    a["verb"].as_str().unwrap_or(""),
+                    a["resource"].as_str().unwrap_or(""),
+                    a["namespace"].as_str().unwrap_or("")
+                )
+            })
             .collect()
     }
 
@@ -299,6 +339,7 @@ const SETTINGS: Settings = Settings {
     max_backoff: Duration::from_secs(60),
     resync: Duration::from_secs(300),
     forbidden_grace: Duration::ZERO,
+    pipe_max_restarts: 3,
 };
 
 fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
@@ -811,14 +852,24 @@ fn patched(seen: &[Seen], path: &str) -> Value {
 const PIPE_POD_NAME: &str = "demo.deploy.main.gen.gen.pipepod";
 
 async fn reconcile_pipe(files: Arc<Files>, pod_ready: bool) -> (Action, Vec<Seen>) {
+    let status = pod_ready
+        .then(|| json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}));
+    reconcile_pipe_with(files, status, |_| {}).await
+}
+
+/// One reconcile of an Instance of [`pipe_package`] whose Pipe Pod has `pod_status`, in a
+/// cluster `setup` prepares.
+async fn reconcile_pipe_with(
+    files: Arc<Files>,
+    pod_status: Option<Value>,
+    setup: impl FnOnce(&mut Cluster),
+) -> (Action, Vec<Seen>) {
     let inst = instance(json!({})).finalized();
     let (fake, client) = Fake::start(&inst);
-    if pod_ready {
-        fake.object_status(
-            PIPE_POD_NAME,
-            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
-        );
+    if let Some(st) = pod_status {
+        fake.object_status(PIPE_POD_NAME, st);
     }
+    setup(&mut fake.cluster.lock().unwrap());
     let (store, mut writer) = reflector::store();
     let (_, ov) = package::objects(&pipe_package(), "ns");
     writer.apply_watcher_event(&watcher::Event::Apply(ov));
@@ -865,6 +916,23 @@ async fn a_pipe_task_runs_its_pod_copies_its_files_into_artifacts_and_feeds_the_
             "GET /api/v1",
             &format!("PATCH /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"),
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status",
+        ]
+    );
+    // Before the plan applies anything, the rights its Pipe task takes, asked as the
+    // Instance's identity.
+    assert_eq!(
+        Fake::reviews(&seen),
+        [
+            "create pods in ns",
+            "patch pods in ns",
+            "get pods in ns",
+            "delete pods in ns",
+            "create pods/exec in ns",
+            "get pods/exec in ns",
+            "create secrets in ns",
+            "patch secrets in ns",
+            "create configmaps in ns",
+            "patch configmaps in ns",
         ]
     );
     let body = |path: &str| patched(&seen, path);
@@ -966,15 +1034,87 @@ async fn a_pipe_file_missing_or_too_large_fails_the_step_and_an_unreachable_pod_
         let step = &st["planStatus"]["deploy"]["phases"][0]["steps"][0];
         assert_eq!(step["status"], status, "{step}");
         assert!(step["message"].as_str().unwrap().contains(says), "{step}");
-        // Nothing made, the Pod left for the next try (or for the Instance's deletion).
-        assert!(
-            !Fake::calls(&seen)
-                .iter()
-                .any(|c| c.contains("/secrets/") || c.starts_with("DELETE")),
-            "{:?}",
-            Fake::calls(&seen)
-        );
+        // Nothing made; a failed step's Pod deleted, a waiting one's left for the next try.
+        let calls = Fake::calls(&seen);
+        assert!(!calls.iter().any(|c| c.contains("/secrets/")), "{calls:?}");
+        let deleted = calls.contains(&format!(
+            "DELETE /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"
+        ));
+        assert_eq!(deleted, status == "FATAL_ERROR", "{calls:?}");
     }
+}
+
+/// A Pipe Pod whose init container keeps failing: the step waits naming it, its exit code and
+/// its last log lines (a writeOnly value masked); at `pipe_max_restarts` failures the step is
+/// FATAL_ERROR and the Pod deleted.
+#[tokio::test]
+async fn a_pipe_whose_init_container_keeps_failing_says_why_then_fails_and_goes() {
+    let ok = files(&[]);
+    let failing = |restarts: i64| {
+        json!({"phase": "Pending", "initContainerStatuses": [{"name": "init", "restartCount": restarts,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": {"terminated": {"exitCode": 4, "reason": "Error"}}}]})
+    };
+    for (restarts, status, deleted) in [(1, "IN_PROGRESS", false), (2, "FATAL_ERROR", true)] {
+        let (_, seen) = reconcile_pipe_with(ok.clone(), Some(failing(restarts)), |c| {
+            c.log = "Connecting to demo.local\nwget: bad address 'demo.local'\n".into();
+        })
+        .await;
+        let st = Fake::last_status(&seen);
+        let step = &st["planStatus"]["deploy"]["phases"][0]["steps"][0];
+        assert_eq!(step["status"], status, "{step}");
+        let message = step["message"].as_str().unwrap();
+        let failures = restarts + 1;
+        assert!(
+            message.contains(&format!(
+                "Pod {PIPE_POD_NAME}: init container init: Init:CrashLoopBackOff (exit code 4, failed {failures} times); last log lines: Connecting to demo.local | wget: bad address 'demo.local'"
+            )),
+            "{message}"
+        );
+        let calls = Fake::calls(&seen);
+        assert!(
+            calls.contains(&format!(
+                "GET /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}/log"
+            )),
+            "{calls:?}"
+        );
+        let gone = calls.contains(&format!(
+            "DELETE /api/v1/namespaces/ns/pods/{PIPE_POD_NAME}"
+        ));
+        assert_eq!(gone, deleted, "{calls:?}");
+        if deleted {
+            assert!(
+                message.contains("failed 3 times (kudo-manager --pipe-max-restarts 3)"),
+                "{message}"
+            );
+        }
+    }
+}
+
+/// An identity that may not exec into Pods: the plan fails before it applies anything, naming
+/// the rights and the Pipe task.
+#[tokio::test]
+async fn a_pipe_plan_whose_identity_lacks_exec_fails_before_it_applies_anything() {
+    let (_, seen) = reconcile_pipe_with(files(&[]), None, |c| {
+        c.denied = vec!["create pods/exec".into(), "get pods/exec".into()];
+    })
+    .await;
+    let st = Fake::last_status(&seen);
+    assert_eq!(st["planStatus"]["deploy"]["status"], "FATAL_ERROR", "{st}");
+    let message = st["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains(
+            "may not create pods/exec, get pods/exec in namespace ns, which Pipe task `gen` needs"
+        ) && message.contains("nothing of plan `deploy` was applied"),
+        "{message}"
+    );
+    let calls = Fake::calls(&seen);
+    assert!(
+        !calls.iter().any(|c| c.starts_with("PATCH /api/")),
+        "{calls:?}"
+    );
 }
 
 /// The zookeeper operator before kudo read manifests as Kubernetes does: the StatefulSet is

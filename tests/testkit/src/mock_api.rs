@@ -103,9 +103,14 @@ pub fn answering(
                 body,
                 impersonate,
             });
+            // A string is sent as text (what `pods/log` answers), anything else as JSON.
+            let bytes = match reply {
+                Value::String(text) => text.into_bytes(),
+                other => serde_json::to_vec(&other).unwrap_or_default(),
+            };
             let response = Response::builder()
                 .status(code)
-                .body(Body::from(serde_json::to_vec(&reply).unwrap_or_default()))
+                .body(Body::from(bytes))
                 .unwrap();
             Ok::<_, std::convert::Infallible>(response)
         }

@@ -52,7 +52,9 @@ fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
 /// flink-demo installs by name: kudo downloads it and its three KudoOperator dependencies
 /// (kafka 1.3.1, zookeeper 0.3.1 and flink 0.2.1, named by name in its tasks) from the
 /// repository, checks each digest, creates their OperatorVersions before the parent's, and the
-/// manager starts the children as Instances from them. A package changed after it was indexed is refused
+/// manager starts the children as Instances from them: each reaches COMPLETE (kafka's Pipe
+/// task included), then the parent does, and its uninstall removes the children and their
+/// workloads. A package changed after it was indexed is refused
 /// with exit 1 and nothing of it is installed.
 #[test]
 fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() {
@@ -148,9 +150,9 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     assert_eq!(kafka_task["spec"]["operatorName"], "kafka");
     assert_eq!(kafka_task["spec"]["operatorVersion"], "1.3.1");
     // The manager finds the children's OperatorVersions in the cluster and starts them, one
-    // step after the other: zookeeper runs to COMPLETE, then kafka starts. (kafka's deploy plan
-    // begins with a Pipe task, which needs `exec` into a Pod that a fake kubelet does not
-    // serve, so the flink step, after it, is not reached here.)
+    // step after the other: zookeeper, then kafka (its deploy plan begins with a Pipe task,
+    // run for real: a busybox init container, its files read with exec), then flink, then the
+    // demo's own workloads. The parent completes once its three children have.
     wait_until("the child Instance zk", || {
         s.get(&s.instances("v1beta2"), "zk").is_some()
     });
@@ -159,14 +161,59 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         zk["spec"]["operatorVersion"]["name"], "zookeeper-0.3.1",
         "{zk}"
     );
-    s.wait_plan("zk", "deploy");
-    wait_until("the child Instance kafka", || {
-        s.get(&s.instances("v1beta2"), "kafka").is_some()
-    });
-    assert_eq!(
-        s.instance("kafka")["spec"]["operatorVersion"]["name"],
-        "kafka-1.3.1"
+    s.wait_plan("demo", "deploy");
+    say(&format!(
+        "e2e: flink-demo COMPLETE with its three children in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    for (child, ov) in [
+        ("zk", "zookeeper-0.3.1"),
+        ("kafka", "kafka-1.3.1"),
+        ("flink", "flink-0.2.1"),
+    ] {
+        let i = s.instance(child);
+        assert_eq!(i["spec"]["operatorVersion"]["name"], ov, "{i}");
+        assert_eq!(
+            i["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+            "{child}: {i}"
+        );
+    }
+    let pipe_secret =
+        "kafka.deploy.deploykafka.generatetlscertificates.generatetlscertificates.certificate";
+    assert!(
+        s.get(&s.api("v1", "Secret", "secrets"), pipe_secret)
+            .is_some(),
+        "kafka's Pipe made its Secret"
     );
+    // Uninstalled, the parent goes with its children and their workloads.
+    kudo_at(
+        &s,
+        &home,
+        &["uninstall", "demo", "-n", &s.namespace, "--wait"],
+    )
+    .assert()
+    .success();
+    wait_until("the children and their workloads are gone", || {
+        let instances = s
+            .runtime
+            .block_on(s.instances("v1beta2").list(&Default::default()))
+            .map(|l| l.items.len())
+            .unwrap_or(usize::MAX);
+        let pods = s
+            .runtime
+            .block_on(s.api("v1", "Pod", "pods").list(&Default::default()))
+            .map(|l| l.items.len())
+            .unwrap_or(usize::MAX);
+        let sets = s
+            .runtime
+            .block_on(
+                s.api("apps/v1", "StatefulSet", "statefulsets")
+                    .list(&Default::default()),
+            )
+            .map(|l| l.items.len())
+            .unwrap_or(usize::MAX);
+        instances == 0 && pods == 0 && sets == 0
+    });
 
     // A second install of the same packages: every download comes from the cache.
     let started = Instant::now();

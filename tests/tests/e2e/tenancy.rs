@@ -363,3 +363,124 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
     );
     say("e2e: afterwards the tenant still cannot list Secrets in kube-system (403)");
 }
+
+/// Issue 33: a Pipe task runs a Pod and reads its files with `exec` as the Instance's
+/// ServiceAccount. The tenant installs the real kafka operator (a Pipe task first) to COMPLETE
+/// with its own token. A ServiceAccount whose bindings exist but lack `pods/exec` is named
+/// before anything is created: `kudo install --service-account` refuses with nothing written,
+/// and an Instance applied naming it fails its plan at once, with no Pipe Pod made.
+#[test]
+fn a_tenant_installs_kafka_and_a_service_account_without_exec_is_named_first() {
+    let Some(s) = Scenario::start_with_workloads("tenant-pipe", false) else {
+        return;
+    };
+    let Some(shared) = kudo_testkit::shared() else {
+        return;
+    };
+    // kafka's default NodePort listener applies a ClusterRole (to read Nodes), which a
+    // tenant may not grant: the tenant asks for a LoadBalancer listener.
+    const LISTENER: &str = "EXTERNAL_ADVERTISED_LISTENER_TYPE=LoadBalancer";
+    let kafka = shared.join("corpus/kudo-operators-full/kafka");
+    let kafka = kafka.to_string_lossy();
+    let t = tenant(&s);
+    let started = Instant::now();
+    t.kudo(&[
+        "install",
+        &kafka,
+        "--instance",
+        "kafka",
+        "-n",
+        &s.namespace,
+        "-p",
+        LISTENER,
+        "--wait",
+        "--wait-time",
+        "170s",
+    ])
+    .assert()
+    .success();
+    say(&format!(
+        "e2e: the tenant's kafka install completed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    // A ServiceAccount made by the namespace's admin with a Role that may do everything a
+    // Pipe takes but exec, bound under the name `kudo install` would use.
+    s.apply(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "limited", "namespace": s.namespace}}));
+    s.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "no-exec", "namespace": s.namespace},
+        "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log", "configmaps", "secrets", "services", "serviceaccounts"], "verbs": ["*"]},
+                  {"apiGroups": ["apps", "policy"], "resources": ["*"], "verbs": ["*"]}]}));
+    s.apply(
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "limited-admin", "namespace": s.namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "no-exec"},
+        "subjects": [{"kind": "ServiceAccount", "name": "limited", "namespace": s.namespace}]}),
+    );
+    let refused = t
+        .kudo(&[
+            "install",
+            &kafka,
+            "--instance",
+            "k2",
+            "-n",
+            &s.namespace,
+            "-p",
+            LISTENER,
+            "--service-account",
+            "limited",
+        ])
+        .output()
+        .expect("kudo runs");
+    let err = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    for says in [
+        &format!(
+            "ServiceAccount {}/limited may not create pods/exec, get pods/exec",
+            s.namespace
+        )[..],
+        "Pipe task `generate-tls-certificates`",
+        "nothing was installed",
+    ] {
+        assert!(err.contains(says), "{says} in: {err}");
+    }
+    assert!(s.get(&s.instances("v1beta2"), "k2").is_none());
+    // The same Instance applied as kubectl would (the OperatorVersion is there from the first
+    // install): the plan fails before its Pipe Pod is made.
+    let ov = s.instance("kafka")["spec"]["operatorVersion"].clone();
+    t.apply(
+        &s,
+        &json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "k3", "namespace": s.namespace},
+            "spec": {"operatorVersion": ov, "serviceAccountName": "limited"}}),
+    )
+    .expect("the tenant may write Instances");
+    wait_until("k3's deploy plan fails naming the rights", || {
+        let i = s.instance("k3");
+        i["status"]["planStatus"]["deploy"]["status"] == "FATAL_ERROR"
+    });
+    let i = s.instance("k3");
+    let message = i["status"]["planStatus"]["deploy"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains(&format!(
+            "ServiceAccount {}/limited may not create pods/exec, get pods/exec",
+            s.namespace
+        )) && message.contains("nothing of plan `deploy` was applied"),
+        "{i}"
+    );
+    let pods = s
+        .runtime
+        .block_on(s.api("v1", "Pod", "pods").list(&Default::default()))
+        .expect("the API server lists Pods");
+    assert!(
+        !pods.items.iter().any(|p| p
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("k3."))),
+        "no Pipe Pod of k3"
+    );
+}

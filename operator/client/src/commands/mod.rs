@@ -350,6 +350,23 @@ pub enum Error {
         /// What the API server said.
         message: String,
     },
+    /// The Instance's ServiceAccount, whose bindings exist already, lacks rights its Pipe
+    /// tasks take. Nothing was written.
+    #[error(
+        "the Instance's ServiceAccount {service_account} may not {} in namespace {namespace}, which Pipe task {} needs (it runs a Pod and reads its files with exec); grant them (the built-in admin ClusterRole holds them) or name another ServiceAccount with --service-account; nothing was installed",
+        rights.join(", "),
+        tasks.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Lacks {
+        /// The ServiceAccount (`namespace/name`).
+        service_account: String,
+        /// The namespace.
+        namespace: String,
+        /// The Pipe tasks that need them.
+        tasks: Vec<String>,
+        /// The rights lacking (`create pods/exec`).
+        rights: Vec<String>,
+    },
     /// `--wait`: the plan ended in FATAL_ERROR.
     #[error("plan {plan} of Instance {instance} failed{}: {message}", failed_at(phase.as_deref(), step.as_deref()))]
     PlanFailed {

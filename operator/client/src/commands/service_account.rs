@@ -25,10 +25,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use k8s_openapi::api::authorization::v1::{
+    LocalSubjectAccessReview, ResourceAttributes, SubjectAccessReviewSpec,
+};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use kube::discovery::{Scope, oneshot};
 use kudo_pkg::Package;
 use kudo_pkg::package::TaskKind;
+use kudo_pkg::pipe::Right;
 use kudo_pkg::render::{self, RenderOptions};
 use serde_json::{Value, json};
 
@@ -183,6 +187,83 @@ pub fn objects(namespace: &str, service_account: &str, reach: &Reach) -> Vec<(Va
         ));
     }
     out
+}
+
+/// The rights the Pipe tasks of `packages` take ([`kudo_pkg::pipe::plan_rights`]) that
+/// ServiceAccount `service_account` of `t.namespace` lacks, asked of the API server with a
+/// LocalSubjectAccessReview each (the namespace's `admin` may make them): the Pipe tasks
+/// needing them and the rights, or `None`. Only meaningful when the ServiceAccount's bindings
+/// exist already ([`prepare`] would create none); a review the user may not make is no
+/// refusal (kudo-manager checks again before the plan runs).
+pub async fn pipe_rights_lacking(
+    t: &Target,
+    service_account: &str,
+    packages: &[&Package],
+) -> Result<Option<(Vec<String>, Vec<String>)>> {
+    let needs: Vec<(String, Vec<Right>)> = packages
+        .iter()
+        .flat_map(|p| kudo_pkg::pipe::plan_rights(p.operator(), None))
+        .collect();
+    if needs.is_empty() {
+        return Ok(None);
+    }
+    let reviews: Api<LocalSubjectAccessReview> = Api::namespaced(t.client.clone(), &t.namespace);
+    let user = format!("system:serviceaccount:{}:{service_account}", t.namespace);
+    let groups = vec![
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{}", t.namespace),
+        "system:authenticated".to_string(),
+    ];
+    let mut denied: Vec<Right> = Vec::new();
+    let mut asked: Vec<Right> = Vec::new();
+    for r in needs.iter().flat_map(|(_, r)| r) {
+        if asked.contains(r) {
+            continue;
+        }
+        asked.push(*r);
+        let (resource, subresource) = match r.resource.split_once('/') {
+            Some((res, sub)) => (res, Some(sub.to_string())),
+            None => (r.resource, None),
+        };
+        let review = LocalSubjectAccessReview {
+            metadata: kube::api::ObjectMeta {
+                namespace: Some(t.namespace.clone()),
+                ..Default::default()
+            },
+            spec: SubjectAccessReviewSpec {
+                user: Some(user.clone()),
+                groups: Some(groups.clone()),
+                resource_attributes: Some(ResourceAttributes {
+                    namespace: Some(t.namespace.clone()),
+                    verb: Some(r.verb.to_string()),
+                    group: Some(String::new()),
+                    resource: Some(resource.to_string()),
+                    subresource,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match reviews.create(&PostParams::default(), &review).await {
+            Ok(answer) if !answer.status.as_ref().is_some_and(|s| s.allowed) => denied.push(*r),
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => return Ok(None),
+            Err(e) => return Err(t.api("create", "LocalSubjectAccessReview", "")(e)),
+        }
+    }
+    if denied.is_empty() {
+        return Ok(None);
+    }
+    let tasks = needs
+        .iter()
+        .filter(|(_, r)| r.iter().any(|x| denied.contains(x)))
+        .map(|(task, _)| task.clone())
+        .collect();
+    Ok(Some((
+        tasks,
+        denied.iter().map(ToString::to_string).collect(),
+    )))
 }
 
 /// What [`prepare`] created (not what existed before it): what [`Prepared::undo`] removes.

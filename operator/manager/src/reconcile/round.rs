@@ -3,6 +3,7 @@
 //! round after round while steps complete, the status written after each.
 
 use futures::future::{self, Either};
+use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
@@ -95,6 +96,11 @@ impl<'a> Round<'a> {
             return Ok(Action::requeue(ctx.settings.resync));
         };
         let mut action = Action::requeue(ctx.settings.resync);
+        // Before a plan applies anything: the rights its Pipe tasks take.
+        let refused = match status.plan_status.get(&active.name) {
+            Some(ps) if untouched(ps) => missing_rights(ctx, inst, pkg, &active.name).await,
+            _ => None,
+        };
         while let Some(ps) = status.plan_status.get_mut(&active.name) {
             let before = ExecStatus::parse(ps.status.as_deref());
             if before.is_terminal() {
@@ -116,6 +122,9 @@ impl<'a> Round<'a> {
                     phase,
                     step,
                 };
+                if let Some(why) = &refused {
+                    return Either::Left(future::ready(Outcome::Fatal(why.clone())));
+                }
                 let tenant = match &tenant {
                     Ok(t) => t,
                     Err(invalid) => {
@@ -131,6 +140,7 @@ impl<'a> Round<'a> {
                     params,
                     at,
                     notes: &notes,
+                    pipe_max_restarts: ctx.settings.pipe_max_restarts,
                 }))
             });
             let outcomes = future::join_all(runs).await;
@@ -202,6 +212,55 @@ impl<'a> Round<'a> {
         write_status(api, inst, &written, status).await?;
         Ok(action)
     }
+}
+
+/// No step of the plan has run yet.
+fn untouched(ps: &kudo_crd::common::PlanStatus) -> bool {
+    ps.phases.iter().flat_map(|p| &p.steps).all(|s| {
+        matches!(
+            ExecStatus::parse(s.status.as_deref()),
+            ExecStatus::Pending | ExecStatus::NeverRun
+        )
+    })
+}
+
+/// Why plan `plan` of `pkg` cannot run for `inst`: the rights its Pipe tasks take
+/// ([`kudo_pkg::pipe::plan_rights`]) that the identity acting for the Instance lacks, asked of
+/// the API server before anything is applied. `None`: none lacking (or no Pipe task).
+async fn missing_rights(
+    ctx: &Context,
+    inst: &Instance,
+    pkg: &Package,
+    plan: &str,
+) -> Option<String> {
+    let needs = kudo_pkg::pipe::plan_rights(pkg.operator(), Some(plan));
+    if needs.is_empty() {
+        return None;
+    }
+    let tenant = ctx.tenants.client_for(inst).ok()?;
+    let ns = inst.namespace().unwrap_or_default();
+    let mut all = Vec::new();
+    for r in needs.iter().flat_map(|(_, r)| r) {
+        if !all.contains(r) {
+            all.push(*r);
+        }
+    }
+    let denied = ctx.objects.denied(&tenant, &ns, &all).await;
+    if denied.is_empty() {
+        return None;
+    }
+    let tasks: Vec<String> = needs
+        .iter()
+        .filter(|(_, r)| r.iter().any(|x| denied.contains(x)))
+        .map(|(t, _)| format!("`{t}`"))
+        .collect();
+    let denied: Vec<String> = denied.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "{} may not {} in namespace {ns}, which Pipe task {} needs (it runs a Pod and reads its files with exec): grant them (the built-in admin ClusterRole holds them), then run the plan again with kudo plan trigger; nothing of plan `{plan}` was applied",
+        tenant.who(),
+        denied.join(", "),
+        tasks.join(", ")
+    ))
 }
 
 /// A run that ended (`after`: COMPLETE or FATAL_ERROR, with the plan's `message`): counted,

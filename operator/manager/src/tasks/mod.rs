@@ -16,7 +16,7 @@ use kudo_pkg::package::Task;
 use kudo_pkg::step::{self, Action};
 use serde_json::Value;
 
-use crate::health::{Health, health, with_reports};
+use crate::health::{Health, health, with_reports, with_troubles};
 use crate::step::{Outcome, StepRun};
 
 /// Runs the step `run.at` of `run.pkg` for `run.inst` with the effective parameters.
@@ -66,6 +66,7 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
             Ok(r) => r,
             Err(d) => return Outcome::invalid(&d),
         };
+    let mask = run.redacted();
     let mut waiting = Vec::new();
     for obj in rendered.into_iter().flat_map(|r| r.objects) {
         if !apply {
@@ -88,8 +89,9 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
         );
         let mut h = health(&stored);
         if matches!(h, Health::Progressing(_)) {
-            let warnings = run.objects.warnings(run.tenant, &stored).await;
+            let (warnings, troubles) = run.objects.reports(run.tenant, &stored).await;
             h = with_reports(h, &stored, &warnings);
+            h = with_troubles(h, &troubles, &|s| mask.mask(s));
         }
         match Outcome::of_health(h, &what) {
             Outcome::Done => {}
