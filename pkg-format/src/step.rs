@@ -134,9 +134,50 @@ pub fn toggle_enabled(params: &Value, name: &str) -> bool {
     matches!(v, Some(Value::Bool(true))) || matches!(v, Some(Value::String(s)) if s == "true")
 }
 
+/// Sorts the objects one task applies so that what others need to exist comes first, keeping
+/// the template order otherwise (a stable sort): CustomResourceDefinitions, Namespaces,
+/// ServiceAccounts, then Roles and ClusterRoles. KUDO applied in template order with a
+/// manager that held every right; acting with an Instance's ServiceAccount, a RoleBinding
+/// applied before its Role is refused (RBAC's escalation check reads the Role: `roles ...
+/// not found`), which kafka's `configuration` task does. Helm orders by kind the same way.
+pub fn apply_order(objects: &mut [Value]) {
+    let rank = |o: &Value| match o.get("kind").and_then(Value::as_str) {
+        Some("CustomResourceDefinition") => 0,
+        Some("Namespace") => 1,
+        Some("ServiceAccount") => 2,
+        Some("Role" | "ClusterRole") => 3,
+        _ => 4,
+    };
+    objects.sort_by_key(rank);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_others_need_is_applied_first_and_the_rest_keeps_its_order() {
+        let obj =
+            |kind: &str, name: &str| serde_json::json!({"kind": kind, "metadata": {"name": name}});
+        // kafka's `configuration` task, in its template order.
+        let mut objects = vec![
+            obj("ServiceAccount", "kafka"),
+            obj("RoleBinding", "kafka-binding"),
+            obj("Role", "kafka-role"),
+            obj("ConfigMap", "a"),
+            obj("ConfigMap", "b"),
+            obj("CustomResourceDefinition", "c"),
+        ];
+        apply_order(&mut objects);
+        let names: Vec<&str> = objects
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["c", "kafka", "kafka-role", "kafka-binding", "a", "b"]
+        );
+    }
     use crate::package::Package;
     use serde_json::json;
     use std::collections::BTreeMap;

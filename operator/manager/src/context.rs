@@ -91,6 +91,9 @@ pub struct Context {
     failures: Mutex<HashMap<String, u32>>,
     /// By `instance/plan/phase/step`: when RBAC first refused the step (while it still does).
     forbidden: Mutex<HashMap<String, Instant>>,
+    /// By Instance: the resourceVersion of the manager's last status write, so that a
+    /// reconcile of an older copy (the watch has not delivered the write yet) acts on nothing.
+    written: Mutex<HashMap<String, u64>>,
     pub(crate) clock: fn() -> String,
     /// The key of the digests of secret values in `status.applied`
     /// ([`crate::DIGEST_KEY_ENV`]).
@@ -123,6 +126,7 @@ impl Context {
             compiled: Memo::default(),
             failures: Mutex::default(),
             forbidden: Mutex::default(),
+            written: Mutex::default(),
             clock: now,
             digest_key: digest_key(),
         }
@@ -212,6 +216,43 @@ impl Context {
                 m.insert(step, Instant::now());
                 false
             }
+        }
+    }
+
+    /// Records the resourceVersion `rv` of a status write of `inst` (`None`: no write).
+    pub(crate) fn wrote(&self, inst: &Instance, rv: Option<String>) {
+        let Some(rv) = rv.and_then(|v| v.parse::<u64>().ok()) else {
+            return;
+        };
+        if let Ok(mut m) = self.written.lock() {
+            m.insert(key(inst), rv);
+        }
+    }
+
+    /// Whether `inst` is older than the manager's last status write of it: the watch has not
+    /// delivered that write yet, and acting on this copy would run again a step the write
+    /// ended (a failed Pipe task's Pod made again after its deletion, say). resourceVersions
+    /// are etcd revisions, which only grow; one that is not a number is never behind.
+    pub(crate) fn behind(&self, inst: &Instance) -> bool {
+        let Some(rv) = inst
+            .metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+        else {
+            return false;
+        };
+        self.written
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key(inst)).copied())
+            .is_some_and(|last| rv < last)
+    }
+
+    /// Forgets `inst` (it is gone).
+    pub(crate) fn forget(&self, inst: &Instance) {
+        if let Ok(mut m) = self.written.lock() {
+            m.remove(&key(inst));
         }
     }
 

@@ -64,15 +64,16 @@ pub fn set_ready(
     status.conditions.push(ready);
 }
 
-/// Writes `status` with server-side apply on the status subresource, unless it equals `was`.
+/// Writes `status` with server-side apply on the status subresource, unless it equals `was`;
+/// the Instance's resourceVersion after the write (`None`: nothing written).
 pub async fn write_status(
     api: &Api<Instance>,
     inst: &Instance,
     was: &InstanceStatus,
     status: &InstanceStatus,
-) -> Result<()> {
+) -> Result<Option<String>> {
     if was == status {
-        return Ok(());
+        return Ok(None);
     }
     let body = json!({
         "apiVersion": "kudo.dev/v1beta2",
@@ -80,7 +81,8 @@ pub async fn write_status(
         "status": status,
     });
     let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
-    api.patch_status(&inst.name_any(), &params, &Patch::Apply(&body))
+    let written = api
+        .patch_status(&inst.name_any(), &params, &Patch::Apply(&body))
         .await?;
-    Ok(())
+    Ok(written.metadata.resource_version)
 }

@@ -34,6 +34,8 @@ struct Cluster {
     denied: Vec<String>,
     /// What a container's log reads.
     log: String,
+    /// Status writes give the Instance a new resourceVersion.
+    versioned: bool,
 }
 
 struct Fake {
@@ -101,6 +103,14 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
         ),
         ("PATCH", p) if p.ends_with("/status") && p.contains("/instances/") => {
             cluster.instance["status"] = body["status"].clone();
+            // Each write a new resourceVersion, as etcd's revision (when the test asks).
+            if let Some(rv) = cluster.instance["metadata"]["resourceVersion"]
+                .as_str()
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|_| cluster.versioned)
+            {
+                cluster.instance["metadata"]["resourceVersion"] = json!((rv + 1).to_string());
+            }
             (200, cluster.instance.clone())
         }
         ("PATCH", p) if p.contains("/instances/") => {
@@ -574,6 +584,34 @@ async fn an_unchanged_instance_sends_nothing() {
     let (_, action, seen) = reconcile(inst, true).await;
     assert_eq!(action, Action::requeue(SETTINGS.resync));
     assert!(seen.is_empty(), "{seen:?}");
+}
+
+/// The watch may deliver an older copy of an Instance than the manager's last status write of
+/// it: that copy acts on nothing (a step its write ended would run again), and the next,
+/// current one does.
+#[tokio::test]
+async fn a_copy_older_than_the_last_status_write_acts_on_nothing() {
+    let mut inst = instance(json!({})).finalized();
+    inst.metadata.resource_version = Some("7".into());
+    let (fake, client) = Fake::start(&inst);
+    fake.cluster.lock().unwrap().versioned = true;
+    let ctx = context(client, true);
+    kudo_manager::reconcile(Arc::new(inst.clone()), ctx.clone())
+        .await
+        .expect("reconcile succeeded");
+    assert!(!fake.take().is_empty(), "the first copy runs its plan");
+    // The same copy again, as a watch that has not caught up would deliver it.
+    let action = kudo_manager::reconcile(Arc::new(inst.clone()), ctx.clone())
+        .await
+        .expect("reconcile succeeded");
+    assert_eq!(action, Action::requeue(Duration::from_secs(1)));
+    assert!(fake.take().is_empty(), "an older copy sends nothing");
+    // The current copy (what the write returned) is acted on.
+    let current: Instance =
+        serde_json::from_value(fake.cluster.lock().unwrap().instance.clone()).unwrap();
+    kudo_manager::reconcile(Arc::new(current), ctx)
+        .await
+        .expect("reconcile succeeded");
 }
 
 #[tokio::test]

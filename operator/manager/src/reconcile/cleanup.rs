@@ -28,6 +28,7 @@ pub(super) async fn reconcile(
     let pkg = compiled.pkg();
     if !pkg.operator().plans.contains_key(CLEANUP) {
         finalizer::remove(&round.api, inst).await?;
+        ctx.forget(inst);
         return Ok(Action::await_change());
     }
     let recorded = round
@@ -62,6 +63,7 @@ pub(super) async fn reconcile(
         .is_some_and(|p| plan::judge(p) == Standing::Complete);
     if cleaned {
         finalizer::remove(&round.api, inst).await?;
+        ctx.forget(inst);
         return Ok(Action::await_change());
     }
     Ok(action)
@@ -72,5 +74,6 @@ pub(super) async fn reconcile(
 pub(super) async fn without_operator_version(round: &Round<'_>, why: &str) -> Result<Action> {
     tracing::info!(instance = %round.inst.name_any(), %why, "no cleanup plan to run");
     finalizer::remove(&round.api, round.inst).await?;
+    round.ctx.forget(round.inst);
     Ok(Action::await_change())
 }

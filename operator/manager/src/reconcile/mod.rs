@@ -38,6 +38,12 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     let ns = inst
         .namespace()
         .ok_or_else(|| Error::NoNamespace(inst.name_any()))?;
+    // An older copy than the manager's last status write: the write's own watch event brings
+    // the current one.
+    if ctx.behind(inst) {
+        tracing::debug!(instance = %crate::context::key(inst), "older than the last status write: waiting for the watch");
+        return Ok(Action::requeue(std::time::Duration::from_secs(1)));
+    }
     let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
     let deleting = inst.metadata.deletion_timestamp.is_some();
     if !finalizer::present(inst) {

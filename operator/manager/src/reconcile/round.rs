@@ -60,7 +60,8 @@ impl<'a> Round<'a> {
         after: std::time::Duration,
     ) -> Result<Action> {
         set_ready(&mut self.status, self.inst, "False", reason, why, &self.now);
-        write_status(&self.api, self.inst, &self.original, &self.status).await?;
+        let rv = write_status(&self.api, self.inst, &self.original, &self.status).await?;
+        self.ctx.wrote(self.inst, rv);
         Ok(Action::requeue(after))
     }
 
@@ -92,7 +93,8 @@ impl<'a> Round<'a> {
         let mut written = original.clone();
         let Some(active) = status.active_plan.clone() else {
             set_ready(status, inst, "Unknown", "NoPlan", "no plan has run", now);
-            write_status(api, inst, &written, status).await?;
+            let rv = write_status(api, inst, &written, status).await?;
+            ctx.wrote(inst, rv);
             return Ok(Action::requeue(ctx.settings.resync));
         };
         let mut action = Action::requeue(ctx.settings.resync);
@@ -192,7 +194,8 @@ impl<'a> Round<'a> {
                 finished(ctx, inst, &active.name, after, &message).await;
             }
             ready_from_plan(status, inst, &active.name, now);
-            write_status(api, inst, &written, status).await?;
+            let rv = write_status(api, inst, &written, status).await?;
+            ctx.wrote(inst, rv);
             written = status.clone();
             if after.is_terminal() {
                 ctx.reset_backoff(&key(inst));
@@ -209,7 +212,8 @@ impl<'a> Round<'a> {
             }
         }
         ready_from_plan(status, inst, &active.name, now);
-        write_status(api, inst, &written, status).await?;
+        let rv = write_status(api, inst, &written, status).await?;
+        ctx.wrote(inst, rv);
         Ok(action)
     }
 }

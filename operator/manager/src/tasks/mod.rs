@@ -68,7 +68,11 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
         };
     let mask = run.redacted();
     let mut waiting = Vec::new();
-    for obj in rendered.into_iter().flat_map(|r| r.objects) {
+    let mut objects: Vec<Value> = rendered.into_iter().flat_map(|r| r.objects).collect();
+    if apply {
+        step::apply_order(&mut objects);
+    }
+    for obj in objects {
         if !apply {
             if let Err(f) = run.delete(&obj).await {
                 return f.into();
