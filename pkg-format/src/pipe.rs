@@ -228,6 +228,17 @@ pub struct Right {
     pub resource: &'static str,
 }
 
+impl Right {
+    /// The resource and subresource, as an access review names them: `pods/exec` is
+    /// (`pods`, `exec`).
+    pub fn parts(&self) -> (&'static str, Option<&'static str>) {
+        match self.resource.split_once('/') {
+            Some((resource, sub)) => (resource, Some(sub)),
+            None => (self.resource, None),
+        }
+    }
+}
+
 impl std::fmt::Display for Right {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.verb, self.resource)

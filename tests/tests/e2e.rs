@@ -656,6 +656,7 @@ impl Scenario {
             "CustomResourceDefinition" => "customresourcedefinitions",
             "ServiceAccount" => "serviceaccounts",
             "RoleBinding" => "rolebindings",
+            "Role" => "roles",
             other => plural(other),
         };
         let ar =

@@ -370,10 +370,7 @@ impl Objects {
     pub async fn denied(&self, tenant: &Tenant, ns: &str, rights: &[Right]) -> Vec<Right> {
         let reviews: Api<SelfSubjectAccessReview> = Api::all(tenant.client.clone());
         let asks = rights.iter().map(|r| {
-            let (resource, subresource) = match r.resource.split_once('/') {
-                Some((res, sub)) => (res, Some(sub.to_string())),
-                None => (r.resource, None),
-            };
+            let (resource, subresource) = r.parts();
             let review = SelfSubjectAccessReview {
                 spec: SelfSubjectAccessReviewSpec {
                     resource_attributes: Some(ResourceAttributes {
@@ -381,7 +378,7 @@ impl Objects {
                         verb: Some(r.verb.to_string()),
                         group: Some(String::new()),
                         resource: Some(resource.to_string()),
-                        subresource,
+                        subresource: subresource.map(String::from),
                         ..ResourceAttributes::default()
                     }),
                     ..SelfSubjectAccessReviewSpec::default()

@@ -187,30 +187,36 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         true => ensure_namespace(t, req.dry_run).await?,
         false => None,
     };
-    // A ServiceAccount whose bindings all exist gets nothing from this install: the rights
-    // its Pipe tasks take are asked of the API server before anything is written.
-    if namespace.is_none() {
-        let would = service_account::prepare(t, service_account, &grants, true).await?;
-        if would.created.is_empty() {
-            let all: Vec<&Package> = packages.iter().map(|(p, _)| *p).collect();
-            if let Some((tasks, rights)) =
-                service_account::pipe_rights_lacking(t, service_account, &all).await?
-            {
-                return Err(Error::Lacks {
-                    service_account: format!("{}/{service_account}", t.namespace),
-                    namespace: t.namespace.clone(),
-                    tasks,
-                    rights,
-                });
-            }
-        }
-    }
     let prepared = match &namespace {
         // A namespace still to make holds nothing: no dry run can be made in it.
         Some(_) if req.dry_run => service_account::Prepared {
             created: grants.iter().map(|(o, _)| o.clone()).collect(),
         },
-        _ => service_account::prepare(t, service_account, &grants, req.dry_run).await?,
+        _ => {
+            let missing = service_account::missing(t, service_account, &grants).await?;
+            // A ServiceAccount whose bindings all exist gets nothing from this install: the
+            // rights its Pipe tasks take are asked of the API server before anything is
+            // written.
+            if missing.created.is_empty() {
+                let all: Vec<&Package> = packages.iter().map(|(p, _)| *p).collect();
+                if let Some((tasks, rights)) =
+                    service_account::pipe_rights_lacking(t, service_account, &all).await?
+                {
+                    return Err(Error::Lacks {
+                        service_account: format!("{}/{service_account}", t.namespace),
+                        namespace: t.namespace.clone(),
+                        tasks,
+                        rights,
+                    });
+                }
+            }
+            match req.dry_run {
+                true => missing,
+                false => {
+                    service_account::create_missing(t, service_account, &grants, &missing).await?
+                }
+            }
+        }
     };
     let mut created: Vec<Value> = namespace.into_iter().collect();
     created.extend(prepared.created.iter().cloned());

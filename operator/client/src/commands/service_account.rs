@@ -221,10 +221,7 @@ pub async fn pipe_rights_lacking(
             continue;
         }
         asked.push(*r);
-        let (resource, subresource) = match r.resource.split_once('/') {
-            Some((res, sub)) => (res, Some(sub.to_string())),
-            None => (r.resource, None),
-        };
+        let (resource, subresource) = r.parts();
         let review = LocalSubjectAccessReview {
             metadata: kube::api::ObjectMeta {
                 namespace: Some(t.namespace.clone()),
@@ -238,7 +235,7 @@ pub async fn pipe_rights_lacking(
                     verb: Some(r.verb.to_string()),
                     group: Some(String::new()),
                     resource: Some(resource.to_string()),
-                    subresource,
+                    subresource: subresource.map(String::from),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -283,22 +280,41 @@ pub async fn prepare(
     objects: &[(Value, String)],
     dry_run: bool,
 ) -> Result<Prepared> {
+    let missing = missing(t, service_account, objects).await?;
+    if dry_run {
+        return Ok(missing);
+    }
+    create_missing(t, service_account, objects, &missing).await
+}
+
+/// The objects of `objects` that do not exist yet, each checked with a server-side dry run
+/// (authorization and RBAC's escalation check, nothing written): what [`prepare`] would create.
+pub async fn missing(
+    t: &Target,
+    service_account: &str,
+    objects: &[(Value, String)],
+) -> Result<Prepared> {
     let mut missing = Vec::new();
     for (object, why) in objects {
         if create(t, object, true)
             .await
             .map_err(|e| refused(t, service_account, object, why, &e))?
         {
-            missing.push(object);
+            missing.push(object.clone());
         }
     }
-    if dry_run {
-        return Ok(Prepared {
-            created: missing.into_iter().cloned().collect(),
-        });
-    }
+    Ok(Prepared { created: missing })
+}
+
+/// Creates what [`missing`] found missing (of `objects`); on a refusal, removes what it made.
+pub async fn create_missing(
+    t: &Target,
+    service_account: &str,
+    objects: &[(Value, String)],
+    missing: &Prepared,
+) -> Result<Prepared> {
     let mut done = Prepared::default();
-    for object in missing {
+    for object in &missing.created {
         match create(t, object, false).await {
             Ok(true) => done.created.push(object.clone()),
             Ok(false) => {}
