@@ -44,6 +44,10 @@ pub struct Settings {
     /// (`--pipe-max-restarts`): a command that failed this often (no network, a missing tool)
     /// will not succeed by waiting, and KUDO would wait forever.
     pub pipe_max_restarts: i64,
+    /// Most Instances reconciled at once (`--concurrency`; never two of one Instance): each
+    /// holds API server connections and a core while it renders, so 500 Instances at once
+    /// meant 500 connections (issue 38). 0: no limit.
+    pub concurrency: u16,
 }
 
 impl Default for Settings {
@@ -55,6 +59,7 @@ impl Default for Settings {
             resync: Duration::from_secs(300),
             forbidden_grace: Duration::from_secs(3),
             pipe_max_restarts: 3,
+            concurrency: 8,
         }
     }
 }

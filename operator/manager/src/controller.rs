@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
@@ -77,7 +77,9 @@ pub async fn run(
             .with_digest_key(digest_key),
     );
     ctx_out(ctx.clone());
+    let concurrency = ctx.settings.concurrency;
     Controller::new(instances, watcher::Config::default())
+        .with_config(controller::Config::default().concurrency(concurrency))
         .reconcile_all_on(ov_changes)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -57,6 +57,11 @@ struct Args {
     /// forever.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i64).range(1..))]
     pipe_max_restarts: i64,
+    /// Most Instances reconciled at once (never two reconciles of one Instance); the others
+    /// wait their turn. Each holds API server connections and a core while it renders. 0: no
+    /// limit.
+    #[arg(long, default_value_t = 8)]
+    concurrency: u16,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         let settings = Settings {
             progress: std::time::Duration::from_secs(args.progress_interval.max(1)),
             pipe_max_restarts: args.pipe_max_restarts,
+            concurrency: args.concurrency,
             ..Settings::default()
         };
         let opts = Options {

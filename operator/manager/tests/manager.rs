@@ -350,6 +350,7 @@ const SETTINGS: Settings = Settings {
     resync: Duration::from_secs(300),
     forbidden_grace: Duration::ZERO,
     pipe_max_restarts: 3,
+    concurrency: 8,
 };
 
 fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
