@@ -1431,10 +1431,11 @@ pub struct PatchArgs {
         add = crate::complete::instances()
     )]
     pub instance: Option<String>,
-    /// Add an array item: POINTER is the array's pointer and the new item's index (0 to the
-    /// length) or `-` to append, VALUE a YAML value typed by the item's schema, e.g.
-    /// `--add 'topology/-={datacenterName: dc2, nodes: 3}'`, `--add ports/0=8080`. Repeatable,
-    /// applied in order.
+    /// Add an array item: POINTER names the array, and the item is appended (KEP-33's
+    /// `--add 'topology/0/labels={key: k, value: v}'`), or the new item's place, the array's
+    /// pointer then an index (0 to the length) or `-` to append (`--add ports/0=8080`,
+    /// `--add 'topology/-={datacenterName: dc2}'`). VALUE is YAML typed by the item's schema.
+    /// Repeatable, applied in order.
     #[arg(long = "add", value_name = "POINTER=VALUE", conflicts_with = "removes")]
     pub adds: Vec<String>,
     /// Remove an array item (`topology/1`) or a member you set of an object (`labels/team`;
