@@ -61,7 +61,9 @@ pub enum Command {
     /// Search the repositories' cached indexes for operators, by name or description.
     ///
     /// Reads the cache only (`kudo repo update` fills it; a repository with no cached index
-    /// yet is downloaded once): after an update, search works offline.
+    /// yet is downloaded once): after an update, search works offline. A repository that
+    /// cannot be read is a warning and the others are searched; exits with 1 only when none
+    /// could be.
     #[command(after_help = crate::examples::SEARCH)]
     Search(SearchArgs),
     /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
@@ -274,8 +276,9 @@ pub enum RepoCommand {
     /// Set the repository names are looked up in when --repo is not given.
     #[command(after_help = crate::examples::REPO_CONTEXT)]
     Context(RepoContextArgs),
-    /// Download the index of every repository (or of those named) into the cache. Exits with 1
-    /// when one fails; the others are still updated.
+    /// Download the index of every repository (or of those named) into the cache. A repository
+    /// that cannot be read is a warning (its cached index is kept) and the others are still
+    /// updated; exits with 1 only when none was updated.
     #[command(after_help = crate::examples::REPO_UPDATE)]
     Update(RepoUpdateArgs),
     /// Write DIR/index.yaml for the packages (DIR/*.tgz) in DIR, for a repository served from
