@@ -61,7 +61,9 @@ pub enum Command {
     /// Search the repositories' cached indexes for operators, by name or description.
     ///
     /// Reads the cache only (`kudo repo update` fills it; a repository with no cached index
-    /// yet is downloaded once): after an update, search works offline.
+    /// yet is downloaded once): after an update, search works offline. A repository that
+    /// cannot be read is a warning and the others are searched; exits with 1 only when none
+    /// could be.
     #[command(after_help = crate::examples::SEARCH)]
     Search(SearchArgs),
     /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
@@ -274,8 +276,9 @@ pub enum RepoCommand {
     /// Set the repository names are looked up in when --repo is not given.
     #[command(after_help = crate::examples::REPO_CONTEXT)]
     Context(RepoContextArgs),
-    /// Download the index of every repository (or of those named) into the cache. Exits with 1
-    /// when one fails; the others are still updated.
+    /// Download the index of every repository (or of those named) into the cache. A repository
+    /// that cannot be read is a warning (its cached index is kept) and the others are still
+    /// updated; exits with 1 only when none was updated.
     #[command(after_help = crate::examples::REPO_UPDATE)]
     Update(RepoUpdateArgs),
     /// Write DIR/index.yaml for the packages (DIR/*.tgz) in DIR, for a repository served from
@@ -1431,10 +1434,11 @@ pub struct PatchArgs {
         add = crate::complete::instances()
     )]
     pub instance: Option<String>,
-    /// Add an array item: POINTER is the array's pointer and the new item's index (0 to the
-    /// length) or `-` to append, VALUE a YAML value typed by the item's schema, e.g.
-    /// `--add 'topology/-={datacenterName: dc2, nodes: 3}'`, `--add ports/0=8080`. Repeatable,
-    /// applied in order.
+    /// Add an array item: POINTER names the array, and the item is appended (KEP-33's
+    /// `--add 'topology/0/labels={key: k, value: v}'`), or the new item's place, the array's
+    /// pointer then an index (0 to the length) or `-` to append (`--add ports/0=8080`,
+    /// `--add 'topology/-={datacenterName: dc2}'`). VALUE is YAML typed by the item's schema.
+    /// Repeatable, applied in order.
     #[arg(long = "add", value_name = "POINTER=VALUE", conflicts_with = "removes")]
     pub adds: Vec<String>,
     /// Remove an array item (`topology/1`) or a member you set of an object (`labels/team`;

@@ -190,6 +190,10 @@ pub enum Refusal {
         /// `repo remove`: say that none of the names given was removed.
         nothing_removed: bool,
     },
+    /// `search` or `repo update` where no repository answered: each failure was warned about
+    /// (the others' would be used).
+    #[error("no repository could be {0} (each is named above)")]
+    NoRepositoryAnswered(&'static str),
     /// `repo index` of something else than a directory.
     #[error("is not a directory")]
     NotADirectory,

@@ -163,6 +163,9 @@ Examples:
   # Append a datacenter (from the default topology when none was set)
   kudo patch cassandra -n prod --add 'topology/-={datacenterName: dc2, nodes: 3}' --wait
 
+  # Add a label to the first datacenter (KEP-33's form: the pointer names the array)
+  kudo patch cassandra -n prod --add 'topology/0/labels={key: Tier, value: gold}'
+
   # Insert a JVM option first; remove the second datacenter
   kudo patch cassandra -n prod --add 'jvm/extraOptions/0=-XX:+UseG1GC'
   kudo patch cassandra -n prod --remove topology/1 --dry-run

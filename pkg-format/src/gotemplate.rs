@@ -21,6 +21,12 @@
 //! prints a float64 (`1e+06`). Arrays and objects are passed as they are. The same holds for a
 //! package converted to v1beta2 with its Go templates kept: its typed values render exactly as
 //! the strings the original package's templates compared.
+//!
+//! Every declared top-level parameter is in `Params`, with a value or without one. One without
+//! a value (no value set, no default) is what KUDO's `ParamsMap` gives it, by its type: a scalar
+//! the empty string (`{{ .Params.PREFIX }}` prints nothing), an array an empty list (prints
+//! `[]`, ranges over nothing), an object nil (prints `<no value>`, as in KUDO). A name nobody
+//! declared is an error.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -89,15 +95,42 @@ pub struct At<'a> {
     pub plan: &'a str,
 }
 
-/// The top-level parameters `schema` declares: KUDO's context holds each in `Params`, one
-/// without a value as nil (`missingkey=error` is for names nobody declared).
-pub fn declared(schema: &ParamSchema) -> Vec<Arc<str>> {
+/// The top-level parameters `schema` declares, each with the value KUDO's context holds for it
+/// when it has none ([`unset`]): `Params` holds every one (`missingkey=error` is for names
+/// nobody declared).
+pub fn declared(schema: &ParamSchema) -> Vec<(Arc<str>, GoValue)> {
     schema
         .as_value()
         .get("properties")
         .and_then(Value::as_object)
-        .map(|props| props.keys().map(|k| Arc::from(k.as_str())).collect())
+        .map(|props| {
+            props
+                .keys()
+                .map(|k| {
+                    let node = schema.node_at(&[k]).unwrap_or(&Value::Null);
+                    (Arc::from(k.as_str()), unset(schema, node))
+                })
+                .collect()
+        })
         .unwrap_or_default()
+}
+
+/// The value of a parameter of schema `node` without a value, as KUDO's `ParamsMap` makes it:
+/// `convert.UnwrapParamValue` of no value (a nil default) by the parameter's type. A string (and
+/// every other scalar, which KUDO hands over as a string) is `""`; an array is a nil
+/// `[]interface{}` (empty); a map is the YAML of nothing, nil. A v1beta2 node's type is read
+/// the same way (`null` aside); a node without one is a string, KUDO's default type.
+pub fn unset(schema: &ParamSchema, node: &Value) -> GoValue {
+    let types: Vec<&str> = schema
+        .types(node)
+        .into_iter()
+        .filter(|t| *t != "null")
+        .collect();
+    match types.as_slice() {
+        ["object"] => GoValue::Nil,
+        ["array"] => GoValue::List(Arc::from(Vec::new())),
+        _ => GoValue::String(Arc::from("")),
+    }
 }
 
 /// KUDO's render context for `params` (the effective values) at `at`, built once for all the
@@ -106,8 +139,13 @@ pub struct Context(GoValue);
 
 impl Context {
     /// The context of plan `at.plan`; `declared` are the schema's top-level parameters
-    /// ([`declared`]).
-    pub fn new(op: &Operator, declared: &[Arc<str>], params: &Value, at: At<'_>) -> Context {
+    /// ([`declared`]): one without a value, or null, gets its [`unset`] value.
+    pub fn new(
+        op: &Operator,
+        declared: &[(Arc<str>, GoValue)],
+        params: &Value,
+        at: At<'_>,
+    ) -> Context {
         let text = |s: &str| GoValue::String(Arc::from(s));
         let opt = |s: &Option<String>| s.as_deref().map(text).unwrap_or(GoValue::Nil);
         let mut m: BTreeMap<Arc<str>, GoValue> = BTreeMap::new();
@@ -116,8 +154,11 @@ impl Context {
             && !declared.is_empty()
         {
             let given = Arc::make_mut(given);
-            for name in declared {
-                given.entry(name.clone()).or_insert(GoValue::Nil);
+            for (name, unset) in declared {
+                let v = given.entry(name.clone()).or_insert(GoValue::Nil);
+                if *v == GoValue::Nil {
+                    *v = unset.clone();
+                }
             }
         }
         m.insert("Params".into(), values);

@@ -261,8 +261,9 @@ pub struct Prepared<'p> {
     pkg: Cow<'p, Package>,
     /// Each template of the package by name, parsed by the package's engine when first used.
     parsed: HashMap<String, OnceLock<Result<Parsed, ParseFailure>>>,
-    /// The schema's top-level parameters (a Go template's `Params` holds each).
-    declared: Vec<Arc<str>>,
+    /// The schema's top-level parameters, each with its value when unset (a Go template's
+    /// `Params` holds each).
+    declared: Vec<(Arc<str>, gotmpl::Value)>,
 }
 
 /// A template parsed by its package's engine.
@@ -867,6 +868,39 @@ mod tests {
                 );
                 assert_eq!(task[0].text, want);
             }
+        }
+    }
+
+    /// Issue 33: an optional parameter with no default and no value is what KUDO's
+    /// `ParamsMap` makes it, by its type: a scalar `""` (cassandra's restore script printed
+    /// `in prefix '<no value>'`), an array an empty list, a map nil. A parameter given as null
+    /// is one without a value.
+    #[test]
+    fn a_kudo_parameter_without_a_value_renders_as_kudo_renders_it() {
+        let params = "apiVersion: kudo.dev/v1beta1\nparameters:\n  \
+            - name: PREFIX\n    required: false\n  \
+            - name: COUNT\n    type: integer\n    required: false\n  \
+            - name: ON\n    type: boolean\n    required: false\n  \
+            - name: LIST\n    type: array\n  \
+            - name: MAP\n    type: map\n";
+        let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  \
+            prefix: \"[{{ .Params.PREFIX }}]{{ if .Params.PREFIX }}set{{ end }}\"\n  \
+            count: \"[{{ .Params.COUNT }}] [{{ .Params.ON }}]\"\n  \
+            list: \"[{{ .Params.LIST }}] {{ len .Params.LIST }}{{ range .Params.LIST }}x{{ end }}\"\n  \
+            map: \"[{{ .Params.MAP }}]\"\n";
+        let pkg = applying_one_template(params, template);
+        for values in [json!({}), json!({"PREFIX": null, "COUNT": null})] {
+            let rendered = render_plan(&pkg, &values, &RenderOptions::default()).unwrap();
+            assert_eq!(
+                rendered[0].objects[0]["data"],
+                json!({
+                    "prefix": "[]",
+                    "count": "[] []",
+                    "list": "[[]] 0",
+                    "map": "[<no value>]",
+                }),
+                "values: {values}"
+            );
         }
     }
 

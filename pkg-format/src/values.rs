@@ -458,15 +458,21 @@ const NULL_TEXTS: &[&str] = &["null", "Null", "NULL", "~"];
 ///
 /// | edit | values before | after |
 /// |---|---|---|
+/// | `--add ports=8080` | `{"ports": [80]}` | `{"ports": [80, 8080]}` |
 /// | `--add ports/-=8080` | `{"ports": [80]}` | `{"ports": [80, 8080]}` |
 /// | `--add ports/0=8080` | `{"ports": [80]}` | `{"ports": [8080, 80]}` |
 /// | `--add topology/-={name: dc2, nodes: 3}` | `{"topology": [{...}]}` | a second item |
+/// | `--add topology/0/labels={key: k, value: v}` | `{"topology": [{"labels": []}]}` | one label |
 /// | `--remove ports/0` | `{"ports": [80, 8080]}` | `{"ports": [8080]}` |
 /// | `--remove labels/team` | `{"labels": {"team": "a", "x": "b"}}` | `{"labels": {"x": "b"}}` |
 ///
 /// The edit applies to the effective values (an array that only has its default is edited from
-/// the default). `--add` adds array items only (an object member is set with `-p`); its index is
-/// one of `0..=len`, or `-` to append; the VALUE is YAML typed by the item's schema. `--remove`
+/// the default). `--add` adds array items only (an object member is set with `-p`). Its pointer
+/// names either the array, and the item is appended (KEP-33's `--add topology/0/labels=...`),
+/// or the new item's place: the array's pointer then an index `0..=len` or `-` to append. The
+/// schema tells which: a pointer whose parent is an array names an item's place (so in an array
+/// of arrays, `matrix/0` inserts into `matrix`; `matrix/0/-` appends to its first item). The
+/// VALUE is YAML typed by the item's schema. `--remove`
 /// takes an array item that exists, or an object member that is set (a member with a default
 /// then falls back to it). The array that changes is stored whole, as `-p` through an array
 /// stores it ([`crate::change`]).
@@ -596,9 +602,48 @@ impl Values {
             last.parse::<usize>().map_err(|_| bad())
         };
         match e {
-            Edit::Add { value, .. } if in_array => {
-                let mut items = items.unwrap_or_default();
-                let idx = index(items.len(), true)?;
+            Edit::Add { value, .. } => {
+                // Which array, and where in it. `ARRAY/INDEX` and `ARRAY/-` insert (an item's
+                // pointer: the parent is the array); a pointer naming an array appends to it
+                // (KEP-33's form). An array of arrays reads `ARRAYS/0` as the item's pointer:
+                // the inner array is appended to with `ARRAYS/0/-`.
+                let (array, node, append) = if in_array {
+                    (parents, node, false)
+                } else {
+                    declared(schema, tokens, &origin)?;
+                    match schema.node_at(tokens) {
+                        Some(whole) if schema.is_array(whole) && !schema.is_object(whole) => {
+                            (tokens, whole, true)
+                        }
+                        _ => {
+                            return Err(err(
+                                Code::OverrideSyntax,
+                                format!(
+                                    "is not an array, and neither is {}: --add adds array items",
+                                    if parent_at.is_empty() {
+                                        "the top level"
+                                    } else {
+                                        &parent_at
+                                    }
+                                ),
+                            )
+                            .with_help(format!(
+                                "set an object member with -p {}=VALUE",
+                                at.trim_start_matches('/')
+                            )));
+                        }
+                    }
+                };
+                let array_at = pointer::from_tokens(array);
+                let mut items = match self.value.pointer(&array_at) {
+                    Some(Value::Array(items)) => items.clone(),
+                    _ => Vec::new(),
+                };
+                let idx = if append {
+                    items.len()
+                } else {
+                    index(items.len(), true)?
+                };
                 if idx > items.len() {
                     return Err(err(
                         Code::IndexOutOfRange,
@@ -609,7 +654,7 @@ impl Values {
                         ),
                     ));
                 }
-                let mut item_tokens = parents.to_vec();
+                let mut item_tokens = array.to_vec();
                 item_tokens.push("0".into());
                 let secret = schema.is_secret(&item_tokens);
                 let item_node = schema.node_at(&item_tokens).unwrap_or(node);
@@ -624,23 +669,8 @@ impl Values {
                     ));
                 }
                 items.insert(idx, item);
-                self.replace(schema, parents, Value::Array(items), origin.clone())
+                self.replace(schema, array, Value::Array(items), origin.clone())
             }
-            Edit::Add { .. } => Err(err(
-                Code::OverrideSyntax,
-                format!(
-                    "{} is not an array: --add adds array items",
-                    if parent_at.is_empty() {
-                        "the top level"
-                    } else {
-                        &parent_at
-                    }
-                ),
-            )
-            .with_help(format!(
-                "set an object member with -p {}=VALUE",
-                at.trim_start_matches('/')
-            ))),
             Edit::Remove { .. } if in_array => {
                 let Some(mut items) = items else {
                     return Err(err(
@@ -1224,7 +1254,9 @@ mod tests {
             "labels": {"type": "object", "additionalProperties": {"type": "string"}},
             "replicas": {"type": "integer", "default": 3},
             "topology": {"type": "array", "items": {"type": "object", "properties": {
-                "name": {"type": "string"}, "size": {"type": "integer", "default": 1}}}}
+                "name": {"type": "string"}, "size": {"type": "integer", "default": 1},
+                "tags": {"type": "array", "items": {"type": "string"}}}}},
+            "matrix": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}
         }}))
         .unwrap();
         let mut v = Values::new(values, Origin::Instance);
@@ -1311,6 +1343,85 @@ mod tests {
         assert_eq!(
             patched(json!({}), &["-prots/0"]),
             Err(Code::UnknownParameter)
+        );
+    }
+
+    /// Issue 33: KEP-33's own example, `--add topology/0/labels={key: NewKey, ...}`, names the
+    /// array and appends to it; the index and `-` forms keep inserting. The schema decides: a
+    /// pointer whose parent is an array is an item's (insert), else one naming an array appends.
+    #[test]
+    fn patch_appends_to_the_array_a_pointer_names_as_kep_33_writes_it() {
+        let dc = || json!({"topology": [{"name": "dc1", "tags": ["a"]}]});
+        let cases: &[(Value, &str, Result<Value, Code>)] = &[
+            // KEP-33's form: the pointer names the array
+            (dc(), "+topology/0/tags=b", Ok(json!(["a", "b"]))),
+            (dc(), "+/topology/0/tags=b", Ok(json!(["a", "b"]))),
+            (
+                json!({"topology": [{"name": "dc1"}]}),
+                "+topology/0/tags=b",
+                Ok(json!(["b"])),
+            ),
+            // the index and `-` forms insert, as before
+            (dc(), "+topology/0/tags/0=b", Ok(json!(["b", "a"]))),
+            (dc(), "+topology/0/tags/-=b", Ok(json!(["a", "b"]))),
+            (dc(), "+topology/0/tags/1=b", Ok(json!(["a", "b"]))),
+            // the item is typed by the item's schema
+            (dc(), "+topology/0/tags=123", Ok(json!(["a", "123"]))),
+            // refused, each with its code
+            (dc(), "+topology/0/size=2", Err(Code::OverrideSyntax)),
+            (dc(), "+topology/0=x", Err(Code::TypeMismatch)),
+            (dc(), "+topology/0/tgas=b", Err(Code::UnknownParameter)),
+            (dc(), "+topology/1/tags=b", Err(Code::IndexOutOfRange)),
+            (dc(), "+topology/0/tags/2=b", Err(Code::IndexOutOfRange)),
+            // an empty value of a string item is the empty string (as with -p)
+            (dc(), "+topology/0/tags=", Ok(json!(["a", ""]))),
+        ];
+        for (values, edit, want) in cases {
+            let got = patched(values.clone(), &[edit]).map(|v| v["topology"][0]["tags"].clone());
+            assert_eq!(&got, want, "edit: {edit} on {values}");
+        }
+        // a top-level array: from its default
+        assert_eq!(
+            patched(json!({}), &["+ports=8080"]).map(|v| v["ports"].clone()),
+            Ok(json!([80, 8080]))
+        );
+        // an array of arrays: `matrix/0` is the outer array's item (insert), `matrix/0/-` and
+        // `matrix/0/1` edit the inner one
+        let matrix =
+            |edit: &str| patched(json!({"matrix": [[5]]}), &[edit]).map(|v| v["matrix"].clone());
+        assert_eq!(matrix("+matrix/0=[1]"), Ok(json!([[1], [5]])));
+        assert_eq!(matrix("+matrix=[1]"), Ok(json!([[5], [1]])));
+        assert_eq!(matrix("+matrix/0/-=1"), Ok(json!([[5, 1]])));
+        assert_eq!(matrix("+matrix/0/1=1"), Ok(json!([[5, 1]])));
+        // not an array, nor an array's item
+        for edit in ["+replicas=4", "+labels=x"] {
+            assert_eq!(
+                patched(json!({}), &[edit]),
+                Err(Code::OverrideSyntax),
+                "{edit}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_edit_is_placed_at_its_pointer_and_says_which_array_it_looked_for() {
+        let schema = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "topology": {"type": "array", "items": {"type": "object", "properties": {
+                "size": {"type": "integer"}}}}}}))
+        .unwrap();
+        let d = Values::new(json!({"topology": [{"size": 1}]}), Origin::Instance)
+            .edit(&schema, &Edit::add(1, "topology/0/size=2").unwrap())
+            .unwrap_err();
+        assert_eq!(d.code, Code::OverrideSyntax);
+        assert_eq!(d.pointer, "/topology/0/size");
+        assert_eq!(d.origin, Origin::Add { index: 1 });
+        assert_eq!(
+            d.message,
+            "is not an array, and neither is /topology/0: --add adds array items"
+        );
+        assert_eq!(
+            d.help.as_deref(),
+            Some("set an object member with -p topology/0/size=VALUE")
         );
     }
 

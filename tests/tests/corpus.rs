@@ -167,6 +167,14 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
                 Ok(rendered) => {
                     plans += 1;
                     templates += rendered.len();
+                    // Issue 33: an optional parameter without a value renders as KUDO renders
+                    // it (cassandra's BACKUP_PREFIX as ''), never as Go's `<no value>`.
+                    failures.extend(
+                        rendered
+                            .iter()
+                            .filter(|r| r.text.contains("<no value>"))
+                            .map(|r| format!("{name}: plan {plan}: {} has <no value>", r.template)),
+                    );
                 }
                 Err(diags) => {
                     failures.extend(diags.iter().map(|d| format!("{name}: plan {plan}: {d}")))
@@ -177,6 +185,67 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every plan of the 14 operators, and their 114 templates (one twice, in two plans).
     assert_eq!((plans, templates), (29, 115));
+}
+
+/// Issue 33, through the CLI: `kudo template PKG --plan P` of every plan of the 14 KUDO
+/// operators succeeds with no `-p` and prints no `<no value>` (cassandra's restore script
+/// printed `in prefix '<no value>'` for BACKUP_PREFIX, optional and without a default; KUDO
+/// prints `in prefix ''`).
+#[test]
+fn kudo_template_renders_every_plan_of_the_kudo_operators_without_no_value() {
+    let Some(shared) = kudo_testkit::shared() else {
+        return;
+    };
+    let root = shared.join("corpus/kudo-operators-full");
+    let mut failures = Vec::new();
+    let mut plans = 0;
+    for dir in kudo_testkit::folders_with(&root, "operator.yaml") {
+        let name = dir.strip_prefix(&root).unwrap().display().to_string();
+        let pkg = Package::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for plan in pkg.operator().plans.keys() {
+            plans += 1;
+            let out = kudo_testkit::kudo()
+                .arg("template")
+                .arg(&dir)
+                .args(["--plan", plan])
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if !out.status.success() {
+                failures.push(format!(
+                    "{name}: plan {plan}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            failures.extend(
+                stdout
+                    .lines()
+                    .filter(|l| l.contains("<no value>"))
+                    .map(|l| format!("{name}: plan {plan}: {}", l.trim())),
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(plans, 29);
+}
+
+/// Cassandra's restore script with BACKUP_PREFIX unset, as KUDO renders it.
+#[test]
+fn cassandra_restore_script_has_an_empty_prefix_when_none_is_set() {
+    let Some(shared) = kudo_testkit::shared() else {
+        return;
+    };
+    let pkg = Package::load(&shared.join("corpus/kudo-operators-full/cassandra")).unwrap();
+    let rendered = with_defaults(&pkg, "deploy");
+    let scripts = rendered
+        .iter()
+        .find(|r| r.template == "node-scripts.yaml")
+        .expect("deploy applies node-scripts.yaml");
+    assert!(
+        scripts.text.contains("from backup '' in prefix ''\";"),
+        "{}",
+        scripts.text
+    );
 }
 
 /// `kudo package convert` keeps KUDO's templates working: each of the 14 operators, converted

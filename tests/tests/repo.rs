@@ -249,6 +249,91 @@ fn a_served_repository_is_searched_used_by_name_and_version_checked_and_cached()
     );
 }
 
+/// Issue 33: one repository unreachable (KUDO's `community` on a machine without the Internet)
+/// does not stop the others. As `helm search repo` and `helm repo update` (Helm 3): each
+/// failure is a warning naming the repository on stderr; what answered is used and the exit
+/// code is 0. Only when no repository answers is it an error (exit 1).
+#[test]
+fn an_unreachable_repository_is_a_warning_while_another_answers() {
+    let home = Home::new();
+    let work = tempfile::tempdir().unwrap();
+    let served = work.path().join("served");
+    std::fs::create_dir(&served).unwrap();
+    let dir = zookeeper_at(work.path(), "1.0.0", 5);
+    home.kudo(&["package", "create"])
+        .arg(&dir)
+        .arg("-d")
+        .arg(&served)
+        .assert()
+        .success();
+    home.kudo(&["repo", "index"])
+        .arg(&served)
+        .assert()
+        .success();
+    let server = kudo_testkit::serve_dir(&served);
+    home.kudo(&["repo", "add", "local", &server.url])
+        .assert()
+        .success();
+    // Nothing listens on port 1; `community` is left out so the test does not depend on the
+    // Internet.
+    let gone = "http://127.0.0.1:1";
+    home.kudo(&["repo", "add", "gone", gone, "--skip-check"])
+        .assert()
+        .success();
+    home.kudo(&["repo", "remove", "community"])
+        .assert()
+        .success();
+    // The one that cannot be reached is a warning, and the other is updated.
+    home.kudo(&["repo", "update"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("local: 1 operators, 1 packages"))
+        .stderr(predicate::str::contains(
+            "warning: gone: not updated (it has no cached index): http://127.0.0.1:1/index.yaml",
+        ));
+    // Search: the cached index of local; gone has none and cannot be downloaded.
+    home.kudo(&["search", "zoo"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("zookeeper").and(predicate::str::contains("1.0.0")))
+        .stderr(predicate::str::contains(
+            "warning: gone: not searched: no cached index, and it cannot be downloaded \
+             (`kudo repo update gone` once it is reachable): http://127.0.0.1:1/index.yaml",
+        ))
+        .stderr(predicate::str::contains("local").not());
+    // No repository answering is an error.
+    home.kudo(&["search", "zoo", "--repo", "gone"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("warning: gone: not searched"))
+        .stderr(predicate::str::contains(
+            "error: search: no repository could be searched (each is named above)",
+        ));
+    home.kudo(&["repo", "update", "gone"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("warning: gone: not updated"))
+        .stderr(predicate::str::contains(
+            "error: repo update: no repository could be updated (each is named above)",
+        ));
+    // Both unreachable: nothing is updated (local keeps its cached index), and search reads
+    // that cache.
+    drop(server);
+    home.kudo(&["repo", "update"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "warning: local: not updated (its cached index is kept)",
+        ))
+        .stderr(predicate::str::contains("warning: gone: not updated"));
+    home.kudo(&["search", "zoo"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("zookeeper"))
+        .stderr(predicate::str::contains("warning: gone: not searched"));
+}
+
 #[test]
 fn the_shipped_example_repository_is_what_package_create_and_repo_index_make() {
     let repo = example("repository");

@@ -157,37 +157,48 @@ fn context(a: RepoContextArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `repo update`: every repository it can, as `helm repo update` (Helm 3): a failed one is a
+/// warning and keeps its cached index; an error (exit 1) only when none could be updated.
 fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
     let home = Home::from_env()?;
     let config = load(&home)?;
     for name in &a.names {
         known(&config, name)?;
     }
-    let resolver = Resolver::new(home, Source::default());
-    let mut failed = 0;
+    let resolver = Resolver::new(home.clone(), Source::default());
+    let mut updated = 0;
     for repo in config
         .repositories
         .iter()
         .filter(|r| a.names.is_empty() || a.names.contains(&r.name))
     {
         match resolver.download_index(repo) {
-            Ok(index) => eprintln!(
-                "{}: {} operators, {} packages",
-                repo.name,
-                index.entries.len(),
-                index.entries.values().map(Vec::len).sum::<usize>()
-            ),
+            Ok(index) => {
+                updated += 1;
+                eprintln!(
+                    "{}: {} operators, {} packages",
+                    repo.name,
+                    index.entries.len(),
+                    index.entries.values().map(Vec::len).sum::<usize>()
+                )
+            }
             Err(e) => {
-                eprintln!("error: {}: {e}", repo.name);
-                failed += 1;
+                let kept = if home.index_file(repo).is_file() {
+                    "its cached index is kept"
+                } else {
+                    "it has no cached index"
+                };
+                eprintln!("warning: {}: not updated ({kept}): {e}", repo.name)
             }
         }
     }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if updated == 0 {
+        return Err(Error::refused(
+            "repo update",
+            Refusal::NoRepositoryAnswered("updated"),
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn index(a: RepoIndexArgs) -> Result<ExitCode, Error> {
@@ -231,6 +242,9 @@ fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
+/// `search`: each repository's cached index, else its index downloaded (and cached). As `helm
+/// search repo`, a repository that cannot be read is a warning and the others are searched; an
+/// error (exit 1) only when none could be.
 pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
     let home = Home::from_env()?;
     let config = load(&home)?;
@@ -240,27 +254,34 @@ pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
     let resolver = Resolver::new(home, Source::default());
     let term = a.term.clone().unwrap_or_default();
     let mut hits: Vec<(String, Entry)> = Vec::new();
-    let mut failed = 0;
+    let mut searched = 0;
     for repo in config
         .repositories
         .iter()
         .filter(|r| a.repo.as_ref().is_none_or(|n| *n == r.name))
     {
         match resolver.index(repo, false) {
-            Ok((index, _)) => hits.extend(
-                index
-                    .search(&term, a.all_versions)
-                    .into_iter()
-                    .map(|e| (repo.name.clone(), e.clone())),
-            ),
-            Err(e) => {
-                eprintln!(
-                    "error: {}: no cached index, and it cannot be downloaded: {e}",
-                    repo.name
-                );
-                failed += 1;
+            Ok((index, _)) => {
+                searched += 1;
+                hits.extend(
+                    index
+                        .search(&term, a.all_versions)
+                        .into_iter()
+                        .map(|e| (repo.name.clone(), e.clone())),
+                )
             }
+            Err(e) => eprintln!(
+                "warning: {}: not searched: no cached index, and it cannot be downloaded \
+                 (`kudo repo update {}` once it is reachable): {e}",
+                repo.name, repo.name
+            ),
         }
+    }
+    if searched == 0 {
+        return Err(Error::refused(
+            "search",
+            Refusal::NoRepositoryAnswered("searched"),
+        ));
     }
     let text = match a.output {
         Some(f) => {
@@ -306,11 +327,7 @@ pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
         ),
     };
     super::print(&text)?;
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Columns as kubectl prints them: a header, no borders, no trailing spaces.

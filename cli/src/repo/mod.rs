@@ -8,7 +8,9 @@
 //! - **Cache** (`$XDG_CACHE_HOME/kudo/`): `repository/NAME-URLHASH-index.yaml`, each
 //!   repository's last index (written by `kudo repo update`, and by any download of an index);
 //!   `packages/SHA256/FILE.tgz`, each package downloaded, by its digest, checked again on
-//!   every read. `kudo search` reads the cached indexes only: it works offline.
+//!   every read. `kudo search` reads the cached indexes (downloading only one never cached):
+//!   it works offline. A repository that cannot be read is a warning for `search` and
+//!   `repo update`, which use the others (`cmd::repo`).
 //! - **Resolution** ([`Resolver::package`]): a local folder, a local `.tgz`, an `http(s)://`
 //!   URL, an `oci://` reference, else a repository name, in that order (KUDO's order, with
 //!   OCI added). A name's package comes from the cached index when it has the version asked

@@ -155,6 +155,19 @@ fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secr
     assert_eq!(report["written"], true, "{report}");
     let topology = s.instance("cass")["spec"]["parameters"]["topology"].clone();
     assert_eq!(topology, json!([{"datacenterName": "dc2", "nodes": 1}]));
+    // Issue 33: KEP-33's own example, the pointer naming the array: the label is appended.
+    let out = patch(&[
+        "--add",
+        "topology/0/labels={key: NewKey, value: NewValue}",
+        "--wait",
+    ]);
+    assert!(out.status.success(), "{}", both(&out));
+    let topology = s.instance("cass")["spec"]["parameters"]["topology"].clone();
+    assert_eq!(
+        topology,
+        json!([{"datacenterName": "dc2", "nodes": 1,
+            "labels": [{"key": "NewKey", "value": "NewValue"}]}])
+    );
     // kudo explain --instance reads the same Instance: who set each value; a secret never shown.
     let explain = |pointer: &str| {
         let out = s

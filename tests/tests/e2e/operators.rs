@@ -130,6 +130,20 @@ fn install_to_complete(root: &Path, name: &str, params: &[&str]) -> Result<Durat
             return Err(format!("a Pipe Pod is left: {pods:?}"));
         }
     }
+    if name == "cassandra" {
+        // Issue 33: the manager renders an optional parameter without a value (BACKUP_PREFIX)
+        // as KUDO does: '' in the restore script, not `<no value>`.
+        let scripts = s
+            .get(
+                &s.api("v1", "ConfigMap", "configmaps"),
+                "cassandra-node-scripts",
+            )
+            .ok_or("the cassandra-node-scripts ConfigMap exists")?;
+        let data = scripts["data"].to_string();
+        if data.contains("<no value>") || !data.contains("in prefix ''") {
+            return Err(format!("node scripts not as KUDO renders them: {data}"));
+        }
+    }
     if name == "zookeeper" {
         let sts = s
             .get(
