@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 mod diff_patch;
 #[path = "e2e/failover.rs"]
 mod failover;
+#[path = "e2e/kudo_manifests.rs"]
+mod kudo_manifests;
 #[path = "e2e/operators.rs"]
 mod operators;
 #[path = "e2e/repository.rs"]
