@@ -7,21 +7,22 @@
 use super::*;
 
 /// The OperatorVersion and Operator a scenario made in `default`, deleted when it ends
-/// (whatever the outcome), so `default` is left as it was found.
-struct InDefault {
-    client: kube::Client,
+/// (whatever the outcome), so `default` is left as it was found. Deleted through the
+/// scenario's client and runtime (the client's connection lives on that runtime).
+struct InDefault<'a> {
+    s: &'a Scenario,
     objects: Vec<(ApiResource, String)>,
 }
 
-impl Drop for InDefault {
+impl Drop for InDefault<'_> {
     fn drop(&mut self) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
         for (ar, name) in &self.objects {
-            let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), "default", ar);
-            let _ = runtime.block_on(api.delete(name, &DeleteParams::default()));
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(self.s.client.clone(), "default", ar);
+            let _ = self
+                .s
+                .runtime
+                .block_on(api.delete(name, &DeleteParams::default()));
         }
     }
 }
@@ -97,7 +98,7 @@ fn a_kudo_written_v1beta1_instance_runs_an_operator_version_of_default() {
         .expect("the API server answers")
         .is_some();
     let mut cleanup = InDefault {
-        client: s.client.clone(),
+        s: &s,
         objects: vec![(ov_resource, old_name.clone())],
     };
     if !op_exists {
@@ -129,6 +130,10 @@ spec:
         ns = s.namespace
     );
     let warnings = kubectl_apply(&s, &manifest);
+    say(&format!(
+        "e2e: kubectl apply of the v1beta1 manifest said: {}",
+        warnings.trim()
+    ));
     assert!(
         warnings.contains("Warning:")
             && warnings.contains("/NOT_A_ZOOKEEPER_PARAMETER")

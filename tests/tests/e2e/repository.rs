@@ -130,9 +130,10 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     );
     let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
     for ov in [
-        "kafka-1.3.1",
-        "zookeeper-0.3.1",
-        "flink-0.2.1",
+        // KUDO's names: NAME-APPVERSION-OPERATORVERSION (flink-demo has no appVersion).
+        "kafka-2.5.0-1.3.1",
+        "zookeeper-3.4.14-0.3.1",
+        "flink-1.7.2-0.2.1",
         "flink-demo-0.1.6",
     ] {
         assert!(s.get(&ovs, ov).is_some(), "OperatorVersion {ov} installed");
@@ -156,7 +157,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     });
     let zk = s.instance("zk");
     assert_eq!(
-        zk["spec"]["operatorVersion"]["name"], "zookeeper-0.3.1",
+        zk["spec"]["operatorVersion"]["name"], "zookeeper-3.4.14-0.3.1",
         "{zk}"
     );
     s.wait_plan("zk", "deploy");
@@ -165,7 +166,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     });
     assert_eq!(
         s.instance("kafka")["spec"]["operatorVersion"]["name"],
-        "kafka-1.3.1"
+        "kafka-2.5.0-1.3.1"
     );
 
     // A second install of the same packages: every download comes from the cache.
@@ -229,7 +230,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         "nothing installed"
     );
     assert!(
-        s.get(&ovs, "cassandra-2.0.0").is_none(),
+        s.get(&ovs, "cassandra-3.11.6-2.0.0").is_none(),
         "nothing installed"
     );
     drop(server);
