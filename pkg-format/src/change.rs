@@ -26,6 +26,8 @@
 //! | `--reset POINTER` removes a value the user set, so its default applies again; a change of the effective value follows the rules above (an immutable value that differs from its default cannot be reset) | [`Proposal::Edits`] | `unknown-parameter` |
 //! | a direct trigger (`kudo plan trigger`, a new `spec.planExecution`) names a plan of the operator, and is refused while the Instance is being deleted, while another plan is scheduled or running (triggering the running plan restarts it), and together with a change that runs a plan of its own; `--force` (the write names the run in `kudo.dev/supersede`) lifts the `plan-in-progress` rule only | [`trigger_plan`], [`with_trigger`] | `unknown-plan`, `deleting`, `plan-in-progress`, `trigger-conflict` |
 //!
+//! | a parameter the version does not declare is refused, unless the write keeps it: a `kudo.dev/v1beta1` write keeps any (KUDO accepted and ignored them), every write keeps one the Instance already holds unchanged; a kept one is stored, warned about, and ignored by every rule and plan | [`set_aside`], [`declared`] | `unknown-parameter` |
+//!
 //! These are KUDO's admission rules where KEP-33 is silent. Where kudo is stricter than KUDO
 //! (an immutable value may not be removed, nor changed during an upgrade), docs/extensions.md
 //! says why.
@@ -783,6 +785,115 @@ pub fn secrets_stored(v: &Version, stored: &Value) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// Whose undeclared parameters a write may keep ([`set_aside`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undeclared {
+    /// Only those the Instance already holds, unchanged (kudo's own writes, `kudo.dev/v1beta2`
+    /// writes, `-p`): a new one is refused (`unknown-parameter`).
+    KeepInstalled,
+    /// Any (a `kudo.dev/v1beta1` write): KUDO accepted a parameter its OperatorVersion does not
+    /// declare, kept it and ignored it, and KUDO's own manifests rely on it (kafka's upgrade
+    /// manifests set parameters of the version they upgrade to in their first step).
+    KeepAll,
+}
+
+/// The parameters of a write that its OperatorVersion does not declare and that are kept as
+/// they are, ignored by every rule and by the plans ([`set_aside`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetAside {
+    /// The kept parameters, by name. Values are never shown: one may be a secret.
+    pub values: Map<String, Value>,
+    /// One warning per kept parameter, naming it and the OperatorVersion.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl SetAside {
+    /// `explicit` (what the policy stores, [`Decision::explicit`]) with the kept parameters
+    /// back in.
+    pub fn restored(&self, explicit: &Value) -> Value {
+        let mut out = match explicit {
+            Value::Object(m) => m.clone(),
+            _ => Map::new(),
+        };
+        for (k, v) in &self.values {
+            out.insert(k.clone(), v.clone());
+        }
+        Value::Object(out)
+    }
+
+    /// `decision` with the kept parameters back in what it stores, and their warnings.
+    pub fn restore(&self, mut decision: Decision) -> Decision {
+        decision.explicit = self.restored(&decision.explicit);
+        decision.warnings.extend(self.warnings.iter().cloned());
+        decision
+    }
+}
+
+/// Splits `given` (an Instance's `spec.parameters`) into what version `to` declares and the
+/// parameters it does not (top-level names the schema has no place for) that the write may
+/// keep: every one with [`Undeclared::KeepAll`], else those `installed` (the version the
+/// Instance ran before the write, and its parameters) holds with the same value. One the
+/// installed version declares is never set aside. The policy then decides on the
+/// first part only, and [`SetAside::restore`] puts the kept ones back into what is stored. A
+/// parameter it may not keep stays in the first part, where the policy refuses it
+/// (`unknown-parameter`, with its did-you-mean).
+///
+/// The manager reads an Instance's values through [`declared`], so a kept parameter is never
+/// rendered, validated or compared: it runs no plan and fails none.
+pub fn set_aside(
+    to: &Version,
+    given: &Value,
+    installed: Option<(&Version, &Value)>,
+    mode: Undeclared,
+) -> (Value, SetAside) {
+    let Value::Object(values) = given else {
+        return (given.clone(), SetAside::default());
+    };
+    let undeclared = |v: &Version, k: &str| {
+        matches!(
+            v.schema.child(v.schema.root(), k),
+            crate::params::v1beta2::Child::Unknown
+        )
+    };
+    let mut known = Map::new();
+    let mut kept = SetAside::default();
+    for (k, v) in values {
+        // A parameter the installed version declares is the policy's on an upgrade (carried
+        // by `oldName`, or reported where it lands nowhere), never set aside.
+        let keep = undeclared(to, k)
+            && installed.is_none_or(|(from, _)| undeclared(from, k))
+            && (mode == Undeclared::KeepAll
+                || installed
+                    .and_then(|(_, i)| i.get(k))
+                    .is_some_and(|old| old == v));
+        if !keep {
+            known.insert(k.clone(), v.clone());
+            continue;
+        }
+        let at = pointer::push("", k);
+        kept.warnings.push(
+            Diagnostic::warning(
+                Code::UnknownParameter,
+                at.as_str(),
+                format!(
+                    "is not a parameter of OperatorVersion {}: kept as written and ignored (as KUDO did with kudo.dev/v1beta1 Instances)",
+                    to.name
+                ),
+            )
+            .with_origin(crate::diag::Origin::Instance)
+            .with_help("no plan reads it; remove it, or upgrade to a version that declares it"),
+        );
+        kept.values.insert(k.clone(), v.clone());
+    }
+    (Value::Object(known), kept)
+}
+
+/// `values` (an Instance's parameters) without the top-level parameters `to` does not declare:
+/// what the manager renders, validates and compares ([`set_aside`] says why one may be there).
+pub fn declared(to: &Version, values: &Value) -> Value {
+    set_aside(to, values, None, Undeclared::KeepAll).0
+}
+
 fn empty() -> Value {
     Value::Object(Map::new())
 }
@@ -988,6 +1099,120 @@ mod tests {
     }
 
     const ALL: &[&str] = &["deploy", "update", "upgrade", "backup-update"];
+
+    /// Issue 33: KUDO's kafka upgrade manifests set, in their first step, a parameter of the
+    /// version they upgrade to. A v1beta1 write keeps it; any write keeps one already held.
+    #[test]
+    fn undeclared_parameters_are_kept_by_v1beta1_writes_and_ignored() {
+        let v = v1(ALL);
+        type Case = (
+            &'static str,
+            Value,
+            Option<Value>,
+            Undeclared,
+            Value,
+            &'static [&'static str],
+        );
+        let cases: &[Case] = &[
+            (
+                "a v1beta1 write keeps a new one",
+                json!({"nodeCount": "5", "NEW_PARAM": "x"}),
+                None,
+                Undeclared::KeepAll,
+                json!({"nodeCount": "5"}),
+                &["NEW_PARAM"],
+            ),
+            (
+                "a v1beta2 write keeps one the Instance holds unchanged",
+                json!({"nodeCount": 5, "NEW_PARAM": "x"}),
+                Some(json!({"NEW_PARAM": "x"})),
+                Undeclared::KeepInstalled,
+                json!({"nodeCount": 5}),
+                &["NEW_PARAM"],
+            ),
+            (
+                "a v1beta2 write leaves a new or changed one to the policy",
+                json!({"NEW_PARAM": "y", "nodeCont": 5}),
+                Some(json!({"NEW_PARAM": "x"})),
+                Undeclared::KeepInstalled,
+                json!({"NEW_PARAM": "y", "nodeCont": 5}),
+                &[],
+            ),
+            (
+                "a declared parameter is never set aside",
+                json!({"backup": {"enabled": true}}),
+                None,
+                Undeclared::KeepAll,
+                json!({"backup": {"enabled": true}}),
+                &[],
+            ),
+        ];
+        for (rule, given, installed, mode, known, kept) in cases {
+            let (got, aside) = set_aside(&v, given, installed.as_ref().map(|i| (&v, i)), *mode);
+            assert_eq!(&got, known, "rule: {rule}");
+            let names: Vec<&str> = aside.values.keys().map(String::as_str).collect();
+            assert_eq!(names, kept.to_vec(), "rule: {rule}");
+            assert_eq!(aside.warnings.len(), kept.len(), "rule: {rule}");
+            for w in &aside.warnings {
+                assert_eq!(w.code, Code::UnknownParameter, "rule: {rule}");
+                assert_eq!(w.severity, Severity::Warning, "rule: {rule}");
+                assert!(
+                    w.message.contains("db-1.0.0"),
+                    "names the OperatorVersion: {w}"
+                );
+            }
+        }
+    }
+
+    /// On an upgrade, a parameter the installed version declares is carried by `oldName`
+    /// (or reported), never set aside, whatever API version the write came through.
+    #[test]
+    fn an_upgrade_sets_aside_only_what_neither_version_declares() {
+        let (from, to) = (v1(ALL), v2(ALL));
+        let installed = json!({"clusterName": "c1", "removed": "r", "EXTRA": "x"});
+        for mode in [Undeclared::KeepAll, Undeclared::KeepInstalled] {
+            let (known, aside) = set_aside(&to, &installed, Some((&from, &installed)), mode);
+            assert_eq!(
+                known,
+                json!({"clusterName": "c1", "removed": "r"}),
+                "{mode:?}"
+            );
+            let names: Vec<&String> = aside.values.keys().collect();
+            assert_eq!(names, ["EXTRA"], "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_kept_parameter_is_stored_and_runs_no_plan() {
+        let v = v1(ALL);
+        let installed = json!({"nodeCount": 3, "NEW_PARAM": "x"});
+        let given = json!({"nodeCount": 3, "NEW_PARAM": "x"});
+        let (old, _) = set_aside(&v, &installed, None, Undeclared::KeepAll);
+        let (new, aside) = set_aside(
+            &v,
+            &given,
+            Some((&v, &installed)),
+            Undeclared::KeepInstalled,
+        );
+        let d = update(&Installed::at_rest(&v, &old), Proposal::Values(&new))
+            .map(|d| aside.restore(d))
+            .expect("kept");
+        assert_eq!(d.plan, None, "nothing changed");
+        assert_eq!(d.explicit, json!({"nodeCount": 3, "NEW_PARAM": "x"}));
+        assert_eq!(d.warnings.len(), 1);
+        // The manager's view never holds it.
+        assert_eq!(declared(&v, &given), json!({"nodeCount": 3}));
+        // An install through v1beta1 keeps it and runs deploy.
+        let fresh = json!({"NEW_PARAM": "x"});
+        let (known, aside) = set_aside(&v, &fresh, None, Undeclared::KeepAll);
+        let d = install(&v, Proposal::Values(&known))
+            .map(|d| aside.restore(d))
+            .expect("kept");
+        assert_eq!(d.plan.as_deref(), Some(DEPLOY));
+        assert_eq!(d.explicit, json!({"NEW_PARAM": "x"}));
+        let refused = install(&v, Proposal::Values(&fresh)).map_err(|d| d[0].code);
+        assert_eq!(refused.map(|d| d.plan), Err(Code::UnknownParameter));
+    }
 
     /// The state of the installed Instance in a case.
     #[derive(Clone, Copy, Default)]

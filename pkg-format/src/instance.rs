@@ -240,7 +240,7 @@ pub fn upgrade(
 ) -> std::result::Result<Edited, Vec<Diagnostic>> {
     if let Some(name) = file.operator_version_name() {
         let expected = old_pkg.operator_version_name();
-        if name != expected {
+        if !old_pkg.is_operator_version(name) {
             return Err(vec![
                 Diagnostic::error(
                     Code::Version,

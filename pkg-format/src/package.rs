@@ -378,9 +378,32 @@ pub struct Package {
 /// The version of a package that names none.
 pub const DEFAULT_VERSION: &str = "0.0.0";
 
-/// The name of the OperatorVersion of `operator` at `version`: `{operator}-{version}`.
-pub fn operator_version_name(operator: &str, version: &str) -> String {
-    format!("{operator}-{version}")
+/// The name of the OperatorVersion of `operator` at `version` of app `app_version`, as KUDO
+/// (0.16 and later) names it and kudo does: `{operator}-{appVersion}-{version}`
+/// (`zookeeper-3.6.2-0.3.3`), or `{operator}-{version}` when the package has no appVersion.
+/// KUDO's `OperatorVersionName` (`pkg/apis/kudo/v1beta1/operatorversion_types_helpers.go`).
+pub fn operator_version_name(operator: &str, app_version: Option<&str>, version: &str) -> String {
+    match app_version.filter(|a| !a.is_empty()) {
+        Some(app) => format!("{operator}-{app}-{version}"),
+        None => format!("{operator}-{version}"),
+    }
+}
+
+/// Every name an OperatorVersion of `operator` at `version` of app `app_version` has been
+/// given: KUDO's ([`operator_version_name`]) first, then `{operator}-{version}`, which older
+/// KUDO releases and kudo before it used whether or not there was an appVersion. An Instance
+/// naming either runs this OperatorVersion.
+pub fn operator_version_names(
+    operator: &str,
+    app_version: Option<&str>,
+    version: &str,
+) -> Vec<String> {
+    let mut names = vec![operator_version_name(operator, app_version, version)];
+    let short = operator_version_name(operator, None, version);
+    if !names.contains(&short) {
+        names.push(short);
+    }
+    names
 }
 
 impl Package {
@@ -481,7 +504,23 @@ impl Package {
 
     /// The name of this package's OperatorVersion ([`operator_version_name`]).
     pub fn operator_version_name(&self) -> String {
-        operator_version_name(&self.operator.name, &self.version())
+        operator_version_name(
+            &self.operator.name,
+            self.operator.app_version.as_deref(),
+            &self.version(),
+        )
+    }
+
+    /// True when `name` names this package's OperatorVersion, in either form
+    /// ([`operator_version_names`]).
+    pub fn is_operator_version(&self, name: &str) -> bool {
+        operator_version_names(
+            &self.operator.name,
+            self.operator.app_version.as_deref(),
+            &self.version(),
+        )
+        .iter()
+        .any(|n| n == name)
     }
 
     /// The parameter schema (converted from v1beta1 once, at load).
@@ -822,6 +861,28 @@ mod tests {
                 package(extra, params).unwrap().operator_yaml_for_v1beta2(),
                 None
             );
+        }
+    }
+
+    #[test]
+    fn operator_versions_are_named_as_kudo_names_them() {
+        let cases: &[(&str, Option<&str>, &str, &[&str])] = &[
+            (
+                "zookeeper",
+                Some("3.6.2"),
+                "0.3.3",
+                &["zookeeper-3.6.2-0.3.3", "zookeeper-0.3.3"],
+            ),
+            ("first-operator", None, "0.2.0", &["first-operator-0.2.0"]),
+            ("x", Some(""), "1.0.0", &["x-1.0.0"]), // an empty appVersion is none, as in KUDO
+        ];
+        for (operator, app, version, want) in cases {
+            assert_eq!(
+                operator_version_names(operator, *app, version),
+                want.to_vec(),
+                "{operator} {app:?} {version}"
+            );
+            assert_eq!(operator_version_name(operator, *app, version), want[0]);
         }
     }
 }

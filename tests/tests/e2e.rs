@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 mod diff_patch;
 #[path = "e2e/failover.rs"]
 mod failover;
+#[path = "e2e/kudo_manifests.rs"]
+mod kudo_manifests;
 #[path = "e2e/operators.rs"]
 mod operators;
 #[path = "e2e/pipe.rs"]
@@ -1460,7 +1462,7 @@ fn a_kudo_operator_with_go_templates_installs_and_updates() {
     let ov = s
         .get(
             &s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions"),
-            "e2e-kudo-go-0.1.0",
+            "e2e-kudo-go-1.2.3-0.1.0",
         )
         .expect("the OperatorVersion");
     assert_eq!(ov["spec"]["templateEngine"], "go");
@@ -1661,7 +1663,10 @@ fn the_wire_fixtures_are_what_the_api_server_sends() {
 
     // sample-db through v1beta2; sample-app as KUDO wrote it, through v1beta1.
     let db = kudo_pkg::Package::load(&packages.join("sample-db")).expect("sample-db");
-    let (op, ov) = kudo_crd::package::objects(&db, &ns);
+    let (op, mut ov) = kudo_crd::package::objects(&db, &ns);
+    // Named the short way (`sample-db-0.2.0`, as the fixtures were captured), not KUDO's
+    // `sample-db-1.0.0-0.2.0`: the Instances name it so, and the captures hold that name.
+    ov.metadata.name = Some("sample-db-0.2.0".into());
     for o in [serde_json::to_value(op), serde_json::to_value(ov)] {
         s.apply(&o.expect("JSON"));
     }

@@ -33,8 +33,9 @@ use kube::core::ObjectMeta;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kudo_crd::plan;
+use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
-use kudo_pkg::change::{self, Installed, Proposal, Version};
+use kudo_pkg::change::{self, Installed, Proposal, Undeclared, Version};
 use kudo_pkg::{Code, Diagnostic};
 use serde_json::{Value, json};
 
@@ -187,9 +188,10 @@ fn kept(obj: &Value) -> Option<Value> {
         .cloned()
 }
 
-fn ov_name(obj: &Value) -> Option<&str> {
-    obj.pointer("/spec/operatorVersion/name")
-        .and_then(Value::as_str)
+/// The OperatorVersion an Instance object names ([`OperatorVersionRef::of_object`]): in
+/// `spec.operatorVersion.namespace` when given, else the Instance's.
+fn ov_ref(obj: &Value, namespace: &str) -> Option<OperatorVersionRef> {
+    OperatorVersionRef::of_object(obj, namespace)
 }
 
 fn params(obj: &Value) -> Value {
@@ -224,14 +226,14 @@ fn triggered<'a>(old: &Value, new: &'a Value) -> Option<&'a str> {
     (run(old) != run(new)).then_some(plan)
 }
 
-/// OperatorVersion `namespace/name`, or the verdict that it cannot be checked (`missing` says
-/// what its absence means).
+/// The OperatorVersion `reference` names, or the verdict that it cannot be checked (`missing`
+/// says what its absence means).
 fn lookup(
     store: &dyn OperatorVersions,
-    namespace: &str,
-    name: &str,
+    reference: &OperatorVersionRef,
     missing: &str,
 ) -> Result<Arc<Version>, Verdict> {
+    let OperatorVersionRef { namespace, name } = reference;
     match store.get(namespace, name) {
         Ok(Some(v)) => Ok(v),
         Ok(None) => Err(Verdict::Unchecked(format!(
@@ -243,12 +245,27 @@ fn lookup(
     }
 }
 
-/// Decides on an Instance `new` (and its previous state `old` on update), in `namespace`.
+/// Decides on an Instance `new` (and its previous state `old` on update), in `namespace`, as
+/// written through `kudo.dev/v1beta2`: a parameter the OperatorVersion does not declare is
+/// refused unless the Instance already holds it ([`change::Undeclared::KeepInstalled`]).
 pub fn decide(
     namespace: &str,
     old: Option<&Value>,
     new: &Value,
     store: &dyn OperatorVersions,
+) -> Verdict {
+    decide_with(namespace, old, new, store, Undeclared::KeepInstalled)
+}
+
+/// [`decide`], keeping the parameters the OperatorVersion does not declare as `undeclared`
+/// says ([`change::set_aside`]): every one for a write sent through `kudo.dev/v1beta1`, as
+/// KUDO did. Each kept one is named in a warning.
+pub fn decide_with(
+    namespace: &str,
+    old: Option<&Value>,
+    new: &Value,
+    store: &dyn OperatorVersions,
+    undeclared: Undeclared,
 ) -> Verdict {
     // Metadata only (the manager's finalizer, labels): nothing the policy looks at changes, so
     // nothing needs the OperatorVersion, which may be gone (a namespace being deleted).
@@ -261,16 +278,32 @@ pub fn decide(
             warnings: Vec::new(),
         };
     }
-    let Some(name) = ov_name(new) else {
+    let Some(name) = ov_ref(new, namespace) else {
         return Verdict::Unchecked(
             "the Instance names no OperatorVersion (spec.operatorVersion.name)".into(),
         );
     };
-    let to = match lookup(store, namespace, name, "install the operator version first") {
+    let to = match lookup(store, &name, "install the operator version first") {
         Ok(to) => to,
         Err(unchecked) => return unchecked,
     };
-    let given = params(new);
+    // The version the Instance ran before the write, and its parameters (an update or an
+    // upgrade): what it already holds may be kept, and what that version declares is the
+    // policy's.
+    let before = match old.and_then(|o| ov_ref(o, namespace).map(|r| (o, r))) {
+        None => None,
+        Some((o, r)) if r == name => Some((to.clone(), params(o))),
+        Some((o, r)) => match lookup(store, &r, "cannot upgrade from it") {
+            Ok(from) => Some((from, params(o))),
+            Err(unchecked) => return unchecked,
+        },
+    };
+    let (given, aside) = change::set_aside(
+        &to,
+        &params(new),
+        before.as_ref().map(|(v, p)| (v.as_ref(), p)),
+        undeclared,
+    );
     // The webhook cannot read the Instance's Secrets: what may be in them may be missing here.
     let proposal = match new.pointer("/spec/parametersFrom") {
         Some(Value::Array(from)) if !from.is_empty() => Proposal::WithoutSecrets(&given),
@@ -284,16 +317,16 @@ pub fn decide(
     let decision = match old {
         None => change::install(&to, proposal),
         Some(old_obj) => {
-            let old_name = ov_name(old_obj).unwrap_or(name);
+            let old_name = ov_ref(old_obj, namespace).unwrap_or_else(|| name.clone());
             let from = if old_name == name {
                 to.clone()
             } else {
-                match lookup(store, namespace, old_name, "cannot upgrade from it") {
+                match lookup(store, &old_name, "cannot upgrade from it") {
                     Ok(from) => from,
                     Err(unchecked) => return unchecked,
                 }
             };
-            let values = params(old_obj);
+            let values = change::declared(&from, &params(old_obj));
             let old_kept = kept(old_obj);
             let running = blocking(old_obj, new, &from);
             let installed = Installed {
@@ -305,7 +338,10 @@ pub fn decide(
                     || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
                 in_progress: running.as_deref(),
             };
-            let decided = if old_name == name {
+            // The same OperatorVersion named the other way (`zookeeper-0.3.3` then
+            // `zookeeper-3.6.2-0.3.3`) is no upgrade.
+            let same = old_name.namespace == name.namespace && from.name == to.name;
+            let decided = if same {
                 change::update(&installed, proposal)
             } else {
                 change::upgrade(&installed, &to, proposal)
@@ -316,7 +352,7 @@ pub fn decide(
             }
         }
     };
-    match decision {
+    match decision.map(|d| aside.restore(d)) {
         Err(diags) => Verdict::Deny(diags),
         Ok(d) => {
             let warnings = d.warnings.iter().map(ToString::to_string).collect();
@@ -464,7 +500,12 @@ fn answer(
         return (200, reply.into_review());
     }
     let namespace = request.namespace.clone().unwrap_or_default();
-    let reply = match decide(&namespace, old.as_ref(), &new, store) {
+    let undeclared = if sent_as_v1beta1(&request) {
+        Undeclared::KeepAll
+    } else {
+        Undeclared::KeepInstalled
+    };
+    let reply = match decide_with(&namespace, old.as_ref(), &new, store, undeclared) {
         Verdict::Allow {
             parameters,
             warnings,
@@ -495,6 +536,15 @@ fn answer(
         Verdict::Unchecked(why) => deny(response, &why),
     };
     (200, reply.into_review())
+}
+
+/// Whether the client wrote through `kudo.dev/v1beta1`. The v1beta2 webhooks
+/// (`matchPolicy: Equivalent`) receive the object converted to v1beta2 (`kind.version`
+/// v1beta2), and `requestKind` says what the client sent (`/work/shared/wire`:
+/// `admission-*-update-sent-as-v1beta1.json`).
+fn sent_as_v1beta1(request: &AdmissionRequest<DynamicObject>) -> bool {
+    let sent = request.request_kind.as_ref().unwrap_or(&request.kind);
+    sent.group == "kudo.dev" && sent.version == "v1beta1"
 }
 
 /// The denial listing every problem.

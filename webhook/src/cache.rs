@@ -21,6 +21,7 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kudo_crd::convert::TypeSource;
+use kudo_crd::reference::{Identity, resolve};
 use kudo_crd::v1beta2;
 
 use crate::admission::{OperatorVersions, StoreError, version_from_object};
@@ -86,7 +87,8 @@ impl Cache {
         let key = (namespace.to_string(), name.to_string());
         let cached = self
             .store
-            .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace));
+            .get(&ObjectRef::new_with(name, self.resource.clone()).within(namespace))
+            .or_else(|| self.resolved(namespace, name));
         let obj = match cached {
             Some(obj) => obj,
             None => {
@@ -125,6 +127,20 @@ impl Cache {
         }
     }
 
+    /// The OperatorVersion of `namespace` in the watch's store that answers to `name`, named
+    /// the other way ([`kudo_crd::reference::resolve`]).
+    fn resolved(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
+        let here: Vec<Arc<DynamicObject>> = self
+            .store
+            .state()
+            .into_iter()
+            .filter(|o| o.metadata.namespace.as_deref() == Some(namespace))
+            .collect();
+        let found = resolve(name, here.iter().filter_map(|o| identity(o)))?.to_string();
+        here.into_iter()
+            .find(|o| o.metadata.name.as_deref() == Some(found.as_str()))
+    }
+
     fn compiled(&self) -> std::sync::MutexGuard<'_, Compiled> {
         self.compiled.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -143,10 +159,32 @@ impl Cache {
         }
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, &self.resource);
-        tokio::task::block_in_place(|| handle.block_on(api.get_opt(name))).map_err(|e| {
+        let failed = |e: kube::Error| {
             StoreError::Unreadable(format!("reading it from the API server failed: {e}"))
-        })
+        };
+        let read = async {
+            if let Some(obj) = api.get_opt(name).await? {
+                return Ok(Some(obj));
+            }
+            // Named the other way: the one of the namespace that answers to the name.
+            let list = api.list(&kube::api::ListParams::default()).await?;
+            let found = resolve(name, list.items.iter().filter_map(identity)).map(String::from);
+            Ok(found.and_then(|f| {
+                list.items
+                    .into_iter()
+                    .find(|o| o.metadata.name.as_deref() == Some(f.as_str()))
+            }))
+        };
+        tokio::task::block_in_place(|| handle.block_on(read)).map_err(failed)
     }
+}
+
+/// What names an OperatorVersion object ([`Identity`]).
+fn identity(o: &DynamicObject) -> Option<Identity<'_>> {
+    Some(Identity::of_spec(
+        o.metadata.name.as_deref()?,
+        o.data.get("spec"),
+    ))
 }
 
 impl OperatorVersions for Cache {

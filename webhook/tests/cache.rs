@@ -64,6 +64,17 @@ async fn the_cache_lists_then_follows_the_watch() {
                 );
                 continue;
             }
+            if uri.starts_with("/apis/kudo.dev/v1beta2/namespaces/other/operatorversions?") {
+                // On the 404, the namespace's list, for one named the other way: none.
+                let list = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersionList",
+                    "metadata": {"resourceVersion": "1"}, "items": []});
+                send.send_response(
+                    Response::builder()
+                        .body(Body::from(list.to_string().into_bytes()))
+                        .unwrap(),
+                );
+                continue;
+            }
             assert!(
                 uri.starts_with("/apis/kudo.dev/v1beta2/operatorversions?"),
                 "{uri}"

@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use kudo_crd::STORAGE_VERSION;
 use kudo_crd::convert::{self, TypeSource};
 use kudo_crd::labels;
+use kudo_crd::reference::OperatorVersionRef;
 
 /// How many times a rewrite is tried when the object keeps changing under it (HTTP 409).
 pub const MAX_ATTEMPTS: usize = 5;
@@ -342,11 +343,24 @@ pub struct Listed {
 
 /// The v1beta2 parameter schemas of the OperatorVersions, by namespace and name.
 #[derive(Debug, Default)]
-struct Schemas(HashMap<(String, String), ParamSchema>);
+struct Schemas(
+    HashMap<(String, String), ParamSchema>,
+    /// Each OperatorVersion's spec by namespace, to find one named the other way.
+    HashMap<String, Vec<(String, Value)>>,
+);
 
 impl TypeSource for Schemas {
     fn schema(&self, namespace: &str, name: &str) -> Option<ParamSchema> {
-        self.0.get(&(namespace.into(), name.into())).cloned()
+        if let Some(s) = self.0.get(&(namespace.into(), name.into())) {
+            return Some(s.clone());
+        }
+        let here = self.1.get(namespace)?;
+        let found = kudo_crd::reference::resolve(
+            name,
+            here.iter()
+                .map(|(n, spec)| kudo_crd::reference::Identity::of_spec(n, Some(spec))),
+        )?;
+        self.0.get(&(namespace.into(), found.into())).cloned()
     }
 }
 
@@ -444,16 +458,12 @@ fn convert_one(kind: Kind, old: &Value, types: &Schemas) -> Result<Converted, Ve
         })]
     })?;
     if kind == Kind::Instance {
-        let ov = new
-            .pointer("/spec/operatorVersion/name")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let Some(ov) = ov else {
+        let Some(ov) = OperatorVersionRef::of_object(&new, &id.namespace) else {
             return Err(vec![problem(ProblemKind::NoOperatorVersion)]);
         };
-        let Some(schema) = types.schema(&id.namespace, ov) else {
+        let Some(schema) = types.schema(&ov.namespace, &ov.name) else {
             return Err(vec![problem(ProblemKind::MissingOperatorVersion {
-                name: ov.into(),
+                name: ov.name,
             })]);
         };
         let untyped = untyped_values(&schema, new.pointer("/spec/parameters"));
@@ -600,6 +610,10 @@ fn schemas_of(converted: &[Converted]) -> Schemas {
             schemas
                 .0
                 .insert((c.id.namespace.clone(), c.id.name.clone()), s);
+            schemas.1.entry(c.id.namespace.clone()).or_default().push((
+                c.id.name.clone(),
+                c.new.get("spec").cloned().unwrap_or_default(),
+            ));
         }
     }
     schemas
@@ -734,10 +748,8 @@ async fn move_secrets(
     instance: &mut Value,
     types: &Schemas,
 ) -> Result<Option<String>, Error> {
-    let Some(schema) = instance
-        .pointer("/spec/operatorVersion/name")
-        .and_then(Value::as_str)
-        .and_then(|ov| types.schema(&id.namespace, ov))
+    let Some(schema) = OperatorVersionRef::of_object(instance, &id.namespace)
+        .and_then(|ov| types.schema(&ov.namespace, &ov.name))
     else {
         return Ok(None);
     };

@@ -287,7 +287,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
     ];
     script.extend(granted());
     script.extend([
@@ -317,7 +317,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     let mut want = vec![
         ("GET", at("instances", "cassandra-instance")),
         ("GET", at("operators", "cassandra")),
-        ("GET", at("operatorversions", "cassandra-2.0.0")),
+        ("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
     ];
     want.extend(granted_pairs());
     want.extend([
@@ -352,7 +352,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
             "metadata": {"name": "cassandra-instance", "namespace": NS,
                 "labels": {"kudo.dev/operator": "cassandra"}},
-            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
+            "spec": {"operatorVersion": {"name": "cassandra-3.11.6-2.0.0"},
                 "parameters": {"nodeCount": 5, "topology": topology},
                 "serviceAccountName": "kudo-instance"}})
     );
@@ -366,7 +366,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
     ];
     script.extend(granted());
     script.extend([
@@ -428,7 +428,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
     let (t, seen) = serve(vec![
         missing("GET", at("instances", "second")),
         ok("GET", at("operators", "cassandra"), json_of(&operator)),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
         // The ServiceAccount and its RoleBinding exist already (the first install's).
         step(
             "POST",
@@ -451,7 +451,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         ),
         ok(
             "GET",
-            at("operatorversions", "cassandra-2.0.0"),
+            at("operatorversions", "cassandra-3.11.6-2.0.0"),
             json_of(&ov),
         ),
         created(collection("instances")),
@@ -503,7 +503,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
     let (t, seen) = serve(vec![ok(
         "GET",
         at("instances", "c"),
-        instance("c", "cassandra-2.0.0", json!({}), "7"),
+        instance("c", "cassandra-3.11.6-2.0.0", json!({}), "7"),
     )]);
     let req = install::Request {
         dependencies: None,
@@ -534,7 +534,11 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
             at("operators", "cassandra"),
             json_of(&package::objects(&pkg, NS).0),
         ),
-        ok("GET", at("operatorversions", "cassandra-2.0.0"), other),
+        ok(
+            "GET",
+            at("operatorversions", "cassandra-3.11.6-2.0.0"),
+            other,
+        ),
     ]);
     let req = install::Request {
         dependencies: None,
@@ -548,7 +552,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
     let err = install::install(&t, &req).await.unwrap_err();
     match &err {
         Error::OperatorVersionDiffers { name, fields, .. } => {
-            assert_eq!(name, "cassandra-2.0.0");
+            assert_eq!(name, "cassandra-3.11.6-2.0.0");
             assert_eq!(fields, &["spec.templates"]);
         }
         other => panic!("{other}"),
@@ -568,7 +572,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         ),
         ok(
             "GET",
-            at("operatorversions", "cassandra-2.0.0"),
+            at("operatorversions", "cassandra-3.11.6-2.0.0"),
             ov_of(&pkg),
         ),
         step(
@@ -601,7 +605,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
     // No value given: no spec.parameters at all (the defaults live in the OperatorVersion).
     assert_eq!(
         seen.last().unwrap().body["spec"],
-        json!({"operatorVersion": {"name": "cassandra-2.0.0"}, "serviceAccountName": "kudo-instance"})
+        json!({"operatorVersion": {"name": "cassandra-3.11.6-2.0.0"}, "serviceAccountName": "kudo-instance"})
     );
 }
 
@@ -1654,7 +1658,7 @@ async fn install_in_a_namespace_that_does_not_exist_says_so_and_how_to_make_it()
     let (t, seen) = serve(vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
         step("POST", SERVICE_ACCOUNTS.into(), 404, no_namespace()),
     ]);
     let err = install::install(&t, &install_req(&pkg, false, false))
@@ -1678,7 +1682,7 @@ async fn install_with_create_namespace_creates_it_first_with_the_user_s_rights()
     let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
         missing("GET", format!("{NAMESPACES}/{NS}")),
         created(NAMESPACES.into()),
     ];
@@ -1706,7 +1710,7 @@ async fn install_dry_run_with_create_namespace_writes_nothing_and_says_it_would_
     let (t, seen) = serve(vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
         missing("GET", format!("{NAMESPACES}/{NS}")),
         created(NAMESPACES.into()),
     ]);
@@ -1745,7 +1749,7 @@ async fn install_with_create_namespace_in_an_existing_namespace_creates_no_names
     let mut script = vec![
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
-        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
         ok(
             "GET",
             format!("{NAMESPACES}/{NS}"),

@@ -13,7 +13,7 @@ use kudo_crd::convert::{self, NoTypes};
 use serde_json::{Value, json};
 
 const NS: &str = "zk";
-const OV: &str = "zookeeper-0.4.0";
+const OV: &str = "zookeeper-3.6.2-0.4.0";
 const WEBHOOK_URL: &str = "https://127.0.0.1:8443/convert";
 const CA_BUNDLE: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t";
 

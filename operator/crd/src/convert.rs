@@ -98,6 +98,9 @@ pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Re
         operator_version: spec
             .and_then(|s| s.pointer("/operatorVersion/name"))
             .and_then(Value::as_str),
+        operator_version_namespace: spec
+            .and_then(|s| s.pointer("/operatorVersion/namespace"))
+            .and_then(Value::as_str),
         parameters: spec.and_then(|s| s.get("parameters")),
         v1beta1_parameters: kept(V1BETA1_PARAMETERS),
         v1beta2_parameters: kept(V1BETA2_PARAMETERS),
@@ -136,6 +139,9 @@ pub struct Parts<'a> {
     pub namespace: &'a str,
     /// `spec.operatorVersion.name` (Instances).
     pub operator_version: Option<&'a str>,
+    /// `spec.operatorVersion.namespace` (Instances): where the OperatorVersion is, when not
+    /// in the Instance's namespace ([`crate::reference::namespace`]).
+    pub operator_version_namespace: Option<&'a str>,
     /// `spec.parameters`.
     pub parameters: Option<&'a Value>,
     /// The text of the [`V1BETA1_PARAMETERS`] annotation.
@@ -202,9 +208,10 @@ pub fn rewrite(
     };
     let kept: Option<Value> = kept.and_then(|text| serde_json::from_str(text).ok());
     let schema = match kind {
-        "Instance" => parts
-            .operator_version
-            .and_then(|name| types.schema(parts.namespace, name)),
+        "Instance" => parts.operator_version.and_then(|name| {
+            let ns = crate::reference::namespace(parts.operator_version_namespace, parts.namespace);
+            types.schema(ns, name)
+        }),
         _ => None,
     };
     // The way back: when the object still holds what the kept value converts to, the kept

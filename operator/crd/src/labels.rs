@@ -6,11 +6,17 @@
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 /// The value of [`MANAGED_BY`].
 pub const MANAGED_BY_KUDO: &str = "kudo";
+/// Label on every object a plan applies and on its Pod templates, as KUDO puts it (value
+/// [`HERITAGE_KUDO`]): KUDO's `heritage`, which KUDO-era selectors and tools read.
+pub const HERITAGE: &str = "heritage";
+/// The value of [`HERITAGE`].
+pub const HERITAGE_KUDO: &str = "kudo";
 /// Label: the Instance an object belongs to.
 pub const INSTANCE: &str = "kudo.dev/instance";
 /// Label: the operator of that Instance.
 pub const OPERATOR: &str = "kudo.dev/operator";
-/// Label: the OperatorVersion of that Instance.
+/// Label: the OperatorVersion of that Instance (its name). On a Pod template, as in KUDO, an
+/// annotation with the operator's version (`spec.version`).
 pub const OPERATOR_VERSION: &str = "kudo.dev/operator-version";
 /// Annotation: the plan that last applied an object.
 pub const PLAN: &str = "kudo.dev/plan";

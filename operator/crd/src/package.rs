@@ -144,6 +144,10 @@ fn with_dependency_named(
         if dep.operator_version.as_deref() != Some(child.version().as_str()) {
             spec["operatorVersion"] = json!(child.version());
         }
+        let app = child.operator().app_version.clone();
+        if app.is_some() && dep.app_version != app {
+            spec["appVersion"] = json!(app);
+        }
     }
     spec
 }

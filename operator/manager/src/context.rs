@@ -21,6 +21,7 @@ use crate::objects::Objects;
 use crate::pod_files::PodFiles;
 use crate::tenant::Tenants;
 use kudo_crd::labels;
+use kudo_crd::reference::{Identity, OperatorVersionRef, resolve};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 
 /// Longest Event note the API server accepts (events.k8s.io/v1: 1 kB).
@@ -162,16 +163,31 @@ impl Context {
         self
     }
 
-    /// The compiled package of OperatorVersion `ns/name`, or why there is none.
+    /// The compiled package of the OperatorVersion an Instance names, found by either of its
+    /// names ([`kudo_crd::reference::resolve`]), or why there is none.
     pub(crate) fn compiled(
         &self,
-        ns: &str,
-        name: &str,
+        reference: &OperatorVersionRef,
     ) -> std::result::Result<Arc<Compiled>, String> {
-        let key = reflector::ObjectRef::<OperatorVersion>::new(name).within(ns);
-        let ov = self.operator_versions.get(&key).ok_or_else(|| {
-            format!("OperatorVersion {ns}/{name} does not exist (install the operator version)")
-        })?;
+        let ns = reference.namespace.as_str();
+        let key = reflector::ObjectRef::<OperatorVersion>::new(&reference.name).within(ns);
+        let ov = self
+            .operator_versions
+            .get(&key)
+            .or_else(|| {
+                let all = self.operator_versions.state();
+                let here = all
+                    .iter()
+                    .filter(|o| o.metadata.namespace.as_deref() == Some(ns))
+                    .filter_map(|o| Identity::of(o));
+                let name = resolve(&reference.name, here)?.to_string();
+                self.operator_versions
+                    .get(&reflector::ObjectRef::new(&name).within(ns))
+            })
+            .ok_or_else(|| {
+                format!("OperatorVersion {reference} does not exist (install the operator version)")
+            })?;
+        let name = ov.name_any();
         let cache_key = format!("{ns}/{name}@{}", ov.resource_version().unwrap_or_default());
         if let Some(c) = self.compiled.get(&cache_key) {
             return Ok(c);

@@ -110,15 +110,15 @@ impl StepRef<'_> {
         }
     }
 
-    /// `obj` with the labels and annotations that tie it to `inst` (of `operator`) and to
+    /// `obj` with the labels and annotations that tie it to `inst` (of `pkg`) and to
     /// where the plan applied it ([`kudo_crd::applied::labelled`]).
-    pub fn labelled(&self, obj: Value, inst: &Instance, operator: &str) -> Value {
+    pub fn labelled(&self, obj: Value, inst: &Instance, pkg: &kudo_pkg::Package) -> Value {
         let at = kudo_crd::applied::At {
             plan: self.plan,
             phase: self.phase,
             step: self.step,
         };
-        kudo_crd::applied::labelled(obj, inst, operator, at)
+        kudo_crd::applied::labelled(obj, inst, &pkg.operator().name, &pkg.version(), at)
     }
 }
 
@@ -155,9 +155,7 @@ impl StepRun<'_> {
     /// Applies `obj`, [labelled](StepRef::labelled) for the Instance and the step, with the
     /// step's identity; what the API server stored.
     pub async fn apply(&self, obj: Value) -> Result<Value, Failure> {
-        let obj = self
-            .at
-            .labelled(obj, self.inst, &self.prepared.package().operator().name);
+        let obj = self.at.labelled(obj, self.inst, self.prepared.package());
         self.objects
             .apply(self.tenant, obj, self.inst, self.notes)
             .await

@@ -463,7 +463,7 @@ async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_depl
         config.body,
         json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "demo-config", "namespace": "ns",
-                "labels": {"app.kubernetes.io/managed-by": "kudo", "kudo.dev/instance": "demo",
+                "labels": {"app.kubernetes.io/managed-by": "kudo", "heritage": "kudo", "kudo.dev/instance": "demo",
                     "kudo.dev/operator": "demo", "kudo.dev/operator-version": "demo-1.0.0"},
                 "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
                     "kudo.dev/step": "config"},

@@ -132,9 +132,10 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     );
     let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
     for ov in [
-        "kafka-1.3.1",
-        "zookeeper-0.3.1",
-        "flink-0.2.1",
+        // KUDO's names: NAME-APPVERSION-OPERATORVERSION (flink-demo has no appVersion).
+        "kafka-2.5.0-1.3.1",
+        "zookeeper-3.4.14-0.3.1",
+        "flink-1.7.2-0.2.1",
         "flink-demo-0.1.6",
     ] {
         assert!(s.get(&ovs, ov).is_some(), "OperatorVersion {ov} installed");
@@ -158,7 +159,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     });
     let zk = s.instance("zk");
     assert_eq!(
-        zk["spec"]["operatorVersion"]["name"], "zookeeper-0.3.1",
+        zk["spec"]["operatorVersion"]["name"], "zookeeper-3.4.14-0.3.1",
         "{zk}"
     );
     s.wait_plan("demo", "deploy");
@@ -167,9 +168,9 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         started.elapsed().as_secs_f64()
     ));
     for (child, ov) in [
-        ("zk", "zookeeper-0.3.1"),
-        ("kafka", "kafka-1.3.1"),
-        ("flink", "flink-0.2.1"),
+        ("zk", "zookeeper-3.4.14-0.3.1"),
+        ("kafka", "kafka-2.5.0-1.3.1"),
+        ("flink", "flink-1.7.2-0.2.1"),
     ] {
         let i = s.instance(child);
         assert_eq!(i["spec"]["operatorVersion"]["name"], ov, "{i}");
@@ -276,7 +277,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         "nothing installed"
     );
     assert!(
-        s.get(&ovs, "cassandra-2.0.0").is_none(),
+        s.get(&ovs, "cassandra-3.11.6-2.0.0").is_none(),
         "nothing installed"
     );
     drop(server);

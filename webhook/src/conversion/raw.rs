@@ -196,11 +196,16 @@ impl<'a> Object<'a> {
         struct Ref<'r> {
             #[serde(borrow)]
             name: Option<Cow<'r, str>>,
+            #[serde(borrow, default)]
+            namespace: Option<Cow<'r, str>>,
         }
-        let operator_version = spec
+        let reference = spec
             .and_then(|s| lookup(s, "operatorVersion"))
-            .and_then(|raw| serde_json::from_str::<Ref>(raw.get()).ok())
-            .and_then(|r| r.name);
+            .and_then(|raw| serde_json::from_str::<Ref>(raw.get()).ok());
+        let (operator_version, operator_version_namespace) = match reference {
+            Some(r) => (r.name, r.namespace),
+            None => (None, None),
+        };
         let parameters: Option<Value> = spec
             .and_then(|s| lookup(s, "parameters"))
             .and_then(|raw| serde_json::from_str(raw.get()).ok());
@@ -209,6 +214,7 @@ impl<'a> Object<'a> {
             kind: kind.as_deref(),
             namespace: namespace.as_deref().unwrap_or_default(),
             operator_version: operator_version.as_deref(),
+            operator_version_namespace: operator_version_namespace.as_deref(),
             parameters: parameters.as_ref(),
             v1beta1_parameters: v1beta1_parameters.as_deref(),
             v1beta2_parameters: v1beta2_parameters.as_deref(),

@@ -30,7 +30,9 @@ use kudo_pkg::{Diagnostic, Package, successor};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Error, Result, Target, operator_version, update, upgrade, version_of};
+use super::{
+    Error, Result, Target, instance_and_version, operator_version, update, upgrade, version_of,
+};
 
 /// The change to show.
 #[derive(Debug, Clone, Copy)]
@@ -161,7 +163,8 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 ..req
             };
             let done = update::update(t, &req).await?;
-            let (pkg, version) = version_of(&operator_version(t, &done.operator_version).await?)?;
+            let (_, reference) = instance_and_version(t, req.instance).await?;
+            let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
             let ov = done.operator_version;
             (done.change, req.instance, ov.clone(), ov, pkg, version)
         }
@@ -204,8 +207,7 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
     if let Some(plan) = &decision.plan {
         let planned = plan_objects(&pkg, plan, &inst, decision.values.value(), &mut out.notes)?;
         for p in planned {
-            let operator = &pkg.operator().name;
-            let d = compare(t, &inst, operator, p, &redacted, &mut out.notes).await;
+            let d = compare(t, &inst, &pkg, p, &redacted, &mut out.notes).await;
             out.objects.push(d);
         }
     }
@@ -381,7 +383,7 @@ async fn resource(
 async fn compare(
     t: &Target,
     inst: &Instance,
-    operator: &str,
+    pkg: &kudo_pkg::Package,
     p: Planned,
     redacted: &Redacted,
     notes: &mut Vec<String>,
@@ -392,7 +394,8 @@ async fn compare(
         step: &p.step,
     };
     // Labelled with the package's operator name, as kudo-manager labels it.
-    let mut obj = applied::labelled(p.object, inst, operator, at);
+    let operator = &pkg.operator().name;
+    let mut obj = applied::labelled(p.object, inst, operator, &pkg.version(), at);
     let mut d = ObjectDiff {
         api_version: obj["apiVersion"].as_str().unwrap_or("").to_string(),
         kind: obj["kind"].as_str().unwrap_or("").to_string(),

@@ -57,8 +57,8 @@ impl Stored {
 
 /// Reads Instance `name`, its OperatorVersion, and the pointers its Secrets set.
 pub async fn read(t: &Target, name: &str) -> Result<Stored> {
-    let (inst, ov_name) = instance_and_version(t, name).await?;
-    let package = package_of(&operator_version(t, &ov_name).await?)?;
+    let (inst, ov_ref) = instance_and_version(t, name).await?;
+    let package = package_of(&operator_version(t, &ov_ref).await?)?;
     let schema = package.schema();
     let parameters = match &inst.spec.parameters {
         Some(v @ Value::Object(_)) => kudo_pkg::typing::typed_by_schema(schema, v),
@@ -84,7 +84,7 @@ pub async fn read(t: &Target, name: &str) -> Result<Stored> {
         });
     }
     Ok(Stored {
-        operator_version: ov_name,
+        operator_version: ov_ref.name,
         package,
         parameters,
         kept,

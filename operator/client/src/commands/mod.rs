@@ -38,6 +38,7 @@ pub mod wait;
 use std::time::Duration;
 
 use kube::Api;
+use kudo_crd::reference::{Identity, OperatorVersionRef, resolve};
 use kudo_pkg::Diagnostic;
 use kudo_pkg::change::{Installed, Proposal, Version};
 use kudo_pkg::document::Document;
@@ -563,12 +564,12 @@ fn is_conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
-/// Reads an Instance and its OperatorVersion name.
-async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, String)> {
+/// Reads an Instance and the OperatorVersion it names ([`kudo_crd::reference`]).
+async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, OperatorVersionRef)> {
     let inst = t.instance(name).await?;
     let ov = inst
         .spec
-        .operator_version_name()
+        .operator_version_ref(&t.namespace)
         .ok_or_else(|| Error::NoOperatorVersion {
             namespace: t.namespace.clone(),
             name: name.to_string(),
@@ -576,13 +577,41 @@ async fn instance_and_version(t: &Target, name: &str) -> Result<(Instance, Strin
     Ok((inst, ov))
 }
 
-/// Reads an OperatorVersion that must exist.
-async fn operator_version(t: &Target, name: &str) -> Result<OperatorVersion> {
-    t.operator_versions()
-        .get_opt(name)
+/// Reads the OperatorVersion an Instance names, by either of its names
+/// ([`kudo_crd::reference::resolve`]): its exact name, else (on a 404) the one of its
+/// namespace that answers to it. `Ok(None)` when there is none. The one read of an Instance's
+/// OperatorVersion through the API (the webhook and the manager resolve in their caches).
+pub async fn read_operator_version(
+    client: &kube::Client,
+    reference: &OperatorVersionRef,
+) -> std::result::Result<Option<OperatorVersion>, kube::Error> {
+    let api: Api<OperatorVersion> = Api::namespaced(client.clone(), &reference.namespace);
+    if let Some(ov) = api.get_opt(&reference.name).await? {
+        return Ok(Some(ov));
+    }
+    let list = api.list(&kube::api::ListParams::default()).await?;
+    let Some(name) =
+        resolve(&reference.name, list.items.iter().filter_map(Identity::of)).map(String::from)
+    else {
+        return Ok(None);
+    };
+    Ok(list
+        .items
+        .into_iter()
+        .find(|o| o.metadata.name.as_deref() == Some(name.as_str())))
+}
+
+/// Reads the OperatorVersion an Instance names, which must exist
+/// ([`read_operator_version`]).
+async fn operator_version(t: &Target, reference: &OperatorVersionRef) -> Result<OperatorVersion> {
+    let at = Target {
+        client: t.client.clone(),
+        namespace: reference.namespace.clone(),
+    };
+    read_operator_version(&t.client, reference)
         .await
-        .map_err(t.api("get", "OperatorVersion", name))?
-        .ok_or_else(|| t.not_found("OperatorVersion", name))
+        .map_err(at.api("get", "OperatorVersion", &reference.name))?
+        .ok_or_else(|| at.not_found("OperatorVersion", &reference.name))
 }
 
 /// Reads the OperatorVersion `want` would be, and refuses when it exists with another spec.

@@ -52,8 +52,9 @@ pub async fn trigger(
     uid: &str,
     force: bool,
 ) -> Result<Triggered> {
-    let (inst, ov_name) = instance_and_version(t, instance).await?;
-    let ov = operator_version(t, &ov_name).await?;
+    let (inst, ov_ref) = instance_and_version(t, instance).await?;
+    let ov = operator_version(t, &ov_ref).await?;
+    let ov_name = ov_ref.name;
     if !ov.spec.plans.contains_key(plan) {
         return Err(Error::UnknownPlan {
             plan: plan.to_string(),
@@ -255,12 +256,10 @@ fn phase_from_status(p: &PhaseStatus) -> PhaseView {
 
 /// Reads Instance `name` and its OperatorVersion (when it is there) into a [`StatusView`].
 pub async fn status(t: &Target, name: &str) -> Result<StatusView> {
-    let (inst, ov_name) = instance_and_version(t, name).await?;
-    let ov = t
-        .operator_versions()
-        .get_opt(&ov_name)
+    let (inst, ov_ref) = instance_and_version(t, name).await?;
+    let ov = super::read_operator_version(&t.client, &ov_ref)
         .await
-        .map_err(t.api("get", "OperatorVersion", &ov_name))?;
+        .map_err(t.api("get", "OperatorVersion", &ov_ref.name))?;
     Ok(view(&inst, ov.as_ref()))
 }
 

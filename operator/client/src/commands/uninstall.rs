@@ -42,12 +42,10 @@ pub async fn uninstall(t: &Target, name: &str) -> Result<Uninstalled> {
         operator_version: inst.spec.operator_version_name(),
         ..Default::default()
     };
-    if let Some(ov) = &done.operator_version
-        && let Some(ov) =
-            t.operator_versions()
-                .get_opt(ov)
-                .await
-                .map_err(t.api("get", "OperatorVersion", ov))?
+    if let Some(reference) = inst.spec.operator_version_ref(&t.namespace)
+        && let Some(ov) = super::read_operator_version(&t.client, &reference)
+            .await
+            .map_err(t.api("get", "OperatorVersion", &reference.name))?
     {
         done.cleanup_plan = ov.spec.plans.contains_key("cleanup");
         done.operator = ov.spec.operator.as_ref().and_then(|o| o.name.clone());

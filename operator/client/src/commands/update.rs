@@ -96,20 +96,26 @@ pub(super) fn resource_version(inst: &Instance) -> Result<String> {
 pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
     let mut cache: Option<(String, Version)> = None;
     for attempt in 1..=MAX_ATTEMPTS {
-        let (inst, ov_name) = instance_and_version(t, req.instance).await?;
+        let (inst, ov_ref) = instance_and_version(t, req.instance).await?;
+        let ov_name = ov_ref.name.clone();
         let version = match cache.take() {
             Some((name, v)) if name == ov_name => v,
-            _ => version_of(&operator_version(t, &ov_name).await?)?.1,
+            _ => version_of(&operator_version(t, &ov_ref).await?)?.1,
         };
         let sources = secrets::read(t, &inst).await?;
         let public = parameters(&inst);
-        let current = kudo_pkg::secrets::under(&public, &sources.all);
+        // Parameters the version does not declare, that a kudo.dev/v1beta1 write kept, stay
+        // as they are (`change::set_aside`); `-p` cannot set a new one.
+        let (public_known, aside) =
+            change::set_aside(&version, &public, None, change::Undeclared::KeepAll);
+        let current = kudo_pkg::secrets::under(&public_known, &sources.all);
         let run = plan::running(&inst, &version);
         let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::update(
             &installed(&inst, &version, &current, &blocking),
             req.inputs.proposal(),
         )
+        .map(|d| aside.restore(d))
         .map_err(Error::Parameters)?;
         // writeOnly values go to kudo's Secret, the rest to spec.parameters.
         let write = secrets::Write::of(&version.schema, &change.explicit, &sources, &inst)?;

@@ -96,8 +96,9 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let mut created = false;
     let mut granted = false;
     for attempt in 1..=MAX_ATTEMPTS {
-        let (inst, from) = instance_and_version(t, req.instance).await?;
-        if from == to {
+        let (inst, from_ref) = instance_and_version(t, req.instance).await?;
+        let from = from_ref.name.clone();
+        if from_ref.namespace == t.namespace && new_pkg.is_operator_version(&from) {
             return Err(Error::AlreadyRuns {
                 instance: format!("{}/{}", t.namespace, req.instance),
                 operator_version: from,
@@ -105,7 +106,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         }
         let (old_pkg, old_version) = match old.take() {
             Some((name, pkg, v)) if name == from => (pkg, v),
-            _ => version_of(&operator_version(t, &from).await?)?,
+            _ => version_of(&operator_version(t, &from_ref).await?)?,
         };
         if old_pkg.operator().name != new_pkg.operator().name {
             return Err(Error::OtherOperator {
@@ -134,6 +135,16 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             }
         };
         let mut spec = json!({"operatorVersion": {"name": to}});
+        // The new OperatorVersion is in the Instance's namespace: a reference to another
+        // namespace (KUDO's manifests reference `default`) goes.
+        if inst
+            .spec
+            .operator_version
+            .as_ref()
+            .is_some_and(|r| r.namespace.is_some())
+        {
+            spec["operatorVersion"]["namespace"] = Value::Null;
+        }
         // writeOnly values (moved by oldName, or given) go to kudo's Secret.
         let write = secrets::Write::of(&to_version.schema, &change.explicit, &sources, &inst)?;
         if let Some(diff) = merge::diff(&public, &write.public) {

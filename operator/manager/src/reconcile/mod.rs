@@ -54,11 +54,19 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         return Ok(Action::await_change());
     }
     let mut round = Round::new(ctx, api, inst);
-    let ov = inst.spec.operator_version_name().unwrap_or_default();
-    let compiled = match ctx.compiled(&ns, &ov) {
-        Ok(c) => c,
-        Err(why) if deleting => return cleanup::without_operator_version(&round, &why).await,
-        Err(why) => {
+    let reference = inst.spec.operator_version_ref(&ns);
+    let compiled = match reference.as_ref().map(|r| ctx.compiled(r)) {
+        Some(Ok(c)) => c,
+        None => {
+            let why = "the Instance names no OperatorVersion (spec.operatorVersion.name)";
+            if deleting {
+                return cleanup::without_operator_version(&round, why).await;
+            }
+            let after = ctx.settings.progress * 2;
+            return round.not_ready("OperatorVersionMissing", why, after).await;
+        }
+        Some(Err(why)) if deleting => return cleanup::without_operator_version(&round, &why).await,
+        Some(Err(why)) => {
             let after = ctx.settings.progress * 2;
             return round.not_ready("OperatorVersionMissing", &why, after).await;
         }
@@ -71,9 +79,12 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
         Ok(tenant) => read_secrets(&tenant, &ns, inst).await,
         Err(e) => Err(e.to_string()),
     };
-    // What the Instance gives: its parameters, with its Secrets' values under them.
+    // What the Instance gives: its parameters, with its Secrets' values under them. A
+    // parameter the OperatorVersion does not declare, which a kudo.dev/v1beta1 write may keep
+    // (`kudo_pkg::change::set_aside`), is ignored: it runs no plan and fails none.
     let given = secret_values.map(|sv| {
         let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
+        let public = kudo_pkg::change::declared(&compiled.version, &public);
         kudo_pkg::secrets::under(&public, &sv)
     });
     if deleting {

@@ -3,8 +3,9 @@
 //! (so it is removed with the parent), its parameters rendered from the task's
 //! `parameterFile`; the step waits until the child's plan is COMPLETE.
 //!
-//! The child's OperatorVersion is `<operatorName>-<operatorVersion>`: `kudo install` installed
-//! it with the parent and wrote `operatorName` into the task. The child goes through kudo's
+//! The child's OperatorVersion is named as KUDO names it, `<operatorName>-<appVersion>-<operatorVersion>`
+//! (`<operatorName>-<operatorVersion>` without an appVersion): `kudo install` installed it with
+//! the parent and wrote `operatorName`, `operatorVersion` and `appVersion` into the task. The child goes through kudo's
 //! admission like any Instance: its parameters are checked against its own schema. It names its
 //! parent's ServiceAccount (`spec.serviceAccountName`): a child acts with its parent's rights.
 
@@ -32,7 +33,13 @@ pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
             task.name, spec.package
         )));
     };
-    let ov = kudo_pkg::package::operator_version_name(spec.operator(), version);
+    // KUDO's name; an OperatorVersion named the other way is found too (the Instance's
+    // admission and its reconcile resolve either, `kudo_crd::reference`).
+    let ov = kudo_pkg::package::operator_version_name(
+        spec.operator(),
+        spec.app_version.as_deref(),
+        version,
+    );
     let opts = run.render_options();
     let parameters = match &spec.parameter_file {
         None => json!({}),
