@@ -39,7 +39,7 @@ const TEMPLATES: &[(Option<&str>, &str, &str)] = &[
 /// - every object: the labels `heritage: kudo`, `kudo.dev/operator`, `kudo.dev/instance` (and
 ///   kudo's `app.kubernetes.io/managed-by`, `kudo.dev/operator-version`: the OperatorVersion's
 ///   name), and the annotations `kudo.dev/plan`, `kudo.dev/phase`, `kudo.dev/step`;
-/// - the Pod template of a workload ([`TEMPLATES`]): the labels `heritage`,
+/// - the Pod template of a workload (`TEMPLATES`): the labels `heritage`,
 ///   `kudo.dev/operator` and `kudo.dev/instance`, and the annotation `kudo.dev/operator-version`
 ///   with the operator's version (stable across plans, so no plan restarts a Pod by it; an
 ///   upgrade does, as in KUDO);

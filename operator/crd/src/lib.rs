@@ -12,7 +12,7 @@
 //! | [`convert`] | v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the conversion webhook runs) |
 //! | [`package`] | a package as Operator and OperatorVersion objects, and back |
 //! | [`plan`] | which plan an Instance runs and where it stands (the manager, `kudo update` and the admission webhook share it) |
-//! | [`reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
+//! | [`mod@reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
 //!
