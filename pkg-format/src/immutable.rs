@@ -30,7 +30,7 @@ pub fn check_update(schema: &ParamSchema, old: &Value, new: &Value) -> Vec<Diagn
         let Some(at) = immutable_at(schema, &p) else {
             continue;
         };
-        let secret = schema.is_secret(&p.tokens());
+        let secret = schema.may_hold_secret(&p.tokens());
         let what = if at == p {
             "is immutable".to_string()
         } else {

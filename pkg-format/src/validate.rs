@@ -186,7 +186,7 @@ impl Validator {
     ) -> Option<Diagnostic> {
         let at = e.instance_path().as_str().to_string();
         let tokens = pointer::tokens(&at).unwrap_or_default();
-        let secret = self.schema.is_secret(&tokens);
+        let secret = self.schema.may_hold_secret(&tokens);
         let keyword_value = self.schema.as_value().pointer(e.schema_path().as_str());
         let list = |v: &Value| match v {
             Value::Array(items) => items

@@ -332,7 +332,7 @@ impl Values {
 
         // 2. Type the value by the schema at the target. `null` is a value only where the
         // schema allows it; elsewhere the user means the default, which is `--reset`.
-        let secret = schema.is_secret(&ov.tokens);
+        let secret = schema.may_hold_secret(&ov.tokens);
         if let Some(d) = null_refused(schema, node, ov) {
             return Err(d.with_origin(origin));
         }
@@ -656,7 +656,7 @@ impl Values {
                 }
                 let mut item_tokens = array.to_vec();
                 item_tokens.push("0".into());
-                let secret = schema.is_secret(&item_tokens);
+                let secret = schema.may_hold_secret(&item_tokens);
                 let item_node = schema.node_at(&item_tokens).unwrap_or(node);
                 let item = type_override(schema, item_node, value).map_err(|why| {
                     err(Code::TypeMismatch, why.to_string())

@@ -79,6 +79,28 @@ fn a_refused_value_is_masked_in_the_diagnostic_and_its_line_is_not_shown() {
     }
 }
 
+/// Issue 38: a value given where the object holding the password belongs (`-p
+/// backup/credentials=SECRET`, or the same in a values file) may be the password: the refusal
+/// names the pointer and the type, never the value.
+#[test]
+fn a_value_given_where_a_secret_lies_below_is_masked() {
+    let pkg = example("cassandra-v1beta2");
+    for command in ["params", "template"] {
+        let text = run(
+            &[command, path(&pkg), "-p", "backup/credentials=TopSecret-C"],
+            1,
+        );
+        assert!(text.contains("/backup/credentials"), "{text}");
+        assert_hidden(command, &text, "TopSecret-C");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(&values, "backup:\n  credentials: TopSecret-D\n").unwrap();
+    let text = run(&["params", path(&pkg), "-P", path(&values)], 1);
+    assert!(text.contains("/backup/credentials"), "{text}");
+    assert_hidden("params -P", &text, "TopSecret-D");
+}
+
 #[test]
 fn an_instance_file_written_before_secrets_left_it_is_edited_with_the_secret_masked() {
     // A file from before writeOnly values moved to Secrets: the password in spec.parameters.

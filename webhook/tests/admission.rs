@@ -164,6 +164,14 @@ fn update_cases_as_kudo_tested_them() {
             false,
             "/auth/password: is writeOnly",
         ),
+        (
+            // Issue 38: a string where the object holding the password belongs may be the
+            // password: the denial names the type, never the value.
+            "a value given where a secret lies below is never echoed",
+            json!({"auth": "short-but-secret"}),
+            false,
+            "/auth",
+        ),
     ];
     for (name, change, allowed, words) in cases {
         let (status, r) = run("admission-validate-update.json", Mode::Validate, &s, |b| {
@@ -186,6 +194,10 @@ fn update_cases_as_kudo_tested_them() {
             let msg = r["status"]["message"].as_str().unwrap();
             assert!(msg.contains(words), "{name}: {msg}");
             assert!(!msg.contains("short"), "{name}: a secret leaked: {msg}");
+            assert!(
+                !msg.contains("but-secret"),
+                "{name}: a secret leaked: {msg}"
+            );
             assert_eq!(r["status"]["code"], 400, "{name}");
         }
     }

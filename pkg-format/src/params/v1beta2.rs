@@ -328,6 +328,53 @@ impl ParamSchema {
             .any(|n| n.get("writeOnly") == Some(&Value::Bool(true)))
     }
 
+    /// True when a value given at this pointer must not be shown: it is secret
+    /// ([`ParamSchema::is_secret`]), or a `writeOnly` parameter lies under it. A value given
+    /// where an object holding a secret belongs (`backup/credentials=hunter2`, meant for
+    /// `backup/credentials/password`) may well be that secret.
+    pub fn may_hold_secret<S: AsRef<str>>(&self, tokens: &[S]) -> bool {
+        let path = self.path(tokens);
+        if path
+            .iter()
+            .any(|n| n.get("writeOnly") == Some(&Value::Bool(true)))
+        {
+            return true;
+        }
+        // The pointer names no declared node (an unknown key): nothing under it is known.
+        if path.len() != tokens.len() + 1 {
+            return false;
+        }
+        path.last().is_some_and(|n| self.holds_write_only(n, 0))
+    }
+
+    /// Whether a `writeOnly` node lies under `node` (its properties, items, additional and
+    /// pattern properties, composition branches, `$ref`s followed), to a bounded depth.
+    fn holds_write_only(&self, node: &Value, depth: usize) -> bool {
+        const MAX_DEPTH: usize = 64;
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let node = self.resolve(node);
+        if node.get("writeOnly") == Some(&Value::Bool(true)) {
+            return true;
+        }
+        let maps = ["properties", "patternProperties"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_object))
+            .flat_map(|m| m.values());
+        let singles = ["items", "additionalProperties", "not"]
+            .iter()
+            .filter_map(|k| node.get(*k))
+            .filter(|v| v.is_object());
+        let lists = ["allOf", "anyOf", "oneOf", "prefixItems"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten();
+        maps.chain(singles)
+            .chain(lists)
+            .any(|child| self.holds_write_only(child, depth + 1))
+    }
+
     /// The declared property names of an object node (including those of `allOf`/`anyOf`/`oneOf`
     /// branches), in order.
     pub fn property_names<'a>(&'a self, node: &'a Value) -> Vec<&'a str> {
@@ -435,6 +482,42 @@ mod tests {
         assert!(s.is_secret(&["creds", "user"]));
         assert!(s.is_secret(&["creds"]));
         assert!(!s.is_secret(&["name"]));
+    }
+
+    #[test]
+    fn a_value_given_where_secrets_lie_below_may_be_one() {
+        let s = schema(
+            json!({"$defs": {"pw": {"type": "string", "writeOnly": true}},
+            "properties": {
+                "backup": {"type": "object", "properties": {
+                    "credentials": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "password": {"$ref": "#/$defs/pw"}}},
+                    "schedule": {"type": "string"}}},
+                "users": {"type": "array", "items": {"type": "object",
+                    "properties": {"token": {"type": "string", "writeOnly": true}}}},
+                "name": {"type": "string"}}}),
+        );
+        for (tokens, hidden) in [
+            (&["backup", "credentials"][..], true),
+            (&["backup"][..], true),
+            (&["backup", "credentials", "password"][..], true),
+            (&["backup", "credentials", "name"][..], false),
+            (&["backup", "schedule"][..], false),
+            (&["users"][..], true),
+            (&["users", "0"][..], true),
+            (&["name"][..], false),
+            (&["nope"][..], false),
+        ] {
+            assert_eq!(s.may_hold_secret(tokens), hidden, "{tokens:?}");
+        }
+        assert!(
+            s.may_hold_secret::<&str>(&[]),
+            "the whole values hold secrets"
+        );
+        assert!(
+            !s.is_secret(&["backup", "credentials"]),
+            "is_secret is unchanged"
+        );
     }
 
     #[test]
