@@ -674,23 +674,93 @@ fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
     read_tgz_from(path, file)
 }
 
+/// Most entries a package archive may hold (the real KUDO operators hold at most a few dozen).
+pub const MAX_PACKAGE_ENTRIES: usize = 10_000;
+
+/// A reader that fails, saying so, once more than `left` bytes have come through it: a
+/// decompressed stream larger than a package may be (a gzip bomb) is refused for that reason,
+/// not for the truncated tar stream a silent limit leaves.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(n)
+            }
+            None => Err(std::io::Error::other(format!(
+                "it unpacks to more than {MAX_PACKAGE_BYTES} bytes, the most a package may hold (a gzip bomb?)"
+            ))),
+        }
+    }
+}
+
 /// The files of a gzipped tarball read from `reader` (`path` names it in errors), at most
-/// [`MAX_PACKAGE_BYTES`] of it.
+/// [`MAX_PACKAGE_BYTES`] of it compressed and as many unpacked, and [`MAX_PACKAGE_ENTRIES`]
+/// entries. Only regular files and folders: a link, a device or a path that is absolute or
+/// climbs out with `..` is refused, naming the entry.
 fn read_tgz_from(path: &Path, reader: impl Read) -> Result<BTreeMap<String, Vec<u8>>> {
-    let io = |source| Error::Io {
+    let refuse = |message: String| Error::Invalid {
         path: path.to_path_buf(),
-        source,
+        location: None,
+        message,
+    };
+    let io = |source: std::io::Error| match source.get_ref().map(ToString::to_string) {
+        Some(m) if m.contains("a gzip bomb") => refuse(format!("the archive is refused: {m}")),
+        _ => Error::Io {
+            path: path.to_path_buf(),
+            source,
+        },
     };
     let gz = flate2::read::GzDecoder::new(reader.take(MAX_PACKAGE_BYTES));
-    let mut archive = tar::Archive::new(gz.take(MAX_PACKAGE_BYTES));
+    let mut archive = tar::Archive::new(Capped {
+        inner: gz,
+        left: MAX_PACKAGE_BYTES,
+    });
     let mut files = BTreeMap::new();
-    for entry in archive.entries().map_err(io)? {
+    for (count, entry) in archive.entries().map_err(io)?.enumerate() {
         let mut entry = entry.map_err(io)?;
-        if !entry.header().entry_type().is_file() {
+        if count >= MAX_PACKAGE_ENTRIES {
+            return Err(refuse(format!(
+                "the archive holds more than {MAX_PACKAGE_ENTRIES} entries, the most a package may hold"
+            )));
+        }
+        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let kind = entry.header().entry_type();
+        // Folders, and the metadata entries of the PAX and GNU formats (the tar crate applies
+        // the per-file ones itself).
+        if kind.is_dir()
+            || kind.is_pax_global_extensions()
+            || kind.is_pax_local_extensions()
+            || kind.is_gnu_longname()
+            || kind.is_gnu_longlink()
+        {
             continue;
         }
-        let name = entry.path().map_err(io)?.to_string_lossy().into_owned();
-        let name = name.trim_start_matches("./").to_string();
+        if !kind.is_file() {
+            let what = if kind.is_symlink() {
+                "a symbolic link"
+            } else if kind.is_hard_link() {
+                "a hard link"
+            } else {
+                "not a regular file (a device, a FIFO or another special entry)"
+            };
+            return Err(refuse(format!(
+                "archive entry `{raw}` is {what}: a package holds regular files only"
+            )));
+        }
+        let escapes = raw.starts_with('/') || raw.split(['/', '\\']).any(|part| part == "..");
+        if escapes {
+            return Err(refuse(format!(
+                "archive entry `{raw}` is an absolute path or climbs out with `..`: a package's paths stay inside it"
+            )));
+        }
+        let name = raw.trim_start_matches("./").to_string();
         let mut bytes = Vec::new();
         entry.read_to_end(&mut bytes).map_err(io)?;
         files.insert(name, bytes);
@@ -742,6 +812,97 @@ pub fn from_tgz_bytes(source: &Path, bytes: &[u8]) -> Result<Package> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A gzipped tarball of `entries` (name, type, data or link target), names written as
+    /// given (no check of `..`, which the tar crate's own path setter refuses).
+    fn tgz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut b = tar::Builder::new(gz);
+        for (name, kind, data) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            if kind.is_symlink() || kind.is_hard_link() {
+                h.set_link_name(std::str::from_utf8(data).unwrap()).unwrap();
+                h.set_size(0);
+                h.set_cksum();
+                b.append(&h, std::io::empty()).unwrap();
+            } else {
+                h.set_size(data.len() as u64);
+                h.set_cksum();
+                b.append(&h, *data).unwrap();
+            }
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn refusal(bytes: &[u8]) -> String {
+        match read_tgz_from(Path::new("p.tgz"), bytes) {
+            Err(e) => e.to_string(),
+            Ok(files) => panic!("accepted: {:?}", files.keys().collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn archive_entries_that_leave_the_package_or_are_not_files_are_refused_by_name() {
+        use tar::EntryType::{Block, Link, Regular, Symlink};
+        let op: &[u8] = b"name: x\n";
+        let ok = tgz(&[
+            ("operator.yaml", Regular, op),
+            ("templates/a.yaml", Regular, b"a: 1\n"),
+        ]);
+        assert_eq!(
+            read_tgz_from(Path::new("p.tgz"), ok.as_slice())
+                .unwrap()
+                .len(),
+            2
+        );
+        for (entries, says) in [
+            (
+                vec![
+                    ("operator.yaml", Regular, op),
+                    ("templates/../../../x", Regular, op),
+                ],
+                "archive entry `templates/../../../x` is an absolute path or climbs out with `..`",
+            ),
+            (
+                vec![("/etc/x", Regular, op)],
+                "archive entry `/etc/x` is an absolute path",
+            ),
+            (
+                vec![("templates/a.yaml", Symlink, b"/etc/passwd".as_slice())],
+                "archive entry `templates/a.yaml` is a symbolic link",
+            ),
+            (
+                vec![
+                    ("operator.yaml", Regular, op),
+                    ("templates/b.yaml", Link, b"operator.yaml".as_slice()),
+                ],
+                "archive entry `templates/b.yaml` is a hard link",
+            ),
+            (
+                vec![("dev", Block, b"".as_slice())],
+                "archive entry `dev` is not a regular file",
+            ),
+        ] {
+            let got = refusal(&tgz(&entries));
+            assert!(got.contains(says), "{says} in: {got}");
+        }
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_saying_so() {
+        let big = vec![0u8; usize::try_from(MAX_PACKAGE_BYTES).unwrap() + 1024 * 1024];
+        let bytes = tgz(&[("operator.yaml", tar::EntryType::Regular, big.as_slice())]);
+        assert!(
+            bytes.len() < 1024 * 1024,
+            "{} bytes compressed",
+            bytes.len()
+        );
+        let got = refusal(&bytes);
+        assert!(got.contains("unpacks to more than 67108864 bytes"), "{got}");
+    }
 
     #[test]
     fn task_kinds_read_and_write_as_operator_yaml_writes_them() {
