@@ -255,6 +255,13 @@ impl Objects {
         (warnings, self.troubles(tenant, &pods).await)
     }
 
+    /// The failing containers of `stored` (a Pipe Pod, say) or of the Pods it owns, without its
+    /// Warning events (a Pipe step names only its containers).
+    pub async fn failing_containers(&self, tenant: &Tenant, stored: &Value) -> Vec<Trouble> {
+        let (_, pods) = self.owned(tenant, stored).await;
+        self.troubles(tenant, &pods).await
+    }
+
     /// The failing containers of `pods` or of the Pods it owns
     /// ([`crate::containers::troubles`]), at most [`containers::MAX_TROUBLES`], each with its
     /// last log lines when it has run (read with the tenant's rights; left out when they

@@ -66,7 +66,6 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
             Ok(r) => r,
             Err(d) => return Outcome::invalid(&d),
         };
-    let mask = run.redacted();
     let mut waiting = Vec::new();
     let mut objects: Vec<Value> = rendered.into_iter().flat_map(|r| r.objects).collect();
     if apply {
@@ -95,7 +94,10 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
         if matches!(h, Health::Progressing(_)) {
             let (warnings, troubles) = run.objects.reports(run.tenant, &stored).await;
             h = with_reports(h, &stored, &warnings);
-            h = with_troubles(h, &troubles, &|s| mask.mask(s));
+            if !troubles.is_empty() {
+                let mask = run.redacted();
+                h = with_troubles(h, &troubles, &|s| mask.mask(s));
+            }
         }
         match Outcome::of_health(h, &what) {
             Outcome::Done => {}

@@ -94,7 +94,7 @@ async fn copy(
     let what = format!("Pipe Pod {name}");
     let h = health(stored);
     if matches!(h, Health::Progressing(_)) {
-        let (_, troubles) = run.objects.reports(run.tenant, stored).await;
+        let troubles = run.objects.failing_containers(run.tenant, stored).await;
         let mask = run.redacted();
         let mask = |s: &str| mask.mask(s);
         let max = run.pipe_max_restarts;
