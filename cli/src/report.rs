@@ -26,7 +26,7 @@ impl fmt::Debug for Report<'_> {
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.diag;
-        let at = if d.pointer.is_empty() { "" } else { &d.pointer };
+        let at = kudo_pkg::limits::shown_pointer(&d.pointer);
         if at.is_empty() {
             write!(f, "{}", d.message)?;
         } else {
@@ -151,10 +151,12 @@ fn handler() -> GraphicalReportHandler {
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
 }
 
-/// Renders diagnostics to a string, errors and warnings, followed by a count.
+/// Renders diagnostics to a string, errors and warnings, followed by a count: at most
+/// [`kudo_pkg::limits::MAX_PROBLEMS`], then how many more ([`kudo_pkg::limits::bounded`]).
 pub fn render(diags: &[Diagnostic], mut sources: Sources) -> String {
     let h = handler();
     let mut out = String::new();
+    let diags = &kudo_pkg::limits::bounded(diags.to_vec());
     for d in diags {
         // A secret's line would show the secret: no snippet for masked values.
         let source = match d.value {
@@ -167,8 +169,7 @@ pub fn render(diags: &[Diagnostic], mut sources: Sources) -> String {
             out.push('\n');
         }
     }
-    let errors = diags.iter().filter(|d| d.is_error()).count();
-    let warnings = diags.len() - errors;
+    let (errors, warnings) = kudo_pkg::limits::counts(diags);
     if errors > 0 {
         out.push_str(&format!("{errors} error(s), {warnings} warning(s)\n"));
     }

@@ -34,7 +34,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::diag::{Code, Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Location, Origin, Severity};
 use crate::document::Document;
 use crate::old_name::{self, Report};
 use crate::package::Package;
@@ -43,7 +43,7 @@ use crate::pointer;
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
 use crate::values::{self, Inputs, Override, Values, effective};
-use crate::{immutable, typing};
+use crate::{immutable, limits, typing};
 
 /// The plan a new Instance runs.
 pub const DEPLOY: &str = "deploy";
@@ -266,7 +266,9 @@ type Verdict = Result<Decision, Vec<Diagnostic>>;
 
 /// A new Instance of `to`: defaults, then the proposal, validated once; the plan is `deploy`.
 pub fn install(to: &Version, proposal: Proposal<'_>) -> Verdict {
+    within_limits(proposal)?;
     let (values, explicit, mut problems) = propose(to, &empty(), &empty(), proposal);
+    problems.extend(stored_within_limits(&explicit));
     problems.extend(validate(to, &values, proposal, false));
     if !to.has_plan(DEPLOY) {
         problems.push(no_plan(
@@ -290,6 +292,7 @@ pub fn install(to: &Version, proposal: Proposal<'_>) -> Verdict {
 /// A change of parameters within the installed version. An update that changes nothing (after
 /// typing both sides) is a rewrite: allowed whatever the state, no plan runs.
 pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
+    within_limits(proposal)?;
     let v = installed.version;
     let old_explicit = v.typed(installed.values);
     let kept = installed.kept.map(|k| v.typed(k)).unwrap_or_else(empty);
@@ -308,6 +311,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
             .collect();
         return Ok(unchanged(old.into_value(), new, explicit, kept, warnings));
     }
+    problems.extend(stored_within_limits(&explicit));
     problems.extend(validate(v, &new, proposal, installed.secrets_elsewhere));
     problems.extend(with_origins(
         &new,
@@ -360,6 +364,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
 /// An upgrade of an installed Instance to `to`: the installed values carried over by `oldName`
 /// ([`old_name`]), then the proposal; the plan is [`upgrade_plan`].
 pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Verdict {
+    within_limits(proposal)?;
     let from = installed.version;
     let mut problems = Vec::new();
     if installed.deleting {
@@ -422,6 +427,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     // default is no change given with the upgrade), with the kept defaults.
     let (base, _) = effective(&to.schema, &current(overlay(&kept, &carried)));
     let baseline = base.value();
+    problems.extend(stored_within_limits(&explicit));
     problems.extend(validate(to, &new, proposal, installed.secrets_elsewhere));
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
@@ -750,6 +756,77 @@ fn propose(
     }
 }
 
+/// The proposal's own values within [`limits`], checked before anything else: values too large
+/// are refused whole, at the cost of measuring them ([`limits::check`] stops at the first
+/// bound passed), never of typing, merging or validating them.
+fn within_limits(proposal: Proposal<'_>) -> Result<(), Vec<Diagnostic>> {
+    let too_long = |what: String, len: usize, origin: Origin| {
+        (len > limits::MAX_BYTES).then(|| {
+            Diagnostic::error(
+                Code::TooLarge,
+                "",
+                format!(
+                    "{what} is {len} bytes, more than the {} the values of an Instance may hold",
+                    limits::MAX_BYTES
+                ),
+            )
+            .with_origin(origin)
+        })
+    };
+    let refused: Vec<Diagnostic> = match proposal {
+        Proposal::Values(v) | Proposal::WithoutSecrets(v) => {
+            limits::refuse(v, "the Instance's parameters", Origin::Instance)
+                .err()
+                .into_iter()
+                .collect()
+        }
+        Proposal::Edits {
+            files, overrides, ..
+        } => files
+            .iter()
+            .filter_map(|f| {
+                let origin = Origin::File(Location {
+                    path: f.path().to_path_buf(),
+                    line: 1,
+                    col: 1,
+                });
+                let what = format!("-P {}", f.path().display());
+                limits::refuse(f.value(), &what, origin).err()
+            })
+            .chain(overrides.iter().enumerate().filter_map(|(i, arg)| {
+                let index = i + 1;
+                too_long(
+                    format!("-p argument {index}"),
+                    arg.len(),
+                    Origin::Flag { index },
+                )
+            }))
+            .collect(),
+        Proposal::Patch(edits) => edits
+            .iter()
+            .filter_map(|e| match e {
+                crate::values::Edit::Add { index, value, .. } => too_long(
+                    format!("--add argument {index}"),
+                    value.len(),
+                    Origin::Add { index: *index },
+                ),
+                crate::values::Edit::Remove { .. } => None,
+            })
+            .collect(),
+    };
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(refused)
+    }
+}
+
+/// The values to store within [`limits`] (several inputs, each within them, may add up past
+/// them).
+fn stored_within_limits(explicit: &Value) -> Option<Diagnostic> {
+    limits::refuse(explicit, "the parameters to store", Origin::None).err()
+}
+
 /// `values` validated against `v`'s schema; a missing `required` value is no problem when the
 /// caller has not seen the Instance's Secrets (`WithoutSecrets`, `secrets_elsewhere`).
 fn validate(
@@ -942,9 +1019,9 @@ fn errors_or_warnings(mut problems: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, 
     problems.retain(|d| seen.insert((d.code, d.pointer.to_string(), d.message.clone())));
     let (errors, warnings): (Vec<_>, Vec<_>) = problems.into_iter().partition(|d| d.is_error());
     if errors.is_empty() {
-        Ok(warnings)
+        Ok(limits::bounded(warnings))
     } else {
-        Err(errors)
+        Err(limits::bounded(errors))
     }
 }
 

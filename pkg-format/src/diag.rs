@@ -129,6 +129,11 @@ pub enum Code {
     /// `kudo patch --remove` of a value that is not there (an array index past the end, an
     /// object member that is not set).
     NothingToRemove,
+    /// Values larger than kudo accepts ([`crate::limits`]): bytes, count or depth.
+    TooLarge,
+    /// The problems not listed because a refusal lists at most
+    /// [`crate::limits::MAX_PROBLEMS`].
+    TooManyProblems,
 }
 
 impl Code {
@@ -186,6 +191,8 @@ impl Code {
             Code::Deleting => "deleting",
             Code::ValueDropped => "value-dropped",
             Code::RemovedApi => "removed-api",
+            Code::TooLarge => "too-large",
+            Code::TooManyProblems => "too-many-problems",
         }
     }
 }
@@ -418,9 +425,9 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = if self.pointer.is_empty() {
-            "/"
+            "/".to_string()
         } else {
-            &self.pointer
+            crate::limits::shown_pointer(&self.pointer)
         };
         write!(f, "{at}: {}", self.message)?;
         if let Some(v) = &self.value {

@@ -625,6 +625,34 @@ impl Document {
         Document::parse(path, &text)
     }
 
+    /// Reads and parses a values file (`-P`) of at most [`crate::limits::MAX_FILE_BYTES`]: a
+    /// larger file (or an endless one, `/dev/zero`) is refused after reading that much, with an
+    /// [`std::io::ErrorKind::FileTooLarge`] error.
+    pub fn read_values(path: &Path) -> Result<Document, Error> {
+        use std::io::Read;
+        let max = crate::limits::MAX_FILE_BYTES;
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+        if bytes.len() as u64 > max {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!("larger than {max} bytes, the most kudo reads as a values file"),
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 text: {e}"),
+            ))
+        })?;
+        Document::parse(path, &text)
+    }
+
     /// The file this document was read from.
     pub fn path(&self) -> &Path {
         &self.path
@@ -780,6 +808,35 @@ mod tests {
             ));
         }
         assert!(Document::parse(Path::new("bomb.yaml"), &text).is_err());
+    }
+
+    #[test]
+    fn a_values_file_is_read_up_to_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("ok.yaml");
+        std::fs::write(&ok, "a: 1\n").unwrap();
+        assert_eq!(
+            Document::read_values(&ok).unwrap().value(),
+            &serde_json::json!({"a": 1})
+        );
+        let big = dir.path().join("big.yaml");
+        let line = "# a comment line of some length\n";
+        let n = crate::limits::MAX_FILE_BYTES as usize / line.len() + 1;
+        std::fs::write(&big, line.repeat(n)).unwrap();
+        let Err(Error::Io { source, .. }) = Document::read_values(&big) else {
+            panic!("a file over the limit is refused");
+        };
+        assert_eq!(source.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(source.to_string().contains("4194304 bytes"), "{source}");
+        // An endless file is refused after the limit, not read forever.
+        #[cfg(unix)]
+        {
+            let Err(Error::Io { source, .. }) = Document::read_values(Path::new("/dev/zero"))
+            else {
+                panic!("/dev/zero is refused");
+            };
+            assert_eq!(source.kind(), std::io::ErrorKind::FileTooLarge);
+        }
     }
 
     #[test]

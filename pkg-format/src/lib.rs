@@ -12,6 +12,7 @@
 //! | [`params`], [`convert`], [`typing`] | the three shapes of `params.yaml`; v1beta1 → v1beta2; text and stored v1beta1 values typed by the schema | [`Params`], [`ParamSchema`], [`convert::to_schema`], [`typing::instance_values`] |
 //! | [`values`] | the parameters a user asks for: defaults, `-P` merge patches, `-p` overrides, each with its [`Origin`] | [`values::effective`], [`values::Values`], [`Redacted`] |
 //! | [`validate`] | every problem, at once | [`Validator`], [`validate::resolve`] |
+//! | [`limits`] | the size, count and depth of values the policy takes; how many problems one refusal lists | [`limits::check`], [`limits::bounded`] |
 //! | [`diag`], [`pointer`](mod@pointer) | what a problem says, and where | [`Diagnostic`], [`Code`], [`Shown`], [`Pointer`] |
 //! | [`trigger`], [`immutable`], [`change`] | the plan a change runs; what may never change; install, update and upgrade as pure decisions (all three extensions applied) | [`trigger::select`], [`immutable::check_update`], [`change::install`], [`change::update`], [`change::upgrade`] |
 //! | [`old_name`] | values carried across an upgrade by `oldName` | [`old_name::migrate`] |
@@ -67,6 +68,7 @@ pub mod document;
 pub mod explain;
 pub mod immutable;
 pub mod instance;
+pub mod limits;
 pub mod listing;
 pub mod manifest;
 pub mod old_name;

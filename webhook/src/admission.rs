@@ -36,7 +36,7 @@ use kudo_crd::plan;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
 use kudo_pkg::change::{self, Installed, Proposal, Undeclared, Version};
-use kudo_pkg::{Code, Diagnostic};
+use kudo_pkg::{Code, Diagnostic, Origin};
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
@@ -278,6 +278,14 @@ pub fn decide_with(
             warnings: Vec::new(),
         };
     }
+    // Values larger than the policy takes are refused before any work on them (the policy
+    // checks them again, at no cost worth naming).
+    if let Some(given) = new.pointer("/spec/parameters")
+        && let Err(too_large) =
+            kudo_pkg::limits::refuse(given, "the Instance's parameters", Origin::Instance)
+    {
+        return Verdict::Deny(vec![too_large]);
+    }
     let Some(name) = ov_ref(new, namespace) else {
         return Verdict::Unchecked(
             "the Instance names no OperatorVersion (spec.operatorVersion.name)".into(),
@@ -506,6 +514,10 @@ fn answer(
         Undeclared::KeepInstalled
     };
     let reply = match decide_with(&namespace, old.as_ref(), &new, store, undeclared) {
+        // An object that could not be read in the other version would fail every LIST of
+        // that version in the cluster: refused, whatever else the write changes (annotations
+        // only, say).
+        Verdict::Allow { .. } if let Err(why) = servable(&new) => deny(response, &why),
         Verdict::Allow {
             parameters,
             warnings,
@@ -538,6 +550,16 @@ fn answer(
     (200, reply.into_review())
 }
 
+/// `Err(denial)` when `object` could not be read in every version the CRD serves
+/// ([`kudo_crd::convert::servable`]).
+fn servable(object: &Value) -> Result<(), String> {
+    kudo_crd::convert::servable(object, &kudo_crd::convert::NoTypes).map_err(|why| {
+        format!(
+            "the Instance cannot be stored: {why}. Keep large data out of parameters (in a ConfigMap or Secret the operator reads) and out of annotations (kubectl apply --server-side keeps no last-applied-configuration annotation)"
+        )
+    })
+}
+
 /// Whether the client wrote through `kudo.dev/v1beta1`. The v1beta2 webhooks
 /// (`matchPolicy: Equivalent`) receive the object converted to v1beta2 (`kind.version`
 /// v1beta2), and `requestKind` says what the client sent (`/work/shared/wire`:
@@ -547,14 +569,23 @@ fn sent_as_v1beta1(request: &AdmissionRequest<DynamicObject>) -> bool {
     sent.group == "kudo.dev" && sent.version == "v1beta1"
 }
 
-/// The denial listing every problem.
+/// Longest problem in a denial, in bytes.
+const MAX_PROBLEM_BYTES: usize = 1024;
+
+/// The denial listing the problems: at most [`kudo_pkg::limits::MAX_PROBLEMS`], each cut to
+/// [`MAX_PROBLEM_BYTES`], then how many more, so that a denial stays within 64 KiB whatever
+/// the Instance holds.
 fn refused(response: AdmissionResponse, diags: &[Diagnostic]) -> AdmissionResponse {
-    let list: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    let (errors, warnings) = kudo_pkg::limits::counts(diags);
+    let list: Vec<String> = kudo_pkg::limits::bounded(diags.to_vec())
+        .iter()
+        .map(|d| kudo_pkg::limits::cut(&d.to_string(), MAX_PROBLEM_BYTES).into_owned())
+        .collect();
     deny(
         response,
         &format!(
             "the Instance's parameters are refused ({} problem(s)): {}",
-            list.len(),
+            errors + warnings,
             list.join("; ")
         ),
     )

@@ -663,3 +663,100 @@ fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
     let msg = r["status"]["message"].as_str().unwrap();
     assert!(msg.contains("[immutable-changed]"), "{msg}");
 }
+
+/// Issue 38, finding 1: 150,000 parameter keys (2.6 MB, under the API server's limit) made a
+/// 13.8 MB denial listing every problem. Now: one problem, the bound passed, before any
+/// other work on the values.
+#[test]
+fn values_past_the_policys_bounds_are_refused_whole_in_a_short_denial() {
+    let s = store();
+    let keys: serde_json::Map<String, Value> = (0..150_000)
+        .map(|i| (format!("key{i}"), json!("value")))
+        .collect();
+    let keys = Value::Object(keys);
+    for mode in [Mode::Mutate, Mode::Validate] {
+        let (status, r) = run("admission-validate-create.json", mode, &s, |b| {
+            b["request"]["object"]["spec"]["parameters"] = keys.clone();
+        });
+        assert_eq!(status, 200);
+        assert_eq!(r["allowed"], false);
+        let message = r["status"]["message"].as_str().unwrap();
+        assert!(message.len() <= 64 * 1024, "{} bytes", message.len());
+        assert!(message.contains("[too-large]"), "{message}");
+        assert!(
+            message.contains("the Instance's parameters are more than 262144 bytes as JSON"),
+            "{message}"
+        );
+    }
+    // Many problems within the bounds: the first 50, then how many more.
+    let unknown: serde_json::Map<String, Value> = (0..8_000)
+        .map(|i| (format!("key{i}"), json!("v")))
+        .collect();
+    let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |b| {
+        let p = b["request"]["object"]["spec"]["parameters"]
+            .as_object_mut()
+            .unwrap();
+        p.extend(unknown.clone());
+    });
+    let message = r["status"]["message"].as_str().unwrap();
+    assert!(message.len() <= 64 * 1024, "{} bytes", message.len());
+    assert!(message.contains("(8000 problem(s))"), "{message}");
+    assert_eq!(message.matches("[unknown-parameter]").count(), 50);
+    assert!(message.contains("and 7950 more problem(s)"), "{message}");
+    // A key as long as the bytes allow is cut where it is shown.
+    let long = "k".repeat(200_000);
+    let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |b| {
+        b["request"]["object"]["spec"]["parameters"][&long] = json!(1);
+    });
+    let message = r["status"]["message"].as_str().unwrap();
+    assert!(message.contains("[unknown-parameter]"), "{message}");
+    assert!(message.len() < 4 * 1024, "{} bytes", message.len());
+}
+
+/// Issue 38, finding 4: an Instance whose v1beta1 form cannot be held (Kubernetes' 256 KiB
+/// limit on annotations) failed every `kubectl get instances.v1beta1.kudo.dev -A`. Here the
+/// values fit the policy's bounds, but with the client-side apply annotation the v1beta1 form
+/// would not: refused, naming the version and the largest annotations.
+#[test]
+fn an_instance_that_could_not_be_read_as_v1beta1_is_refused() {
+    let s = store();
+    let big = "x".repeat(150 * 1024);
+    let edit = |b: &mut Value| {
+        let obj = &mut b["request"]["object"];
+        obj["spec"]["parameters"]["topology"] = json!([{"datacenterName": big}]);
+        let applied = obj.to_string();
+        obj["metadata"]["annotations"] = json!({
+            "kubectl.kubernetes.io/last-applied-configuration": applied
+        });
+    };
+    for mode in [Mode::Mutate, Mode::Validate] {
+        let (status, r) = run("admission-validate-create.json", mode, &s, edit);
+        assert_eq!(status, 200);
+        assert_eq!(r["allowed"], false, "{mode:?}");
+        let message = r["status"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("read as kudo.dev/v1beta1 this object would hold")
+                && message.contains("kubectl.kubernetes.io/last-applied-configuration (")
+                && message.contains("kudo.dev/v1beta2-parameters ("),
+            "{message}"
+        );
+        assert!(message.len() < 2048, "{} bytes", message.len());
+    }
+    // The same values without the annotation fit: admitted.
+    let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |b| {
+        b["request"]["object"]["spec"]["parameters"]["topology"] = json!([{"datacenterName": big}]);
+    });
+    assert_eq!(r["allowed"], true, "{r}");
+    // What is admitted converts, and the result fits.
+    let mut object =
+        wire("admission-validate-create.json")["request_body"]["request"]["object"].clone();
+    object["spec"]["parameters"]["topology"] = json!([{"datacenterName": big}]);
+    let v1beta1 = convert(&object, "kudo.dev/v1beta1", &NoTypes).unwrap();
+    let bytes: usize = v1beta1["metadata"]["annotations"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+        .sum();
+    assert!(bytes <= kudo_crd::convert::MAX_ANNOTATIONS_BYTES, "{bytes}");
+}

@@ -221,13 +221,24 @@ fn not_found(path: &Path, resolver: &crate::repo::Resolver, e: crate::repo::Repo
     }
 }
 
-/// Reads the -P files; a file that cannot be read or parsed becomes a diagnostic.
+/// Reads the -P files; a file that cannot be read or parsed, or is larger than kudo takes
+/// ([`kudo_pkg::limits`]), becomes a diagnostic.
 fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     let mut docs = Vec::new();
     let mut diags = Vec::new();
     for f in &args.files {
-        match Document::read(f) {
-            Ok(d) => docs.push(d),
+        match Document::read_values(f) {
+            Ok(d) => {
+                let origin = Origin::File(Location {
+                    path: f.clone(),
+                    line: 1,
+                    col: 1,
+                });
+                match kudo_pkg::limits::refuse(d.value(), &format!("-P {}", f.display()), origin) {
+                    Ok(_) => docs.push(d),
+                    Err(too_large) => diags.push(too_large),
+                }
+            }
             Err(kudo_pkg::Error::Yaml {
                 path,
                 line,
@@ -238,10 +249,10 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
             Err(kudo_pkg::Error::Io { path, source }) => {
-                let code = if source.kind() == std::io::ErrorKind::NotFound {
-                    Code::FileNotFound
-                } else {
-                    Code::FileUnreadable
+                let code = match source.kind() {
+                    std::io::ErrorKind::NotFound => Code::FileNotFound,
+                    std::io::ErrorKind::FileTooLarge => Code::TooLarge,
+                    _ => Code::FileUnreadable,
                 };
                 diags.push(Diagnostic::error(
                     code,

@@ -19,6 +19,8 @@
 //!   [`V1BETA2_PARAMETERS`].
 //! - **Operator** has the same shape in both versions.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use kudo_pkg::ParamSchema;
@@ -78,33 +80,7 @@ pub fn convert_owned(object: Value, desired: &str, types: &dyn TypeSource) -> Re
     let Value::Object(mut out) = object else {
         return Err(Error::Malformed("not a JSON object".into()));
     };
-    let text = |p: &str| out.get(p).and_then(Value::as_str);
-    let metadata = |p: &str| {
-        out.get("metadata")
-            .and_then(|m| m.get(p))
-            .and_then(Value::as_str)
-    };
-    let kept = |key: &str| {
-        out.get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(key))
-            .and_then(Value::as_str)
-    };
-    let spec = out.get("spec");
-    let parts = Parts {
-        api_version: text("apiVersion"),
-        kind: text("kind"),
-        namespace: metadata("namespace").unwrap_or_default(),
-        operator_version: spec
-            .and_then(|s| s.pointer("/operatorVersion/name"))
-            .and_then(Value::as_str),
-        operator_version_namespace: spec
-            .and_then(|s| s.pointer("/operatorVersion/namespace"))
-            .and_then(Value::as_str),
-        parameters: spec.and_then(|s| s.get("parameters")),
-        v1beta1_parameters: kept(V1BETA1_PARAMETERS),
-        v1beta2_parameters: kept(V1BETA2_PARAMETERS),
-    };
+    let parts = Parts::of(&out);
     let changes = rewrite(&parts, desired, types)?;
     out.insert("apiVersion".into(), Value::String(desired.to_string()));
     let Some(changes) = changes else {
@@ -148,6 +124,36 @@ pub struct Parts<'a> {
     pub v1beta1_parameters: Option<&'a str>,
     /// The text of the [`V1BETA2_PARAMETERS`] annotation.
     pub v1beta2_parameters: Option<&'a str>,
+}
+
+impl<'a> Parts<'a> {
+    /// The parts of `object` (a JSON object; anything else has none).
+    pub fn of(object: &'a Map<String, Value>) -> Parts<'a> {
+        let text = |p: &str| object.get(p).and_then(Value::as_str);
+        let metadata = object.get("metadata");
+        let meta = |p: &str| metadata.and_then(|m| m.get(p)).and_then(Value::as_str);
+        let kept = |key: &str| {
+            metadata
+                .and_then(|m| m.get("annotations"))
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_str)
+        };
+        let spec = object.get("spec");
+        Parts {
+            api_version: text("apiVersion"),
+            kind: text("kind"),
+            namespace: meta("namespace").unwrap_or_default(),
+            operator_version: spec
+                .and_then(|s| s.pointer("/operatorVersion/name"))
+                .and_then(Value::as_str),
+            operator_version_namespace: spec
+                .and_then(|s| s.pointer("/operatorVersion/namespace"))
+                .and_then(Value::as_str),
+            parameters: spec.and_then(|s| s.get("parameters")),
+            v1beta1_parameters: kept(V1BETA1_PARAMETERS),
+            v1beta2_parameters: kept(V1BETA2_PARAMETERS),
+        }
+    }
 }
 
 /// What conversion changes besides `apiVersion` (which always becomes the desired one).
@@ -245,6 +251,95 @@ pub fn rewrite(
             (kept_as, current.map(Value::to_string)),
         ],
     }))
+}
+
+/// Kubernetes' limit on the annotations of one object, keys and values together, in bytes
+/// (`TotalAnnotationSizeLimitB`): the API server refuses to store, and to return from a
+/// conversion, an object with more.
+pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+
+/// An object that cannot be read in some version the CRD serves: converted to it, its
+/// annotations would pass [`MAX_ANNOTATIONS_BYTES`], so the API server would fail the
+/// conversion, and with it every GET, LIST and watch of that version that includes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unservable {
+    /// The version (`kudo.dev/v1beta1`).
+    pub version: &'static str,
+    /// Bytes of annotations the object would hold in it.
+    pub bytes: usize,
+    /// Its largest annotations there, largest first (at most three), with their bytes.
+    pub largest: Vec<(String, usize)>,
+}
+
+impl std::fmt::Display for Unservable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let largest: Vec<String> = self
+            .largest
+            .iter()
+            .map(|(k, n)| format!("{k} ({n} bytes)"))
+            .collect();
+        write!(
+            f,
+            "read as {} this object would hold {} bytes of annotations, more than the {MAX_ANNOTATIONS_BYTES} Kubernetes allows, so every read of {} (kubectl get instances.{}.{GROUP} -A) would fail; its largest annotations there: {}",
+            self.version,
+            self.bytes,
+            self.version,
+            self.version.trim_start_matches("kudo.dev/"),
+            largest.join(", ")
+        )
+    }
+}
+
+/// Bytes of `annotations` as Kubernetes counts them: each key and value.
+fn annotation_bytes<'a>(annotations: impl Iterator<Item = (&'a str, &'a str)>) -> usize {
+    annotations.map(|(k, v)| k.len() + v.len()).sum()
+}
+
+/// Checks that `object` (a kudo.dev object in either version) can be read in every version
+/// the CRDs serve: its annotations once converted ([`rewrite`], the conversion the webhook
+/// runs) fit in [`MAX_ANNOTATIONS_BYTES`]. What the API server checks itself (the object as
+/// written) is not repeated. An object conversion refuses passes: its own error is reported
+/// where it is converted.
+pub fn servable(object: &Value, types: &dyn TypeSource) -> Result<(), Unservable> {
+    let Value::Object(map) = object else {
+        return Ok(());
+    };
+    let parts = Parts::of(map);
+    let own = map
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object);
+    for version in ["kudo.dev/v1beta1", "kudo.dev/v1beta2"] {
+        let Ok(Some(changes)) = rewrite(&parts, version, types) else {
+            continue;
+        };
+        let mut annotations: BTreeMap<&str, &str> = own
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
+            .collect();
+        for (key, value) in &changes.annotations {
+            match value {
+                Some(v) => annotations.insert(key, v.as_str()),
+                None => annotations.remove(key),
+            };
+        }
+        let bytes = annotation_bytes(annotations.iter().map(|(k, v)| (*k, *v)));
+        if bytes > MAX_ANNOTATIONS_BYTES {
+            let mut largest: Vec<(String, usize)> = annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), k.len() + v.len()))
+                .collect();
+            largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            largest.truncate(3);
+            return Err(Unservable {
+                version,
+                bytes,
+                largest,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether the object's current parameters are what converting the kept ones gives.
