@@ -451,7 +451,26 @@ fn answer(
     mode: Mode,
     store: &dyn OperatorVersions,
 ) -> (u16, AdmissionReview<DynamicObject>) {
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+    // The body is parsed once: the objects are taken out of it as they are (no second copy
+    // through DynamicObject, which doubled the memory of a large review), and the rest, small,
+    // is read as kube's AdmissionReview.
+    let mut raw: Value = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                400,
+                AdmissionResponse::invalid(format!("not an AdmissionReview: {e}")).into_review(),
+            );
+        }
+    };
+    let mut take = |key: &str| {
+        raw.get_mut("request")
+            .and_then(Value::as_object_mut)
+            .and_then(|r| r.shift_remove(key))
+            .filter(|v| !v.is_null())
+    };
+    let (new, old) = (take("object"), take("oldObject"));
+    let review: AdmissionReview<DynamicObject> = match serde_json::from_value(raw) {
         Ok(r) => r,
         Err(e) => {
             return (
@@ -487,17 +506,12 @@ fn answer(
     if matches!(request.operation, Operation::Delete | Operation::Connect) {
         return (200, response.into_review());
     }
-    let Some(object) = request.object.as_ref() else {
+    let Some(new) = new else {
         return (
             200,
             deny(response, "the request has no object").into_review(),
         );
     };
-    let new = serde_json::to_value(object).unwrap_or(Value::Null);
-    let old = request
-        .old_object
-        .as_ref()
-        .and_then(|o| serde_json::to_value(o).ok());
     if mode == Mode::V1beta1 {
         // Only what was written through v1beta1 is checked here: the webhooks of v1beta2
         // decide everything else, after conversion.

@@ -10,14 +10,20 @@
 //! its namespace leaves one file per class. Files are written whole (a temporary file renamed).
 //!
 //! Reviews carry the objects as sent, `writeOnly` values included: capture on a test cluster
-//! only. Capturing never changes an answer; a capture that cannot be written is logged.
+//! only. Capturing never changes an answer; a capture that cannot be written is logged. A
+//! review larger than [`MAX_CAPTURED`] is not captured: the fixtures are small reviews, and
+//! capturing parses and rewrites the whole review, which would multiply the memory a large one
+//! takes.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+/// Largest review captured, in bytes.
+pub const MAX_CAPTURED: usize = 1024 * 1024;
+
 /// Writes the capture of one review that `endpoint` (`convert`, `mutate`, `validate`) received
-/// on `path` under `dir`, and returns its file (`None` when the request is not a review kudo
+/// on `path` under `dir`, and returns its file (`None` when the request is larger than [`MAX_CAPTURED`] or not a review kudo
 /// can classify: it is not captured).
 pub fn write(
     dir: &Path,
@@ -27,6 +33,9 @@ pub fn write(
     status: u16,
     response: &[u8],
 ) -> std::io::Result<Option<PathBuf>> {
+    if request.len() > MAX_CAPTURED {
+        return Ok(None);
+    }
     let Ok(request) = serde_json::from_slice::<Value>(request) else {
         return Ok(None);
     };
