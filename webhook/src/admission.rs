@@ -531,7 +531,9 @@ fn answer(
         // An object that could not be read in the other version would fail every LIST of
         // that version in the cluster: refused, whatever else the write changes (annotations
         // only, say).
-        Verdict::Allow { .. } if let Err(why) = servable(&new) => deny(response, &why),
+        Verdict::Allow { .. } if let Err(why) = servable(old.as_ref(), &new) => {
+            deny(response, &why)
+        }
         Verdict::Allow {
             parameters,
             warnings,
@@ -564,10 +566,22 @@ fn answer(
     (200, reply.into_review())
 }
 
-/// `Err(denial)` when `object` could not be read in every version the CRD serves
-/// ([`kudo_crd::convert::servable`]).
-fn servable(object: &Value) -> Result<(), String> {
-    kudo_crd::convert::servable(object, &kudo_crd::convert::NoTypes).map_err(|why| {
+/// `Err(denial)` when `new` could not be read in every version the CRD serves
+/// ([`kudo_crd::convert::servable`]), unless the `old` object already could not and the write
+/// makes it no worse: an Instance stored before this check (or past a limit since lowered) can
+/// still lose its finalizer, be deleted, and be made smaller.
+fn servable(old: Option<&Value>, new: &Value) -> Result<(), String> {
+    use kudo_crd::convert::{NoTypes, servable};
+    let Err(why) = servable(new, &NoTypes) else {
+        return Ok(());
+    };
+    if let Some(Err(was)) = old.map(|o| servable(o, &NoTypes))
+        && was.version == why.version
+        && why.bytes <= was.bytes
+    {
+        return Ok(());
+    }
+    Err(why).map_err(|why| {
         format!(
             "the Instance cannot be stored: {why}. Keep large data out of parameters (in a ConfigMap or Secret the operator reads) and out of annotations (kubectl apply --server-side keeps no last-applied-configuration annotation)"
         )

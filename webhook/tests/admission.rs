@@ -742,6 +742,29 @@ fn an_instance_that_could_not_be_read_as_v1beta1_is_refused() {
         );
         assert!(message.len() < 2048, "{} bytes", message.len());
     }
+    // An Instance stored before the check, already past it, can still be changed in ways that
+    // make it no worse (its finalizer removed, so that it can be deleted); not made worse.
+    let legacy = |b: &mut Value, extra: &str| {
+        let old = &mut b["request"]["oldObject"];
+        old["spec"]["parameters"]["topology"] = json!([{"datacenterName": big}]);
+        let applied = old.to_string();
+        old["metadata"]["annotations"] =
+            json!({"kubectl.kubernetes.io/last-applied-configuration": applied});
+        let mut new = old.clone();
+        new["metadata"]["finalizers"] = json!([]);
+        if !extra.is_empty() {
+            new["metadata"]["annotations"]["note"] = json!(extra);
+        }
+        b["request"]["object"] = new;
+    };
+    let (_, r) = run("admission-validate-update.json", Mode::Validate, &s, |b| {
+        legacy(b, "")
+    });
+    assert_eq!(r["allowed"], true, "{r}");
+    let (_, r) = run("admission-validate-update.json", Mode::Validate, &s, |b| {
+        legacy(b, &"z".repeat(1000))
+    });
+    assert_eq!(r["allowed"], false, "{r}");
     // The same values without the annotation fit: admitted.
     let (_, r) = run("admission-validate-create.json", Mode::Validate, &s, |b| {
         b["request"]["object"]["spec"]["parameters"]["topology"] = json!([{"datacenterName": big}]);
