@@ -13,6 +13,12 @@ pointing at them, then measures:
    with the manager running: how many land, p50/p99 of their wall time;
 3. 200 Instances, each updated once: time until every plan is COMPLETE, against a bare
    server-side-apply loop of the ConfigMaps those plans write; the manager's peak RSS.
+4. (`BENCH_PARTS=delete`, issue 38 finding 6) N_DELETE Instances (500) created at once and
+   deleted during their plans: time until every one is gone, the most connections the manager
+   held to the API server, and the warning and error lines it logged. Run it with
+   `KUDO_BENCH_CONCURRENCY=0` (no limit, as before `--concurrency`) and without (the default).
+
+`KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
 timed test: it reports what it measured.
@@ -32,7 +38,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("KUDO_SHARED_DIR", ROOT.parent / "shared"))
-BIN = ROOT / "target" / "release"
+BIN = Path(os.environ["KUDO_BENCH_BIN"]).resolve() if os.environ.get("KUDO_BENCH_BIN") else ROOT / "target" / "release"
+N_DELETE = int(os.environ.get("N_DELETE", "500"))
+# The manager's --concurrency (unset: its default).
+CONCURRENCY = os.environ.get("KUDO_BENCH_CONCURRENCY")
 OUT = ROOT / "target" / "kudo-bench"
 N_LIST = int(os.environ.get("N_LIST", "1000"))
 N_INSTANCES = int(os.environ.get("N_INSTANCES", "200"))
@@ -92,9 +101,10 @@ def start_daemons(cluster, logs):
         [BIN / "kudo-webhook", "--listen", f"{host}:{port}", "--tls-cert", certs / "tls.crt",
          "--tls-key", certs / "tls.key", "--kubeconfig", cluster.kubeconfig],
         stdout=open(certs / "webhook.log", "w"), stderr=subprocess.STDOUT)
+    concurrency = ["--concurrency", CONCURRENCY] if CONCURRENCY is not None else []
     manager = subprocess.Popen(
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
-         "127.0.0.1:19080"],
+         "127.0.0.1:19080", *concurrency],
         stdout=open(certs / "manager.log", "w"), stderr=subprocess.STDOUT)
     kudo(cluster, "init", "--wait", "--webhook-url", f"https://{host}:{port}", "--ca-bundle",
          certs / "ca.pem")
@@ -151,10 +161,79 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def connections(pid, port):
+    """Established TCP connections of process `pid` to 127.0.0.1:`port`."""
+    out = subprocess.run(["ss", "-Htnp", "state", "established", "dst", f"127.0.0.1:{port}"],
+                         capture_output=True, text=True).stdout
+    return sum(1 for line in out.splitlines() if f"pid={pid}," in line)
+
+
+def log_lines(path, levels=("WARN", "ERROR")):
+    text = Path(path).read_text(errors="replace")
+    return sum(1 for line in text.splitlines() if any(f" {lvl} " in line for lvl in levels))
+
+
+def delete_during_plans(cluster, pkg, manager, state):
+    """N_DELETE Instances created at once, deleted while their plans run (issue 38, 6)."""
+    ns = "bench-delete"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    kudo(cluster, "install", pkg, "--instance", "seed", "-n", ns, "--wait")
+    ov = cluster.request("GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances/seed")[
+        "spec"]["operatorVersion"]
+    names = [f"d{i:03}" for i in range(N_DELETE)]
+    log = Path(state) / "manager.log"
+    warnings_before = log_lines(log)
+    port = int(cluster.server.rsplit(":", 1)[1])
+    peak = [0]
+    stop = [False]
+
+    def sample():
+        while not stop[0]:
+            peak[0] = max(peak[0], connections(manager.pid, port))
+            time.sleep(0.2)
+
+    sampler = concurrent.futures.ThreadPoolExecutor(1).submit(sample)
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: cluster.request(
+            "POST", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances",
+            {"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+             "metadata": {"name": n, "namespace": ns},
+             "spec": {"operatorVersion": ov, "parameters": {}}}), names))
+    created_s = time.perf_counter() - t
+    time.sleep(2)  # plans under way
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: cluster.request(
+            "DELETE", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances/{n}"), names))
+    deadline = time.time() + 900
+    left = len(names)
+    while time.time() < deadline:
+        items = cluster.request("GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances")["items"]
+        left = sum(1 for i in items if i["metadata"]["name"] != "seed")
+        if left == 0:
+            break
+        time.sleep(0.5)
+    deleted_s = time.perf_counter() - t
+    stop[0] = True
+    sampler.result()
+    return {
+        "instances": N_DELETE,
+        "manager_concurrency": CONCURRENCY if CONCURRENCY is not None else "default",
+        "created_s": round(created_s, 2),
+        "all_deleted": left == 0,
+        "delete_to_gone_s": round(deleted_s, 2),
+        "manager_peak_api_connections": peak[0],
+        "manager_warn_error_lines": log_lines(log) - warnings_before,
+        "manager_log_bytes": log.stat().st_size,
+    }
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cargo", "build", "--release", "--workspace", "--bins", "--locked"],
-                   cwd=ROOT, check=True)
+    if not os.environ.get("KUDO_BENCH_BIN"):
+        subprocess.run(["cargo", "build", "--release", "--workspace", "--bins", "--locked"],
+                       cwd=ROOT, check=True)
     print("built; starting the control plane", flush=True)
     state = tempfile.mkdtemp(prefix="kudo-bench-")
     # Ports of its own, so that it never meets a development or CI control plane.
@@ -303,6 +382,9 @@ def main():
                 "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
                 "webhook_peak_rss_mib": round(peak_rss_mib(webhook.pid), 1),
             }
+        if "delete" in PARTS:
+            results["delete_during_plans"] = delete_during_plans(cluster, pkg, manager, state)
+            print(json.dumps(results["delete_during_plans"]), flush=True)
     finally:
         for p in (webhook, manager):
             if p:

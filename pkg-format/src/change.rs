@@ -790,7 +790,7 @@ fn within_limits(proposal: Proposal<'_>) -> Result<(), Vec<Diagnostic>> {
                     line: 1,
                     col: 1,
                 });
-                let what = format!("-P {}", f.path().display());
+                let what = format!("the values of -P {}", f.path().display());
                 limits::refuse(f.value(), &what, origin).err()
             })
             .chain(overrides.iter().enumerate().filter_map(|(i, arg)| {

@@ -234,7 +234,11 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                     line: 1,
                     col: 1,
                 });
-                match kudo_pkg::limits::refuse(d.value(), &format!("-P {}", f.display()), origin) {
+                match kudo_pkg::limits::refuse(
+                    d.value(),
+                    &format!("the values of -P {}", f.display()),
+                    origin,
+                ) {
                     Ok(_) => docs.push(d),
                     Err(too_large) => diags.push(too_large),
                 }

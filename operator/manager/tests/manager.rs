@@ -116,7 +116,17 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
         ("PATCH", p) if p.contains("/instances/") => {
             let patch: json_patch::Patch = serde_json::from_value(body.clone()).unwrap();
             let mut inst = cluster.instance.clone();
-            json_patch::patch(&mut inst, &patch).unwrap();
+            // A failed `test` is a 422 with no cause, as kube-apiserver answers it.
+            if json_patch::patch(&mut inst, &patch).is_err() {
+                return (
+                    422,
+                    status_error(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                    ),
+                );
+            }
             cluster.instance = inst.clone();
             (200, inst)
         }
@@ -411,6 +421,31 @@ fn ready(status: &Value) -> (String, String) {
         c["status"].as_str().unwrap().to_string(),
         c["reason"].as_str().unwrap().to_string(),
     )
+}
+
+/// A copy read before the Instance's last change fails the finalizer patch's resourceVersion
+/// test (422): no failed reconcile (it was one warning per Instance deleted during its plan),
+/// the watch brings the change.
+#[tokio::test]
+async fn a_stale_copy_changes_no_finalizer_and_is_no_failure() {
+    let inst = instance(json!({}));
+    let (fake, client) = Fake::start(&inst);
+    fake.cluster.lock().unwrap().instance["metadata"]["resourceVersion"] = json!("8");
+    let ctx = context(client, true);
+    let action = kudo_manager::reconcile(Arc::new(inst), ctx)
+        .await
+        .expect("a stale copy is no failure");
+    assert_eq!(action, Action::await_change());
+    let seen = fake.take();
+    assert_eq!(
+        Fake::calls(&seen),
+        ["PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo"]
+    );
+    assert!(
+        fake.cluster.lock().unwrap().instance["metadata"]
+            .get("finalizers")
+            .is_none()
+    );
 }
 
 #[tokio::test]
