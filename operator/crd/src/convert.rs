@@ -263,6 +263,8 @@ pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 /// conversion, and with it every GET, LIST and watch of that version that includes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unservable {
+    /// The object's resource (`instances`, `operatorversions`).
+    pub resource: String,
     /// The version (`kudo.dev/v1beta1`).
     pub version: &'static str,
     /// Bytes of annotations the object would hold in it.
@@ -280,10 +282,11 @@ impl std::fmt::Display for Unservable {
             .collect();
         write!(
             f,
-            "read as {} this object would hold {} bytes of annotations, more than the {MAX_ANNOTATIONS_BYTES} Kubernetes allows, so every read of {} (kubectl get instances.{}.{GROUP} -A) would fail; its largest annotations there: {}",
+            "read as {} this object would hold {} bytes of annotations, more than the {MAX_ANNOTATIONS_BYTES} Kubernetes allows, so every read of {} (kubectl get {}.{}.{GROUP} -A) would fail; its largest annotations there: {}",
             self.version,
             self.bytes,
             self.version,
+            self.resource,
             self.version.trim_start_matches("kudo.dev/"),
             largest.join(", ")
         )
@@ -333,6 +336,7 @@ pub fn servable(object: &Value, types: &dyn TypeSource) -> Result<(), Unservable
             largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             largest.truncate(3);
             return Err(Unservable {
+                resource: format!("{}s", parts.kind.unwrap_or_default().to_ascii_lowercase()),
                 version,
                 bytes,
                 largest,

@@ -184,3 +184,49 @@ fn objects_that_are_not_ours_are_refused_and_ours_never_are() {
     assert_eq!(up["spec"], op["spec"]);
     assert_eq!(up["apiVersion"], "kudo.dev/v1beta2");
 }
+
+/// Issue 38: an object whose form in the other version would pass Kubernetes' 256 KiB limit on
+/// annotations cannot be served in it; [`servable`] says so, naming the resource, the version
+/// and the largest annotations, for Instances and OperatorVersions alike.
+#[test]
+fn an_object_whose_other_version_passes_the_annotation_limit_is_not_servable() {
+    use kudo_crd::convert::{MAX_ANNOTATIONS_BYTES, servable};
+    let big = "d".repeat(200 * 1024);
+    let ov = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+        "metadata": {"name": "big-1.0.0", "namespace": "ns"},
+        "spec": {"version": "1.0.0", "parameters": {"type": "object", "properties": {
+            "a": {"type": "string", "description": big}}}}});
+    assert!(servable(&ov, &NoTypes).is_ok(), "200 KiB fits");
+    let mut bigger = ov.clone();
+    bigger["metadata"]["annotations"] = json!({"note": "n".repeat(100 * 1024)});
+    let why = servable(&bigger, &NoTypes).unwrap_err();
+    assert_eq!(why.resource, "operatorversions");
+    assert_eq!(why.version, "kudo.dev/v1beta1");
+    assert!(why.bytes > MAX_ANNOTATIONS_BYTES);
+    assert_eq!(why.largest[0].0, "kudo.dev/v1beta2-parameters");
+    assert_eq!(why.largest[1].0, "note");
+    let text = why.to_string();
+    assert!(
+        text.contains("kubectl get operatorversions.v1beta1.kudo.dev -A"),
+        "{text}"
+    );
+    // What conversion really produces is what was measured.
+    let down = convert::convert(&bigger, "kudo.dev/v1beta1", &NoTypes).unwrap();
+    let bytes: usize = down["metadata"]["annotations"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+        .sum();
+    assert_eq!(bytes, why.bytes);
+    // A v1beta1 Instance whose values would be kept whole in the v1beta2 form's annotation.
+    let inst = json!({"apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": "i", "namespace": "ns",
+            "annotations": {"note": "n".repeat(100 * 1024)}},
+        "spec": {"operatorVersion": {"name": "big-1.0.0"}, "parameters": {"A": big}}});
+    let why = servable(&inst, &NoTypes).unwrap_err();
+    assert_eq!(
+        (why.resource.as_str(), why.version),
+        ("instances", "kudo.dev/v1beta2")
+    );
+}

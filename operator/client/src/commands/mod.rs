@@ -223,6 +223,17 @@ pub enum Error {
         #[source]
         source: Unusable,
     },
+    /// An OperatorVersion the cluster could not serve in every version (its v1beta1 form would
+    /// pass Kubernetes' annotation limit).
+    #[error(
+        "OperatorVersion {name} cannot be created: {why}. Make its parameter schema smaller (descriptions, defaults)"
+    )]
+    Unservable {
+        /// Its name.
+        name: String,
+        /// Why.
+        why: Box<kudo_crd::convert::Unservable>,
+    },
     /// `kudo install` of an Instance that exists.
     #[error(
         "Instance {namespace}/{name} already exists: change it with `kudo update --instance {name}` or `kudo upgrade`"
@@ -614,10 +625,19 @@ async fn operator_version(t: &Target, reference: &OperatorVersionRef) -> Result<
         .ok_or_else(|| at.not_found("OperatorVersion", &reference.name))
 }
 
-/// Reads the OperatorVersion `want` would be, and refuses when it exists with another spec.
-/// Returns whether it exists (then nothing needs creating).
+/// Reads the OperatorVersion `want` would be, and refuses when it exists with another spec,
+/// or when it could not be read in every version the CRD serves (docs/limits.md: a schema
+/// whose v1beta1 form passes Kubernetes' annotation limit would fail every read of v1beta1
+/// OperatorVersions in the cluster). Returns whether it exists (then nothing needs creating).
 async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<bool> {
     let name = want.metadata.name.clone().unwrap_or_default();
+    let object = serde_json::to_value(want).map_err(|e| Error::Internal(e.to_string()))?;
+    kudo_crd::convert::servable(&object, &kudo_crd::convert::NoTypes).map_err(|why| {
+        Error::Unservable {
+            name: name.clone(),
+            why: Box::new(why),
+        }
+    })?;
     let have = t.operator_versions().get_opt(&name).await.map_err(t.api(
         "get",
         "OperatorVersion",
