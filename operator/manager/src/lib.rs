@@ -44,6 +44,8 @@
 
 #![deny(missing_docs)]
 
+mod backoff;
+mod bounded;
 mod containers;
 mod context;
 mod controller;
