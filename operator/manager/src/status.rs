@@ -78,8 +78,11 @@ fn set_condition(
         last_transition_time: since,
         observed_generation: inst.metadata.generation,
     };
-    status.conditions.retain(|c| c.type_ != type_);
-    status.conditions.push(condition);
+    // In its place: the conditions' order changes nothing, and rewrites nothing.
+    match status.conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => *c = condition,
+        None => status.conditions.push(condition),
+    }
 }
 
 /// The condition saying the manager's full status was refused: False while `status.applied`
