@@ -20,9 +20,9 @@ use crate::reconcile::reconcile;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 
 /// What happens after a failed reconcile: the failure is counted and the Instance retried
-/// with back-off, longer each time it fails the same way; it is logged (its error cut to
-/// [`crate::bounded::STATUS_MESSAGE`]) the first few times, then now and then
-/// ([`crate::backoff`]). This is the one line a failed reconcile logs.
+/// with back-off, longer each time it fails the same way ([`Settings::backoff`] doubled up to
+/// [`Settings::max_backoff`]); it is logged (its error cut to 4 KiB) the first 3 times, then
+/// the 8th, 16th, 32nd… This is the one line a failed reconcile logs.
 pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.failed(error.metric_label());
     let error = bounded::cut(&error.to_string(), bounded::STATUS_MESSAGE);
