@@ -10,7 +10,7 @@
 //! sentence around it survives; then, if the text is still too long, its head and tail are kept
 //! with the number of bytes cut between them.
 
-use kudo_crd::common::InstanceStatus;
+use kudo_crd::common::{InstanceStatus, PlanStatus};
 
 /// Longest message the manager writes into an Instance's status (a step's, a phase's, a plan's,
 /// a warning, a condition's), in bytes.
@@ -108,29 +108,37 @@ fn ceil(s: &str, mut i: usize) -> usize {
 /// Every message of `status` (each step's, phase's and plan's, each plan warning, each
 /// condition's) cut to [`STATUS_MESSAGE`]: what the manager writes is never larger.
 pub fn status(status: &mut InstanceStatus) {
-    let bound = |m: &mut Option<String>| {
-        if let Some(text) = m.as_mut()
-            && text.len() > STATUS_MESSAGE
-        {
-            *text = cut(text, STATUS_MESSAGE);
-        }
-    };
     for ps in status.plan_status.values_mut() {
-        bound(&mut ps.message);
-        for w in &mut ps.warnings {
-            if w.len() > STATUS_MESSAGE {
-                *w = cut(w, STATUS_MESSAGE);
-            }
-        }
-        for phase in &mut ps.phases {
-            bound(&mut phase.message);
-            for step in &mut phase.steps {
-                bound(&mut step.message);
-            }
-        }
+        plan(ps);
     }
     for c in &mut status.conditions {
         bound(&mut c.message);
+    }
+}
+
+/// Every message of the plan status `ps` (its own, its phases', its steps', its warnings) cut
+/// to [`STATUS_MESSAGE`]: done as soon as they are rolled up, so that what the manager holds
+/// is what it writes, and a status read back compares equal.
+pub fn plan(ps: &mut PlanStatus) {
+    bound(&mut ps.message);
+    for w in &mut ps.warnings {
+        if w.len() > STATUS_MESSAGE {
+            *w = cut(w, STATUS_MESSAGE);
+        }
+    }
+    for phase in &mut ps.phases {
+        bound(&mut phase.message);
+        for step in &mut phase.steps {
+            bound(&mut step.message);
+        }
+    }
+}
+
+fn bound(message: &mut Option<String>) {
+    if let Some(text) = message.as_mut()
+        && text.len() > STATUS_MESSAGE
+    {
+        *text = cut(text, STATUS_MESSAGE);
     }
 }
 

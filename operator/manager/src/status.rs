@@ -115,6 +115,9 @@ pub async fn write_status(
     if full.applied.is_some() {
         full.conditions.retain(|c| c.type_ != RECORDED);
     }
+    if *was == full {
+        return Ok(None);
+    }
     let refusal = match apply(api, inst, &full).await {
         Ok(rv) => return Ok(rv),
         Err(kube::Error::Api(s)) if !matches!(s.code, 409 | 429 | 503 | 504) => s,

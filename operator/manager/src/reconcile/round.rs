@@ -196,6 +196,8 @@ impl<'a> Round<'a> {
                 step.message = message;
             }
             plan::roll_up(ps);
+            // A phase's and the plan's messages name their failing steps': cut as written.
+            bounded::plan(ps);
             let after = ExecStatus::parse(ps.status.as_deref());
             if after != before || completed {
                 ps.last_updated_timestamp = Some(now.into());
