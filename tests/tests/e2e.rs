@@ -31,6 +31,8 @@ use kudo_testkit::{example, fixture, kudo_bin, repo, workspace_bin};
 use serde_json::{Value, json};
 
 // Scenarios of their own files (the crate root is this file, so the paths are spelled out).
+#[path = "e2e/bounded.rs"]
+mod bounded;
 #[path = "e2e/diff_patch.rs"]
 mod diff_patch;
 #[path = "e2e/failover.rs"]

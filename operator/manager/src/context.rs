@@ -14,6 +14,8 @@ use kube::{Client, Resource, ResourceExt};
 use kudo_pkg::Package;
 use kudo_pkg::change::Version;
 
+use crate::backoff::{Backoff, Retry};
+use crate::bounded;
 use crate::digest::digest_key;
 use crate::memo::Memo;
 use crate::metrics::Metrics;
@@ -23,9 +25,6 @@ use crate::tenant::Tenants;
 use kudo_crd::labels;
 use kudo_crd::reference::{Identity, OperatorVersionRef, resolve};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
-
-/// Longest Event note the API server accepts (events.k8s.io/v1: 1 kB).
-const MAX_EVENT_NOTE: usize = 1024;
 
 /// Timings.
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +93,8 @@ pub struct Context {
     pub metrics: Metrics,
     pub(crate) settings: Settings,
     compiled: Memo<Arc<Compiled>>,
-    failures: Mutex<HashMap<String, u32>>,
+    /// The back-off of failing Instances and the log rule of their failures.
+    failures: Backoff,
     /// By `instance/plan/phase/step`: when RBAC first refused the step (while it still does).
     forbidden: Mutex<HashMap<String, Instant>>,
     /// By Instance: the resourceVersion of the manager's last status write, so that a
@@ -130,7 +130,7 @@ impl Context {
             metrics: Metrics::default(),
             settings,
             compiled: Memo::default(),
-            failures: Mutex::default(),
+            failures: Backoff::new(settings.backoff, settings.max_backoff),
             forbidden: Mutex::default(),
             written: Mutex::default(),
             clock: now,
@@ -207,18 +207,10 @@ impl Context {
         Ok(c)
     }
 
-    pub(crate) fn backoff(&self, key: &str) -> Duration {
-        let n = self
-            .failures
-            .lock()
-            .map(|mut m| {
-                let n = m.entry(key.to_string()).or_insert(0);
-                *n += 1;
-                *n
-            })
-            .unwrap_or(1);
-        let d = self.settings.backoff.saturating_mul(1 << (n - 1).min(16));
-        d.min(self.settings.max_backoff)
+    /// Instance `key` failed with `fingerprint` (the failing steps and their messages, or the
+    /// reconcile's error): when to try again and whether to log it ([`crate::backoff`]).
+    pub(crate) fn failed(&self, key: &str, fingerprint: &str) -> Retry {
+        self.failures.failed(key, fingerprint)
     }
 
     /// Whether a step RBAC refuses now (`refused`) was refused before, at least
@@ -277,10 +269,9 @@ impl Context {
         }
     }
 
+    /// Instance `key` progressed: its next failure is a first one.
     pub(crate) fn reset_backoff(&self, key: &str) {
-        if let Ok(mut m) = self.failures.lock() {
-            m.remove(key);
-        }
+        self.failures.reset(key);
     }
 
     pub(crate) async fn event(
@@ -288,17 +279,10 @@ impl Context {
         inst: &Instance,
         type_: EventType,
         reason: &str,
-        mut note: String,
+        note: String,
     ) {
         // The API server refuses an Event whose note is over 1 kB.
-        if note.len() > MAX_EVENT_NOTE {
-            let mut end = MAX_EVENT_NOTE - 3;
-            while !note.is_char_boundary(end) {
-                end -= 1;
-            }
-            note.truncate(end);
-            note.push('…');
-        }
+        let note = bounded::cut(&note, bounded::EVENT_NOTE);
         let ev = Event {
             type_,
             reason: reason.into(),

@@ -7,23 +7,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use kube::Client;
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
 
+use crate::bounded;
 use crate::context::{Context, Settings, key};
 use crate::error::{Error, Result};
 use crate::reconcile::reconcile;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 
-/// What happens after a failed reconcile: the failure is counted, the Instance retried with
-/// backoff.
+/// What happens after a failed reconcile: the failure is counted and the Instance retried
+/// with back-off, longer each time it fails the same way ([`Settings::backoff`] doubled up to
+/// [`Settings::max_backoff`]); it is logged (its error cut to 4 KiB) the first 3 times, then
+/// the 8th, 16th, 32nd… This is the one line a failed reconcile logs.
 pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Action {
-    tracing::warn!(instance = %inst.name_any(), %error, "reconcile failed");
     ctx.metrics.failed(error.metric_label());
-    Action::requeue(ctx.backoff(&key(&inst)))
+    let error = bounded::cut(&error.to_string(), bounded::STATUS_MESSAGE);
+    let again = ctx.failed(&key(&inst), &error);
+    if again.log {
+        tracing::warn!(instance = %key(&inst), %error, times = again.count, retry_in = ?again.delay, "reconcile failed");
+    }
+    Action::requeue(again.delay)
 }
 
 /// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
@@ -86,7 +93,9 @@ pub async fn run(
         .for_each(|r| async move {
             match r {
                 Ok((obj, _)) => tracing::debug!(instance = %obj.name, "reconciled"),
-                Err(e) => tracing::debug!(error = %e, "reconcile error"),
+                // error_policy logged it (by the log rule): not a second line per retry.
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                Err(e) => tracing::debug!(error = %bounded::cut(&e.to_string(), bounded::STATUS_MESSAGE), "controller error"),
             }
         })
         .await;

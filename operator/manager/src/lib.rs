@@ -24,11 +24,12 @@
 //! | `serve` | the process: `/healthz`, `/readyz`, `/metrics`, leader election ([`serve`]) |
 //! | `controller` | the controller on Instances and the OperatorVersion reflector ([`run`], [`error_policy`]) |
 //! | `reconcile` | one reconcile ([`reconcile`]): the finalizer, then `apply` (the plan a change needs) or `cleanup` (the `cleanup` plan of a deleted Instance); `round` starts and advances the active plan |
-//! | `status`, `finalizer` | writing the Instance's status and `Ready` condition; the hand-written finalizer |
+//! | `status`, `finalizer` | writing the Instance's status (a refused one replaced by a smaller one saying why) and `Ready` condition; the hand-written finalizer |
 //! | `context` | what reconciles share: clients, OperatorVersions, backoff, events ([`Context`], [`Settings`]) |
 //! | `tasks` | running a step: its tasks in order; `tasks::pipe`, `tasks::kudo_operator` |
 //! | `step` | a step being run (`StepRun`), how it ended (`Outcome`), an object's health as an outcome |
 //! | `objects` | discovery, server-side apply, deletes, the Warning events that explain a wait |
+//! | `backoff`, `bounded` | the back-off of a failure that repeats and its log rule; messages cut to a bounded size |
 //! | `health`, `containers`, `undeclared`, `pod_files`, `tenant`, `digest`, `memo`, `metrics`, `error` | an object's health; why a Pod's containers fail; fields a schema does not declare; reading a Pipe Pod's files; the identity acting for an Instance; the digest key; memo; metrics; errors |
 //!
 //! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
@@ -40,10 +41,27 @@
 //!
 //! Status goes through server-side apply on the status subresource (field manager
 //! `kudo-manager`), with KUDO's statuses per plan, phase and step and a `Ready` condition.
-//! Failures become events and metrics ([`Metrics`]); retries back off exponentially.
+//! Failures become events and metrics ([`Metrics`]).
+//!
+//! # Bounds
+//!
+//! What the manager writes is bounded (issue 38; `docs/limits-manager.md`): every message it
+//! writes into a status is cut to 4 KiB, an Event's note to 1 KiB, a log line's message to
+//! 64 KiB (`bounded`: an echoed value cut in its middle, then head and tail kept with
+//! `… N bytes cut …`). A status the API server refuses (too large: `status.applied` holds the
+//! parameters) is replaced at once by one without `status.applied` and with the condition
+//! `Recorded` False, reason `StatusRefused`, saying why, so an Instance always shows why; a run
+//! the status already holds is not started again. A failure that repeats (same plan run, same
+//! failing steps and messages, or the same reconcile error) is retried after 5 s, doubled each
+//! time up to 5 min ([`Settings::backoff`], [`Settings::max_backoff`]); a new failure or
+//! progress starts again. Of a run of identical failures the first 3 are logged, then the 8th,
+//! 16th, 32nd… (`backoff`); [`error_policy`] is the one line a failed reconcile logs. At most
+//! [`Settings::concurrency`] Instances are reconciled at once.
 
 #![deny(missing_docs)]
 
+mod backoff;
+mod bounded;
 mod containers;
 mod context;
 mod controller;

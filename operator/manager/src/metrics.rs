@@ -24,7 +24,7 @@ struct PlanEndLabels {
     status: String,
 }
 
-/// Reconciliations, failures, plans started and finished.
+/// Reconciliations, failures, plans started and finished, status writes refused.
 pub struct Metrics {
     registry: Registry,
     reconciliations: Counter,
@@ -32,6 +32,7 @@ pub struct Metrics {
     duration: Histogram,
     started: Family<PlanLabels, Counter>,
     finished: Family<PlanEndLabels, Counter>,
+    status_refused: Counter,
 }
 
 impl Default for Metrics {
@@ -65,7 +66,14 @@ impl Default for Metrics {
             "Plans that reached COMPLETE or FATAL_ERROR, by plan and status",
             finished.clone(),
         );
+        let status_refused = Counter::default();
+        registry.register(
+            "status_refused",
+            "Status writes the API server refused, replaced by a smaller status saying why",
+            status_refused.clone(),
+        );
         Metrics {
+            status_refused,
             registry,
             reconciliations,
             failures,
@@ -107,6 +115,11 @@ impl Metrics {
                 status: status.into(),
             })
             .inc();
+    }
+
+    /// The API server refused a status write.
+    pub fn status_refused(&self) {
+        self.status_refused.inc();
     }
 
     /// The metrics in Prometheus' text format.

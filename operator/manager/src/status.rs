@@ -1,11 +1,15 @@
 //! Writing an Instance's status: the statuses of its plans (kept by [`kudo_crd::plan`]) and
 //! its `Ready` condition, with server-side apply on the status subresource (field manager
-//! `kudo-manager`), only when something changed.
+//! `kudo-manager`), only when something changed, every message cut to a bounded size; a status
+//! the API server refuses replaced by a smaller one that says why ([`write_status`]).
 
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::events::EventType;
 use serde_json::json;
 
+use crate::bounded;
+use crate::context::{Context, key};
 use crate::error::Result;
 use kudo_crd::common::{Condition, InstanceStatus};
 use kudo_crd::labels;
@@ -47,34 +51,127 @@ pub fn set_ready(
     message: &str,
     now: &str,
 ) {
-    let previous = status.conditions.iter().find(|c| c.type_ == "Ready");
+    set_condition(status, inst, "Ready", value, reason, message, now);
+}
+
+/// Sets the condition `type_` (its transition time kept while its value stays), its message
+/// cut to [`bounded::STATUS_MESSAGE`].
+fn set_condition(
+    status: &mut InstanceStatus,
+    inst: &Instance,
+    type_: &str,
+    value: &str,
+    reason: &str,
+    message: &str,
+    now: &str,
+) {
+    let previous = status.conditions.iter().find(|c| c.type_ == type_);
     let since = match previous {
         Some(p) if p.status == value => p.last_transition_time.clone(),
         _ => Some(now.to_string()),
     };
-    let ready = Condition {
-        type_: "Ready".into(),
+    let condition = Condition {
+        type_: type_.into(),
         status: value.into(),
         reason: Some(reason.into()),
-        message: Some(message.into()),
+        message: Some(bounded::cut(message, bounded::STATUS_MESSAGE)),
         last_transition_time: since,
         observed_generation: inst.metadata.generation,
     };
-    status.conditions.retain(|c| c.type_ != "Ready");
-    status.conditions.push(ready);
+    // In its place: the conditions' order changes nothing, and rewrites nothing.
+    match status.conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => *c = condition,
+        None => status.conditions.push(condition),
+    }
 }
 
+/// The condition saying the manager's full status was refused: False while `status.applied`
+/// (what the plan's run is for) could not be written, naming why.
+pub const RECORDED: &str = "Recorded";
+
 /// Writes `status` with server-side apply on the status subresource, unless it equals `was`;
-/// the Instance's resourceVersion after the write (`None`: nothing written).
+/// the Instance's resourceVersion after the write (`None`: nothing written). Every message is
+/// cut to [`bounded::STATUS_MESSAGE`] first.
+///
+/// When the API server refuses the status (too large for it or for etcd, invalid), a smaller
+/// one is written so that the Instance always says why: the same without `status.applied`
+/// (which holds the parameters, as large as the Instance's spec) and with the condition
+/// [`RECORDED`] False, reason `StatusRefused`, naming the refusal; when that is refused too,
+/// that condition alone. The refusal is logged and published as an Event once per write.
 pub async fn write_status(
+    ctx: &Context,
     api: &Api<Instance>,
     inst: &Instance,
     was: &InstanceStatus,
     status: &InstanceStatus,
+    now: &str,
 ) -> Result<Option<String>> {
     if was == status {
         return Ok(None);
     }
+    let mut full = status.clone();
+    bounded::status(&mut full);
+    // Once applied is written, the refusal it reported is over.
+    if full.applied.is_some() {
+        full.conditions.retain(|c| c.type_ != RECORDED);
+    }
+    if *was == full {
+        return Ok(None);
+    }
+    let refusal = match apply(api, inst, &full).await {
+        Ok(rv) => return Ok(rv),
+        Err(kube::Error::Api(s)) if !matches!(s.code, 409 | 429 | 503 | 504) => s,
+        Err(e) => return Err(e.into()),
+    };
+    let size = serde_json::to_vec(&full).map_or(0, |v| v.len());
+    let why = bounded::cut(
+        &format!(
+            "the API server refused the Instance's status ({size} bytes; HTTP {}: {}): written without status.applied (the parameters the plan runs with), so the run is not recorded as applied",
+            refusal.code, refusal.message
+        ),
+        bounded::STATUS_MESSAGE,
+    );
+    tracing::warn!(instance = %key(inst), status_bytes = size, code = refusal.code, reason = %refusal.reason, why = %why, "status refused: writing a smaller one");
+    ctx.metrics.status_refused();
+    ctx.event(inst, EventType::Warning, "StatusRefused", why.clone())
+        .await;
+    let mut smaller = full;
+    smaller.applied = None;
+    set_condition(
+        &mut smaller,
+        inst,
+        RECORDED,
+        "False",
+        "StatusRefused",
+        &why,
+        now,
+    );
+    let error = match apply(api, inst, &smaller).await {
+        Ok(rv) => return Ok(rv),
+        Err(e) => e,
+    };
+    tracing::warn!(instance = %key(inst), error = %bounded::cut(&error.to_string(), bounded::STATUS_MESSAGE), "the smaller status was refused too: writing the condition alone");
+    let mut alone = InstanceStatus::default();
+    let previous = status.conditions.iter().find(|c| c.type_ == RECORDED);
+    alone.conditions.extend(previous.cloned());
+    set_condition(
+        &mut alone,
+        inst,
+        RECORDED,
+        "False",
+        "StatusRefused",
+        &why,
+        now,
+    );
+    apply(api, inst, &alone).await.map_err(|_| error.into())
+}
+
+/// Server-side apply of `status`: the resourceVersion written.
+async fn apply(
+    api: &Api<Instance>,
+    inst: &Instance,
+    status: &InstanceStatus,
+) -> kube::Result<Option<String>> {
     let body = json!({
         "apiVersion": "kudo.dev/v1beta2",
         "kind": "Instance",

@@ -36,6 +36,11 @@ struct Cluster {
     log: String,
     /// Status writes give the Instance a new resourceVersion.
     versioned: bool,
+    /// What a refusal of `errors` says (default: `refused by the test`).
+    refusal: Option<String>,
+    /// The largest status write taken (its body, in bytes); a larger one is refused as the
+    /// API server refuses a request larger than etcd takes.
+    status_limit: Option<usize>,
 }
 
 struct Fake {
@@ -102,6 +107,11 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
             json!({"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []}),
         ),
         ("PATCH", p) if p.ends_with("/status") && p.contains("/instances/") => {
+            let size = body.to_string().len();
+            if cluster.status_limit.is_some_and(|limit| size > limit) {
+                let message = "rpc error: code = ResourceExhausted desc = trying to send message larger than max";
+                return (500, status_error(500, "", message));
+            }
             cluster.instance["status"] = body["status"].clone();
             // Each write a new resourceVersion, as etcd's revision (when the test asks).
             if let Some(rv) = cluster.instance["metadata"]["resourceVersion"]
@@ -133,7 +143,8 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
         (m, p) => {
             let name = p.rsplit('/').next().unwrap_or("").to_string();
             if let Some((code, reason)) = cluster.errors.get(&name) {
-                return (*code, status_error(*code, reason, "refused by the test"));
+                let message = cluster.refusal.as_deref().unwrap_or("refused by the test");
+                return (*code, status_error(*code, reason, message));
             }
             match m {
                 "PATCH" => {
@@ -186,6 +197,11 @@ impl Fake {
             .unwrap()
             .errors
             .insert(name.into(), (code, reason));
+    }
+
+    /// The Instance as the fake cluster holds it now (its status as last written).
+    fn stored(&self) -> Instance {
+        serde_json::from_value(self.cluster.lock().unwrap().instance.clone()).unwrap()
     }
 
     fn take(&self) -> Vec<Seen> {
@@ -1382,4 +1398,120 @@ async fn a_service_account_name_that_is_not_one_fails_the_plan_without_a_request
         status["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"],
         "spec.serviceAccountName `other:cluster-admin` is not a ServiceAccount name (lower-case letters, digits, `-` and `.`, at most 253 characters)"
     );
+}
+
+/// Issue 38 item 5: an object refused with an error that echoes a huge value (the CronJob
+/// `schedule` of 1 MB), and a status the API server then refuses as too large (its
+/// `status.applied` holds the value too): the status written instead says why in bounded
+/// messages, and the next reconcile does not start the plan again.
+#[tokio::test]
+async fn a_huge_refusal_is_cut_and_a_refused_status_is_replaced_by_one_saying_why() {
+    let huge = "x".repeat(1024 * 1024);
+    let inst = instance(json!({"schedule": huge})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 422, "Invalid");
+    {
+        let mut c = fake.cluster.lock().unwrap();
+        c.refusal = Some(format!(
+            "ConfigMap \"demo-config\" is invalid: data.schedule: Invalid value: \"{huge}\": too long, found: {huge}"
+        ));
+        c.status_limit = Some(512 * 1024);
+    }
+    let ctx = context(client, true);
+    let action = reconcile_in(&ctx, inst).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    let seen = fake.take();
+    let writes: Vec<usize> = seen
+        .iter()
+        .filter(|s| s.path.ends_with("/status"))
+        .map(|s| s.body.to_string().len())
+        .collect();
+    assert_eq!(
+        writes.len(),
+        2,
+        "the full status, then the smaller: {writes:?}"
+    );
+    assert!(
+        writes[0] > 512 * 1024 && writes[1] < 32 * 1024,
+        "{writes:?}"
+    );
+    let status = Fake::last_status(&seen);
+    assert!(status["applied"].is_null(), "{}", status["applied"]);
+    let step = status["planStatus"]["deploy"]["phases"][0]["steps"][0].clone();
+    assert_eq!(step["status"], "FATAL_ERROR");
+    let message = step["message"].as_str().unwrap();
+    assert!(message.len() <= 4096, "{} bytes", message.len());
+    for says in [
+        "the API server refused ConfigMap demo-config",
+        "data.schedule: Invalid value",
+        "too long, found",
+        "bytes cut",
+    ] {
+        assert!(message.contains(says), "{says:?} not in {message}");
+    }
+    let recorded = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Recorded")
+        .cloned()
+        .expect("a Recorded condition");
+    assert_eq!(recorded["status"], "False");
+    assert_eq!(recorded["reason"], "StatusRefused");
+    assert!(
+        recorded["message"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 500: rpc error: code = ResourceExhausted"),
+        "{recorded}"
+    );
+    for (reason, note) in Fake::events(&seen) {
+        assert!(note.len() <= 1024, "event {reason}: {} bytes", note.len());
+    }
+    assert!(
+        Fake::events(&seen)
+            .iter()
+            .any(|(r, _)| r == "StatusRefused"),
+        "{:?}",
+        Fake::events(&seen)
+    );
+    // Looked at again (the write's own watch event): the run the status holds is not started
+    // again, nothing is applied, the status stays.
+    let action = reconcile_in(&ctx, fake.stored()).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    let seen = fake.take();
+    assert_eq!(
+        Fake::calls(&seen),
+        Vec::<String>::new(),
+        "nothing applied, nothing written"
+    );
+    assert!(Fake::events(&seen).is_empty(), "{:?}", Fake::events(&seen));
+}
+
+/// A step that keeps failing the same way is retried later each time (2 s, 4 s, 8 s…, up to
+/// the cap); a different failure starts again from the first delay.
+#[tokio::test]
+async fn a_step_failing_the_same_way_backs_off_and_a_new_failure_starts_again() {
+    let inst = instance(json!({})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.refuse("demo-config", 503, "ServiceUnavailable");
+    let ctx = context(client, true);
+    let mut delays = Vec::new();
+    for _ in 0..7 {
+        let action = reconcile_in(&ctx, fake.stored()).await;
+        delays.push(action);
+    }
+    let s = Duration::from_secs;
+    let want: Vec<Action> = [2, 4, 8, 16, 32, 60, 60]
+        .into_iter()
+        .map(|n| Action::requeue(s(n)))
+        .collect();
+    assert_eq!(delays, want);
+    fake.take();
+    // The same step now fails otherwise: a new failure, retried soon.
+    fake.refuse("demo-config", 500, "InternalError");
+    let action = reconcile_in(&ctx, fake.stored()).await;
+    assert_eq!(action, Action::requeue(SETTINGS.backoff));
+    // The plan was started once, by the first reconcile.
+    assert!(Fake::events(&fake.take()).is_empty());
 }

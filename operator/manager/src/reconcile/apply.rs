@@ -54,6 +54,15 @@ pub(super) async fn reconcile(
             .map(|p| kudo_pkg::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
     match plan::select(inst, &compiled.version, &values, &seen) {
+        // The run the status already holds, which its status write could not record as
+        // applied (`status::RECORDED`): not started again, or it would run (and fail) again
+        // each time it is looked at.
+        Ok(Some(start))
+            if round
+                .status
+                .active_plan
+                .as_ref()
+                .is_some_and(|a| a.uid == start.uid && a.name == start.plan) => {}
         Ok(Some(start)) => round.begin(pkg, &record, &start).await,
         Ok(None) => {}
         Err(refusal) => {

@@ -11,6 +11,7 @@ use kudo_pkg::Package;
 use kudo_pkg::render::Prepared;
 use serde_json::Value;
 
+use crate::bounded;
 use crate::context::{Context, key};
 use crate::error::Result;
 use crate::objects::Notes;
@@ -60,7 +61,8 @@ impl<'a> Round<'a> {
         after: std::time::Duration,
     ) -> Result<Action> {
         set_ready(&mut self.status, self.inst, "False", reason, why, &self.now);
-        let rv = write_status(&self.api, self.inst, &self.original, &self.status).await?;
+        let (ctx, inst, now) = (self.ctx, self.inst, self.now.as_str());
+        let rv = write_status(ctx, &self.api, inst, &self.original, &self.status, now).await?;
         self.ctx.wrote(self.inst, rv);
         Ok(Action::requeue(after))
     }
@@ -72,7 +74,6 @@ impl<'a> Round<'a> {
         let status = &mut self.status;
         plan::begin(status, pkg, inst, values, start, now);
         tracing::info!(instance = %key(inst), plan = %start.plan, run = %start.uid, reason = %start.reason, "plan started");
-        ctx.reset_backoff(&key(inst));
         ctx.metrics.plan_started(&start.plan);
         ctx.event(
             inst,
@@ -93,7 +94,7 @@ impl<'a> Round<'a> {
         let mut written = original.clone();
         let Some(active) = status.active_plan.clone() else {
             set_ready(status, inst, "Unknown", "NoPlan", "no plan has run", now);
-            let rv = write_status(api, inst, &written, status).await?;
+            let rv = write_status(ctx, api, inst, &written, status, now).await?;
             ctx.wrote(inst, rv);
             return Ok(Action::requeue(ctx.settings.resync));
         };
@@ -147,6 +148,7 @@ impl<'a> Round<'a> {
             });
             let outcomes = future::join_all(runs).await;
             for note in notes.into_inner().unwrap_or_default() {
+                let note = bounded::cut(&note, bounded::STATUS_MESSAGE);
                 if !ps.warnings.contains(&note) {
                     tracing::warn!(instance = %key(inst), plan = %active.name, %note, "object applied otherwise than its template says");
                     ctx.event(inst, EventType::Warning, "ObjectConverted", note.clone())
@@ -155,21 +157,30 @@ impl<'a> Round<'a> {
                 }
             }
             let mut completed = false;
-            let mut retry = false;
+            // The steps that failed worth retrying, and their messages: the failure's
+            // fingerprint in the back-off.
+            let mut retry = Vec::new();
             for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(&names) {
                 let refused = matches!(outcome, Outcome::Forbidden(_));
                 let step_key = format!("{}/{}/{phase}/{step}", key(inst), active.name);
                 let refused_too_long = ctx.refused_too_long(step_key, refused);
-                let (st, message) = outcome.status(refused_too_long);
+                let (st, full) = outcome.status(refused_too_long);
+                // What the status holds is cut; the log's one line has more of it.
+                let message = full
+                    .as_deref()
+                    .map(|m| bounded::cut(m, bounded::STATUS_MESSAGE));
                 completed |= st == ExecStatus::Complete;
-                retry |= st == ExecStatus::Error;
                 let (phase, step) = (
                     &ps.phases[at.phase].name,
                     &ps.phases[at.phase].steps[at.step],
                 );
+                if st == ExecStatus::Error {
+                    let m = message.as_deref().unwrap_or("");
+                    retry.push(format!("{phase}/{}: {m}", step.name));
+                }
                 if step.status.as_deref() != Some(st.as_str()) || step.message != message {
                     let name = &step.name;
-                    let message = message.as_deref().unwrap_or("");
+                    let message = bounded::cut(full.as_deref().unwrap_or(""), bounded::LOG_MESSAGE);
                     let instance = key(inst);
                     match st {
                         ExecStatus::Error | ExecStatus::FatalError => {
@@ -185,6 +196,8 @@ impl<'a> Round<'a> {
                 step.message = message;
             }
             plan::roll_up(ps);
+            // A phase's and the plan's messages name their failing steps': cut as written.
+            bounded::plan(ps);
             let after = ExecStatus::parse(ps.status.as_deref());
             if after != before || completed {
                 ps.last_updated_timestamp = Some(now.into());
@@ -194,15 +207,22 @@ impl<'a> Round<'a> {
                 finished(ctx, inst, &active.name, after, &message).await;
             }
             ready_from_plan(status, inst, &active.name, now);
-            let rv = write_status(api, inst, &written, status).await?;
+            let rv = write_status(ctx, api, inst, &written, status, now).await?;
             ctx.wrote(inst, rv);
             written = status.clone();
             if after.is_terminal() {
                 ctx.reset_backoff(&key(inst));
                 break;
             }
-            if retry {
-                action = Action::requeue(ctx.backoff(&key(inst)));
+            if !retry.is_empty() {
+                let failure = format!("{}: {}", active.uid, retry.join("; "));
+                let again = ctx.failed(&key(inst), &failure);
+                // The first time is the step's own line above; a few more, then a summary now
+                // and then (crate::backoff).
+                if again.count > 1 && again.log {
+                    tracing::warn!(instance = %key(inst), plan = %active.name, times = again.count, retry_in = ?again.delay, failure = %bounded::cut(&failure, bounded::STATUS_MESSAGE), "steps still failing the same way");
+                }
+                action = Action::requeue(again.delay);
                 break;
             }
             if !completed {
@@ -212,7 +232,7 @@ impl<'a> Round<'a> {
             }
         }
         ready_from_plan(status, inst, &active.name, now);
-        let rv = write_status(api, inst, &written, status).await?;
+        let rv = write_status(ctx, api, inst, &written, status, now).await?;
         ctx.wrote(inst, rv);
         Ok(action)
     }
@@ -279,6 +299,7 @@ async fn finished(ctx: &Context, inst: &Instance, plan: &str, after: ExecStatus,
             format!("plan `{plan}` complete"),
         )
     } else {
+        let message = bounded::cut(message, bounded::STATUS_MESSAGE);
         tracing::warn!(instance = %key(inst), plan = %plan, %message, "plan failed");
         (
             EventType::Warning,
