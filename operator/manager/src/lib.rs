@@ -45,7 +45,7 @@
 //!
 //! # Bounds
 //!
-//! What the manager writes is bounded (issue 38; `docs/limits-manager.md`): every message it
+//! What the manager writes is bounded (issue 38; `docs/limits.md`, "The manager"): every message it
 //! writes into a status is cut to 4 KiB, an Event's note to 1 KiB, a log line's message to
 //! 64 KiB (`bounded`: an echoed value cut in its middle, then head and tail kept with
 //! `… N bytes cut …`). A status the API server refuses (too large: `status.applied` holds the

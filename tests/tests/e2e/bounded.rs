@@ -1,5 +1,5 @@
 //! The manager bounded (issue 38 item 5): an Instance whose rendered object the API server
-//! refuses with a huge error (a 1 MB `backup/schedule`, admitted, echoed back in the 422) gets
+//! refuses with a huge error (a 200 KiB `backup/schedule`, echoed back twice in the 422) gets
 //! a status that says why in a bounded message, its plan is not restarted over and over, and
 //! the manager's log does not grow by megabytes.
 
@@ -49,9 +49,13 @@ fn messages(status: &Value, at: String, out: &mut Vec<(String, usize)>) {
     }
 }
 
-/// A CronJob whose 1 MB `schedule` the API server refuses, echoing it in its 422: within a
-/// minute the Instance's status says the step failed, naming the CronJob and `schedule`, in a
-/// message of at most 4 KiB; the plan starts once; the manager logs less than 1 MB.
+/// A CronJob whose 200 KiB `schedule` the API server refuses, echoing it twice in its 422:
+/// within a minute the Instance's status says the step failed, naming the CronJob and
+/// `schedule`, in a message of at most 4 KiB; the plan starts once; the manager logs less than
+/// 1 MB. (The issue's 1 MB value is now refused at admission, past the policy's 256 KiB bound,
+/// `kudo_pkg::limits`; 200 KiB is the largest kind still admitted. Uncut, its three copies of
+/// the 400 KiB error and the value in `status.applied` came to 1.4 MB of status; the refused
+/// status with a value too large for any status is the manager tests' case.)
 #[test]
 fn an_object_refused_with_a_huge_error_gets_a_bounded_status_and_no_restart_loop() {
     let Some(s) = Scenario::start_alone("bounded") else {
@@ -59,7 +63,7 @@ fn an_object_refused_with_a_huge_error_gets_a_bounded_status_and_no_restart_loop
     };
     s.instance_service_account();
     let values = s.daemons.dir.join(format!("bounded-{}.yaml", s.namespace));
-    let huge = "x".repeat(1024 * 1024);
+    let huge = "x".repeat(200 * 1024);
     std::fs::write(&values, format!("backup:\n  schedule: \"{huge}\"\n")).expect("writable");
     let log_before = manager_log_bytes(&s);
     let started = Instant::now();
@@ -121,21 +125,11 @@ fn an_object_refused_with_a_huge_error_gets_a_bounded_status_and_no_restart_loop
         .unwrap_or(Value::Null);
     assert_eq!(ready["status"], "False", "{ready}");
     assert_eq!(ready["reason"], "PlanFailed", "{ready}");
-    // The full status (status.applied holds the 1 MB value as well) was too large to store:
-    // the status written instead says so.
-    let recorded = i["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Recorded")
-        .cloned()
-        .unwrap_or(Value::Null);
-    assert_eq!(recorded["status"], "False", "{}", i["status"]);
-    assert_eq!(recorded["reason"], "StatusRefused", "{recorded}");
+    // With the messages cut, the whole status fits: the run is recorded as applied.
     assert!(
-        i["status"]["applied"].is_null(),
+        i["status"]["applied"].is_object(),
         "{}",
-        i["status"]["applied"]
+        &i["status"].to_string()[..2000.min(i["status"].to_string().len())]
     );
     // The log: under 1 MB for the minute, and the plan started once.
     assert!(
