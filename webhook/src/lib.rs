@@ -38,9 +38,9 @@ mod conversion;
 mod server;
 
 pub use admission::{
-    Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, decide,
-    v1beta1_values, version_from_object,
+    Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, admit_review_until,
+    decide, v1beta1_values, version_from_object,
 };
 pub use cache::Cache;
-pub use conversion::convert_review;
+pub use conversion::{convert_review, convert_review_until};
 pub use server::{Config, NoCluster, Offline, Shared, serve};
