@@ -16,7 +16,8 @@
 //! This server answers every Instance admission review and every conversion review of the
 //! cluster, and kube-apiserver gives up on an admission webhook after 10 s. So no single
 //! request, slow or large, may hold what the others need. A review goes through these steps,
-//! each bounded (docs/limits-webhook.md lists the defaults, the flags and what a client sees):
+//! each bounded (docs/limits.md, section "Webhook server", lists the defaults, the flags, what a
+//! client sees and the metric):
 //!
 //! 1. **Connection.** The TLS handshake and the request head (HTTP/1) must arrive within
 //!    [`Config::header_read_timeout`] (hyper's `header_read_timeout`, with tokio's timer), else

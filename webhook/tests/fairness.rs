@@ -183,7 +183,7 @@ fn wire_body(name: &str) -> Vec<u8> {
 }
 
 /// A TypeSource that takes `delay` per lookup and counts them; with `gated`, the first lookup
-/// waits until [`SlowTypes::open`] (or 20 s).
+/// waits until [`SlowTypes::open`] (or 20 s), the others do not.
 #[derive(Default)]
 struct SlowTypes {
     delay: Duration,
@@ -202,8 +202,8 @@ impl SlowTypes {
 
 impl TypeSource for SlowTypes {
     fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if self.gated {
+        let before = self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.gated && before == 0 {
             let open = self.open.lock().unwrap();
             let _ = self
                 .opened
