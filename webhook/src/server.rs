@@ -70,7 +70,7 @@ use std::time::{Duration, Instant, SystemTime};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Extension, OriginalUri, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -523,7 +523,13 @@ struct Gate {
 }
 
 impl Gate {
-    fn refuse(&self, endpoint: &'static str, why: Refusal, started: Instant) -> Response {
+    fn refuse(
+        &self,
+        endpoint: &'static str,
+        why: Refusal,
+        started: Instant,
+        version: Version,
+    ) -> Response {
         self.shared
             .metrics
             .refused
@@ -536,13 +542,15 @@ impl Gate {
             .metrics
             .observe(endpoint, status.as_u16(), started);
         tracing::info!(endpoint, reason = why.reason(), "review refused");
-        (
-            status,
-            // The connection may hold the rest of an unread body: close it.
-            [(header::CONNECTION, "close")],
-            why.message(self),
-        )
-            .into_response()
+        let mut response = (status, why.message(self)).into_response();
+        if version < Version::HTTP_2 {
+            // The connection may hold the rest of an unread body: close it (HTTP/2 resets
+            // the stream instead, and has no such header).
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
     }
 }
 
@@ -644,13 +652,14 @@ async fn fair(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Re
     let now = tokio::time::Instant::now();
     let deadline = now + gate.request_timeout;
     let endpoint = endpoint_of(request.uri().path());
+    let version = request.version();
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > gate.body_limit) {
-        return gate.refuse(endpoint, Refusal::BodyTooLarge, started);
+        return gate.refuse(endpoint, Refusal::BodyTooLarge, started, version);
     }
     let lane = match declared {
         Some(n) if n <= gate.small_body => &gate.small,
@@ -660,11 +669,11 @@ async fn fair(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Re
     let read_by = (now + gate.read_timeout).min(deadline);
     let (body, held) = match receive(&gate, body, lane, declared, read_by, deadline).await {
         Ok(received) => received,
-        Err(why) => return gate.refuse(endpoint, why, started),
+        Err(why) => return gate.refuse(endpoint, why, started, version),
     };
     let slot = match tokio::time::timeout_at(deadline, gate.slots.clone().acquire_owned()).await {
         Ok(Ok(slot)) => slot,
-        _ => return gate.refuse(endpoint, Refusal::RequestTimeout, started),
+        _ => return gate.refuse(endpoint, Refusal::RequestTimeout, started, version),
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let _cancel_when_done = CancelOnDrop(cancel.clone());
@@ -678,7 +687,7 @@ async fn fair(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Re
         })))));
     match tokio::time::timeout_at(deadline, next.run(request)).await {
         Ok(response) => response,
-        Err(_) => gate.refuse(endpoint, Refusal::RequestTimeout, started),
+        Err(_) => gate.refuse(endpoint, Refusal::RequestTimeout, started, version),
     }
 }
 
