@@ -37,8 +37,9 @@
 //!    the body gives back what it holds and waits in line for its whole declared size (as the
 //!    budget always did): partly read bodies never wait for each other, so two large reviews
 //!    cannot hold half the budget each and stall. While a body waits, it is not read (TCP
-//!    pushes back on its sender); at most about one lane more than the budget is in memory in
-//!    that moment (the partly read bodies that gave back their share).
+//!    pushes back on its sender), but what it had read stays in memory: a burst of 64
+//!    LIST-sized conversions peaked about 15 MB higher than with the old reservation by
+//!    `Content-Length` (BENCHMARKS.md).
 //!    A handler holds about three times its body (the body, the parts it parses, the reply),
 //!    and the allocator keeps more: the budget bounds the memory of a burst of LIST-sized
 //!    conversions, which without it took 219 MiB of the 256 MiB `kudo init` gives the Pod at
