@@ -69,7 +69,7 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
     /// Request bodies larger than --small-body-kib handled at once, in MiB in all, counted as
-    /// bytes arrive; a body that does not fit waits (unread). The peak memory is about 100 MiB
+    /// bytes arrive; a body that does not fit waits (unread). The peak memory is about 140 MB
     /// at the default with LIST-sized conversions on 2 cores (BENCHMARKS.md): raise it with
     /// more cores and memory.
     #[arg(long, default_value_t = 8)]
