@@ -1,6 +1,6 @@
 //! A bounded load run against the real HTTPS server on loopback.
 //!
-//!     cargo run --release -p kudo-webhook --example load -- [SECONDS] [CLIENTS] [list]
+//!     cargo run --release -p kudo-webhook --example load -- [SECONDS] [CLIENTS] [list|admit]
 //!
 //! Environment: `LOAD_MEMORY_BUDGET_MIB` sets the server's in-flight body budget;
 //! `LOAD_SERVER_BIN=target/release/kudo-webhook` runs that binary as a child process instead of
@@ -10,15 +10,27 @@
 //! then CLIENTS concurrent clients (default 64) send, for SECONDS (default 60): single-object
 //! ConversionReviews (what watch-driven reads send, 90 % of requests) and admission reviews
 //! (10 %), all from `tests/fixtures/wire/`; with `list`, only 1000-object ConversionReviews (a LIST of
-//! 1000 stored objects), to v1beta2 and to v1beta1 in turn. Prints the count, errors (anything
-//! but HTTP 200 with a well-formed answer), throughput and the latency distribution.
+//! 1000 stored objects), to v1beta2 and to v1beta1 in turn; with `admit`, only validating
+//! AdmissionReviews of the captured Instance update (12 KB), judged against a store holding its
+//! OperatorVersion, so each review does the real policy work and is allowed (an answer that does
+//! not allow it counts as an error). Prints the count, errors (anything but HTTP 200 with a
+//! well-formed answer), throughput and the latency distribution.
+//!
+//! `LOAD_TRICKLE=N` also opens N slow clients for the whole run: each declares an 8 MiB body
+//! (`Content-Length: 8388608`) and sends one byte every 100 ms, starting again when the server
+//! closes its connection (what issue 38's security probe did). Their requests are not counted.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kudo_webhook::{Config, NoCluster, Shared, serve};
+use std::collections::HashMap;
+
+use kudo_pkg::change::Version;
+use kudo_webhook::{
+    Config, NoCluster, OperatorVersions, Shared, StoreError, serve, version_from_object,
+};
 use rcgen::{CertificateParams, KeyPair};
 
 use kudo_testkit::wire;
@@ -52,12 +64,90 @@ fn well_formed(body: &[u8]) -> bool {
     }
 }
 
+/// The OperatorVersions the `admit` reviews name: `sample-db-0.2.0` of the wire captures.
+struct Store(HashMap<(String, String), Arc<Version>>);
+
+impl Store {
+    fn sample_db() -> Store {
+        let schema = serde_json::json!({"type": "object", "required": ["clusterName"], "properties": {
+            "clusterName": {"type": "string", "immutable": true},
+            "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
+            "auth": {"type": "object", "trigger": "auth-update", "properties": {
+                "enabled": {"type": "boolean", "default": false},
+                "password": {"type": "string", "writeOnly": true, "minLength": 8}}},
+            "topology": {"type": "array", "items": {"type": "object", "properties": {
+                "datacenterName": {"type": "string"}, "nodes": {"type": "integer"}}}}}});
+        let ov = serde_json::json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+            "metadata": {"name": "sample-db-0.2.0", "namespace": wire::NAMESPACE},
+            "spec": {"version": "0.2.0", "parameters": schema,
+                "plans": {"deploy": {}, "update": {}, "auth-update": {}}}});
+        let version = version_from_object(&ov).expect("the sample OperatorVersion is usable");
+        let key = (wire::NAMESPACE.to_string(), "sample-db-0.2.0".to_string());
+        Store(HashMap::from([(key, Arc::new(version))]))
+    }
+}
+
+impl kudo_crd::convert::TypeSource for Store {
+    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_pkg::ParamSchema> {
+        let v = self.0.get(&(namespace.into(), name.into()))?;
+        Some(v.schema.clone())
+    }
+}
+
+impl OperatorVersions for Store {
+    fn ready(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError> {
+        Ok(self.0.get(&(namespace.into(), name.into())).cloned())
+    }
+}
+
+/// Whether an admission answer allows the review.
+fn allowed(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|v| v["response"]["allowed"] == true)
+}
+
+/// One slow client (`LOAD_TRICKLE`): declares 8 MiB, sends a byte every 100 ms; reconnects
+/// when the server closes the connection. Runs until the process ends.
+fn trickle(addr: SocketAddr, roots: rustls::RootCertStore) {
+    use std::io::Write;
+    let config = Arc::new(
+        rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    );
+    loop {
+        let Ok(mut tcp) = std::net::TcpStream::connect(addr) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let mut conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
+        let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+        let head = format!(
+            "POST /admit/instance/validate HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            8 * 1024 * 1024
+        );
+        if tls.write_all(head.as_bytes()).is_err() {
+            continue;
+        }
+        while tls.write_all(b" ").and_then(|()| tls.flush()).is_ok() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
     let clients: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(64);
-    let list = args.next().as_deref() == Some("list");
+    let mode = args.next();
+    let list = mode.as_deref() == Some("list");
+    let admit = mode.as_deref() == Some("admit");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     let key = KeyPair::generate().unwrap();
@@ -71,11 +161,21 @@ async fn main() {
     let budget_mib = std::env::var("LOAD_MEMORY_BUDGET_MIB")
         .ok()
         .and_then(|v| v.parse::<usize>().ok());
-    let shared = Arc::new(Shared {
-        types: Arc::new(NoCluster),
-        store: Arc::new(NoCluster),
-        metrics: Default::default(),
-        capture: None,
+    let shared = Arc::new(if admit {
+        let store = Arc::new(Store::sample_db());
+        Shared {
+            types: store.clone(),
+            store,
+            metrics: Default::default(),
+            capture: None,
+        }
+    } else {
+        Shared {
+            types: Arc::new(NoCluster),
+            store: Arc::new(NoCluster),
+            metrics: Default::default(),
+            capture: None,
+        }
     });
     // LOAD_SERVER_BIN: run that `kudo-webhook` binary as a child process instead of the server
     // in this process, so its own peak memory can be read at the end.
@@ -133,7 +233,7 @@ async fn main() {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.der().clone()).unwrap();
     let tls = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
+        .with_root_certificates(roots.clone())
         .with_no_client_auth();
     let client = reqwest::Client::builder()
         .use_preconfigured_tls(tls)
@@ -141,7 +241,20 @@ async fn main() {
         .build()
         .unwrap();
     let url = |p: &str| format!("https://127.0.0.1:{}{p}", addr.port());
-    let bodies: Arc<Vec<(String, Vec<u8>)>> = Arc::new(if list {
+    let trickling: usize = std::env::var("LOAD_TRICKLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    for _ in 0..trickling {
+        let roots = roots.clone();
+        std::thread::spawn(move || trickle(addr, roots));
+    }
+    let bodies: Arc<Vec<(String, Vec<u8>)>> = Arc::new(if admit {
+        vec![(
+            url("/admit/instance/validate"),
+            wire_body("admission-validate-update.json"),
+        )]
+    } else if list {
         ["kudo.dev/v1beta2", "kudo.dev/v1beta1"]
             .iter()
             .map(|d| (url("/convert"), wire::list_review(d)))
@@ -183,7 +296,7 @@ async fn main() {
                 };
                 // The time until the whole reply is in; checking it is the client's business.
                 times.push(t.elapsed());
-                let ok = reply.is_some_and(|b| well_formed(&b));
+                let ok = reply.is_some_and(|b| well_formed(&b) && (!admit || allowed(&b)));
                 if !ok {
                     errors.fetch_add(1, Ordering::Relaxed);
                 }

@@ -426,6 +426,59 @@ pub fn admit_review(body: &[u8], mode: Mode, store: &dyn OperatorVersions) -> (u
     (status, to_wire(review))
 }
 
+/// [`admit_review`] that stops at its next stage once `cancelled` is set (the request's
+/// deadline passed, or its client went away: the server's fair admission): before the review
+/// is read, when the OperatorVersion is looked up, and before the answer is written. A review
+/// stopped so is answered with HTTP 503 that nobody reads.
+pub fn admit_review_until(
+    body: &[u8],
+    mode: Mode,
+    store: &dyn OperatorVersions,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> (u16, Value) {
+    let stopped = || cancelled.load(std::sync::atomic::Ordering::Acquire);
+    let cancelled_reply = || {
+        let review = AdmissionResponse::invalid("cancelled: the deadline passed").into_review();
+        (503, to_wire(review))
+    };
+    if stopped() {
+        return cancelled_reply();
+    }
+    let (status, review) = answer(
+        body,
+        mode,
+        &Until {
+            store,
+            stopped: &stopped,
+        },
+    );
+    if stopped() {
+        return cancelled_reply();
+    }
+    (status, to_wire(review))
+}
+
+/// The store of [`admit_review_until`]: the lookup fails once the review is cancelled, so the
+/// policy is not run for nobody.
+struct Until<'a> {
+    store: &'a dyn OperatorVersions,
+    stopped: &'a dyn Fn() -> bool,
+}
+
+impl OperatorVersions for Until<'_> {
+    fn ready(&self) -> Result<(), StoreError> {
+        self.store.ready()
+    }
+    fn get(&self, namespace: &str, name: &str) -> Result<Option<Arc<Version>>, StoreError> {
+        if (self.stopped)() {
+            return Err(StoreError::Unreadable(
+                "cancelled: the deadline passed".into(),
+            ));
+        }
+        self.store.get(namespace, name)
+    }
+}
+
 /// The review as JSON, with the patch as kube-apiserver reads it: base64 text (Go's `[]byte`).
 /// kube-core serializes its `Vec<u8>` as an array of numbers.
 fn to_wire(review: AdmissionReview<DynamicObject>) -> Value {

@@ -15,6 +15,8 @@
 
 mod raw;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use kube::core::Status;
 use kube::core::conversion::ConversionResponse;
 use kudo_crd::convert::TypeSource;
@@ -42,6 +44,18 @@ pub struct Counts {
 
 /// Handles one request body.
 pub fn convert_review(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
+    convert_review_until(body, types, &AtomicBool::new(false))
+}
+
+/// [`convert_review`] that stops at the next object once `cancelled` is set (the request's
+/// deadline passed, or its client went away: the server's fair admission). A review stopped
+/// so is answered with a `Failure` and HTTP 503 that nobody reads; `Counts` has the objects
+/// converted until then.
+pub fn convert_review_until(
+    body: &[u8],
+    types: &dyn TypeSource,
+    cancelled: &AtomicBool,
+) -> (Reply, Counts) {
     let review: raw::Review = match serde_json::from_slice(body) {
         Ok(r) => r,
         Err(e) => return bad_request(format!("not a ConversionReview: {e}")),
@@ -81,6 +95,16 @@ pub fn convert_review(body: &[u8], types: &dyn TypeSource) -> (Reply, Counts) {
     out.extend_from_slice(br#","result":{"status":"Success"},"convertedObjects":["#);
     let mut errors = Vec::new();
     for (i, object) in request.objects.iter().enumerate() {
+        if cancelled.load(Ordering::Acquire) {
+            let counts = Counts {
+                objects: i,
+                failed: errors.len(),
+            };
+            let message = format!("cancelled after {i} of {count} objects: the deadline passed");
+            let (mut reply, _) = bad_request(message);
+            reply.http_status = 503;
+            return (reply, counts);
+        }
         if i > 0 {
             out.push(b',');
         }

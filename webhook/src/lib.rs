@@ -8,7 +8,7 @@
 //! | [`convert_review`] | a ConversionReview body in, the review kube-apiserver expects out; each object converted by `kudo_crd::convert` |
 //! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
 //! | [`OperatorVersions`], [`version_from_object`] | where admission finds the installed OperatorVersion's rules |
-//! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, limits, certificate reload |
+//! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, certificate reload, and fair admission: body read deadline, memory budget taken as bytes arrive, a lane for small reviews, cancellation past the deadline ([`convert_review_until`], [`admit_review_until`]) |
 //! | [`Cache`] | the watch-fed OperatorVersion cache behind [`OperatorVersions`] and `kudo_crd::TypeSource` |
 //! | [`certs`] | a self-managed CA and serving certificate in a Secret, the CA bundle injected into the CRDs and webhook configurations, renewal before expiry |
 //!
@@ -38,9 +38,9 @@ mod conversion;
 mod server;
 
 pub use admission::{
-    Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, decide,
-    v1beta1_values, version_from_object,
+    Mode, OperatorVersions, StoreError, UnusableVersion, Verdict, admit_review, admit_review_until,
+    decide, v1beta1_values, version_from_object,
 };
 pub use cache::Cache;
-pub use conversion::convert_review;
+pub use conversion::{convert_review, convert_review_until};
 pub use server::{Config, NoCluster, Offline, Shared, serve};

@@ -49,20 +49,39 @@ struct Args {
     /// Directory the self-managed certificate files are written to.
     #[arg(long, value_name = "DIR", default_value = "/certs")]
     cert_dir: PathBuf,
-    /// Largest request body, in MiB.
+    /// Largest request body, in MiB (larger: 413).
     #[arg(long, default_value_t = 32)]
     body_limit_mib: usize,
-    /// Longest a request may take, in seconds.
+    /// Longest a review may take from its head to its answer, in seconds (then 408, and its
+    /// work is cancelled). kube-apiserver waits 30 s for conversion, 10 s for admission.
     #[arg(long, default_value_t = 25)]
     request_timeout: u64,
-    /// Requests handled at once.
+    /// Longest the TLS handshake and each HTTP/1 request head may take to arrive, in seconds
+    /// (then the connection is closed; an idle HTTP/1 keep-alive connection is closed after
+    /// the same time).
+    #[arg(long, default_value_t = 5)]
+    header_read_timeout: u64,
+    /// Longest a request body may take to arrive once its head is in, in seconds (then 408):
+    /// well under kube-apiserver's 10 s, so a slow sender is dropped before it costs others.
+    #[arg(long, default_value_t = 5)]
+    read_timeout: u64,
+    /// Reviews handled at once (once their body is in).
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
-    /// Request bodies handled at once, in MiB in all (by Content-Length); a request whose body
-    /// does not fit waits. The peak memory is about 100 MiB at the default with LIST-sized
-    /// conversions on 2 cores (BENCHMARKS.md): raise it with more cores and memory.
+    /// Request bodies larger than --small-body-kib handled at once, in MiB in all, counted as
+    /// bytes arrive; a body that does not fit waits (unread). The peak memory is about 140 MB
+    /// at the default with LIST-sized conversions on 2 cores (BENCHMARKS.md): raise it with
+    /// more cores and memory.
     #[arg(long, default_value_t = 8)]
     memory_budget_mib: usize,
+    /// A body of at most this many KiB (by Content-Length) is small: every ordinary admission
+    /// review and single-object conversion. Small bodies have their own budget, so they never
+    /// wait behind a large one.
+    #[arg(long, default_value_t = 64)]
+    small_body_kib: usize,
+    /// Small request bodies handled at once, in KiB in all.
+    #[arg(long, default_value_t = 1024)]
+    small_budget_kib: usize,
     /// Seconds between checks of the certificate files.
     #[arg(long, default_value_t = 10)]
     reload_interval: u64,
@@ -100,9 +119,13 @@ fn main() -> ExitCode {
     };
     let mut config = Config::new(args.listen, cert, key);
     config.body_limit = args.body_limit_mib * 1024 * 1024;
-    config.request_timeout = Duration::from_secs(args.request_timeout);
+    config.request_timeout = Duration::from_secs(args.request_timeout.max(1));
+    config.header_read_timeout = Duration::from_secs(args.header_read_timeout.max(1));
+    config.read_timeout = Duration::from_secs(args.read_timeout.max(1));
     config.max_concurrency = args.max_concurrency.max(1);
     config.memory_budget = args.memory_budget_mib.max(1) * 1024 * 1024;
+    config.small_body = args.small_body_kib * 1024;
+    config.small_budget = args.small_budget_kib.max(1) * 1024;
     config.reload_interval = Duration::from_secs(args.reload_interval.max(1));
     kudo_client::daemon::run(async move {
         let cluster = if args.no_cluster {

@@ -5,47 +5,89 @@
 //!   review of 1000 objects takes tens of milliseconds), so they run on tokio's blocking pool.
 //! - `GET /healthz` (the process serves), `GET /readyz` (the OperatorVersion store can answer;
 //!   the body says why not), `GET /metrics` (Prometheus text).
-//! - Limits: request bodies above [`Config::body_limit`] get 413; a request that takes longer
-//!   than [`Config::request_timeout`] gets 408 (kube-apiserver gives up after its own timeout,
-//!   30 s by default for conversion, 10 s for admission); at most [`Config::max_concurrency`]
-//!   requests are handled at once, the rest wait; and request bodies of at most
-//!   [`Config::memory_budget`] bytes in all (by `Content-Length`, [`Config::body_limit`] when
-//!   absent) are handled at once: a request whose body does not fit waits, within the timeout.
-//!   A handler holds about three times its body (the body, the parts it parses, the reply), and
-//!   the allocator keeps more: the budget bounds the memory of a burst of LIST-sized
-//!   conversions, which without it took 219 MiB of the 256 MiB `kudo init` gives the Pod at 64
-//!   LISTs of 1000 objects, and more with bigger ones (BENCHMARKS.md). The default, 8 MiB, was also the fastest on 2 cores: fewer reviews at
-//!   once, same throughput, shorter tail.
 //! - TLS only (rustls with the ring provider). The certificate and key files are read again when
 //!   they change on disk (a mounted Secret is updated in place), checked every
 //!   [`Config::reload_interval`]; a pair that does not load keeps the previous one.
 //! - Shutdown: on the future given to [`serve`] (SIGTERM or Ctrl-C in the binary), in-flight
 //!   requests get [`Config::grace`] to finish.
+//!
+//! # Fair admission (issue 38)
+//!
+//! This server answers every Instance admission review and every conversion review of the
+//! cluster, and kube-apiserver gives up on an admission webhook after 10 s. So no single
+//! request, slow or large, may hold what the others need. A review goes through these steps,
+//! each bounded (docs/limits.md, section "Webhook server", lists the defaults, the flags, what a
+//! client sees and the metric):
+//!
+//! 1. **Connection.** The TLS handshake and the request head (HTTP/1) must arrive within
+//!    [`Config::header_read_timeout`] (hyper's `header_read_timeout`, with tokio's timer), else
+//!    the connection is closed. An idle HTTP/1 keep-alive connection is closed after the same
+//!    time (hyper starts the clock when it waits for the next head).
+//! 2. **Body.** The body is read here, frame by frame, before the handler runs. It must arrive
+//!    within [`Config::read_timeout`] of the head (408, `refused{reason="read_timeout"}`), and be
+//!    at most [`Config::body_limit`] (413 at once by `Content-Length`, else when it passes it:
+//!    `reason="body_too_large"`). Time spent waiting for the memory budget (below) does not count
+//!    against the sender: the server is not reading then.
+//! 3. **Memory budget.** Request bodies take a share of a budget while they are read and
+//!    handled: bodies of at most [`Config::small_body`] by `Content-Length` (every ordinary
+//!    admission review and single-object conversion) from a lane of their own,
+//!    [`Config::small_budget`], the others from [`Config::memory_budget`]. A share is taken **as
+//!    bytes arrive**, not by the declared `Content-Length`, so a client that declares 8 MiB and
+//!    trickles holds what it sent (and is dropped at the read deadline). When a lane is short,
+//!    the body gives back what it holds and waits in line for its whole declared size (as the
+//!    budget always did): partly read bodies never wait for each other, so two large reviews
+//!    cannot hold half the budget each and stall. While a body waits, it is not read (TCP
+//!    pushes back on its sender): its first KiB is taken before anything is read, so a body
+//!    that finds the lane short at once waits unread; one that finds it short later keeps what
+//!    it had read. A burst of 64 LIST-sized conversions peaked about 10 MB higher than with
+//!    the old reservation by `Content-Length` (BENCHMARKS.md).
+//!    A handler holds about three times its body (the body, the parts it parses, the reply),
+//!    and the allocator keeps more: the budget bounds the memory of a burst of LIST-sized
+//!    conversions, which without it took 219 MiB of the 256 MiB `kudo init` gives the Pod at
+//!    64 LISTs of 1000 objects, and more with bigger ones (BENCHMARKS.md). The default, 8 MiB,
+//!    was also the fastest on 2 cores: fewer reviews at once, same throughput, shorter tail. The
+//!    small lane keeps a 1 KB review from waiting behind a large one: before it, one 25 MB
+//!    review (or one slow sender) made every other review wait.
+//! 4. **Work.** At most [`Config::max_concurrency`] handlers run at once (after their body is
+//!    in, so slow senders take no slot). A review not answered within
+//!    [`Config::request_timeout`] of its head gets 408 (`reason="request_timeout"`), and its
+//!    work is **cancelled, not orphaned**: the handler's blocking task holds the review's budget
+//!    share and slot, and stops at the next object of a ConversionReview or the next stage of an
+//!    AdmissionReview once the flag is set ([`crate::conversion::convert_review_until`],
+//!    [`crate::admission::admit_review_until`]); the share and the slot are given back only when
+//!    the work has stopped (`kudo_webhook_cancelled_reviews_total`). A client that goes away
+//!    cancels its review the same way.
+//!
+//! Metrics of the limits: `kudo_webhook_refused_total{reason}`,
+//! `kudo_webhook_memory_budget_in_use_bytes{lane}`, `kudo_webhook_memory_budget_waits_total{lane}`
+//! and `kudo_webhook_cancelled_reviews_total`. A connection closed for a slow head is not
+//! counted (hyper closes it without telling the service).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, OriginalUri, Request, State};
-use axum::http::{StatusCode, header};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Extension, OriginalUri, Request, State};
+use axum::http::{HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
+use futures::StreamExt;
+use hyper_util::rt::TokioTimer;
 use kudo_crd::convert::TypeSource;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tower::limit::ConcurrencyLimitLayer;
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, Mode, OperatorVersions, StoreError};
 use crate::conversion;
@@ -61,12 +103,22 @@ pub struct Config {
     pub tls_key: PathBuf,
     /// Largest request body accepted.
     pub body_limit: usize,
-    /// Longest a request may take.
+    /// Longest a request may take, from its head to its answer.
     pub request_timeout: Duration,
-    /// Requests handled at once.
+    /// Longest the TLS handshake, and then each HTTP/1 request head, may take to arrive.
+    pub header_read_timeout: Duration,
+    /// Longest a request's body may take to arrive once its head is in (time spent waiting
+    /// for the memory budget not counted).
+    pub read_timeout: Duration,
+    /// Handlers run at once.
     pub max_concurrency: usize,
-    /// Bytes of request bodies handled at once.
+    /// Bytes of request bodies larger than [`Config::small_body`] handled at once.
     pub memory_budget: usize,
+    /// A body of at most this many bytes (by `Content-Length`) is small: it takes its share
+    /// from [`Config::small_budget`].
+    pub small_body: usize,
+    /// Bytes of small request bodies handled at once.
+    pub small_budget: usize,
     /// How often the certificate files are checked for changes.
     pub reload_interval: Duration,
     /// How long in-flight requests may take to finish at shutdown.
@@ -82,8 +134,12 @@ impl Config {
             tls_key,
             body_limit: 32 * 1024 * 1024,
             request_timeout: Duration::from_secs(25),
+            header_read_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(5),
             max_concurrency: 64,
             memory_budget: 8 * 1024 * 1024,
+            small_body: 64 * 1024,
+            small_budget: 1024 * 1024,
             reload_interval: Duration::from_secs(10),
             grace: Duration::from_secs(20),
         }
@@ -136,6 +192,16 @@ struct EndpointLabels {
     endpoint: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LaneLabels {
+    lane: &'static str,
+}
+
 /// The server's metrics.
 pub struct Metrics {
     registry: Registry,
@@ -144,6 +210,10 @@ pub struct Metrics {
     objects: Counter,
     failed_objects: Counter,
     reloads: Counter,
+    refused: Family<ReasonLabels, Counter>,
+    budget_in_use: Family<LaneLabels, Gauge>,
+    budget_waits: Family<LaneLabels, Counter>,
+    cancelled: Counter,
 }
 
 impl Default for Metrics {
@@ -158,6 +228,10 @@ impl Default for Metrics {
         let objects = Counter::default();
         let failed_objects = Counter::default();
         let reloads = Counter::default();
+        let refused = Family::<ReasonLabels, Counter>::default();
+        let budget_in_use = Family::<LaneLabels, Gauge>::default();
+        let budget_waits = Family::<LaneLabels, Counter>::default();
+        let cancelled = Counter::default();
         registry.register(
             "requests",
             "Requests by endpoint and HTTP status",
@@ -179,6 +253,30 @@ impl Default for Metrics {
             "Times the TLS certificate was loaded again from disk",
             reloads.clone(),
         );
+        registry.register(
+            "refused",
+            "Reviews refused by a limit, by reason: read_timeout (408: the body did not arrive \
+             in time), body_too_large (413), body_unreadable (400: the client broke the body \
+             off), budget_timeout (408: no room in the memory budget before the request \
+             timeout), request_timeout (408: not answered in time; its work is cancelled)",
+            refused.clone(),
+        );
+        registry.register(
+            "memory_budget_in_use_bytes",
+            "Bytes of the memory budget held by request bodies, by lane (small, large)",
+            budget_in_use.clone(),
+        );
+        registry.register(
+            "memory_budget_waits",
+            "Request bodies that waited for room in the memory budget, by lane",
+            budget_waits.clone(),
+        );
+        registry.register(
+            "cancelled_reviews",
+            "Reviews whose work stopped early because their deadline passed or their client \
+             went away",
+            cancelled.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -186,6 +284,10 @@ impl Default for Metrics {
             objects,
             failed_objects,
             reloads,
+            refused,
+            budget_in_use,
+            budget_waits,
+            cancelled,
         }
     }
 }
@@ -213,17 +315,47 @@ impl Metrics {
     }
 }
 
-/// Bytes of request bodies handled at once ([`Config::memory_budget`]), counted in KiB.
+/// One lane of the memory budget ([`Config::memory_budget`], [`Config::small_budget`]):
+/// bytes of request bodies handled at once, counted in KiB.
 #[derive(Clone)]
 pub struct MemoryBudget {
     permits: Arc<Semaphore>,
     total_kib: u32,
-    /// What a request without `Content-Length` is counted as.
+    /// What a request without `Content-Length` is counted as when it must wait.
     unknown: usize,
+    in_use: Gauge,
+    waits: Counter,
+}
+
+/// A request's share of a [`MemoryBudget`], given back when dropped.
+pub struct Held {
+    permit: Option<OwnedSemaphorePermit>,
+    in_use: Gauge,
+}
+
+impl Held {
+    /// Bytes held (in whole KiB).
+    pub fn bytes(&self) -> usize {
+        self.permit.as_ref().map_or(0, |p| p.num_permits() * 1024)
+    }
+
+    fn add(&mut self, more: OwnedSemaphorePermit) {
+        self.in_use.inc_by((more.num_permits() * 1024) as i64);
+        match &mut self.permit {
+            Some(p) => p.merge(more),
+            None => self.permit = Some(more),
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.in_use.dec_by(self.bytes() as i64);
+    }
 }
 
 impl MemoryBudget {
-    /// A budget of `bytes`; a request of unknown size counts as `unknown` bytes.
+    /// A budget of `bytes`; a request of unknown size counts as `unknown` bytes when it waits.
     pub fn new(bytes: usize, unknown: usize) -> MemoryBudget {
         // At most 2^29 KiB (512 GiB): within Semaphore::MAX_PERMITS on every target.
         let total_kib = u32::try_from(bytes.div_ceil(1024))
@@ -233,18 +365,84 @@ impl MemoryBudget {
             permits: Arc::new(Semaphore::new(total_kib as usize)),
             total_kib,
             unknown,
+            in_use: Gauge::default(),
+            waits: Counter::default(),
+        }
+    }
+
+    fn with_metrics(mut self, metrics: &Metrics, lane: &'static str) -> MemoryBudget {
+        self.in_use = metrics
+            .budget_in_use
+            .get_or_create(&LaneLabels { lane })
+            .clone();
+        self.waits = metrics
+            .budget_waits
+            .get_or_create(&LaneLabels { lane })
+            .clone();
+        self
+    }
+
+    /// `bytes` in KiB, at least 1, at most the whole budget.
+    fn kib(&self, bytes: usize) -> u32 {
+        u32::try_from(bytes.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .clamp(1, self.total_kib)
+    }
+
+    /// A share of nothing.
+    pub fn nothing(&self) -> Held {
+        Held {
+            permit: None,
+            in_use: self.in_use.clone(),
         }
     }
 
     /// Waits until a body of `bytes` (`None`: unknown) fits, and holds its share until the
-    /// permit is dropped. A body larger than the whole budget waits for all of it.
-    pub async fn reserve(&self, bytes: Option<usize>) -> Option<OwnedSemaphorePermit> {
-        let kib = bytes.unwrap_or(self.unknown).div_ceil(1024);
-        let kib = u32::try_from(kib)
-            .unwrap_or(u32::MAX)
-            .clamp(1, self.total_kib);
-        // The semaphore is never closed, so this is always Some.
-        self.permits.clone().acquire_many_owned(kib).await.ok()
+    /// [`Held`] is dropped. A body larger than the whole budget waits for all of it.
+    #[cfg(test)]
+    pub async fn reserve(&self, bytes: Option<usize>) -> Held {
+        let kib = self.kib(bytes.unwrap_or(self.unknown));
+        let mut held = self.nothing();
+        // The semaphore is never closed.
+        if let Ok(p) = self.permits.clone().acquire_many_owned(kib).await {
+            held.add(p);
+        }
+        held
+    }
+
+    /// Makes `held` cover `bytes` received so far of a body of `declared` bytes. Takes the
+    /// difference at once when the budget has it; otherwise gives back what `held` has and
+    /// waits in line for the whole body (`declared`, the unknown size when absent, at least
+    /// `bytes`): a partly read body never waits holding a share, so partly read bodies cannot
+    /// stall each other. `true` when it waited.
+    pub async fn grow(&self, held: &mut Held, bytes: usize, declared: Option<usize>) -> bool {
+        let want = self.kib(bytes);
+        let have = (held.bytes() / 1024) as u32;
+        if want <= have {
+            return false;
+        }
+        if let Ok(more) = self.permits.clone().try_acquire_many_owned(want - have) {
+            held.add(more);
+            return false;
+        }
+        *held = self.nothing();
+        self.waits.inc();
+        let whole = self.kib(declared.unwrap_or(self.unknown).max(bytes));
+        if let Ok(p) = self.permits.clone().acquire_many_owned(whole).await {
+            held.add(p);
+        }
+        true
+    }
+
+    /// Gives back what `held` has beyond `bytes`.
+    pub fn trim(&self, held: &mut Held, bytes: usize) {
+        let keep = self.kib(bytes) as usize;
+        if let Some(p) = &mut held.permit
+            && p.num_permits() > keep
+            && let Some(extra) = p.split(p.num_permits() - keep)
+        {
+            self.in_use.dec_by((extra.num_permits() * 1024) as i64);
+        }
     }
 
     /// Bytes of the budget not in use now.
@@ -254,41 +452,282 @@ impl MemoryBudget {
     }
 }
 
-async fn within_budget(
-    State(budget): State<MemoryBudget>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Why a review was refused before its handler answered: the `reason` of
+/// `kudo_webhook_refused_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The body did not arrive within [`Config::read_timeout`].
+    ReadTimeout,
+    /// The body is larger than [`Config::body_limit`].
+    BodyTooLarge,
+    /// The client broke the body off (or sent a malformed one).
+    BodyUnreadable,
+    /// The memory budget had no room before [`Config::request_timeout`].
+    BudgetTimeout,
+    /// Not answered within [`Config::request_timeout`]; the work is cancelled.
+    RequestTimeout,
+}
+
+impl Refusal {
+    fn reason(self) -> &'static str {
+        match self {
+            Refusal::ReadTimeout => "read_timeout",
+            Refusal::BodyTooLarge => "body_too_large",
+            Refusal::BodyUnreadable => "body_unreadable",
+            Refusal::BudgetTimeout => "budget_timeout",
+            Refusal::RequestTimeout => "request_timeout",
+        }
+    }
+
+    fn status(self) -> StatusCode {
+        match self {
+            Refusal::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Refusal::BodyUnreadable => StatusCode::BAD_REQUEST,
+            _ => StatusCode::REQUEST_TIMEOUT,
+        }
+    }
+
+    fn message(self, gate: &Gate) -> String {
+        match self {
+            Refusal::ReadTimeout => format!(
+                "the request body did not arrive within {:?} (--read-timeout)\n",
+                gate.read_timeout
+            ),
+            Refusal::BodyTooLarge => format!(
+                "the request body is larger than {} bytes (--body-limit-mib)\n",
+                gate.body_limit
+            ),
+            Refusal::BodyUnreadable => "the request body could not be read\n".into(),
+            Refusal::BudgetTimeout => format!(
+                "the server's memory budget had no room for this body within {:?} \
+                 (--memory-budget-mib, --request-timeout)\n",
+                gate.request_timeout
+            ),
+            Refusal::RequestTimeout => format!(
+                "the review was not answered within {:?} (--request-timeout); its work is \
+                 cancelled\n",
+                gate.request_timeout
+            ),
+        }
+    }
+}
+
+/// What the review routes share: the limits and the budget lanes.
+struct Gate {
+    shared: Arc<Shared>,
+    large: MemoryBudget,
+    small: MemoryBudget,
+    slots: Arc<Semaphore>,
+    body_limit: usize,
+    small_body: usize,
+    read_timeout: Duration,
+    request_timeout: Duration,
+}
+
+impl Gate {
+    fn refuse(
+        &self,
+        endpoint: &'static str,
+        why: Refusal,
+        started: Instant,
+        version: Version,
+    ) -> Response {
+        self.shared
+            .metrics
+            .refused
+            .get_or_create(&ReasonLabels {
+                reason: why.reason(),
+            })
+            .inc();
+        let status = why.status();
+        self.shared
+            .metrics
+            .observe(endpoint, status.as_u16(), started);
+        tracing::info!(endpoint, reason = why.reason(), "review refused");
+        let mut response = (status, why.message(self)).into_response();
+        if version < Version::HTTP_2 {
+            // The connection may hold the rest of an unread body: close it (HTTP/2 resets
+            // the stream instead, and has no such header).
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+}
+
+/// What a review holds while its handler runs: its share of the memory budget, its slot, and
+/// the flag that stops its work. The handler moves it into its blocking task, so the share and
+/// the slot are given back when the work has stopped, not when the request is answered.
+struct Ticket {
+    _held: Held,
+    _slot: OwnedSemaphorePermit,
+    cancel: Arc<AtomicBool>,
+}
+
+/// The request extension carrying the [`Ticket`] from [`fair`] to the handler.
+#[derive(Clone)]
+struct TicketCell(Arc<Mutex<Option<Ticket>>>);
+
+/// The ticket of a request, and its cancel flag (a flag never set when the route runs without
+/// [`fair`]).
+fn take_ticket(cell: Option<Extension<TicketCell>>) -> (Option<Ticket>, Arc<AtomicBool>) {
+    let ticket = cell.and_then(|Extension(c)| c.0.lock().ok().and_then(|mut t| t.take()));
+    let cancel = ticket
+        .as_ref()
+        .map_or_else(|| Arc::new(AtomicBool::new(false)), |t| t.cancel.clone());
+    (ticket, cancel)
+}
+
+/// Sets the flag when dropped: when [`fair`] answers, times out, or is dropped because its
+/// client went away.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+fn endpoint_of(path: &str) -> &'static str {
+    match path {
+        "/convert" => "convert",
+        "/admit/instance/mutate" => "mutate",
+        "/admit/instance/validate" => "validate",
+        "/admit/instance/v1beta1" => "v1beta1",
+        _ => "other",
+    }
+}
+
+/// Reads a body frame by frame, taking its share of `lane` as bytes arrive. The sender has
+/// until `read_by` (moved on by the time spent waiting for the budget); the whole wait is
+/// bounded by `deadline`.
+async fn receive(
+    gate: &Gate,
+    body: Body,
+    lane: &MemoryBudget,
+    declared: Option<usize>,
+    mut read_by: tokio::time::Instant,
+    deadline: tokio::time::Instant,
+) -> Result<(Bytes, Held), Refusal> {
+    let mut held = lane.nothing();
+    let mut frames = body.into_data_stream();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut size = 0usize;
+    // The first KiB is taken before anything is read: when the lane is already short, the body
+    // waits in line unread (its bytes stay with the sender), instead of waiting with its first
+    // frames and the connection's read buffer in memory.
+    let waiting = tokio::time::Instant::now();
+    match tokio::time::timeout_at(deadline, lane.grow(&mut held, 1, declared)).await {
+        Err(_) => return Err(Refusal::BudgetTimeout),
+        Ok(true) => read_by = (read_by + waiting.elapsed()).min(deadline),
+        Ok(false) => {}
+    }
+    loop {
+        let chunk = match tokio::time::timeout_at(read_by, frames.next()).await {
+            Err(_) => return Err(Refusal::ReadTimeout),
+            Ok(None) => break,
+            Ok(Some(Err(_))) => return Err(Refusal::BodyUnreadable),
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        size += chunk.len();
+        if size > gate.body_limit {
+            return Err(Refusal::BodyTooLarge);
+        }
+        let waiting = tokio::time::Instant::now();
+        match tokio::time::timeout_at(deadline, lane.grow(&mut held, size, declared)).await {
+            Err(_) => return Err(Refusal::BudgetTimeout),
+            Ok(true) => read_by = (read_by + waiting.elapsed()).min(deadline),
+            Ok(false) => {}
+        }
+        chunks.push(chunk);
+    }
+    lane.trim(&mut held, size);
+    let body = if chunks.len() == 1 {
+        chunks.pop().unwrap_or_default()
+    } else {
+        let mut all = Vec::with_capacity(size);
+        for chunk in chunks.drain(..) {
+            all.extend_from_slice(&chunk);
+        }
+        Bytes::from(all)
+    };
+    Ok((body, held))
+}
+
+/// The review routes' limits ([module docs](self)): the body read with a deadline and its
+/// share of the budget taken as it arrives, a slot, then the handler within the request
+/// timeout, cancelled when it passes.
+async fn fair(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let now = tokio::time::Instant::now();
+    let deadline = now + gate.request_timeout;
+    let endpoint = endpoint_of(request.uri().path());
+    let version = request.version();
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let _held = budget.reserve(declared).await;
-    next.run(request).await
+    if declared.is_some_and(|n| n > gate.body_limit) {
+        return gate.refuse(endpoint, Refusal::BodyTooLarge, started, version);
+    }
+    let lane = match declared {
+        Some(n) if n <= gate.small_body => &gate.small,
+        _ => &gate.large,
+    };
+    let (parts, body) = request.into_parts();
+    let read_by = (now + gate.read_timeout).min(deadline);
+    let (body, held) = match receive(&gate, body, lane, declared, read_by, deadline).await {
+        Ok(received) => received,
+        Err(why) => return gate.refuse(endpoint, why, started, version),
+    };
+    let slot = match tokio::time::timeout_at(deadline, gate.slots.clone().acquire_owned()).await {
+        Ok(Ok(slot)) => slot,
+        _ => return gate.refuse(endpoint, Refusal::RequestTimeout, started, version),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _cancel_when_done = CancelOnDrop(cancel.clone());
+    let mut request = Request::from_parts(parts, Body::from(body));
+    request
+        .extensions_mut()
+        .insert(TicketCell(Arc::new(Mutex::new(Some(Ticket {
+            _held: held,
+            _slot: slot,
+            cancel,
+        })))));
+    match tokio::time::timeout_at(deadline, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => gate.refuse(endpoint, Refusal::RequestTimeout, started, version),
+    }
 }
 
 /// The routes, with the limits of `config`.
 pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
-    let budget = MemoryBudget::new(config.memory_budget, config.body_limit);
+    let gate = Arc::new(Gate {
+        large: MemoryBudget::new(config.memory_budget, config.body_limit)
+            .with_metrics(&shared.metrics, "large"),
+        small: MemoryBudget::new(config.small_budget, config.small_body)
+            .with_metrics(&shared.metrics, "small"),
+        slots: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+        body_limit: config.body_limit,
+        small_body: config.small_body,
+        read_timeout: config.read_timeout,
+        request_timeout: config.request_timeout,
+        shared: shared.clone(),
+    });
     let hooks = Router::new()
         .route("/convert", post(convert))
         .route("/admit/instance/mutate", post(mutate))
         .route("/admit/instance/validate", post(validate))
         .route("/admit/instance/v1beta1", post(v1beta1))
-        .route_layer(middleware::from_fn_with_state(budget, within_budget));
+        .route_layer(middleware::from_fn_with_state(gate, fair));
     Router::new()
         .merge(hooks)
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::disable())
-        .layer(RequestBodyLimitLayer::new(config.body_limit))
-        .layer(ConcurrencyLimitLayer::new(config.max_concurrency))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            config.request_timeout,
-        ))
         .with_state(shared)
 }
 
@@ -321,13 +760,21 @@ fn capture(
 async fn convert(
     State(shared): State<Arc<Shared>>,
     OriginalUri(uri): OriginalUri,
+    ticket: Option<Extension<TicketCell>>,
     body: Bytes,
 ) -> Response {
     let started = Instant::now();
     let s = shared.clone();
+    let (ticket, cancel) = take_ticket(ticket);
     let done = tokio::task::spawn_blocking(move || {
-        let (reply, counts) = conversion::convert_review(&body, s.types.as_ref());
-        capture(&s, "convert", &uri, &body, reply.http_status, &reply.body);
+        let (reply, counts) = conversion::convert_review_until(&body, s.types.as_ref(), &cancel);
+        if cancel.load(Ordering::Acquire) {
+            s.metrics.cancelled.inc();
+        } else {
+            capture(&s, "convert", &uri, &body, reply.http_status, &reply.body);
+        }
+        // The review's share of the budget and its slot, given back now that the work stopped.
+        drop(ticket);
         (reply.http_status, reply.body, counts)
     })
     .await;
@@ -353,16 +800,25 @@ async fn convert(
 async fn admit(
     shared: Arc<Shared>,
     uri: axum::http::Uri,
+    ticket: Option<Extension<TicketCell>>,
     body: Bytes,
     mode: Mode,
     endpoint: &'static str,
 ) -> Response {
     let started = Instant::now();
     let s = shared.clone();
+    let (ticket, cancel) = take_ticket(ticket);
     let done = tokio::task::spawn_blocking(move || {
-        let (status, review) = admission::admit_review(&body, mode, s.store.as_ref());
+        let (status, review) =
+            admission::admit_review_until(&body, mode, s.store.as_ref(), &cancel);
+        if cancel.load(Ordering::Acquire) {
+            s.metrics.cancelled.inc();
+            drop(ticket);
+            return (status, Vec::new());
+        }
         let reply = serde_json::to_vec(&review).unwrap_or_default();
         capture(&s, endpoint, &uri, &body, status, &reply);
+        drop(ticket);
         (status, reply)
     })
     .await;
@@ -377,25 +833,28 @@ async fn admit(
 async fn mutate(
     State(shared): State<Arc<Shared>>,
     OriginalUri(uri): OriginalUri,
+    ticket: Option<Extension<TicketCell>>,
     body: Bytes,
 ) -> Response {
-    admit(shared, uri, body, Mode::Mutate, "mutate").await
+    admit(shared, uri, ticket, body, Mode::Mutate, "mutate").await
 }
 
 async fn validate(
     State(shared): State<Arc<Shared>>,
     OriginalUri(uri): OriginalUri,
+    ticket: Option<Extension<TicketCell>>,
     body: Bytes,
 ) -> Response {
-    admit(shared, uri, body, Mode::Validate, "validate").await
+    admit(shared, uri, ticket, body, Mode::Validate, "validate").await
 }
 
 async fn v1beta1(
     State(shared): State<Arc<Shared>>,
     OriginalUri(uri): OriginalUri,
+    ticket: Option<Extension<TicketCell>>,
     body: Bytes,
 ) -> Response {
-    admit(shared, uri, body, Mode::V1beta1, "v1beta1").await
+    admit(shared, uri, ticket, body, Mode::V1beta1, "v1beta1").await
 }
 
 async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
@@ -489,10 +948,21 @@ pub async fn serve(
     let app = router(shared, &config);
     // TCP_NODELAY: a reply's last partial segment is not held back waiting for the client's
     // ACK (Nagle against delayed ACK stalled about one large reply in four by 40 ms).
-    let acceptor = RustlsAcceptor::new(tls).acceptor(NoDelayAcceptor::new());
-    axum_server::bind(config.listen)
+    // A slow TLS handshake is cut off like a slow request head.
+    let acceptor = RustlsAcceptor::new(tls)
+        .handshake_timeout(config.header_read_timeout)
+        .acceptor(NoDelayAcceptor::new());
+    let mut server = axum_server::bind(config.listen)
         .acceptor(acceptor)
-        .handle(handle)
+        .handle(handle);
+    // HTTP/1: a request head that does not arrive in time closes the connection (hyper needs a
+    // timer for it; without one its 30 s default is not applied at all).
+    server
+        .http_builder()
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    server
         .serve(app.into_make_service())
         .await
         .map_err(|source| Error::Serve {
@@ -548,7 +1018,7 @@ mod tests {
     async fn a_body_that_does_not_fit_waits_until_the_budget_frees() {
         let budget = MemoryBudget::new(1000 * KIB, 32 * 1024 * KIB);
         let first = budget.reserve(Some(600 * KIB)).await;
-        assert!(first.is_some());
+        assert_eq!(first.bytes(), 600 * KIB);
         assert_eq!(budget.available(), 400 * KIB);
         let waiting =
             tokio::time::timeout(Duration::from_millis(50), budget.reserve(Some(600 * KIB))).await;
@@ -560,7 +1030,7 @@ mod tests {
         drop(first);
         let second =
             tokio::time::timeout(Duration::from_secs(5), budget.reserve(Some(600 * KIB))).await;
-        assert!(second.is_ok_and(|p| p.is_some()));
+        assert!(second.is_ok_and(|p| p.bytes() == 600 * KIB));
         drop(small);
     }
 
@@ -569,7 +1039,7 @@ mod tests {
     {
         let budget = MemoryBudget::new(1024 * KIB, 4 * 1024 * KIB);
         let big = budget.reserve(Some(10 * 1024 * KIB)).await;
-        assert!(big.is_some());
+        assert_eq!(big.bytes(), 1024 * KIB);
         assert_eq!(budget.available(), 0);
         drop(big);
         let unknown = budget.reserve(None).await;
@@ -579,5 +1049,81 @@ mod tests {
         assert_eq!(budget.available(), 1023 * KIB);
         drop(tiny);
         assert_eq!(budget.available(), 1024 * KIB);
+    }
+
+    // Issue 38, item 3: a client that declares 8 MiB and trickles held the whole budget.
+    #[tokio::test]
+    async fn a_trickling_body_holds_what_it_sent_not_what_it_declared() {
+        let budget = MemoryBudget::new(8 * 1024 * KIB, 32 * 1024 * KIB);
+        let declared = Some(8 * 1024 * KIB);
+        let mut held = budget.nothing();
+        for sent in 1..=3000 {
+            assert!(!budget.grow(&mut held, sent, declared).await, "never waits");
+        }
+        assert_eq!(held.bytes(), 3 * KIB);
+        assert_eq!(budget.available(), (8 * 1024 - 3) * KIB);
+        // What it sent is all it gives back.
+        drop(held);
+        assert_eq!(budget.available(), 8 * 1024 * KIB);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_finds_the_budget_short_gives_back_its_share_and_waits_for_all_of_it() {
+        let budget = MemoryBudget::new(1000 * KIB, 32 * 1024 * KIB);
+        let declared = Some(600 * KIB);
+        let (mut a, mut b) = (budget.nothing(), budget.nothing());
+        assert!(!budget.grow(&mut a, 500 * KIB, declared).await);
+        assert!(!budget.grow(&mut b, 400 * KIB, declared).await);
+        assert_eq!(budget.available(), 100 * KIB);
+        // a needs 100 KiB more and gets it; b then finds nothing left: instead of waiting with
+        // 400 KiB (both would wait for ever), it gives them back and waits in line for 600.
+        assert!(!budget.grow(&mut a, 600 * KIB, declared).await);
+        let budget2 = budget.clone();
+        let waiter = tokio::spawn(async move {
+            let waited = budget2.grow(&mut b, 500 * KIB, declared).await;
+            (waited, b.bytes())
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(
+            budget.available(),
+            0,
+            "b gave back its 400 KiB and waits for 600"
+        );
+        assert!(!waiter.is_finished());
+        drop(a);
+        let (waited, held) = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(waited);
+        assert_eq!(held, 600 * KIB);
+        assert_eq!(
+            budget.available(),
+            1000 * KIB,
+            "b dropped its share when done"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_share_is_trimmed_to_the_body_that_came() {
+        let metrics = Metrics::default();
+        let budget = MemoryBudget::new(1000 * KIB, 32 * 1024 * KIB).with_metrics(&metrics, "large");
+        let mut held = budget.reserve(Some(600 * KIB)).await;
+        budget.trim(&mut held, 10 * KIB);
+        assert_eq!(held.bytes(), 10 * KIB);
+        assert_eq!(budget.available(), 990 * KIB);
+        assert!(
+            metrics
+                .encode()
+                .contains(r#"kudo_webhook_memory_budget_in_use_bytes{lane="large"} 10240"#),
+            "{}",
+            metrics.encode()
+        );
+        drop(held);
+        assert!(
+            metrics
+                .encode()
+                .contains(r#"kudo_webhook_memory_budget_in_use_bytes{lane="large"} 0"#)
+        );
     }
 }
