@@ -47,7 +47,7 @@ pub enum Edit {
 pub fn edits_between(base: &[&str], old: Option<&Value>, new: Option<&Value>) -> Vec<Edit> {
     let mut out = Vec::new();
     let base = pointer::from_tokens(base);
-    pointer::diff(&base, old, new, Arrays::Whole, &mut |at, _, new| {
+    pointer::diff(&base, old, new, Arrays::Whole, &mut |at, _, _, new| {
         let path = pointer::tokens(at).expect("the walker writes valid pointers");
         out.push(match new {
             Some(n) => Edit::Set {

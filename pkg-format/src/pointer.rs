@@ -160,8 +160,9 @@ pub enum Arrays {
     Whole,
 }
 
-/// What [`diff`] calls for each difference: the pointer, the old side, the new side.
-pub type Visit<'f, 'v> = dyn FnMut(&str, Option<&'v Value>, Option<&'v Value>) + 'f;
+/// What [`diff`] calls for each difference: the pointer, its tokens below the base (decoded),
+/// the old side, the new side.
+pub type Visit<'f, 'v> = dyn FnMut(&str, &[String], Option<&'v Value>, Option<&'v Value>) + 'f;
 
 /// Where `old` and `new` differ, below `base` (the pointer they are found at), as deep as both
 /// still have the same shape: objects are compared member by member (the old members in their
@@ -177,21 +178,29 @@ pub fn diff<'v>(
     visit: &mut Visit<'_, 'v>,
 ) {
     let mut at = base.to_string();
-    walk_diff(&mut at, old, new, arrays, visit);
+    walk_diff(&mut at, &mut Vec::new(), old, new, arrays, visit);
 }
 
 fn walk_diff<'v>(
     at: &mut String,
+    tokens: &mut Vec<String>,
     old: Option<&'v Value>,
     new: Option<&'v Value>,
     arrays: Arrays,
     visit: &mut Visit<'_, 'v>,
 ) {
-    let step = |at: &mut String, token: &str, o, n, visit: &mut Visit<'_, 'v>| {
+    let step = |at: &mut String,
+                tokens: &mut Vec<String>,
+                token: &str,
+                o,
+                n,
+                visit: &mut Visit<'_, 'v>| {
         let len = at.len();
         at.push('/');
         at.push_str(&escape(token));
-        walk_diff(at, o, n, arrays, visit);
+        tokens.push(token.to_string());
+        walk_diff(at, tokens, o, n, arrays, visit);
+        tokens.pop();
         at.truncate(len);
     };
     match (old, new) {
@@ -199,20 +208,20 @@ fn walk_diff<'v>(
         (None, None) => {}
         (Some(Value::Object(o)), Some(Value::Object(n))) => {
             for (k, ov) in o {
-                step(at, k, Some(ov), n.get(k), visit);
+                step(at, tokens, k, Some(ov), n.get(k), visit);
             }
             for (k, nv) in n {
                 if !o.contains_key(k) {
-                    step(at, k, None, Some(nv), visit);
+                    step(at, tokens, k, None, Some(nv), visit);
                 }
             }
         }
         (Some(Value::Array(o)), Some(Value::Array(n))) if arrays == Arrays::ByIndex => {
             for i in 0..o.len().max(n.len()) {
-                step(at, &i.to_string(), o.get(i), n.get(i), visit);
+                step(at, tokens, &i.to_string(), o.get(i), n.get(i), visit);
             }
         }
-        _ => visit(at, old, new),
+        _ => visit(at, tokens, old, new),
     }
 }
 

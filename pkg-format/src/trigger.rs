@@ -57,7 +57,7 @@ pub fn changed_paths(old: &Value, new: &Value) -> Vec<Pointer> {
         Some(old),
         Some(new),
         Arrays::ByIndex,
-        &mut |at, _, _| out.push(Pointer::from(at.to_string())),
+        &mut |at, _, _, _| out.push(Pointer::from(at.to_string())),
     );
     out
 }

@@ -281,11 +281,17 @@ pub async fn inject(client: &kube::Client, ca_pem: &str) -> Result<(), Error> {
             .get("webhooks")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        let ops: Vec<Value> = (0..count)
-            .map(|i| json!({"op": "add", "path": format!("/webhooks/{i}/clientConfig/caBundle"), "value": ca}))
-            .collect();
-        let patch: json_patch::Patch =
-            serde_json::from_value(Value::Array(ops)).expect("a JSON patch");
+        let patch = json_patch::Patch(
+            (0..count)
+                .map(|i| {
+                    let i = i.to_string();
+                    kudo_crd::patch::add(
+                        kudo_crd::patch::path(["webhooks", &i, "clientConfig", "caBundle"]),
+                        json!(ca),
+                    )
+                })
+                .collect(),
+        );
         api.patch(name, &PatchParams::default(), &Patch::<()>::Json(patch))
             .await
             .map_err(api_error(format!(

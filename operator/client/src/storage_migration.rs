@@ -516,7 +516,7 @@ pub fn differences(a: &Value, b: &Value) -> Vec<String> {
             a.pointer(at),
             b.pointer(at),
             Arrays::Whole,
-            &mut |p, _, _| here.push(p.to_string()),
+            &mut |p, _, _, _| here.push(p.to_string()),
         );
         here.sort();
         out.extend(here);

@@ -15,6 +15,7 @@
 //! | [`mod@reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
+//! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
 //!
 //! Every parameter rule applied here comes from `kudo-pkg`.
 //!
@@ -31,6 +32,7 @@ pub mod convert;
 mod crds;
 pub mod labels;
 pub mod package;
+pub mod patch;
 pub mod plan;
 pub mod reference;
 pub mod v1beta1;

@@ -15,8 +15,8 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
 use crate::error::Result;
-use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
+use kudo_crd::{labels, patch};
 
 /// Whether `inst` carries the finalizer.
 pub fn present(inst: &Instance) -> bool {
@@ -27,7 +27,7 @@ pub fn present(inst: &Instance) -> bool {
 pub async fn add(api: &Api<Instance>, inst: &Instance) -> Result<()> {
     let mut finalizers = inst.finalizers().to_vec();
     finalizers.push(labels::FINALIZER.into());
-    match set(api, inst, "add", finalizers).await {
+    match set(api, inst, patch::add, finalizers).await {
         Err(kube::Error::Api(s)) if stale(&s) => Ok(()),
         other => Ok(other?),
     }
@@ -41,7 +41,7 @@ pub async fn remove(api: &Api<Instance>, inst: &Instance) -> Result<()> {
         .filter(|f| *f != labels::FINALIZER)
         .cloned()
         .collect();
-    match set(api, inst, "replace", finalizers).await {
+    match set(api, inst, patch::replace, finalizers).await {
         Ok(()) => Ok(()),
         Err(kube::Error::Api(s)) if s.is_not_found() || stale(&s) => Ok(()),
         Err(e) => Err(e.into()),
@@ -58,20 +58,21 @@ fn stale(s: &kube::core::Status) -> bool {
     stale
 }
 
-/// `op` (`add` or `replace`) `/metadata/finalizers` with `finalizers`, if the Instance is still
-/// at the resourceVersion `inst` was read at.
+/// `op` ([`patch::add`] or [`patch::replace`]) `/metadata/finalizers` with `finalizers`, if the
+/// Instance is still at the resourceVersion `inst` was read at.
 async fn set(
     api: &Api<Instance>,
     inst: &Instance,
-    op: &str,
+    op: fn(json_patch::jsonptr::PointerBuf, serde_json::Value) -> json_patch::PatchOperation,
     finalizers: Vec<String>,
 ) -> kube::Result<()> {
-    let patch = json!([
-        {"op": "test", "path": "/metadata/resourceVersion", "value": inst.resource_version()},
-        {"op": op, "path": "/metadata/finalizers", "value": finalizers},
+    let patch = json_patch::Patch(vec![
+        patch::test(
+            patch::path(["metadata", "resourceVersion"]),
+            json!(inst.resource_version()),
+        ),
+        op(patch::path(["metadata", "finalizers"]), json!(finalizers)),
     ]);
-    let patch: json_patch::Patch =
-        serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
     api.patch(
         &inst.name_any(),
         &PatchParams::default(),

@@ -232,7 +232,7 @@ fn value_changes(version: &Version, decision: &Decision) -> Vec<ValueDiff> {
         Some(&decision.before),
         Some(decision.values.value()),
         Arrays::Whole,
-        &mut |at, old, new| {
+        &mut |at, _, old, new| {
             let secret = pointer::tokens(at).is_ok_and(|t| version.schema.is_secret(&t));
             out.push(ValueDiff {
                 pointer: at.to_string(),

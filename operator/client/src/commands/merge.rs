@@ -2,8 +2,10 @@
 //! other, so that a write carries only what this command changes and leaves other writers'
 //! changes alone.
 
+use json_patch::PatchOperation;
+use kudo_crd::patch::{add, path, remove, replace, test};
 use kudo_pkg::pointer::{self, Arrays};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The merge patch that turns `old` into `new`: changed keys with their new values, removed
 /// keys as `null`, objects compared key by key, anything else (arrays too) replaced whole.
@@ -40,26 +42,28 @@ pub fn diff(old: &Value, new: &Value) -> Option<Value> {
     }
 }
 
-/// The RFC 6902 patch that turns `old` into `new`, both found at pointer `base` of the object,
-/// with a `test` of every value it replaces or removes: the API server applies it only while the
-/// values this command read are still there, whatever else changed meanwhile, so writers of
-/// different values never conflict and a writer of the same value learns it was overtaken.
-/// Objects are compared key by key, anything else replaced whole. `None` when they are equal.
-pub fn guarded(base: &str, old: &Value, new: &Value) -> Option<Vec<Value>> {
+/// The RFC 6902 patch that turns `old` into `new`, both found at the pointer of tokens `base`
+/// of the object, with a `test` of every value it replaces or removes: the API server applies it
+/// only while the values this command read are still there, whatever else changed meanwhile, so
+/// writers of different values never conflict and a writer of the same value learns it was
+/// overtaken. Objects are compared key by key, anything else replaced whole. `None` when they
+/// are equal.
+pub fn guarded(base: &[&str], old: &Value, new: &Value) -> Option<Vec<PatchOperation>> {
     let mut ops = Vec::new();
     pointer::diff(
-        base,
+        "",
         Some(old),
         Some(new),
         Arrays::Whole,
-        &mut |at, old, new| {
+        &mut |_, below, old, new| {
+            let at = || path(base.iter().copied().chain(below.iter().map(String::as_str)));
             if let Some(old) = old {
-                ops.push(json!({"op": "test", "path": at, "value": old}));
+                ops.push(test(at(), old.clone()));
             }
             ops.push(match new {
-                Some(new) if old.is_some() => json!({"op": "replace", "path": at, "value": new}),
-                Some(new) => json!({"op": "add", "path": at, "value": new}),
-                None => json!({"op": "remove", "path": at}),
+                Some(new) if old.is_some() => replace(at(), new.clone()),
+                Some(new) => add(at(), new.clone()),
+                None => remove(at()),
             });
         },
     );
@@ -113,29 +117,32 @@ mod tests {
 #[cfg(test)]
 mod guarded_tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_guarded_patch_tests_what_it_replaces_or_removes_and_adds_the_rest() {
-        let old = json!({"a": 1, "gone": "x", "o": {"k": [1], "same": true}, "a/b": 0});
-        let new = json!({"a": 2, "o": {"k": [1, 2], "same": true, "n": "v"}, "a/b": 0});
+        let old = json!({"a": 1, "gone": "x", "o": {"k": [1], "same": true}, "a/b": 0, "t~": 1});
+        let new = json!({"a": 2, "o": {"k": [1, 2], "same": true, "n": "v"}, "a/b": 0, "t~": 2});
+        let base = ["spec", "parameters"];
+        let ops = guarded(&base, &old, &new).unwrap();
         assert_eq!(
-            guarded("/spec/parameters", &old, &new).unwrap(),
-            vec![
-                json!({"op": "test", "path": "/spec/parameters/a", "value": 1}),
-                json!({"op": "replace", "path": "/spec/parameters/a", "value": 2}),
-                json!({"op": "test", "path": "/spec/parameters/gone", "value": "x"}),
-                json!({"op": "remove", "path": "/spec/parameters/gone"}),
-                json!({"op": "test", "path": "/spec/parameters/o/k", "value": [1]}),
-                json!({"op": "replace", "path": "/spec/parameters/o/k", "value": [1, 2]}),
-                json!({"op": "add", "path": "/spec/parameters/o/n", "value": "v"}),
-            ]
+            serde_json::to_value(&ops).unwrap(),
+            json!([
+                {"op": "test", "path": "/spec/parameters/a", "value": 1},
+                {"op": "replace", "path": "/spec/parameters/a", "value": 2},
+                {"op": "test", "path": "/spec/parameters/gone", "value": "x"},
+                {"op": "remove", "path": "/spec/parameters/gone"},
+                {"op": "test", "path": "/spec/parameters/o/k", "value": [1]},
+                {"op": "replace", "path": "/spec/parameters/o/k", "value": [1, 2]},
+                {"op": "add", "path": "/spec/parameters/o/n", "value": "v"},
+                {"op": "test", "path": "/spec/parameters/t~0", "value": 1},
+                {"op": "replace", "path": "/spec/parameters/t~0", "value": 2},
+            ])
         );
-        assert_eq!(guarded("/p", &old, &old), None);
+        assert_eq!(guarded(&["p"], &old, &old), None);
         // The patch turns old into new.
         let mut doc = json!({"spec": {"parameters": old.clone()}});
-        let ops = guarded("/spec/parameters", &old, &new).unwrap();
-        let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops)).unwrap();
-        json_patch::patch(&mut doc, &patch).unwrap();
+        json_patch::patch(&mut doc, &ops).unwrap();
         assert_eq!(doc["spec"]["parameters"], new);
     }
 }

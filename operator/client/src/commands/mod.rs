@@ -557,16 +557,21 @@ fn superseding(
 }
 
 /// The JSON patch operations that set [`kudo_crd::labels::SUPERSEDE`] to `run` on `inst`.
-fn supersede_ops(inst: &Instance, run: &kudo_crd::plan::Running) -> Vec<Value> {
+fn supersede_ops(
+    inst: &Instance,
+    run: &kudo_crd::plan::Running,
+) -> Vec<json_patch::PatchOperation> {
     use kudo_crd::labels::SUPERSEDE;
+    use kudo_crd::patch::{add, path};
     match &inst.metadata.annotations {
-        None => vec![
-            serde_json::json!({"op": "add", "path": "/metadata/annotations",
-            "value": {SUPERSEDE: run.uid}}),
-        ],
-        Some(_) => vec![serde_json::json!({"op": "add",
-            "path": format!("/metadata/annotations/{}", kudo_pkg::pointer::escape(SUPERSEDE)),
-            "value": run.uid})],
+        None => vec![add(
+            path(["metadata", "annotations"]),
+            serde_json::json!({SUPERSEDE: run.uid}),
+        )],
+        Some(_) => vec![add(
+            path(["metadata", "annotations", SUPERSEDE]),
+            Value::String(run.uid.clone()),
+        )],
     }
 }
 

@@ -132,9 +132,8 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             });
         }
         let guarded = match &inst.spec.parameters {
-            Some(Value::Object(_)) => {
-                merge::guarded("/spec/parameters", &public, public_new).or_else(|| Some(Vec::new()))
-            }
+            Some(Value::Object(_)) => merge::guarded(&["spec", "parameters"], &public, public_new)
+                .or_else(|| Some(Vec::new())),
             _ => None,
         };
         let guarded = guarded.map(|mut ops| {
@@ -147,7 +146,8 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             ops
         });
         let patch = match &guarded {
-            Some(ops) => Value::Array(ops.clone()),
+            // What --dry-run prints (operations of values and pointers serialize whole).
+            Some(ops) => serde_json::to_value(ops).unwrap_or_default(),
             None => {
                 let mut p = json!({
                     "metadata": {"resourceVersion": resource_version(&inst)?},
@@ -182,8 +182,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
         write.prepare(t, &inst).await?;
         let sent = match &guarded {
             Some(ops) => {
-                let ops: json_patch::Patch = serde_json::from_value(Value::Array(ops.clone()))
-                    .map_err(|e| Error::Internal(format!("an invalid JSON patch: {e}")))?;
+                let ops = json_patch::Patch(ops.clone());
                 t.instances()
                     .patch(req.instance, &patch_params(), &Patch::<()>::Json(ops))
                     .await
@@ -223,21 +222,26 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
 
 /// JSON patch operations that set `spec.parametersFrom` to `list`, guarded by a test of the
 /// list this update read.
-fn sources_ops(inst: &Instance, list: &[kudo_crd::common::ParametersFrom]) -> Vec<Value> {
-    let path = "/spec/parametersFrom";
+fn sources_ops(
+    inst: &Instance,
+    list: &[kudo_crd::common::ParametersFrom],
+) -> Vec<json_patch::PatchOperation> {
+    use kudo_crd::patch::{add, path, remove, replace, test};
+    let at = || path(["spec", "parametersFrom"]);
     let value = serde_json::to_value(list).unwrap_or_default();
     match (inst.spec.parameters_from.is_empty(), list.is_empty()) {
         (true, true) => Vec::new(),
-        (true, false) => vec![json!({"op": "add", "path": path, "value": value})],
+        (true, false) => vec![add(at(), value)],
         (false, empty) => {
             let old = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
-            let mut ops = vec![json!({"op": "test", "path": path, "value": old})];
-            ops.push(if empty {
-                json!({"op": "remove", "path": path})
-            } else {
-                json!({"op": "replace", "path": path, "value": value})
-            });
-            ops
+            vec![
+                test(at(), old),
+                if empty {
+                    remove(at())
+                } else {
+                    replace(at(), value)
+                },
+            ]
         }
     }
 }
