@@ -660,7 +660,7 @@ fn refused(response: AdmissionResponse, diags: &[Diagnostic]) -> AdmissionRespon
     let (errors, warnings) = kudo_pkg::limits::counts(diags);
     let list: Vec<String> = kudo_pkg::limits::bounded(diags.to_vec())
         .iter()
-        .map(|d| kudo_pkg::limits::cut(&d.to_string(), MAX_PROBLEM_BYTES).into_owned())
+        .map(|d| kudo_pkg::limits::cut(&d.to_string(), MAX_PROBLEM_BYTES))
         .collect();
     deny(
         response,
