@@ -135,17 +135,12 @@ pub async fn write_status(
     ctx.metrics.status_refused();
     ctx.event(inst, EventType::Warning, "StatusRefused", why.clone())
         .await;
+    let refused = |s: &mut InstanceStatus| {
+        set_condition(s, inst, RECORDED, "False", "StatusRefused", &why, now);
+    };
     let mut smaller = full;
     smaller.applied = None;
-    set_condition(
-        &mut smaller,
-        inst,
-        RECORDED,
-        "False",
-        "StatusRefused",
-        &why,
-        now,
-    );
+    refused(&mut smaller);
     let error = match apply(api, inst, &smaller).await {
         Ok(rv) => return Ok(rv),
         Err(e) => e,
@@ -154,15 +149,7 @@ pub async fn write_status(
     let mut alone = InstanceStatus::default();
     let previous = status.conditions.iter().find(|c| c.type_ == RECORDED);
     alone.conditions.extend(previous.cloned());
-    set_condition(
-        &mut alone,
-        inst,
-        RECORDED,
-        "False",
-        "StatusRefused",
-        &why,
-        now,
-    );
+    refused(&mut alone);
     apply(api, inst, &alone).await.map_err(|_| error.into())
 }
 
