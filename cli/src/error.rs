@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use kudo_client::{commands, init, storage_migration};
-use kudo_pkg::Diagnostic;
+use kudo_diag::Diagnostic;
 use kudo_pkg::dependency::DependencyError;
 use kudo_pkg::repo::IndexError;
 
@@ -20,7 +20,7 @@ use crate::report::Sources;
 pub enum Error {
     /// A package or a file that kudo-pkg read, named with its line when known.
     #[error(transparent)]
-    Package(kudo_pkg::Error),
+    Package(kudo_diag::Error),
     /// Parameter problems, every one of them, drawn as diagnostics; `sources` keeps snippets
     /// off the lines of -P files that hold secret values.
     #[error("{} parameter error(s)", diags.iter().filter(|d| d.is_error()).count())]
@@ -281,10 +281,10 @@ impl Error {
 }
 
 /// kudo-pkg's parameter problems are diagnostics.
-impl From<kudo_pkg::Error> for Error {
-    fn from(e: kudo_pkg::Error) -> Self {
+impl From<kudo_diag::Error> for Error {
+    fn from(e: kudo_diag::Error) -> Self {
         match e {
-            kudo_pkg::Error::Diagnostics(diags) => Error::parameters(diags),
+            kudo_diag::Error::Diagnostics(diags) => Error::parameters(diags),
             e => Error::Package(e),
         }
     }
@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     fn parameter_problems_stay_diagnostics_whatever_wraps_them() {
-        let e = Error::from(kudo_pkg::Error::Diagnostics(Vec::new())).in_command("install");
+        let e = Error::from(kudo_diag::Error::Diagnostics(Vec::new())).in_command("install");
         assert!(matches!(e, Error::Parameters { .. }), "{e:?}");
         let e = Error::from(commands::Error::Parameters(Vec::new()));
         assert!(matches!(e, Error::Parameters { .. }), "{e:?}");

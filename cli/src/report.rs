@@ -7,8 +7,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::error::Error;
-use kudo_pkg::diag::Whence;
-use kudo_pkg::{Diagnostic, Origin, Severity};
+use kudo_diag::diag::Whence;
+use kudo_diag::{Diagnostic, Origin, Severity};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 
 /// One kudo diagnostic, as miette sees it.
@@ -26,7 +26,7 @@ impl fmt::Debug for Report<'_> {
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.diag;
-        let at = kudo_pkg::limits::shown_pointer(&d.pointer);
+        let at = kudo_diag::cut::shown_pointer(&d.pointer);
         if at.is_empty() {
             write!(f, "{}", d.message)?;
         } else {
@@ -152,15 +152,15 @@ fn handler() -> GraphicalReportHandler {
 }
 
 /// Renders diagnostics to a string, errors and warnings, followed by a count: at most
-/// [`kudo_pkg::limits::MAX_PROBLEMS`], then how many more ([`kudo_pkg::limits::bounded`]).
+/// [`kudo_policy::limits::MAX_PROBLEMS`], then how many more ([`kudo_policy::limits::bounded`]).
 pub fn render(diags: &[Diagnostic], mut sources: Sources) -> String {
     let h = handler();
     let mut out = String::new();
-    let diags = &kudo_pkg::limits::bounded(diags.to_vec());
+    let diags = &kudo_policy::limits::bounded(diags.to_vec());
     for d in diags {
         // A secret's line would show the secret: no snippet for masked values.
         let source = match d.value {
-            Some(kudo_pkg::Shown::Masked) => None,
+            Some(kudo_diag::Shown::Masked) => None,
             _ => sources.span(&d.origin),
         };
         let r = Report { diag: d, source };
@@ -169,7 +169,7 @@ pub fn render(diags: &[Diagnostic], mut sources: Sources) -> String {
             out.push('\n');
         }
     }
-    let (errors, warnings) = kudo_pkg::limits::counts(diags);
+    let (errors, warnings) = kudo_policy::limits::counts(diags);
     if errors > 0 {
         out.push_str(&format!("{errors} error(s), {warnings} warning(s)\n"));
     }

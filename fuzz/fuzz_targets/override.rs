@@ -6,15 +6,15 @@ fuzz_target!(|data: &[u8]| {
     let Ok(arg) = std::str::from_utf8(data) else {
         return;
     };
-    let schema = kudo_pkg::ParamSchema::from_value(serde_json::json!({"type": "object", "properties": {
+    let schema = kudo_policy::ParamSchema::from_value(serde_json::json!({"type": "object", "properties": {
         "n": {"type": "integer"}, "s": {"type": "string"},
         "l": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}},
         "o": {"type": "object", "properties": {"b": {"type": "boolean"}}}}}))
     .unwrap();
     let overrides = [arg.to_string()];
-    let _ = kudo_pkg::values::effective(
+    let _ = kudo_policy::values::effective(
         &schema,
-        &kudo_pkg::values::Inputs {
+        &kudo_policy::values::Inputs {
             overrides: &overrides,
             ..Default::default()
         },

@@ -27,7 +27,7 @@ fn template_prints_one_yaml_stream_of_kubernetes_objects() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let docs = kudo_pkg::manifest::parse(std::path::Path::new("-"), &text).unwrap();
+    let docs = kudo_yaml::manifest::parse(std::path::Path::new("-"), &text).unwrap();
     assert!(docs.len() >= 4, "{} documents", docs.len());
     for d in &docs {
         assert!(
@@ -75,7 +75,7 @@ fn template_text_reads_as_the_objects_of_json_output_with_kubernetes_rules() {
     };
     let list: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
     let text = run("yaml");
-    let docs: Vec<serde_json::Value> = kudo_pkg::manifest::parse(std::path::Path::new("-"), &text)
+    let docs: Vec<serde_json::Value> = kudo_yaml::manifest::parse(std::path::Path::new("-"), &text)
         .unwrap()
         .into_iter()
         .filter(|d| !d.is_null())
@@ -236,8 +236,8 @@ fn convert_prints_a_v1beta2_schema_that_loads_and_validates_the_defaults() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     let doc =
-        kudo_pkg::document::Document::parse(std::path::Path::new("params.yaml"), &text).unwrap();
-    let kudo_pkg::Params::V1beta2(schema) = kudo_pkg::Params::parse(&doc).unwrap() else {
+        kudo_yaml::document::Document::parse(std::path::Path::new("params.yaml"), &text).unwrap();
+    let kudo_policy::Params::V1beta2(schema) = kudo_policy::Params::parse(&doc).unwrap() else {
         panic!("not v1beta2: {text}")
     };
     assert_eq!(schema.node_at(&["NODE_COUNT"]).unwrap()["default"], 3);

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use kudo_pkg::document::Document;
-use kudo_pkg::values::Values;
-use kudo_pkg::{Origin, pointer};
+use kudo_diag::{Origin, pointer};
+use kudo_policy::values::Values;
+use kudo_yaml::document::Document;
 use serde_json::Value;
 
 fn cases(file: &str) -> Value {
@@ -142,7 +142,8 @@ impl kudo_webhook::OperatorVersions for NoOperatorVersions {
         &self,
         _: &str,
         _: &str,
-    ) -> Result<Option<std::sync::Arc<kudo_pkg::change::Version>>, kudo_webhook::StoreError> {
+    ) -> Result<Option<std::sync::Arc<kudo_policy::change::Version>>, kudo_webhook::StoreError>
+    {
         Ok(None)
     }
 }

@@ -1,10 +1,12 @@
 //! Every real KUDO package of the corpus loads, converts to v1beta2, and after conversion every
 //! default validates against the converted schema. A package that fails is a failing test.
 
-use kudo_pkg::document::Document;
-use kudo_pkg::params::Params;
-use kudo_pkg::values::Values;
-use kudo_pkg::{Code, Origin, Package, Validator};
+use kudo_diag::{Code, Origin};
+use kudo_pkg::Package;
+use kudo_policy::Validator;
+use kudo_policy::params::Params;
+use kudo_policy::values::Values;
+use kudo_yaml::document::Document;
 use serde_json::Value;
 
 #[test]
@@ -43,12 +45,12 @@ fn every_corpus_package_loads_converts_and_its_defaults_validate() {
         };
         match &params {
             Params::V1beta2(_) => v1beta2 += 1,
-            Params::V1beta1(p) if p.shape == kudo_pkg::params::v1beta1::V1beta1Shape::Map => {
+            Params::V1beta1(p) if p.shape == kudo_policy::params::v1beta1::V1beta1Shape::Map => {
                 legacy_map += 1
             }
             _ => {}
         }
-        let schema = kudo_pkg::convert::schema_of(&params);
+        let schema = kudo_policy::convert::schema_of(&params);
         let validator = match Validator::new(&schema) {
             Ok(v) => v,
             Err(d) => {
@@ -154,7 +156,7 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
             .map(|d| format!("{name}: {d}"))
             .collect();
         failures.extend(errors);
-        let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
+        let version = pkg.policy_version().expect("a valid schema");
         let (values, _) = version.effective(&serde_json::json!({}));
         let values = values.into_value();
         for plan in pkg.operator().plans.keys() {
@@ -260,7 +262,7 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
     let root = shared.join("corpus/kudo-operators-full");
     let tmp = tempfile::tempdir().unwrap();
     let render_all = |pkg: &Package| -> Vec<String> {
-        let version = kudo_pkg::change::Version::of_package(pkg).expect("a valid schema");
+        let version = pkg.policy_version().expect("a valid schema");
         let values = version.effective(&serde_json::json!({})).0.into_value();
         let mut texts = Vec::new();
         for plan in pkg.operator().plans.keys() {
@@ -298,7 +300,7 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
 
 /// Plan `plan` of `pkg` rendered with the package's defaults, for Instance `inst` in `ns`.
 fn with_defaults(pkg: &Package, plan: &str) -> Vec<kudo_pkg::render::Rendered> {
-    let version = kudo_pkg::change::Version::of_package(pkg).expect("a valid schema");
+    let version = pkg.policy_version().expect("a valid schema");
     let values = version.effective(&serde_json::json!({})).0.into_value();
     let opts = kudo_pkg::render::RenderOptions {
         instance: "inst".into(),
@@ -373,7 +375,7 @@ fn kudo_operators_in_removed_api_versions_are_warned_about_where_written() {
 /// v1beta1 validation, subresources and version moved into `spec.versions`.
 #[test]
 fn spark_crds_convert_to_v1_with_structural_schemas() {
-    use kudo_pkg::{structural, successor};
+    use kudo_k8s::{structural, successor};
     let Some(shared) = kudo_testkit::shared() else {
         return;
     };
@@ -448,8 +450,8 @@ fn spark_crds_convert_to_v1_with_structural_schemas() {
 /// with `0777`, `0755` read as octal, no `defaultMode` is above 0777 (511).
 #[test]
 fn kudo_operators_print_streams_that_read_as_their_objects_by_kubernetes_rules() {
-    use kudo_pkg::manifest::{self, Printable};
     use kudo_pkg::render::{self, RenderOptions, render_plan};
+    use kudo_yaml::manifest::{self, Printable};
     let Some(shared) = kudo_testkit::shared() else {
         return;
     };
@@ -458,7 +460,7 @@ fn kudo_operators_print_streams_that_read_as_their_objects_by_kubernetes_rules()
     for dir in kudo_testkit::folders_with(&root, "operator.yaml") {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let pkg = Package::load(&dir).unwrap();
-        let version = kudo_pkg::change::Version::of_package(&pkg).expect("a valid schema");
+        let version = pkg.policy_version().expect("a valid schema");
         let values = version.effective(&serde_json::json!({})).0.into_value();
         for plan in pkg.operator().plans.keys() {
             let opts = RenderOptions {

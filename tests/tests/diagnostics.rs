@@ -1,11 +1,12 @@
 //! What a user reads when parameters are refused: snapshots of the diagnostics, in the engine's
 //! one-line form (used by the webhook and manager too) and as the CLI renders them.
 
-use kudo_pkg::document::Document;
-use kudo_pkg::values::Inputs;
-use kudo_pkg::{Package, validate};
+use kudo_pkg::Package;
+use kudo_policy::validate;
+use kudo_policy::values::Inputs;
+use kudo_yaml::document::Document;
 
-fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_pkg::Diagnostic> {
+fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_diag::Diagnostic> {
     let pkg = Package::load(std::path::Path::new("examples/cassandra-v1beta2")).unwrap();
     let docs: Vec<Document> = files
         .iter()

@@ -11,7 +11,12 @@ use kudo_testkit::repo;
 
 /// The source folder of each crate, by the name code uses for it.
 const CRATES: &[(&str, &str)] = &[
-    ("kudo_pkg", "pkg-format/src"),
+    ("kudo_diag", "pkg-format/diag/src"),
+    ("kudo_yaml", "pkg-format/yaml/src"),
+    ("kudo_k8s", "pkg-format/k8s/src"),
+    ("kudo_sprig", "pkg-format/sprig/src"),
+    ("kudo_policy", "pkg-format/policy/src"),
+    ("kudo_pkg", "pkg-format/package/src"),
     ("kudo_crd", "operator/crd/src"),
     ("kudo_client", "operator/client/src"),
     ("kudo_manager", "operator/manager/src"),
@@ -43,7 +48,7 @@ fn documents() -> Vec<PathBuf> {
         .collect();
     out.extend(files(&root.join("docs"), "md"));
     for dir in [
-        "pkg-format/src",
+        "pkg-format",
         "operator",
         "webhook/src",
         "cli/src",

@@ -315,7 +315,7 @@ fn service_account_kubeconfig(admin: &Path, namespace: &str, name: &str, path: &
             .expect("a TokenRequest answered with a token")
     });
     let text = std::fs::read_to_string(admin).expect("the kubeconfig is readable");
-    let config = kudo_pkg::document::Document::parse(admin, &text)
+    let config = kudo_yaml::document::Document::parse(admin, &text)
         .expect("the kubeconfig is YAML")
         .into_value();
     let current = config["current-context"].as_str().unwrap_or("");

@@ -1,11 +1,13 @@
 //! The schema extensions: `trigger`, `immutable`, `oldName`. KEP-33's own examples as golden
 //! tests, and the cases KUDO's admission webhook tested, rewritten for nested parameters.
 
-use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::old_name::migrate;
-use kudo_pkg::trigger::{Reason, select};
-use kudo_pkg::values::{self, Inputs};
-use kudo_pkg::{Code, Package, ParamSchema, Params, immutable};
+use kudo_diag::Code;
+use kudo_pkg::Package;
+use kudo_policy::change::{self, Installed, Proposal, Version};
+use kudo_policy::old_name::migrate;
+use kudo_policy::trigger::{Reason, select};
+use kudo_policy::values::{self, Inputs};
+use kudo_policy::{ParamSchema, Params, immutable};
 use kudo_testkit::fixture;
 use serde_json::{Value, json};
 
@@ -26,7 +28,7 @@ fn kep33_conversion_and_upgrade_example() {
             "BACKUP_CREDENTIALS_USERNAME": "some value", "BACKUP_CREDENTIALS_PASSWORD": "some password"}),
     ] {
         let (typed, problems) =
-            kudo_pkg::typing::instance_values(old_params, installed.as_object().unwrap());
+            kudo_policy::typing::instance_values(old_params, installed.as_object().unwrap());
         assert!(problems.is_empty(), "{problems:?}");
         let m = migrate(old.schema(), &Value::Object(typed), new.schema(), "0.1.0").unwrap();
         assert_eq!(
@@ -58,7 +60,7 @@ fn kep33_conversion_and_upgrade_example() {
             ]
         );
         assert!(m.report.dropped.is_empty() && m.report.kept.is_empty());
-        let v = kudo_pkg::Validator::new(new.schema()).unwrap();
+        let v = kudo_policy::Validator::new(new.schema()).unwrap();
         assert_eq!(v.validate(&m.values), vec![]);
     }
     // KEP: 0.1 (CLUSTER_NAME) -> 0.2 (clusterName) -> 0.3 (Cluster.Name): 0.2 is not skippable.
@@ -191,7 +193,7 @@ enum Want {
 }
 
 /// An update: `-p`/`-P` style inputs on top of the installed values, decided by the one
-/// policy ([`kudo_pkg::change::update`]) the CLI, the webhook and the manager call.
+/// policy ([`kudo_policy::change::update`]) the CLI, the webhook and the manager call.
 fn run_update(
     plans: &[&str],
     current: Value,
@@ -206,7 +208,7 @@ fn run_update(
     )
     .unwrap();
     let patch_doc =
-        kudo_pkg::document::Document::parse(std::path::Path::new("p.yaml"), &patch.to_string())
+        kudo_yaml::document::Document::parse(std::path::Path::new("p.yaml"), &patch.to_string())
             .unwrap();
     let files = if patch.is_null() {
         vec![]

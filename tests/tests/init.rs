@@ -13,7 +13,7 @@ fn dry_run_prints_every_object_of_the_installation() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let docs = kudo_pkg::manifest::parse(std::path::Path::new("-"), &text).unwrap();
+    let docs = kudo_yaml::manifest::parse(std::path::Path::new("-"), &text).unwrap();
     let docs: Vec<_> = docs.into_iter().filter(|d| !d.is_null()).collect();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
     // Namespace, 3 CRDs, 2 ServiceAccounts, 4 ClusterRoles (manager, webhook, the view and

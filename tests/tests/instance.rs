@@ -183,7 +183,7 @@ fn upgrade_follows_kep33_and_keeps_comments() {
         text.contains("name: my-instance # the instance\n"),
         "{text}"
     );
-    let doc = kudo_pkg::document::Document::parse(&file, &text).unwrap();
+    let doc = kudo_yaml::document::Document::parse(&file, &text).unwrap();
     assert_eq!(
         doc.value()["spec"]["parameters"],
         serde_json::json!({"clusterName": "my-cluster", "backup": {"enabled": false,

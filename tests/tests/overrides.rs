@@ -1,7 +1,8 @@
 //! `-p KEY=VALUE`: the grammar, typing by the schema, and every refusal with its own code.
 
-use kudo_pkg::values::{self, Inputs};
-use kudo_pkg::{Code, ParamSchema};
+use kudo_diag::Code;
+use kudo_policy::ParamSchema;
+use kudo_policy::values::{self, Inputs};
 use serde_json::{Value, json};
 
 fn schema() -> ParamSchema {
@@ -150,7 +151,7 @@ fn later_overrides_win_and_each_reports_its_position() {
         },
     );
     assert_eq!(diags.len(), 1);
-    assert_eq!(diags[0].origin, kudo_pkg::Origin::Flag { index: 2 });
+    assert_eq!(diags[0].origin, kudo_diag::Origin::Flag { index: 2 });
 }
 
 #[test]

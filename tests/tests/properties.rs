@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use kudo_pkg::ParamSchema;
-use kudo_pkg::old_name::migrate;
-use kudo_pkg::trigger::select;
+use kudo_policy::ParamSchema;
+use kudo_policy::old_name::migrate;
+use kudo_policy::trigger::select;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -70,14 +70,14 @@ fn schema_of(leaves: &[(Leaf, Option<Vec<String>>)]) -> ParamSchema {
             node["trigger"] = json!(t);
         }
         if let Some(old) = old_name {
-            node["oldName"] = json!(kudo_pkg::pointer::from_tokens(old));
+            node["oldName"] = json!(kudo_diag::pointer::from_tokens(old));
         }
     }
     ParamSchema::from_value(root).unwrap()
 }
 
 fn pointer(path: &[String]) -> String {
-    kudo_pkg::pointer::from_tokens(path)
+    kudo_diag::pointer::from_tokens(path)
 }
 
 /// Values for a random subset of the leaves.
@@ -228,8 +228,8 @@ proptest! {
         let out = cmd.output().unwrap();
         let after = std::fs::read(&file).unwrap();
         if out.status.success() {
-            let old = kudo_pkg::document::Document::parse(std::path::Path::new("a"), std::str::from_utf8(&before).unwrap()).unwrap();
-            let new = kudo_pkg::document::Document::parse(std::path::Path::new("b"), std::str::from_utf8(&after).unwrap()).unwrap();
+            let old = kudo_yaml::document::Document::parse(std::path::Path::new("a"), std::str::from_utf8(&before).unwrap()).unwrap();
+            let new = kudo_yaml::document::Document::parse(std::path::Path::new("b"), std::str::from_utf8(&after).unwrap()).unwrap();
             let strip = |v: &Value| {
                 let mut v = v.clone();
                 v["spec"].as_object_mut().unwrap().remove("parameters");
@@ -314,8 +314,8 @@ proptest! {
     /// JSON printed (`"yes"` stays a string, `"0777"` is not 511).
     #[test]
     fn yaml_printed_reads_back_by_kubernetes_rules_as_the_same_json(value in manifest_value()) {
-        let yaml = kudo_pkg::manifest::to_yaml(&value);
-        let back = kudo_pkg::manifest::parse(std::path::Path::new("-"), &yaml);
+        let yaml = kudo_yaml::manifest::to_yaml(&value);
+        let back = kudo_yaml::manifest::parse(std::path::Path::new("-"), &yaml);
         prop_assert_eq!(back.ok(), Some(vec![value]), "{}", yaml);
     }
 }

@@ -5,8 +5,8 @@
 //! status (`operator/manager/tests/manager.rs`) have the same test beside their code. `kudo template`
 //! is left out on purpose: rendering a secret into the Secret the operator asks for is its job.
 //!
-//! Every output goes through `kudo_pkg::values::Redacted` (values, diffs, snippets) or
-//! `kudo_pkg::Shown` (a diagnostic's value), which read the same schema marks.
+//! Every output goes through `kudo_policy::values::Redacted` (values, diffs, snippets) or
+//! `kudo_diag::Shown` (a diagnostic's value), which read the same schema marks.
 
 use std::path::Path;
 

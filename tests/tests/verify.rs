@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kudo_pkg::diag::Severity;
-use kudo_pkg::params::Params;
+use kudo_diag::diag::Severity;
+use kudo_diag::{Code, Diagnostic, Origin};
+use kudo_pkg::Package;
 use kudo_pkg::verify::{failed, verify};
-use kudo_pkg::{Code, Diagnostic, Origin, Package};
+use kudo_policy::params::Params;
 
 /// A `# defect: CODE [POINTER]` marker in the broken package: the line must be reported with
 /// that code (and pointer, empty when not given).

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::HashMap;
 
-use kudo_pkg::change::Version;
+use kudo_policy::change::Version;
 use kudo_webhook::{
     Config, NoCluster, OperatorVersions, Shared, StoreError, serve, version_from_object,
 };
@@ -88,7 +88,7 @@ impl Store {
 }
 
 impl kudo_crd::convert::TypeSource for Store {
-    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_policy::ParamSchema> {
         let v = self.0.get(&(namespace.into(), name.into()))?;
         Some(v.schema.clone())
     }

@@ -1,5 +1,5 @@
 //! `/admit/instance/mutate` and `/admit/instance/validate`: admission of Instance create and
-//! update, decided by [`kudo_pkg::change`], the policy the CLI and the manager call too.
+//! update, decided by [`kudo_policy::change`], the policy the CLI and the manager call too.
 //!
 //! [`decide`] is the pure decision; [`admit_review`] is transport (read the AdmissionReview, answer
 //! with the same uid). For an Instance whose OperatorVersion is known:
@@ -35,8 +35,8 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kudo_crd::plan;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
-use kudo_pkg::change::{self, Installed, Proposal, Undeclared, Version};
-use kudo_pkg::{Code, Diagnostic, Origin};
+use kudo_diag::{Code, Diagnostic, Origin};
+use kudo_policy::change::{self, Installed, Proposal, Undeclared, Version};
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
@@ -282,7 +282,7 @@ pub fn decide_with(
     // checks them again, at no cost worth naming).
     if let Some(given) = new.pointer("/spec/parameters")
         && let Err(too_large) =
-            kudo_pkg::limits::refuse(given, "the Instance's parameters", Origin::Instance)
+            kudo_policy::limits::refuse(given, "the Instance's parameters", Origin::Instance)
     {
         return Verdict::Deny(vec![too_large]);
     }
@@ -394,7 +394,7 @@ pub fn v1beta1_values(object: &Value) -> Result<(), Vec<Diagnostic>> {
         .iter()
         .filter(|(_, v)| !v.is_string())
         .map(|(name, v)| {
-            let pointer = kudo_pkg::pointer::push("", name);
+            let pointer = kudo_diag::pointer::push("", name);
             let what = match v {
                 Value::Object(_) => "an object (the API server drops its fields before kudo sees them, so it cannot be stored)",
                 Value::Array(_) => "an array",
@@ -653,14 +653,14 @@ fn sent_as_v1beta1(request: &AdmissionRequest<DynamicObject>) -> bool {
 /// Longest problem in a denial, in bytes.
 const MAX_PROBLEM_BYTES: usize = 1024;
 
-/// The denial listing the problems: at most [`kudo_pkg::limits::MAX_PROBLEMS`], each cut to
+/// The denial listing the problems: at most [`kudo_policy::limits::MAX_PROBLEMS`], each cut to
 /// [`MAX_PROBLEM_BYTES`], then how many more, so that a denial stays within 64 KiB whatever
 /// the Instance holds.
 fn refused(response: AdmissionResponse, diags: &[Diagnostic]) -> AdmissionResponse {
-    let (errors, warnings) = kudo_pkg::limits::counts(diags);
-    let list: Vec<String> = kudo_pkg::limits::bounded(diags.to_vec())
+    let (errors, warnings) = kudo_policy::limits::counts(diags);
+    let list: Vec<String> = kudo_policy::limits::bounded(diags.to_vec())
         .iter()
-        .map(|d| kudo_pkg::limits::cut(&d.to_string(), MAX_PROBLEM_BYTES))
+        .map(|d| kudo_diag::cut::cut(&d.to_string(), MAX_PROBLEM_BYTES))
         .collect();
     deny(
         response,

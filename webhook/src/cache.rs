@@ -25,7 +25,7 @@ use kudo_crd::reference::{Identity, resolve};
 use kudo_crd::v1beta2;
 
 use crate::admission::{OperatorVersions, StoreError, version_from_object};
-use kudo_pkg::change::Version;
+use kudo_policy::change::Version;
 
 #[derive(Default)]
 struct Health {
@@ -203,7 +203,7 @@ impl OperatorVersions for Cache {
 }
 
 impl TypeSource for Cache {
-    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, namespace: &str, name: &str) -> Option<kudo_policy::ParamSchema> {
         match self.info(namespace, name) {
             Ok(Some(i)) => Some(i.schema.clone()),
             Ok(None) => None,

@@ -976,7 +976,7 @@ pub async fn serve(
 pub struct NoCluster;
 
 impl TypeSource for NoCluster {
-    fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, _: &str, _: &str) -> Option<kudo_policy::ParamSchema> {
         None
     }
 }
@@ -985,7 +985,11 @@ impl OperatorVersions for NoCluster {
     fn ready(&self) -> Result<(), StoreError> {
         Err(StoreError::NoCluster)
     }
-    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, StoreError> {
+    fn get(
+        &self,
+        _: &str,
+        _: &str,
+    ) -> Result<Option<Arc<kudo_policy::change::Version>>, StoreError> {
         Err(StoreError::NoCluster)
     }
 }
@@ -994,7 +998,7 @@ impl OperatorVersions for NoCluster {
 pub struct Offline(pub String);
 
 impl TypeSource for Offline {
-    fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, _: &str, _: &str) -> Option<kudo_policy::ParamSchema> {
         None
     }
 }
@@ -1003,7 +1007,11 @@ impl OperatorVersions for Offline {
     fn ready(&self) -> Result<(), StoreError> {
         Err(StoreError::Offline(self.0.clone()))
     }
-    fn get(&self, _: &str, _: &str) -> Result<Option<Arc<kudo_pkg::change::Version>>, StoreError> {
+    fn get(
+        &self,
+        _: &str,
+        _: &str,
+    ) -> Result<Option<Arc<kudo_policy::change::Version>>, StoreError> {
         Err(StoreError::Offline(self.0.clone()))
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 use kudo_crd::convert::{NoTypes, convert};
-use kudo_pkg::change::Version;
+use kudo_policy::change::Version;
 use kudo_webhook::{Mode, OperatorVersions, StoreError, admit_review, version_from_object};
 use serde_json::{Value, json};
 

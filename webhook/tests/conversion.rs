@@ -203,17 +203,17 @@ fn assert_same_as_convert(objects: &[Value], types: &dyn kudo_crd::convert::Type
     }
 }
 
-struct Fixed(kudo_pkg::ParamSchema);
+struct Fixed(kudo_policy::ParamSchema);
 
 impl kudo_crd::convert::TypeSource for Fixed {
-    fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, _: &str, _: &str) -> Option<kudo_policy::ParamSchema> {
         Some(self.0.clone())
     }
 }
 
 fn fixed_types() -> Fixed {
     Fixed(
-        kudo_pkg::ParamSchema::from_value(json!({"type": "object", "properties": {
+        kudo_policy::ParamSchema::from_value(json!({"type": "object", "properties": {
             "NODE_COUNT": {"type": "integer"}, "BACKUP_ENABLED": {"type": "boolean"},
             "PORTS": {"type": "array"}, "A": {"type": "number"}}}))
         .unwrap(),

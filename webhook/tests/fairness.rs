@@ -201,7 +201,7 @@ impl SlowTypes {
 }
 
 impl TypeSource for SlowTypes {
-    fn schema(&self, _: &str, _: &str) -> Option<kudo_pkg::ParamSchema> {
+    fn schema(&self, _: &str, _: &str) -> Option<kudo_policy::ParamSchema> {
         let before = self.calls.fetch_add(1, Ordering::SeqCst);
         if self.gated && before == 0 {
             let open = self.open.lock().unwrap();

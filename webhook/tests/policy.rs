@@ -7,8 +7,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::{Code, ParamSchema};
+use kudo_diag::Code;
+use kudo_policy::ParamSchema;
+use kudo_policy::change::{self, Installed, Proposal, Version};
 use kudo_webhook::{OperatorVersions, Verdict, decide, version_from_object};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -99,7 +100,7 @@ fn instance(ov: &str, params: &Value, in_progress: Option<&str>, deleting: bool)
 
 type Answer = Result<Option<String>, BTreeSet<&'static str>>;
 
-fn of_policy(r: Result<change::Decision, Vec<kudo_pkg::Diagnostic>>) -> Answer {
+fn of_policy(r: Result<change::Decision, Vec<kudo_diag::Diagnostic>>) -> Answer {
     r.map(|d| d.plan)
         .map_err(|d| d.iter().map(|d| d.code.as_str()).collect())
 }
@@ -234,7 +235,7 @@ proptest! {
         // it ran with where the new version has no default), as the policy computes them.
         let at_rest = Installed::at_rest(&v1, &installed_values);
         let carried = change::carried_over(&at_rest, &v2);
-        let migrated = kudo_pkg::old_name::migrate(&v1.schema, &installed_values, &v2.schema, "1.0.0");
+        let migrated = kudo_policy::old_name::migrate(&v1.schema, &installed_values, &v2.schema, "1.0.0");
         let sent = match (&migrated, &carried, args.is_empty()) {
             (_, _, true) | (Err(_), _, _) => installed_values.clone(),
             (Ok(_), Ok(carried), false) => c.sent(carried, &c.new),

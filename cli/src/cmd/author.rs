@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use dialoguer::theme::ColorfulTheme;
 use dialoguer::{Confirm, Input, Select};
+use kudo_pkg::Package;
 use kudo_pkg::author::{self, NewParameter, ParamType};
-use kudo_pkg::{Package, Params};
+use kudo_policy::Params;
 
 use crate::args::AddParameterArgs;
 use crate::error::{Error, Refusal};

@@ -1,7 +1,7 @@
 //! The report of `update` and `upgrade`, of an Instance file (`-f`) or in the cluster
 //! (`--instance`): one shape, printed by `-o json`.
 
-use kudo_pkg::change::Decision;
+use kudo_policy::change::Decision;
 use serde::Serialize;
 
 /// What a change did, or would do with `--dry-run`. Fields that do not apply to a command are
@@ -30,7 +30,7 @@ pub struct ChangeReport<'a> {
     pub changes: Vec<Changed<'a>>,
     /// Where each value went (upgrade).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub migration: Option<&'a kudo_pkg::old_name::Report>,
+    pub migration: Option<&'a kudo_policy::old_name::Report>,
     /// Whether the new OperatorVersion was created (upgrade in the cluster).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_operator_version: Option<bool>,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::Shown;
+use kudo_diag::Shown;
 use kudo_pkg::explain::{self, Current, Explanation, Field, TriggerFrom, ValueSource};
 use serde_json::{Map, Value};
 

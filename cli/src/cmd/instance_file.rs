@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::ParamSchema;
 use kudo_pkg::instance::{self, Edited, InstanceFile};
-use kudo_pkg::values::Redacted;
+use kudo_policy::ParamSchema;
+use kudo_policy::values::Redacted;
 
 use super::changes::ChangeReport;
 use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
@@ -108,7 +108,7 @@ fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {
 }
 
 /// The migration report, one line per value: moved, kept, defaulted, dropped.
-pub(super) fn migration(r: &kudo_pkg::old_name::Report) -> String {
+pub(super) fn migration(r: &kudo_policy::old_name::Report) -> String {
     let mut out = String::new();
     for m in &r.moved {
         out.push_str(&format!("moved      {} -> {}\n", m.from, m.to));

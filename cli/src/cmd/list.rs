@@ -110,8 +110,8 @@ fn immutable_cell(r: &Row) -> &'static str {
 /// A default as shown (compact JSON, masked when secret) with a space after each `,` and `:`
 /// outside strings (`[{"a": 1, "b": 2}]`), so that a table wraps it between values, never
 /// inside one.
-fn spaced(shown: &kudo_pkg::Shown) -> String {
-    let kudo_pkg::Shown::Value(text) = shown else {
+fn spaced(shown: &kudo_diag::Shown) -> String {
+    let kudo_diag::Shown::Value(text) = shown else {
         return shown.to_string();
     };
     let mut out = String::with_capacity(text.len() + text.len() / 4);

@@ -29,9 +29,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kudo_pkg::diag::Location;
-use kudo_pkg::document::Document;
-use kudo_pkg::{Code, Diagnostic, Origin, Package};
+use kudo_diag::diag::Location;
+use kudo_diag::{Code, Diagnostic, Origin};
+use kudo_pkg::Package;
+use kudo_yaml::document::Document;
 
 use crate::args::{
     AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs, ValueArgs,
@@ -222,19 +223,19 @@ fn not_found(path: &Path, resolver: &crate::repo::Resolver, e: crate::repo::Repo
 }
 
 /// Reads the -P files; a file that cannot be read or parsed, or is larger than kudo takes
-/// ([`kudo_pkg::limits`]), becomes a diagnostic.
+/// ([`kudo_policy::limits`]), becomes a diagnostic.
 fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
     let mut docs = Vec::new();
     let mut diags = Vec::new();
     for f in &args.files {
-        match Document::read_values(f) {
+        match Document::read_bounded(f, kudo_policy::limits::MAX_FILE_BYTES) {
             Ok(d) => {
                 let origin = Origin::File(Location {
                     path: f.clone(),
                     line: 1,
                     col: 1,
                 });
-                match kudo_pkg::limits::refuse(
+                match kudo_policy::limits::refuse(
                     d.value(),
                     &format!("the values of -P {}", f.display()),
                     origin,
@@ -243,7 +244,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                     Err(too_large) => diags.push(too_large),
                 }
             }
-            Err(kudo_pkg::Error::Yaml {
+            Err(kudo_diag::Error::Yaml {
                 path,
                 line,
                 col,
@@ -252,7 +253,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
                 Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
                     .with_origin(Origin::File(Location { path, line, col })),
             ),
-            Err(kudo_pkg::Error::Io { path, source }) => {
+            Err(kudo_diag::Error::Io { path, source }) => {
                 let code = match source.kind() {
                     std::io::ErrorKind::NotFound => Code::FileNotFound,
                     std::io::ErrorKind::FileTooLarge => Code::TooLarge,
@@ -280,7 +281,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
 /// The -P files, with the snippet sources that hide their lines holding secrets of `schema`; a
 /// file that cannot be read or parsed stops the command, as a parameter problem.
 fn value_inputs(
-    schema: &kudo_pkg::ParamSchema,
+    schema: &kudo_policy::ParamSchema,
     args: &ValueArgs,
 ) -> Result<(Vec<Document>, crate::report::Sources), Error> {
     let (docs, diags) = value_files(args);
@@ -316,14 +317,14 @@ fn print(text: &str) -> Result<(), Error> {
 /// YAML text of a JSON value, which Kubernetes reads back as the same JSON (`"yes"` and
 /// `"0777"` are quoted).
 pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
-    kudo_pkg::manifest::to_yaml(value)
+    kudo_yaml::manifest::to_yaml(value)
 }
 
 /// Snippet sources that never show the lines of the -P files that hold secret values.
-fn secret_sources(schema: &kudo_pkg::ParamSchema, docs: &[Document]) -> crate::report::Sources {
+fn secret_sources(schema: &kudo_policy::ParamSchema, docs: &[Document]) -> crate::report::Sources {
     let mut sources = crate::report::Sources::default();
     for d in docs {
-        for p in kudo_pkg::values::Redacted::new(schema, d.value()).hidden() {
+        for p in kudo_policy::values::Redacted::new(schema, d.value()).hidden() {
             if let Some(loc) = d.location(p) {
                 sources.hide_line(loc.path, loc.line);
             }
@@ -341,10 +342,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 }
 
 /// Computes and validates the parameters from the command line; prints the warnings.
-fn resolve(pkg: &Package, args: &ValueArgs) -> Result<kudo_pkg::values::Values, Error> {
+fn resolve(pkg: &Package, args: &ValueArgs) -> Result<kudo_policy::values::Values, Error> {
     let (docs, mut diags) = value_files(args);
     let sources = secret_sources(pkg.schema(), &docs);
-    let inputs = kudo_pkg::values::Inputs {
+    let inputs = kudo_policy::values::Inputs {
         current: None,
         files: &docs,
         overrides: &args.overrides,

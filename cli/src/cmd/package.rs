@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use kudo_pkg::Params;
+use kudo_policy::Params;
 
 use crate::args::{ConvertArgs, CreateArgs, ReportFormat, VerifyArgs};
 use crate::error::{Error, Refusal};
@@ -62,7 +62,7 @@ fn params_only(path: &Path) -> Result<Option<std::path::PathBuf>, Error> {
 
 /// Converts a params.yaml alone: printed, replaced (--in-place) or written as DIR/params.yaml.
 fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
-    let doc = kudo_pkg::document::Document::read(file)?;
+    let doc = kudo_yaml::document::Document::read(file)?;
     let text = converted(&Params::parse(&doc)?, file);
     if a.in_place {
         super::write_atomic(file, &text)?;
@@ -88,7 +88,7 @@ fn converted(params: &Params, from: &Path) -> String {
             from.display()
         );
     }
-    super::to_yaml(&kudo_pkg::convert::schema_of(params).to_params_file())
+    super::to_yaml(&kudo_policy::convert::schema_of(params).to_params_file())
 }
 
 /// Writes the whole package into a new directory, built aside and renamed into place.

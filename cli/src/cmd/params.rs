@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kudo_pkg::values;
+use kudo_policy::values;
 
 use crate::args::{DataFormat, ParamsArgs};
 use crate::error::Error;

@@ -1,10 +1,10 @@
 //! `kudo patch NAME --add POINTER=VALUE | --remove POINTER`: an update whose proposal is the
-//! edits ([`kudo_pkg::values::Edit`]), sent and reported as `kudo update --instance` is.
+//! edits ([`kudo_policy::values::Edit`]), sent and reported as `kudo update --instance` is.
 
 use std::process::ExitCode;
 
 use kudo_client::commands::{Inputs, update};
-use kudo_pkg::values::Edit;
+use kudo_policy::values::Edit;
 
 use crate::args::PatchArgs;
 use crate::error::Error;

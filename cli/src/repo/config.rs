@@ -167,7 +167,10 @@ impl Repositories {
     /// Writes the configuration (atomically).
     pub fn save(&self, home: &Home) -> Result<()> {
         let value = serde_json::to_value(self).unwrap_or_default();
-        write_atomic(&home.config, kudo_pkg::manifest::to_yaml(&value).as_bytes())
+        write_atomic(
+            &home.config,
+            kudo_yaml::manifest::to_yaml(&value).as_bytes(),
+        )
     }
 
     /// The repository named `name`.

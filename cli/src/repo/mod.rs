@@ -94,7 +94,7 @@ pub enum RepoError {
         /// Where it came from.
         url: String,
         /// Why.
-        source: Box<kudo_pkg::Error>,
+        source: Box<kudo_diag::Error>,
     },
     /// An OCI registry refused or failed.
     #[error("{0}")]

@@ -10,7 +10,7 @@
 //! | `daemon` (feature `daemon`) | what `kudo-manager` and `kudo-webhook` share as processes: logging, the shutdown signal |
 //!
 //! The objects and every rule about them come from `kudo-crd` and `kudo-pkg`; this crate only
-//! reads and writes them. (Values moved by `oldName` on an upgrade are `kudo_pkg::old_name`,
+//! reads and writes them. (Values moved by `oldName` on an upgrade are `kudo_policy::old_name`,
 //! another thing than [`storage_migration`].)
 #![deny(missing_docs)]
 

@@ -29,8 +29,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use http::{Method, Request};
-use kudo_pkg::ParamSchema;
-use kudo_pkg::pointer::{self, Arrays};
+use kudo_diag::pointer::{self, Arrays};
+use kudo_policy::ParamSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -757,7 +757,7 @@ async fn move_secrets(
         .pointer("/spec/parameters")
         .cloned()
         .unwrap_or_else(|| json!({}));
-    let (public, Some(secret)) = kudo_pkg::secrets::split(&schema, &params) else {
+    let (public, Some(secret)) = kudo_policy::secrets::split(&schema, &params) else {
         return Ok(None);
     };
     let inst: kudo_crd::v1beta2::Instance = serde_json::from_value(instance.clone())

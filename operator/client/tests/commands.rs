@@ -12,7 +12,8 @@ use kudo_client::commands::{
     self, Error, Inputs, Target, get, install, plan, uninstall, update, upgrade,
 };
 use kudo_crd::package;
-use kudo_pkg::{Code, Package};
+use kudo_diag::Code;
+use kudo_pkg::Package;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------

@@ -256,7 +256,7 @@ pub struct OperatorFields {
 }
 
 /// One source of parameter values outside the Instance (`spec.parametersFrom`): a Secret in the
-/// Instance's namespace. `writeOnly` values live only there (`kudo_pkg::secrets`).
+/// Instance's namespace. `writeOnly` values live only there (`kudo_policy::secrets`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ParametersFrom {

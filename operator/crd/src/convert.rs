@@ -8,7 +8,7 @@
 //! the rest of `metadata` and `status` are copied as they are.
 //!
 //! - **OperatorVersion** v1beta1 → v1beta2: the flat parameter list becomes a JSON-schema with
-//!   `kudo_pkg::convert::to_schema` (the same conversion as `kudo package convert`); the list is
+//!   `kudo_policy::convert::to_schema` (the same conversion as `kudo package convert`); the list is
 //!   kept in [`V1BETA1_PARAMETERS`]. v1beta2 → v1beta1: the top-level properties become flat
 //!   parameters (nested ones cannot be flat); the schema is kept in [`V1BETA2_PARAMETERS`].
 //! - **Instance** v1beta1 → v1beta2: string values are typed by the parameter types of the
@@ -23,9 +23,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use kudo_pkg::ParamSchema;
-use kudo_pkg::document::Document;
-use kudo_pkg::params::V1beta1Params;
+use kudo_policy::ParamSchema;
+use kudo_policy::params::V1beta1Params;
+use kudo_yaml::document::Document;
 
 /// Group of the kinds converted here.
 pub const GROUP: &str = "kudo.dev";
@@ -375,7 +375,7 @@ fn same(current: Option<&Value>, again: Option<&Value>, kind: &str, up: bool) ->
 fn same_text(s: &str, v: &Value) -> bool {
     match v {
         Value::String(t) => s == t,
-        other => kudo_pkg::document::parse_value(s).is_ok_and(|p| &p == other),
+        other => kudo_yaml::document::parse_value(s).is_ok_and(|p| &p == other),
     }
 }
 
@@ -418,7 +418,7 @@ fn ov_up(list: &Value) -> Value {
     );
     let params = V1beta1Params::parse(&doc).ok();
     match params {
-        Some(p) => kudo_pkg::convert::to_schema(&p).as_value().clone(),
+        Some(p) => kudo_policy::convert::to_schema(&p).as_value().clone(),
         // A list kudo-pkg cannot read stays as it is (kept whole in the annotation too).
         None => list.clone(),
     }
@@ -484,12 +484,12 @@ fn ov_down(schema: &Value) -> Value {
 /// Instance values, strings → typed by the schema's top-level types when known.
 fn instance_up(values: &Value, schema: Option<&ParamSchema>) -> Value {
     match schema {
-        Some(schema) => kudo_pkg::typing::typed_by_schema(schema, values),
+        Some(schema) => kudo_policy::typing::typed_by_schema(schema, values),
         None => values.clone(),
     }
 }
 
 /// Instance values → strings.
 fn instance_down(values: &Value) -> Value {
-    kudo_pkg::typing::to_v1beta1_strings(values)
+    kudo_policy::typing::to_v1beta1_strings(values)
 }

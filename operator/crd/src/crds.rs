@@ -59,7 +59,7 @@ mod tests {
                     .and_then(|s| s.open_api_v3_schema.as_ref())
                     .expect("every version has a schema");
                 let json = serde_json::to_value(schema).unwrap();
-                let problems = kudo_pkg::structural::violations(&json);
+                let problems = kudo_k8s::structural::violations(&json);
                 assert!(
                     problems.is_empty(),
                     "{name} {}: {}",

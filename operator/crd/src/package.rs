@@ -11,10 +11,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kube::core::ObjectMeta;
-use kudo_pkg::change::Version;
+use kudo_diag::Diagnostic;
+use kudo_pkg::Package;
 use kudo_pkg::dependency::Dependency;
 use kudo_pkg::package::{DEFAULT_VERSION, TaskKind};
-use kudo_pkg::{Diagnostic, Package, ParamSchema};
+use kudo_policy::ParamSchema;
+use kudo_policy::change::Version;
 use serde_json::{Map, Value, json};
 
 use crate::common::{ObjectRef, OperatorFields, Phase, Plan, Step, Task};
@@ -166,7 +168,7 @@ pub enum Unusable {
     Parameters(Vec<Diagnostic>),
 }
 
-/// An OperatorVersion as kudo's policy reads it ([`kudo_pkg::change`]): its name, its version
+/// An OperatorVersion as kudo's policy reads it ([`kudo_policy::change`]): its name, its version
 /// (`spec.version`, else [`DEFAULT_VERSION`] as for a package that names none), its parameter
 /// schema (`spec.parameters`, compiled; none is an empty object schema) and its plan names.
 /// The one derivation: the manager, the cluster commands and the admission webhook call it.
@@ -188,7 +190,7 @@ pub fn version(ov: &OperatorVersion) -> Result<Version, Unusable> {
 
 /// The package an OperatorVersion was made from (operator.yaml, the v1beta2 params file and
 /// the templates), named `operatorversion/{namespace}/{name}` in diagnostics.
-pub fn from_operator_version(ov: &OperatorVersion) -> kudo_pkg::Result<Package> {
+pub fn from_operator_version(ov: &OperatorVersion) -> kudo_diag::Result<Package> {
     let spec = &ov.spec;
     let name = ov.metadata.name.clone().unwrap_or_default();
     let namespace = ov.metadata.namespace.clone().unwrap_or_default();
@@ -269,7 +271,7 @@ mod tests {
             let pkg = example(name);
             let (_, ov) = objects(&pkg, "ns");
             let got = version(&ov).unwrap();
-            let mut want = Version::of_package(&pkg).unwrap();
+            let mut want = pkg.policy_version().unwrap();
             // The OperatorVersion keeps its plans by name.
             want.plans.sort();
             assert_eq!(

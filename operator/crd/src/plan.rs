@@ -5,16 +5,17 @@
 //! on):
 //! 1. never applied: `deploy`;
 //! 2. a new `spec.planExecution.uid`: `spec.planExecution.planName` (`kudo plan trigger`);
-//! 3. another OperatorVersion: [`kudo_pkg::change::upgrade_plan`] (`upgrade`, else `update`,
+//! 3. another OperatorVersion: [`kudo_policy::change::upgrade_plan`] (`upgrade`, else `update`,
 //!    else `deploy`);
-//! 4. other effective parameters: the plan [`kudo_pkg::change::update`] decides (the same
+//! 4. other effective parameters: the plan [`kudo_policy::change::update`] decides (the same
 //!    function the CLI and the admission webhook call).
 //!
 //! A plan's phases run one after the other (`serial`, the default) or all at once
 //! (`parallel`); so do a phase's steps. A step's tasks run in order.
 
-use kudo_pkg::change::{self, Installed, Proposal, Version};
-use kudo_pkg::{Diagnostic, Package};
+use kudo_diag::Diagnostic;
+use kudo_pkg::Package;
+use kudo_policy::change::{self, Installed, Proposal, Version};
 use serde_json::Value;
 
 use crate::common::{
@@ -149,7 +150,7 @@ pub struct Start {
 pub enum Refusal {
     /// `spec.planExecution.planName` names no plan of the operator.
     UnknownPlan(String),
-    /// The parameter change is refused by [`kudo_pkg::change::update`] (two plans, an
+    /// The parameter change is refused by [`kudo_policy::change::update`] (two plans, an
     /// immutable value: the webhook refuses these; without it, they can land).
     Refused(Vec<Diagnostic>),
 }
@@ -226,7 +227,7 @@ pub struct Running {
 }
 
 /// The run an Instance has scheduled or running, as the admission rules see it
-/// ([`kudo_pkg::change::Installed::in_progress`]):
+/// ([`kudo_policy::change::Installed::in_progress`]):
 /// - the active plan, while its status is not terminal (COMPLETE or FATAL_ERROR);
 /// - else, when the manager has acted on the Instance before but not yet on its latest spec
 ///   (its generation is newer than `status.observedGeneration`), the plan that spec will start.
@@ -257,7 +258,7 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
         .and_then(|a| a.parameters.as_ref())
         .cloned()
         .unwrap_or_default();
-    let values = kudo_pkg::secrets::carried(&version.schema, &recorded, values.value());
+    let values = kudo_policy::secrets::carried(&version.schema, &recorded, values.value());
     match select(inst, version, &values, status) {
         Ok(Some(start)) => Some(Running {
             plan: start.plan,
@@ -530,7 +531,7 @@ mod tests {
     }
 
     fn ver(pkg: &Package) -> Version {
-        Version::of_package(pkg).unwrap()
+        pkg.policy_version().unwrap()
     }
 
     fn two_phase() -> Package {

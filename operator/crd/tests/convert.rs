@@ -1,7 +1,7 @@
 //! Conversion on the objects kube-apiserver really sent (`tests/fixtures/wire/`), and round trips.
 
 use kudo_crd::convert::{self, NoTypes, TypeSource, V1BETA1_PARAMETERS};
-use kudo_pkg::ParamSchema;
+use kudo_policy::ParamSchema;
 use serde_json::{Value, json};
 
 use kudo_testkit::wire;

@@ -2,7 +2,7 @@
 //! on generated objects, with and without the OperatorVersion's types.
 
 use kudo_crd::convert::{NoTypes, TypeSource, convert};
-use kudo_pkg::ParamSchema;
+use kudo_policy::ParamSchema;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -24,9 +24,9 @@ pub const EVENT_NOTE: usize = 1024;
 /// logged with up to this much of its text.
 pub const LOG_MESSAGE: usize = 64 * 1024;
 
-// The one cutter, kudo_pkg::limits::cut: overlong words cut in their middle, then the head and
+// The one cutter, kudo_diag::cut::cut: overlong words cut in their middle, then the head and
 // tail kept, at most `max` bytes.
-pub use kudo_pkg::limits::cut;
+pub use kudo_diag::cut::cut;
 
 /// Every message of `status` (each step's, phase's and plan's, each plan warning, each
 /// condition's) cut to [`STATUS_MESSAGE`]: what the manager writes is never larger.

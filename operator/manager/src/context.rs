@@ -12,7 +12,7 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::{Client, Resource, ResourceExt};
 use kudo_pkg::Package;
-use kudo_pkg::change::Version;
+use kudo_policy::change::Version;
 
 use crate::backoff::{Backoff, Retry};
 use crate::bounded;

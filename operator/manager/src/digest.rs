@@ -31,13 +31,13 @@ fn random_digest_key(why: &str) -> Vec<u8> {
     tracing::warn!(
         "secret values are digested with a random key ({why}): a restart runs their trigger plans again"
     );
-    kudo_pkg::secrets::random_key()
+    kudo_policy::secrets::random_key()
 }
 
 /// The key of a context until [`crate::Context::with_digest_key`] gives the loaded one: no warning
 /// here, [`load_digest_key`] warns when it cannot load one.
 pub(crate) fn digest_key() -> Vec<u8> {
-    env_digest_key().unwrap_or_else(kudo_pkg::secrets::random_key)
+    env_digest_key().unwrap_or_else(kudo_policy::secrets::random_key)
 }
 
 /// The key of the digests of secret values: [`DIGEST_KEY_ENV`], else the Secret
@@ -64,7 +64,7 @@ pub async fn load_digest_key(client: &Client, home: Option<&str>) -> Vec<u8> {
                 return random_digest_key(&format!("Secret {ns}/{DIGEST_SECRET} holds no key"));
             }
             Ok(None) => {
-                let key = kudo_pkg::secrets::random_key();
+                let key = kudo_policy::secrets::random_key();
                 let secret = Secret {
                     metadata: kube::api::ObjectMeta {
                         name: Some(DIGEST_SECRET.into()),

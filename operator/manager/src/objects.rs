@@ -20,8 +20,8 @@ use kube::api::{
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kube::{Client, ResourceExt};
+use kudo_k8s::successor;
 use kudo_pkg::pipe::Right;
-use kudo_pkg::successor;
 use serde_json::Value;
 
 use crate::containers::{self, Trouble};

@@ -4,9 +4,9 @@
 //! ([`Failure`]).
 
 use kube::ResourceExt;
-use kudo_pkg::Diagnostic;
+use kudo_diag::Diagnostic;
 use kudo_pkg::render::{Prepared, RenderOptions};
-use kudo_pkg::values::Redacted;
+use kudo_policy::values::Redacted;
 use serde_json::Value;
 
 use crate::health::Health;

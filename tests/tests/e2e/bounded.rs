@@ -53,7 +53,7 @@ fn messages(status: &Value, at: String, out: &mut Vec<(String, usize)>) {
 /// within a minute the Instance's status says the step failed, naming the CronJob and
 /// `schedule`, in a message of at most 4 KiB; the plan starts once; the manager logs less than
 /// 1 MB. (The 1 MB value is now refused at admission, past the policy's 256 KiB bound,
-/// `kudo_pkg::limits`; 200 KiB is the largest kind still admitted. Uncut, its three copies of
+/// `kudo_policy::limits`; 200 KiB is the largest kind still admitted. Uncut, its three copies of
 /// the 400 KiB error and the value in `status.applied` came to 1.4 MB of status; the refused
 /// status with a value too large for any status is the manager tests' case.)
 #[test]

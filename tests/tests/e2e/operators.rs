@@ -196,7 +196,7 @@ fn the_real_kudo_operators_install_to_complete_and_uninstall_cleanly() {
         return;
     };
     let crd_file = fixture("e2e/prometheus/servicemonitor-crd.yaml");
-    let crd = kudo_pkg::document::Document::read(&crd_file)
+    let crd = kudo_yaml::document::Document::read(&crd_file)
         .expect("the ServiceMonitor CRD")
         .into_value();
     s.apply(&crd);

@@ -21,12 +21,14 @@ use kube::discovery::{Scope, oneshot};
 use kudo_crd::applied::{self, At};
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
-use kudo_pkg::change::{Decision, Version};
-use kudo_pkg::pointer::{self, Arrays};
+use kudo_diag::Diagnostic;
+use kudo_diag::pointer::{self, Arrays};
+use kudo_k8s::successor;
+use kudo_pkg::Package;
 use kudo_pkg::render::{Prepared, RenderOptions};
 use kudo_pkg::step::{self, Action};
-use kudo_pkg::values::Redacted;
-use kudo_pkg::{Diagnostic, Package, successor};
+use kudo_policy::change::{Decision, Version};
+use kudo_policy::values::Redacted;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -59,7 +61,7 @@ pub struct Diffed {
     pub values: Vec<ValueDiff>,
     /// Where each installed value went (upgrade).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub migration: Option<kudo_pkg::old_name::Report>,
+    pub migration: Option<kudo_policy::old_name::Report>,
     /// Every object the plan would apply or delete.
     pub objects: Vec<ObjectDiff>,
     /// What is not shown, and why (Pipe and KudoOperator tasks, objects of a removed API
@@ -174,7 +176,7 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 ..req
             };
             let done = upgrade::upgrade(t, &req).await?;
-            let version = Version::of_package(req.package).map_err(Error::Parameters)?;
+            let version = req.package.policy_version().map_err(Error::Parameters)?;
             let (from, to) = (done.from, done.to);
             (
                 done.change,
@@ -521,13 +523,13 @@ fn shown(
         }
     }
     redacted.mask_value(&mut obj);
-    kudo_pkg::manifest::to_yaml(&obj)
+    kudo_yaml::manifest::to_yaml(&obj)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kudo_pkg::ParamSchema;
+    use kudo_policy::ParamSchema;
 
     #[test]
     fn a_secret_is_masked_in_every_object_and_whole_in_a_secret() {

@@ -12,7 +12,7 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kudo_pkg::explain::SecretSet;
-use kudo_pkg::secrets::SecretSource;
+use kudo_policy::secrets::SecretSource;
 use serde_json::{Map, Value};
 
 use super::{Error, Result, Target, instance_and_version, operator_version, package_of};
@@ -37,8 +37,8 @@ impl std::fmt::Debug for Stored {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stored")
             .field("operator_version", &self.operator_version)
-            .field("parameters", &kudo_pkg::pointer::leaves(&self.parameters))
-            .field("kept", &self.kept.as_ref().map(kudo_pkg::pointer::leaves))
+            .field("parameters", &kudo_diag::pointer::leaves(&self.parameters))
+            .field("kept", &self.kept.as_ref().map(kudo_diag::pointer::leaves))
             .field("secrets", &self.secrets)
             .finish_non_exhaustive()
     }
@@ -61,14 +61,14 @@ pub async fn read(t: &Target, name: &str) -> Result<Stored> {
     let package = package_of(&operator_version(t, &ov_ref).await?)?;
     let schema = package.schema();
     let parameters = match &inst.spec.parameters {
-        Some(v @ Value::Object(_)) => kudo_pkg::typing::typed_by_schema(schema, v),
+        Some(v @ Value::Object(_)) => kudo_policy::typing::typed_by_schema(schema, v),
         _ => Value::Object(Map::new()),
     };
     let kept = inst
         .spec
         .immutable_defaults
         .as_ref()
-        .map(|v| kudo_pkg::typing::typed_by_schema(schema, v));
+        .map(|v| kudo_policy::typing::typed_by_schema(schema, v));
     let listed = serde_json::to_value(&inst.spec.parameters_from)
         .map_err(|e| Error::Internal(format!("spec.parametersFrom as JSON: {e}")))?;
     let sources = SecretSource::list(Some(&listed)).map_err(Error::Internal)?;
@@ -113,9 +113,9 @@ async fn document_pointers(
     };
     let document = String::from_utf8(bytes.0)
         .ok()
-        .and_then(|text| kudo_pkg::document::parse_value(&text).ok());
+        .and_then(|text| kudo_yaml::document::parse_value(&text).ok());
     match document {
-        Some(v @ Value::Object(_)) => Ok(Ok(kudo_pkg::pointer::leaves(&v)
+        Some(v @ Value::Object(_)) => Ok(Ok(kudo_diag::pointer::leaves(&v)
             .into_iter()
             .filter(|p| !p.is_empty())
             .collect())),

@@ -7,7 +7,7 @@
 
 use kube::api::ObjectMeta;
 use kudo_pkg::Package;
-use kudo_pkg::change::{self, Decision, Version};
+use kudo_policy::change::{self, Decision};
 use serde_json::Value;
 
 use super::{
@@ -124,7 +124,9 @@ pub fn instance_object(pkg: &Package, namespace: &str, name: &str, parameters: &
 /// What installing `pkg` with `inputs` decides (values, plan), with no cluster: refused when the
 /// parameters are invalid, each diagnostic saying where its rule is written.
 pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
-    let version = Version::of_package(pkg).map_err(|d| Error::Parameters(pkg.located(d)))?;
+    let version = pkg
+        .policy_version()
+        .map_err(|d| Error::Parameters(pkg.located(d)))?;
     change::install(&version, inputs.proposal()).map_err(|d| Error::Parameters(pkg.located(d)))
 }
 
@@ -172,7 +174,9 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     for dep in &resolved {
         // A dependency's parameters come from its parent's parameterFile, rendered by the
         // manager: its defaults stand for them here.
-        let values = Version::of_package(&dep.package)
+        let values = dep
+            .package
+            .policy_version()
             .map(|v| {
                 v.effective(&Value::Object(Default::default()))
                     .0
@@ -232,7 +236,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         created.push(serde_json::to_value(&ov).unwrap_or_default());
     }
     // writeOnly values go to a Secret of their own, never into the Instance.
-    let (public, secret) = kudo_pkg::secrets::split(pkg.schema(), &change.explicit);
+    let (public, secret) = kudo_policy::secrets::split(pkg.schema(), &change.explicit);
     let mut object = instance_object(pkg, &t.namespace, &name, &public);
     let secret_name = match &secret {
         Some(_) => Some(secrets::new_name(&name)?),

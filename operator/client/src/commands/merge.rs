@@ -4,7 +4,7 @@
 
 use json_patch::PatchOperation;
 use kudo_crd::patch::{add, path, remove, replace, test};
-use kudo_pkg::pointer::{self, Arrays};
+use kudo_diag::pointer::{self, Arrays};
 use serde_json::{Map, Value};
 
 /// The merge patch that turns `old` into `new`: changed keys with their new values, removed

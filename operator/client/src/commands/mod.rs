@@ -39,9 +39,9 @@ use std::time::Duration;
 
 use kube::Api;
 use kudo_crd::reference::{Identity, OperatorVersionRef, resolve};
-use kudo_pkg::Diagnostic;
-use kudo_pkg::change::{Installed, Proposal, Version};
-use kudo_pkg::document::Document;
+use kudo_diag::Diagnostic;
+use kudo_policy::change::{Installed, Proposal, Version};
+use kudo_yaml::document::Document;
 use serde_json::Value;
 
 use kudo_crd::package::Unusable;
@@ -147,7 +147,7 @@ pub struct Inputs<'a> {
     pub resets: &'a [String],
     /// `kudo patch`'s `--add` and `--remove`, parsed; when any is given, the proposal is
     /// these alone ([`Proposal::Patch`]).
-    pub edits: &'a [kudo_pkg::values::Edit],
+    pub edits: &'a [kudo_policy::values::Edit],
 }
 
 /// `-p` values may be secrets: `Debug` shows the files (path and pointers) and the keys of the
@@ -174,7 +174,7 @@ pub(crate) fn instance_shape(i: &Instance) -> String {
         .spec
         .parameters
         .as_ref()
-        .map(kudo_pkg::pointer::leaves)
+        .map(kudo_diag::pointer::leaves)
         .unwrap_or_default();
     format!(
         "Instance {}/{} sets {set:?}",
@@ -212,7 +212,7 @@ pub enum Error {
         name: String,
         /// What the package reader said.
         #[source]
-        source: kudo_pkg::Error,
+        source: kudo_diag::Error,
     },
     /// The OperatorVersion in the cluster cannot be read as kudo's policy reads it.
     #[error("OperatorVersion {name} cannot be used: {source}")]
@@ -526,7 +526,7 @@ fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
     Ok((pkg, version))
 }
 
-/// The Instance as [`kudo_pkg::change`] sees it: its values, whether it is being deleted, and
+/// The Instance as [`kudo_policy::change`] sees it: its values, whether it is being deleted, and
 /// the plan it has scheduled or running.
 fn installed<'a>(
     inst: &'a Instance,

@@ -4,7 +4,7 @@
 //! the OperatorVersion with its status (NEVER_RUN when the Instance status has none), the
 //! active plan with its phases and steps. The view serializes (`-o json|yaml`) and displays as
 //! a tree. [`trigger`] asks the manager for a plan run: `spec.planExecution = {planName, uid}`
-//! with a fresh uid, as a JSON merge patch, once [`kudo_pkg::change::trigger_plan`] allows it
+//! with a fresh uid, as a JSON merge patch, once [`kudo_policy::change::trigger_plan`] allows it
 //! (the rule the admission webhook applies too): not while another plan is scheduled or
 //! running, unless `force` supersedes that run.
 
@@ -21,7 +21,7 @@ use super::{
 use kudo_crd::common::{ActivePlan, PhaseStatus, PlanStatus};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 use kudo_crd::{labels, plan as runs};
-use kudo_pkg::change;
+use kudo_policy::change;
 
 /// The status KUDO shows for a plan, phase or step without one.
 pub const NEVER_RUN: &str = "NEVER_RUN";

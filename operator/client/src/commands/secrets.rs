@@ -1,5 +1,5 @@
 //! The Secrets of an Instance's `spec.parametersFrom`, as `kudo install`, `update` and
-//! `upgrade` read and write them ([`kudo_pkg::secrets`] says what goes where).
+//! `upgrade` read and write them ([`kudo_policy::secrets`] says what goes where).
 //!
 //! kudo manages one Secret per Instance, `<instance>-params-<random>`: immutable, owned by the
 //! Instance, listed last in `spec.parametersFrom` (so a value given with `kudo update -p` wins
@@ -21,8 +21,8 @@ use kube::core::Resource;
 use kudo_crd::common::{ParametersFrom, SecretKeyRef};
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
-use kudo_pkg::ParamSchema;
-use kudo_pkg::secrets::{self as values, SecretSource};
+use kudo_policy::ParamSchema;
+use kudo_policy::secrets::{self as values, SecretSource};
 use serde_json::{Value, json};
 
 use super::{Error, Result, Target, patch_params, post_params};
@@ -123,8 +123,8 @@ fn managed_values(schema: &ParamSchema, secret: Option<&Value>, others: &Value) 
     for p in values::pointers(schema, secret) {
         let v = secret.pointer(&p)?;
         if others.pointer(&p) != Some(v) {
-            let tokens = kudo_pkg::pointer::tokens(&p).unwrap_or_default();
-            kudo_pkg::pointer::set_creating(&mut out, &tokens, v.clone());
+            let tokens = kudo_diag::pointer::tokens(&p).unwrap_or_default();
+            kudo_diag::pointer::set_creating(&mut out, &tokens, v.clone());
         }
     }
     out.as_object()

@@ -1,5 +1,5 @@
 //! `kudo update --instance NAME`: the Instance's parameters changed in the cluster, with the
-//! rules of `kudo update -f` and of the admission webhook ([`kudo_pkg::change::update`]): the
+//! rules of `kudo update -f` and of the admission webhook ([`kudo_policy::change::update`]): the
 //! Instance's deletion and the plan it has scheduled or running count too.
 //!
 //! The Instance and its OperatorVersion are read; the package is rebuilt from the
@@ -18,7 +18,7 @@
 //! the same write (`commands::secrets`).
 
 use kube::api::Patch;
-use kudo_pkg::change::{self, Decision, Version};
+use kudo_policy::change::{self, Decision, Version};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -65,7 +65,10 @@ impl std::fmt::Debug for Updated {
         f.debug_struct("Updated")
             .field("change", &self.change)
             .field("operator_version", &self.operator_version)
-            .field("patch", &self.patch.as_ref().map(kudo_pkg::pointer::leaves))
+            .field(
+                "patch",
+                &self.patch.as_ref().map(kudo_diag::pointer::leaves),
+            )
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
             .field("superseded", &self.superseded)
@@ -108,7 +111,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
         // as they are (`change::set_aside`); `-p` cannot set a new one.
         let (public_known, aside) =
             change::set_aside(&version, &public, None, change::Undeclared::KeepAll);
-        let current = kudo_pkg::secrets::under(&public_known, &sources.all);
+        let current = kudo_policy::secrets::under(&public_known, &sources.all);
         let run = plan::running(&inst, &version);
         let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::update(

@@ -1,5 +1,5 @@
 //! `kudo upgrade PACKAGE --instance NAME`: the Instance moved to the package's version, with
-//! the rules of `kudo upgrade -f` and of the admission webhook ([`kudo_pkg::change::upgrade`]).
+//! the rules of `kudo upgrade -f` and of the admission webhook ([`kudo_policy::change::upgrade`]).
 //!
 //! The installed OperatorVersion (read from the cluster) is the old package, PACKAGE the new:
 //! values move by `oldName`, `-P` and `-p` apply, everything is validated; then the new
@@ -9,7 +9,7 @@
 
 use kube::api::Patch;
 use kudo_pkg::Package;
-use kudo_pkg::change::{self, Decision, Version};
+use kudo_policy::change::{self, Decision, Version};
 use serde_json::{Value, json};
 
 use super::update::{parameters, resource_version};
@@ -68,7 +68,7 @@ impl std::fmt::Debug for Upgraded {
             .field("from", &self.from)
             .field("to", &self.to)
             .field("created_operator_version", &self.created_operator_version)
-            .field("patch", &kudo_pkg::pointer::leaves(&self.patch))
+            .field("patch", &kudo_diag::pointer::leaves(&self.patch))
             .field("generation", &self.generation)
             .field("attempts", &self.attempts)
             .field("superseded", &self.superseded)
@@ -90,7 +90,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     }
     let (_, new_ov) = package::objects_with(new_pkg, &t.namespace, &resolved);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
-    let to_version = Version::of_package(new_pkg).map_err(Error::Parameters)?;
+    let to_version = new_pkg.policy_version().map_err(Error::Parameters)?;
     let mut old: Option<(String, Package, Version)> = None;
     let mut ov_exists: Option<bool> = None;
     let mut created = false;
@@ -117,7 +117,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         }
         let sources = secrets::read(t, &inst).await?;
         let public = parameters(&inst);
-        let current = kudo_pkg::secrets::under(&public, &sources.all);
+        let current = kudo_policy::secrets::under(&public, &sources.all);
         let run = plan::running(&inst, &old_version);
         let (blocking, superseded) = super::superseding(run, req.force);
         let change = change::upgrade(

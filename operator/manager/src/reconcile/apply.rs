@@ -45,13 +45,13 @@ pub(super) async fn reconcile(
     let values = values.into_value();
     // status.applied records secrets as digests: compared as the values they were, when
     // they did not change.
-    let record = kudo_pkg::secrets::digested(schema, &values, &ctx.digest_key);
+    let record = kudo_policy::secrets::digested(schema, &values, &ctx.digest_key);
     let mut seen = round.status.clone();
     if let Some(a) = seen.applied.as_mut() {
         a.parameters = a
             .parameters
             .as_ref()
-            .map(|p| kudo_pkg::secrets::revealed(schema, p, &values, &ctx.digest_key));
+            .map(|p| kudo_policy::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
     match plan::select(inst, &compiled.version, &values, &seen) {
         // The run the status already holds, which its status write could not record as

@@ -52,7 +52,7 @@ pub(super) async fn reconcile(
     });
     let schema = &compiled.version.schema;
     let render = match now_values {
-        Ok(v) => kudo_pkg::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
+        Ok(v) => kudo_policy::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
         Err(_) => recorded,
     };
     let action = round.advance(&compiled.prepared, &render).await?;

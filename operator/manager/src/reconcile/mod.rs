@@ -81,11 +81,11 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     };
     // What the Instance gives: its parameters, with its Secrets' values under them. A
     // parameter the OperatorVersion does not declare, which a kudo.dev/v1beta1 write may keep
-    // (`kudo_pkg::change::set_aside`), is ignored: it runs no plan and fails none.
+    // (`kudo_policy::change::set_aside`), is ignored: it runs no plan and fails none.
     let given = secret_values.map(|sv| {
         let public = inst.spec.parameters.clone().unwrap_or_else(|| json!({}));
-        let public = kudo_pkg::change::declared(&compiled.version, &public);
-        kudo_pkg::secrets::under(&public, &sv)
+        let public = kudo_policy::change::declared(&compiled.version, &public);
+        kudo_policy::secrets::under(&public, &sv)
     });
     if deleting {
         cleanup::reconcile(round, &compiled, given).await
@@ -102,7 +102,7 @@ async fn read_secrets(
     inst: &Instance,
 ) -> std::result::Result<Value, String> {
     let from = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
-    let sources = kudo_pkg::secrets::SecretSource::list(Some(&from))?;
+    let sources = kudo_policy::secrets::SecretSource::list(Some(&from))?;
     if sources.is_empty() {
         return Ok(json!({}));
     }
@@ -132,7 +132,7 @@ async fn read_secrets(
             .collect();
         data.insert(s.name.clone(), texts);
     }
-    kudo_pkg::secrets::merged(&sources, |name, key| {
+    kudo_policy::secrets::merged(&sources, |name, key| {
         data.get(name).and_then(|d| d.get(key)).cloned()
     })
     .map_err(|d| diagnostics(&d))

@@ -10,9 +10,9 @@
 //! parent's ServiceAccount (`spec.serviceAccountName`): a child acts with its parent's rights.
 
 use kudo_pkg::dependency::KudoOperatorTask;
-use kudo_pkg::document::Document;
 use kudo_pkg::package::Task;
 use kudo_pkg::render::Use;
+use kudo_yaml::document::Document;
 use serde_json::{Value, json};
 
 use crate::health::health;

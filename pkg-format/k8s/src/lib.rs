@@ -1,0 +1,12 @@
+//! `kudo-k8s`: Kubernetes' own rules, as kudo applies them without a cluster.
+//!
+//! | module | what it knows | entry points |
+//! |---|---|---|
+//! | [`structural`] | the structural-schema rules kube-apiserver applies to a CRD's `openAPIV3Schema` (and to a v1beta2 parameter schema, which becomes one) | [`structural::violations`] |
+//! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead, what `package verify` warns about) | [`successor::convert`], [`successor::REMOVED`] |
+//!
+//! Pure: plain JSON values in, findings out. Depends on `kudo-diag` for JSON pointers.
+#![deny(missing_docs)]
+
+pub mod structural;
+pub mod successor;

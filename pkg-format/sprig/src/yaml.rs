@@ -1,0 +1,1468 @@
+//! KUDO's `toYaml`: gopkg.in/yaml.v2 v2.3.0 `Marshal` (`encode.go`, `resolve.go`, `sorter.go`
+//! and the libyaml-derived emitter, `emitterc.go`).
+
+use std::sync::Arc;
+
+use gotmpl::{Result, Value};
+
+use super::strconv::{format_float, is_go_int_base0, parse_float};
+use super::{call_err, go_type_name, string, want};
+
+pub(super) fn f_to_yaml(name: &str, a: &[Value]) -> Result<Value> {
+    want(name, a, 1)?;
+    yaml_marshal(&a[0])
+        .map(string)
+        .map_err(|e| call_err(name, e))
+}
+
+/// The emitter's line width. yaml.v2 v2.3.0 (KUDO ≥ 0.16) disables folding
+/// (`best_width = -1`, i.e. `1<<31 - 1`); v2.2.x and v2.4.0 fold at 80.
+const YAML_BEST_WIDTH: usize = (1 << 31) - 1;
+const YAML_BEST_INDENT: i64 = 2;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum YStyle {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+}
+
+enum YNode {
+    Scalar(String, YStyle),
+    Seq(Vec<YNode>),
+    Map(Vec<(YNode, YNode)>),
+}
+
+fn yaml_node(v: &Value) -> std::result::Result<YNode, String> {
+    Ok(match v {
+        Value::Nil => YNode::Scalar("null".into(), YStyle::Plain),
+        Value::Bool(b) => YNode::Scalar(b.to_string(), YStyle::Plain),
+        Value::Int(i) => YNode::Scalar(i.to_string(), YStyle::Plain),
+        Value::Uint(u) => YNode::Scalar(u.to_string(), YStyle::Plain),
+        Value::Float(f) => {
+            let s = match format_float(*f, b'g').as_str() {
+                "+Inf" => ".inf".to_string(),
+                "-Inf" => "-.inf".to_string(),
+                "NaN" => ".nan".to_string(),
+                s => s.to_string(),
+            };
+            YNode::Scalar(s, YStyle::Plain)
+        }
+        Value::String(s) => yaml_string_node(s),
+        Value::List(l) => YNode::Seq(
+            l.iter()
+                .map(yaml_node)
+                .collect::<std::result::Result<_, _>>()?,
+        ),
+        Value::Map(m) => {
+            let mut keys: Vec<&Arc<str>> = m.keys().collect();
+            insertion_sort_by(&mut keys, |a, b| yaml_key_less(a, b));
+            let mut pairs = Vec::with_capacity(keys.len());
+            for k in keys {
+                pairs.push((yaml_string_node(k), yaml_node(&m[k])?));
+            }
+            YNode::Map(pairs)
+        }
+        other => return Err(format!("cannot marshal type: {}", go_type_name(other))),
+    })
+}
+
+/// yaml.v2's `stringv`: plain unless the text would resolve to another type.
+fn yaml_string_node(s: &str) -> YNode {
+    let style = if s.contains('\n') {
+        YStyle::Literal
+    } else if yaml_resolves_to_str(s) && !yaml_is_base60_float(s) {
+        YStyle::Plain
+    } else {
+        YStyle::DoubleQuoted
+    };
+    YNode::Scalar(s.to_string(), style)
+}
+
+/// A stable insertion sort driven by a strict "less" predicate (yaml.v2's key
+/// order need not be a total order; this never panics on an inconsistent one).
+fn insertion_sort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    for i in 1..v.len() {
+        let mut j = i;
+        while j > 0 && less(&v[j], &v[j - 1]) {
+            v.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
+fn go_is_letter(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphabetic()
+    } else {
+        c.is_alphabetic()
+    }
+}
+
+fn go_is_digit(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        c.is_numeric()
+    }
+}
+
+/// yaml.v2's `keyList.Less` for two string keys (a "natural" order: runs of
+/// digits compare numerically, non-letters sort before letters).
+fn yaml_key_less(a: &str, b: &str) -> bool {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let mut i = 0;
+    while i < ar.len() && i < br.len() {
+        if ar[i] == br[i] {
+            i += 1;
+            continue;
+        }
+        let al = go_is_letter(ar[i]);
+        let bl = go_is_letter(br[i]);
+        if al && bl {
+            return ar[i] < br[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        let (mut an, mut bn) = (0i64, 0i64);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && go_is_digit(ar[j - 1]) {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let digit = |c: char| i64::from(c as u32).wrapping_sub('0' as i64);
+        let mut ai = i;
+        while ai < ar.len() && go_is_digit(ar[ai]) {
+            an = an.wrapping_mul(10).wrapping_add(digit(ar[ai]));
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && go_is_digit(br[bi]) {
+            bn = bn.wrapping_mul(10).wrapping_add(digit(br[bi]));
+            bi += 1;
+        }
+        if an != bn {
+            return an < bn;
+        }
+        if ai != bi {
+            return ai < bi;
+        }
+        return ar[i] < br[i];
+    }
+    ar.len() < br.len()
+}
+
+/// `resolve("", s)` yields `!!str` (so the string may be written plain).
+fn yaml_resolves_to_str(s: &str) -> bool {
+    const SPECIAL: &[&str] = &[
+        "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no",
+        "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null",
+        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+        "-.Inf", "-.INF", "<<",
+    ];
+    let hint = match s.as_bytes().first() {
+        None => b'N',
+        Some(b'+' | b'-') => b'S',
+        Some(c) if c.is_ascii_digit() => b'D',
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
+        Some(b'.') => b'.',
+        Some(_) => 0,
+    };
+    if hint == 0 {
+        return true;
+    }
+    if SPECIAL.contains(&s) {
+        return false;
+    }
+    match hint {
+        b'.' => parse_float(s).is_none(),
+        b'D' | b'S' => {
+            if yaml_is_timestamp(s) {
+                return false;
+            }
+            let plain: String = s.chars().filter(|&c| c != '_').collect();
+            if is_go_int_base0(&plain) {
+                return false;
+            }
+            if yaml_style_float(&plain) && parse_float(&plain).is_some() {
+                return false;
+            }
+            // resolve's explicit binary forms: ParseInt(plain[2:], 2, 64) after "0b",
+            // ParseInt("-" + plain[3:], 2, 64) after "-0b".
+            let binary = |digits: &str| {
+                let body = digits.strip_prefix(['+', '-']).unwrap_or(digits);
+                !body.is_empty()
+                    && body.bytes().all(|c| c == b'0' || c == b'1')
+                    && (i64::from_str_radix(digits, 2).is_ok()
+                        || (body.len() == digits.len() && u64::from_str_radix(digits, 2).is_ok()))
+            };
+            if let Some(rest) = plain.strip_prefix("0b") {
+                return !binary(rest);
+            }
+            if let Some(rest) = plain.strip_prefix("-0b") {
+                return !binary(&format!("-{rest}"));
+            }
+            true
+        }
+        _ => true,
+    }
+}
+
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
+fn yaml_style_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i = 1;
+    }
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - s
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// yaml.v2's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
+fn yaml_is_base60_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if *c == b'+' || *c == b'-' || c.is_ascii_digit() => {}
+        _ => return false,
+    }
+    if !s.contains(':') {
+        return false;
+    }
+    let mut i = 0;
+    if matches!(b[0], b'+' | b'-') {
+        i = 1;
+    }
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    i += 1;
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+        i += 1;
+    }
+    let mut groups = 0;
+    while b.get(i) == Some(&b':') {
+        i += 1;
+        // [0-5]?[0-9]
+        match (b.get(i), b.get(i + 1)) {
+            (Some(d1), Some(d2)) if (b'0'..=b'5').contains(d1) && d2.is_ascii_digit() => i += 2,
+            (Some(d), _) if d.is_ascii_digit() => i += 1,
+            _ => return false,
+        }
+        groups += 1;
+    }
+    if groups == 0 {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+            i += 1;
+        }
+    }
+    i == b.len()
+}
+
+/// yaml.v2's `parseTimestamp` (Go `time.Parse` with its four layouts).
+fn yaml_is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let lead = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if lead != 4 || b.get(4) != Some(&b'-') {
+        return false;
+    }
+    // getnum: one or two digits
+    fn num(b: &[u8], i: &mut usize) -> Option<u32> {
+        let d1 = *b.get(*i).filter(|c| c.is_ascii_digit())?;
+        *i += 1;
+        let mut n = u32::from(d1 - b'0');
+        if let Some(d2) = b.get(*i).filter(|c| c.is_ascii_digit()) {
+            n = n * 10 + u32::from(d2 - b'0');
+            *i += 1;
+        }
+        Some(n)
+    }
+    let check = || -> Option<bool> {
+        let year: u32 = s[..4].parse().ok()?;
+        let mut i = 5;
+        let month = num(b, &mut i)?;
+        if b.get(i) != Some(&b'-') {
+            return None;
+        }
+        i += 1;
+        let day = num(b, &mut i)?;
+        if !(1..=12).contains(&month) {
+            return None;
+        }
+        let leap =
+            year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+        let dim = [
+            31,
+            if leap { 29 } else { 28 },
+            31,
+            30,
+            31,
+            30,
+            31,
+            31,
+            30,
+            31,
+            30,
+            31,
+        ];
+        if day < 1 || day > dim[month as usize - 1] {
+            return None;
+        }
+        if i == b.len() {
+            return Some(true); // "2006-1-2"
+        }
+        let zoned = match b[i] {
+            b'T' | b't' => {
+                i += 1;
+                true
+            }
+            b' ' => {
+                while b.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                false
+            }
+            _ => return None,
+        };
+        let hour = num(b, &mut i)?;
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        let min = num(b, &mut i)?;
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        let sec = num(b, &mut i)?;
+        if hour >= 24 || min >= 60 || sec >= 60 {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if s[start..i]
+                .parse::<u64>()
+                .map_or(true, |ns| ns >= 1_000_000_000)
+            {
+                return None;
+            }
+        }
+        if zoned {
+            match b.get(i) {
+                Some(b'Z') => i += 1,
+                Some(b'+' | b'-') => {
+                    let z = b.get(i..i + 6)?;
+                    if z[3] != b':' || !z[1..3].iter().chain(&z[4..6]).all(u8::is_ascii_digit) {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            }
+        }
+        Some(i == b.len())
+    };
+    check() == Some(true)
+}
+
+/// Properties of a scalar computed by libyaml's `yaml_emitter_analyze_scalar`.
+struct ScalarAnalysis {
+    multiline: bool,
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+fn at(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
+}
+
+fn y_width(c: u8) -> usize {
+    match c {
+        c if c & 0x80 == 0 => 1,
+        c if c & 0xE0 == 0xC0 => 2,
+        c if c & 0xF0 == 0xE0 => 3,
+        c if c & 0xF8 == 0xF0 => 4,
+        _ => 1,
+    }
+}
+
+fn y_is_space(b: &[u8], i: usize) -> bool {
+    at(b, i) == b' '
+}
+
+fn y_is_blank(b: &[u8], i: usize) -> bool {
+    matches!(at(b, i), b' ' | b'\t')
+}
+
+fn y_is_break(b: &[u8], i: usize) -> bool {
+    let (c0, c1, c2) = (at(b, i), at(b, i + 1), at(b, i + 2));
+    c0 == b'\r'
+        || c0 == b'\n'
+        || (c0 == 0xC2 && c1 == 0x85)
+        || (c0 == 0xE2 && c1 == 0x80 && (c2 == 0xA8 || c2 == 0xA9))
+}
+
+fn y_is_blankz(b: &[u8], i: usize) -> bool {
+    y_is_blank(b, i) || y_is_break(b, i) || at(b, i) == 0
+}
+
+fn y_is_printable(b: &[u8], i: usize) -> bool {
+    let (c0, c1, c2) = (at(b, i), at(b, i + 1), at(b, i + 2));
+    c0 == 0x0A
+        || (0x20..=0x7E).contains(&c0)
+        || (c0 == 0xC2 && c1 >= 0xA0)
+        || (c0 > 0xC2 && c0 < 0xED)
+        || (c0 == 0xED && c1 < 0xA0)
+        || c0 == 0xEE
+        || (c0 == 0xEF
+            && !(c1 == 0xBB && c2 == 0xBF)
+            && !(c1 == 0xBF && (c2 == 0xBE || c2 == 0xBF)))
+}
+
+/// libyaml's `is_bom`, which (as in yaml.v2) looks at the start of the value.
+fn y_is_bom(b: &[u8]) -> bool {
+    b.starts_with(&[0xEF, 0xBB, 0xBF])
+}
+
+fn analyze_scalar(value: &[u8]) -> ScalarAnalysis {
+    if value.is_empty() {
+        return ScalarAnalysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    // Only libyaml's block indicators matter: no scalar is written in flow context.
+    let (mut block_ind, mut line_breaks, mut special) = (false, false, false);
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    if value.starts_with(b"---") || value.starts_with(b"...") {
+        block_ind = true;
+    }
+    let mut preceded_by_ws = true;
+    let mut i = 0;
+    while i < value.len() {
+        let w = y_width(value[i]);
+        let followed_by_ws = i + w >= value.len() || y_is_blank(value, i + w);
+        let indicator = if i == 0 {
+            match value[i] {
+                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
+                | b'\'' | b'"' | b'%' | b'@' | b'`' => true,
+                b'?' | b':' | b'-' => followed_by_ws,
+                _ => false,
+            }
+        } else {
+            match value[i] {
+                b':' => followed_by_ws,
+                b'#' => preceded_by_ws,
+                _ => false,
+            }
+        };
+        block_ind |= indicator;
+        if !y_is_printable(value, i) {
+            special = true;
+        }
+        if y_is_space(value, i) {
+            if i == 0 {
+                leading_space = true;
+            }
+            if i + w == value.len() {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if y_is_break(value, i) {
+            line_breaks = true;
+            if i == 0 {
+                leading_break = true;
+            }
+            if i + w == value.len() {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_ws = y_is_blankz(value, i);
+        i += w;
+    }
+    let mut a = ScalarAnalysis {
+        multiline: line_breaks,
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.block_plain_allowed = false;
+    }
+    if trailing_space {
+        a.block_allowed = false;
+    }
+    if break_space {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+    }
+    if space_break || special {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+        a.block_allowed = false;
+    }
+    if line_breaks {
+        a.block_plain_allowed = false;
+    }
+    if block_ind {
+        a.block_plain_allowed = false;
+    }
+    a
+}
+
+/// The block-style emitter state of libyaml (as translated in yaml.v2). yaml.v2
+/// only uses flow style for empty sequences and mappings, so no scalar is ever
+/// written in flow context and libyaml's flow-level conditions are left out.
+struct YamlEmitter {
+    out: Vec<u8>,
+    column: usize,
+    indent: i64,
+    indents: Vec<i64>,
+    whitespace: bool,
+    indention: bool,
+    mapping_context: bool,
+    simple_key_context: bool,
+}
+
+impl YamlEmitter {
+    fn put(&mut self, c: u8) {
+        self.out.push(c);
+        self.column += 1;
+    }
+
+    fn put_break(&mut self) {
+        self.out.push(b'\n');
+        self.column = 0;
+    }
+
+    /// Copies one UTF-8 character of `s` at `*i`.
+    fn write(&mut self, s: &[u8], i: &mut usize) {
+        let w = y_width(s[*i]).min(s.len() - *i);
+        self.out.extend_from_slice(&s[*i..*i + w]);
+        self.column += 1;
+        *i += w;
+    }
+
+    fn write_all(&mut self, s: &[u8]) {
+        let mut i = 0;
+        while i < s.len() {
+            self.write(s, &mut i);
+        }
+    }
+
+    fn write_break(&mut self, s: &[u8], i: &mut usize) {
+        if s[*i] == b'\n' {
+            self.put_break();
+            *i += 1;
+        } else {
+            self.write(s, i);
+            self.column = 0;
+        }
+    }
+
+    fn increase_indent(&mut self, flow: bool, indentless: bool) {
+        self.indents.push(self.indent);
+        if self.indent < 0 {
+            self.indent = if flow { YAML_BEST_INDENT } else { 0 };
+        } else if !indentless {
+            self.indent += YAML_BEST_INDENT;
+        }
+    }
+
+    fn pop_indent(&mut self) {
+        self.indent = self.indents.pop().unwrap_or(-1);
+    }
+
+    fn write_indent(&mut self) {
+        let indent = self.indent.max(0) as usize;
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.put_break();
+        }
+        while self.column < indent {
+            self.put(b' ');
+        }
+        self.whitespace = true;
+        self.indention = true;
+    }
+
+    fn write_indicator(&mut self, ind: &[u8], need_ws: bool, is_ws: bool, is_indention: bool) {
+        if need_ws && !self.whitespace {
+            self.put(b' ');
+        }
+        self.write_all(ind);
+        self.whitespace = is_ws;
+        self.indention = self.indention && is_indention;
+    }
+
+    fn emit_node(&mut self, n: &YNode, mapping: bool, simple_key: bool) {
+        self.mapping_context = mapping;
+        self.simple_key_context = simple_key;
+        match n {
+            YNode::Scalar(value, style) => self.emit_scalar(value.as_bytes(), *style),
+            YNode::Seq(items) => {
+                if items.is_empty() {
+                    self.emit_flow(b"[", b"]", items.len());
+                } else {
+                    self.emit_block_sequence(items);
+                }
+            }
+            YNode::Map(pairs) => {
+                if pairs.is_empty() {
+                    self.emit_flow(b"{", b"}", pairs.len());
+                } else {
+                    self.emit_block_mapping(pairs);
+                }
+            }
+        }
+    }
+
+    /// Flow collections only ever hold no items here (yaml.v2 uses them for
+    /// empty sequences and mappings).
+    fn emit_flow(&mut self, open: &[u8], close: &[u8], len: usize) {
+        debug_assert_eq!(len, 0, "flow collections are only used when empty");
+        self.write_indicator(open, true, true, false);
+        self.increase_indent(true, false);
+        self.pop_indent();
+        self.write_indicator(close, false, false, false);
+    }
+
+    fn emit_block_sequence(&mut self, items: &[YNode]) {
+        let indentless = self.mapping_context && !self.indention;
+        self.increase_indent(false, indentless);
+        for item in items {
+            self.write_indent();
+            self.write_indicator(b"-", true, false, true);
+            self.emit_node(item, false, false);
+        }
+        self.pop_indent();
+    }
+
+    fn is_simple_key(n: &YNode) -> bool {
+        match n {
+            YNode::Scalar(v, _) => !analyze_scalar(v.as_bytes()).multiline && v.len() <= 128,
+            YNode::Seq(items) => items.is_empty(),
+            YNode::Map(pairs) => pairs.is_empty(),
+        }
+    }
+
+    fn emit_block_mapping(&mut self, pairs: &[(YNode, YNode)]) {
+        self.increase_indent(false, false);
+        for (k, v) in pairs {
+            self.write_indent();
+            if Self::is_simple_key(k) {
+                self.emit_node(k, true, true);
+                self.write_indicator(b":", false, false, false);
+            } else {
+                self.write_indicator(b"?", true, false, true);
+                self.emit_node(k, true, false);
+                self.write_indent();
+                self.write_indicator(b":", true, false, true);
+            }
+            self.emit_node(v, true, false);
+        }
+        self.pop_indent();
+    }
+
+    fn emit_scalar(&mut self, value: &[u8], requested: YStyle) {
+        let a = analyze_scalar(value);
+        let mut style = requested;
+        if self.simple_key_context && a.multiline {
+            style = YStyle::DoubleQuoted;
+        }
+        if style == YStyle::Plain {
+            if !a.block_plain_allowed {
+                style = YStyle::SingleQuoted;
+            }
+            if value.is_empty() && self.simple_key_context {
+                style = YStyle::SingleQuoted;
+            }
+        }
+        if style == YStyle::SingleQuoted && !a.single_quoted_allowed {
+            style = YStyle::DoubleQuoted;
+        }
+        if style == YStyle::Literal && (!a.block_allowed || self.simple_key_context) {
+            style = YStyle::DoubleQuoted;
+        }
+        self.increase_indent(true, false);
+        let allow_breaks = !self.simple_key_context;
+        match style {
+            YStyle::Plain => self.write_plain(value, allow_breaks),
+            YStyle::SingleQuoted => self.write_single_quoted(value, allow_breaks),
+            YStyle::DoubleQuoted => self.write_double_quoted(value, allow_breaks),
+            YStyle::Literal => self.write_literal(value),
+        }
+        self.pop_indent();
+    }
+
+    fn write_plain(&mut self, value: &[u8], allow_breaks: bool) {
+        if !self.whitespace {
+            self.put(b' ');
+        }
+        let (mut spaces, mut breaks) = (false, false);
+        let mut i = 0;
+        while i < value.len() {
+            if y_is_space(value, i) {
+                if allow_breaks
+                    && !spaces
+                    && self.column > YAML_BEST_WIDTH
+                    && !y_is_space(value, i + 1)
+                {
+                    self.write_indent();
+                    i += 1;
+                } else {
+                    self.write(value, &mut i);
+                }
+                spaces = true;
+            } else if y_is_break(value, i) {
+                if !breaks && value[i] == b'\n' {
+                    self.put_break();
+                }
+                self.write_break(value, &mut i);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                self.write(value, &mut i);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+        }
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_single_quoted(&mut self, value: &[u8], allow_breaks: bool) {
+        self.write_indicator(b"'", true, false, false);
+        let (mut spaces, mut breaks) = (false, false);
+        let mut i = 0;
+        while i < value.len() {
+            if y_is_space(value, i) {
+                if allow_breaks
+                    && !spaces
+                    && self.column > YAML_BEST_WIDTH
+                    && i > 0
+                    && i < value.len() - 1
+                    && !y_is_space(value, i + 1)
+                {
+                    self.write_indent();
+                    i += 1;
+                } else {
+                    self.write(value, &mut i);
+                }
+                spaces = true;
+            } else if y_is_break(value, i) {
+                if !breaks && value[i] == b'\n' {
+                    self.put_break();
+                }
+                self.write_break(value, &mut i);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                if value[i] == b'\'' {
+                    self.put(b'\'');
+                }
+                self.write(value, &mut i);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+        }
+        self.write_indicator(b"'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_double_quoted(&mut self, value: &[u8], allow_breaks: bool) {
+        let mut spaces = false;
+        self.write_indicator(b"\"", true, false, false);
+        let bom = y_is_bom(value);
+        let mut i = 0;
+        while i < value.len() {
+            if !y_is_printable(value, i)
+                || bom
+                || y_is_break(value, i)
+                || value[i] == b'"'
+                || value[i] == b'\\'
+            {
+                let w = y_width(value[i]).min(value.len() - i);
+                let ch = std::str::from_utf8(&value[i..i + w])
+                    .ok()
+                    .and_then(|s| s.chars().next())
+                    .map_or(u32::from(value[i]), |c| c as u32);
+                i += w;
+                self.put(b'\\');
+                let short = match ch {
+                    0x00 => Some(b'0'),
+                    0x07 => Some(b'a'),
+                    0x08 => Some(b'b'),
+                    0x09 => Some(b't'),
+                    0x0A => Some(b'n'),
+                    0x0B => Some(b'v'),
+                    0x0C => Some(b'f'),
+                    0x0D => Some(b'r'),
+                    0x1B => Some(b'e'),
+                    0x22 => Some(b'"'),
+                    0x5C => Some(b'\\'),
+                    0x85 => Some(b'N'),
+                    0xA0 => Some(b'_'),
+                    0x2028 => Some(b'L'),
+                    0x2029 => Some(b'P'),
+                    _ => None,
+                };
+                match short {
+                    Some(c) => self.put(c),
+                    None => {
+                        let (letter, digits) = if ch <= 0xFF {
+                            (b'x', 2)
+                        } else if ch <= 0xFFFF {
+                            (b'u', 4)
+                        } else {
+                            (b'U', 8)
+                        };
+                        self.put(letter);
+                        for k in (0..digits).rev() {
+                            let d = ((ch >> (4 * k)) & 0xF) as u8;
+                            self.put(if d < 10 { b'0' + d } else { b'A' + d - 10 });
+                        }
+                    }
+                }
+                spaces = false;
+            } else if y_is_space(value, i) {
+                if allow_breaks
+                    && !spaces
+                    && self.column > YAML_BEST_WIDTH
+                    && i > 0
+                    && i < value.len() - 1
+                {
+                    self.write_indent();
+                    if y_is_space(value, i + 1) {
+                        self.put(b'\\');
+                    }
+                    i += 1;
+                } else {
+                    self.write(value, &mut i);
+                }
+                spaces = true;
+            } else {
+                self.write(value, &mut i);
+                spaces = false;
+            }
+        }
+        self.write_indicator(b"\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_literal(&mut self, value: &[u8]) {
+        self.write_indicator(b"|", true, false, false);
+        // block scalar hints
+        if y_is_space(value, 0) || y_is_break(value, 0) {
+            self.write_indicator(&[b'0' + YAML_BEST_INDENT as u8], false, false, false);
+        }
+        let chomp = if value.is_empty() {
+            Some(b'-')
+        } else {
+            let mut i = value.len() - 1;
+            while i > 0 && value[i] & 0xC0 == 0x80 {
+                i -= 1;
+            }
+            if !y_is_break(value, i) {
+                Some(b'-')
+            } else if i == 0 {
+                Some(b'+')
+            } else {
+                i -= 1;
+                while i > 0 && value[i] & 0xC0 == 0x80 {
+                    i -= 1;
+                }
+                if y_is_break(value, i) {
+                    Some(b'+')
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(c) = chomp {
+            self.write_indicator(&[c], false, false, false);
+        }
+        self.put_break();
+        self.indention = true;
+        self.whitespace = true;
+        let mut breaks = true;
+        let mut i = 0;
+        while i < value.len() {
+            if y_is_break(value, i) {
+                self.write_break(value, &mut i);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                self.write(value, &mut i);
+                self.indention = false;
+                breaks = false;
+            }
+        }
+    }
+}
+
+/// `yaml.Marshal(v)` of yaml.v2 v2.3.0.
+fn yaml_marshal(v: &Value) -> std::result::Result<String, String> {
+    let node = yaml_node(v)?;
+    let mut e = YamlEmitter {
+        out: Vec::new(),
+        column: 0,
+        indent: -1,
+        indents: Vec::new(),
+        whitespace: true,
+        indention: true,
+        mapping_context: false,
+        simple_key_context: false,
+    };
+    e.emit_node(&node, false, false);
+    e.write_indent(); // DOCUMENT-END
+    Ok(String::from_utf8_lossy(&e.out).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::check;
+
+    #[test]
+    fn to_yaml_strings() {
+        check(&[
+            // yaml.v2 Marshal (read from encode.go/emitterc.go; checked against Go)
+            ("{{ toYaml .v }}", r#"{"v": {"k": ""}}"#, "k: \"\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": " "}}"#, "k: ' '\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a"}}"#, "k: a\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "true"}}"#,
+                "k: \"true\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "True"}}"#,
+                "k: \"True\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "yes"}}"#, "k: \"yes\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "no"}}"#, "k: \"no\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "on"}}"#, "k: \"on\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "off"}}"#, "k: \"off\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "y"}}"#, "k: \"y\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "n"}}"#, "k: \"n\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "~"}}"#, "k: \"~\"\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "null"}}"#,
+                "k: \"null\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "NULL"}}"#,
+                "k: \"NULL\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1"}}"#, "k: \"1\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "-1"}}"#, "k: \"-1\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "+1"}}"#, "k: \"+1\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1.5"}}"#, "k: \"1.5\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1e3"}}"#, "k: \"1e3\"\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "1_000"}}"#,
+                "k: \"1_000\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0x1F"}}"#,
+                "k: \"0x1F\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0o17"}}"#,
+                "k: \"0o17\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0b101"}}"#,
+                "k: \"0b101\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0b+1"}}"#,
+                "k: \"0b+1\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0b-1"}}"#,
+                "k: \"0b-1\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "-0b-1"}}"#, "k: -0b-1\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "0b2"}}"#, "k: 0b2\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0777"}}"#,
+                "k: \"0777\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "08"}}"#, "k: \"08\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": ".5"}}"#, "k: \".5\"\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": ".inf"}}"#,
+                "k: \".inf\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "-.inf"}}"#,
+                "k: \"-.inf\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": ".nan"}}"#,
+                "k: \".nan\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1."}}"#, "k: \"1.\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "-"}}"#, "k: '-'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "---"}}"#, "k: '---'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "..."}}"#, "k: '...'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "- a"}}"#, "k: '- a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "-a"}}"#, "k: -a\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a-"}}"#, "k: a-\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": ":"}}"#, "k: ':'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a:"}}"#, "k: 'a:'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a: b"}}"#, "k: 'a: b'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a:b"}}"#, "k: a:b\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "http://x.y/z"}}"#,
+                "k: http://x.y/z\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "? x"}}"#, "k: '? x'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "?x"}}"#, "k: ?x\n"),
+            ("{{ toYaml .v }}", "{\"v\": {\"k\": \"#x\"}}", "k: '#x'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a #b"}}"#, "k: 'a #b'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a#b"}}"#, "k: a#b\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "[a]"}}"#, "k: '[a]'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "{a}"}}"#, "k: '{a}'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a,b"}}"#, "k: a,b\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a]"}}"#, "k: a]\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "&a"}}"#, "k: '&a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "*a"}}"#, "k: '*a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "!a"}}"#, "k: '!a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "|a"}}"#, "k: '|a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": ">a"}}"#, "k: '>a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "'a'"}}"#, "k: '''a'''\n"),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\\"a\\\"\"}}",
+                "k: '\"a\"'\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "%a"}}"#, "k: '%a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "@a"}}"#, "k: '@a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "`a"}}"#, "k: '`a'\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "a'b"}}"#, "k: a'b\n"),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\\"b\"}}",
+                "k: a\"b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\\\b\"}}",
+                "k: a\\b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "leading space"}}"#,
+                "k: leading space\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": " lead"}}"#,
+                "k: ' lead'\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "trail "}}"#,
+                "k: 'trail '\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"tab\\there\"}}",
+                "k: \"tab\\there\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\nb\"}}",
+                "k: |-\n  a\n  b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\nb\\n\"}}",
+                "k: |\n  a\n  b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\n\\nb\"}}",
+                "k: |-\n  a\n\n  b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\nb\\n\\n\"}}",
+                "k: |+\n  a\n  b\n\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \" a\\nb\"}}",
+                "k: |2-\n   a\n  b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a \\nb\"}}",
+                "k: \"a \\nb\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\r\\nb\"}}",
+                "k: \"a\\r\\nb\"\n",
+            ),
+            ("{{ toYaml .v }}", "{\"v\": {\"k\": \"\\n\"}}", "k: |2+\n\n"),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\u00e9\"}}",
+                "k: \u{e9}\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\u65e5\\u672c\"}}",
+                "k: \u{65e5}\u{672c}\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\ud83d\\ude00\"}}",
+                "k: \"\\U0001F600\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\u00a0\"}}",
+                "k: \u{a0}\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"a\\u0085b\"}}",
+                "k: \"a\\Nb\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\ufeffbom\"}}",
+                "k: \"\\uFEFF\\x62\\x6F\\x6D\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"x\\u0001y\"}}",
+                "k: \"x\\x01y\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"k\": \"\\u007f\"}}",
+                "k: \"\\x7F\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01"}}"#,
+                "k: \"2020-01-01\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-13-01"}}"#,
+                "k: 2020-13-01\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-02-30"}}"#,
+                "k: 2020-02-30\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-02-29"}}"#,
+                "k: \"2020-02-29\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2019-02-29"}}"#,
+                "k: 2019-02-29\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01T10:00:00Z"}}"#,
+                "k: \"2020-01-01T10:00:00Z\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01 10:00:00"}}"#,
+                "k: \"2020-01-01 10:00:00\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01T10:00:00.123+02:00"}}"#,
+                "k: \"2020-01-01T10:00:00.123+02:00\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01T25:00:00Z"}}"#,
+                "k: 2020-01-01T25:00:00Z\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "2020-01-01T10:00:00"}}"#,
+                "k: 2020-01-01T10:00:00\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "1:30"}}"#,
+                "k: \"1:30\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1:70"}}"#, "k: 1:70\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "12:30:45"}}"#,
+                "k: \"12:30:45\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "-1:30"}}"#,
+                "k: \"-1:30\"\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "<<"}}"#, "k: <<\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "="}}"#, "k: =\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "0"}}"#, "k: \"0\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"k": "1e400"}}"#, "k: 1e400\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "123456789012345678901234567890"}}"#,
+                "k: \"123456789012345678901234567890\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "0xFFFFFFFFFFFFFFFFFF"}}"#,
+                "k: 0xFFFFFFFFFFFFFFFFFF\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "18446744073709551615"}}"#,
+                "k: \"18446744073709551615\"\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}"#,
+                "k: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word"}}"#,
+                "k: word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "key: value"}}"#,
+                "k: 'key: value'\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"k": "foo bar: baz"}}"#,
+                "k: 'foo bar: baz'\n",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn to_yaml_string_positions() {
+        check(&[
+            // yaml.v2 Marshal (read from encode.go/emitterc.go; checked against Go)
+            ("{{ toYaml .v }}", r#"{"v": "a"}"#, "a\n"),
+            ("{{ toYaml .v }}", r#"{"v": ""}"#, "\"\"\n"),
+            ("{{ toYaml .v }}", r#"{"v": "true"}"#, "\"true\"\n"),
+            ("{{ toYaml .v }}", "{\"v\": \"a\\nb\"}", "|-\n  a\n  b\n"),
+            ("{{ toYaml .v }}", "{\"v\": \"a\\nb\\n\"}", "|\n  a\n  b\n"),
+            ("{{ toYaml .v }}", "{\"v\": \"\\n\\n\"}", "|2+\n\n\n"),
+            ("{{ toYaml .v }}", r#"{"v": "trail "}"#, "'trail '\n"),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": [\"a\", \"\", \"true\", \"a\\nb\", \" x\"]}",
+                "- a\n- \"\"\n- \"true\"\n- |-\n  a\n  b\n- ' x'\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"\": 1, \"true\": 2, \"a\\nb\": 3, \"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\": 4, \"a b\": 5, \"- x\": 6}}",
+                "\"\": 1\n'- x': 6\n? |-\n  a\n  b\n: 3\na b: 5\n? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n: 4\n\"true\": 2\n",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn to_yaml_values() {
+        check(&[
+            // yaml.v2 Marshal (read from encode.go/emitterc.go; checked against Go)
+            ("{{ toYaml .v }}", r#"{"v": null}"#, "null\n"),
+            ("{{ toYaml .v }}", r#"{"v": true}"#, "true\n"),
+            ("{{ toYaml .v }}", r#"{"v": false}"#, "false\n"),
+            ("{{ toYaml .v }}", r#"{"v": 0}"#, "0\n"),
+            ("{{ toYaml .v }}", r#"{"v": 1}"#, "1\n"),
+            ("{{ toYaml .v }}", r#"{"v": -5}"#, "-5\n"),
+            ("{{ toYaml .v }}", r#"{"v": 1.5}"#, "1.5\n"),
+            ("{{ toYaml .v }}", r#"{"v": 1000000.0}"#, "1e+06\n"),
+            ("{{ toYaml .v }}", r#"{"v": 1e+21}"#, "1e+21\n"),
+            ("{{ toYaml .v }}", r#"{"v": 1e-07}"#, "1e-07\n"),
+            ("{{ toYaml .v }}", r#"{"v": 0.1}"#, "0.1\n"),
+            ("{{ toYaml .v }}", r#"{"v": 100.0}"#, "100\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": 123456789.0}"#,
+                "1.23456789e+08\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": 3.0}"#, "3\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": 9223372036854775807}"#,
+                "9223372036854775807\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": []}"#, "[]\n"),
+            ("{{ toYaml .v }}", r#"{"v": {}}"#, "{}\n"),
+            ("{{ toYaml .v }}", r#"{"v": [[]]}"#, "- []\n"),
+            ("{{ toYaml .v }}", r#"{"v": [{}]}"#, "- {}\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"a": []}}"#, "a: []\n"),
+            ("{{ toYaml .v }}", r#"{"v": {"a": {}}}"#, "a: {}\n"),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": [1, [2, [3, []]], {"a": [1, {"b": {}}]}]}"#,
+                "- 1\n- - 2\n  - - 3\n    - []\n- a:\n  - 1\n  - b: {}\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"b": 1, "a": 2, "c": {"z": [1, 2], "y": {"x": "v"}}}}"#,
+                "a: 2\nb: 1\nc:\n  \"y\":\n    x: v\n  z:\n  - 1\n  - 2\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"list": [{"name": "a", "value": "1"}, {"name": "b", "items": ["x", "y"]}]}}"#,
+                "list:\n- name: a\n  value: \"1\"\n- items:\n  - x\n  - \"y\"\n  name: b\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": [[1, 2], [3, [4, 5]], {"a": [6, 7]}]}"#,
+                "- - 1\n  - 2\n- - 3\n  - - 4\n    - 5\n- a:\n  - 6\n  - 7\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"a\": \"multi\\nline\\nvalue\", \"b\": [\"x\\ny\", \"z\"], \"c\": {\"d\": \"e\\n\"}}}",
+                "a: |-\n  multi\n  line\n  value\nb:\n- |-\n  x\n  y\n- z\nc:\n  d: |\n    e\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": {"nested": {"deep": {"deeper": {"deepest": ["a", "b", {"c": "d"}]}}}}}"#,
+                "nested:\n  deep:\n    deeper:\n      deepest:\n      - a\n      - b\n      - c: d\n",
+            ),
+            (
+                "{{ toYaml .v }}",
+                r#"{"v": [null, null]}"#,
+                "- null\n- null\n",
+            ),
+            ("{{ toYaml .v }}", r#"{"v": {"n": null}}"#, "\"n\": null\n"),
+            // KUDO engine_test.go TestRender "toYaml"
+            (
+                "{{ toYaml .Params.Dict | trim | indent 2 }}",
+                r#"{"Params": {"Dict": {"Foo": "Bar", "Baz": "Quux"}}}"#,
+                "  Baz: Quux\n  Foo: Bar",
+            ),
+            // yaml.v2 Marshal (read from encode.go/emitterc.go; checked against Go)
+            (
+                r#"{{ toYaml (list 1 "a" (dict "x" 1.5)) }}|{{ toYaml nil }}|{{ toYaml "" }}"#,
+                "{}",
+                "- 1\n- a\n- x: 1.5\n|null\n|\"\"\n",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn to_yaml_key_order() {
+        check(&[
+            // yaml.v2 sorter.go keyList.Less
+            (
+                "{{ toYaml .v }}",
+                "{\"v\": {\"a10\": 1, \"a2\": 2, \"a1\": 3, \"A\": 4, \"_x\": 5, \"1\": 6, \"10\": 7, \"9\": 8, \"b\": 9, \"B\": 10, \"a01\": 11, \"a001\": 12, \"-\": 13, \".\": 14, \"\\u00e9\": 15, \"z\": 16, \"Z\": 17, \"x-1\": 18, \"x_1\": 19, \"x.10\": 20, \"x.9\": 21}}",
+                "'-': 13\n.: 14\n_x: 5\n\"1\": 6\n\"9\": 8\n\"10\": 7\nA: 4\nB: 10\nZ: 17\na1: 3\na01: 11\na001: 12\na2: 2\na10: 1\nb: 9\nx-1: 18\nx.9: 21\nx.10: 20\nx_1: 19\nz: 16\n\u{e9}: 15\n",
+            ),
+        ]);
+    }
+}
