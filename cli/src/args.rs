@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use kudo_policy::values::{Edit, Override, Reset};
 
 /// kudo: operator packages with structured (JSON-schema) parameters.
 #[derive(Debug, Parser)]
@@ -445,8 +446,8 @@ pub struct UpdateArgs {
     /// Remove the value you set at this parameter (a JSON pointer, e.g. `resources/memory`), so
     /// its default applies again (repeatable; applied before -P and -p). A change of the
     /// effective value runs its plan and follows the immutable rule, like any other change.
-    #[arg(long = "reset", value_name = "POINTER")]
-    pub resets: Vec<String>,
+    #[arg(long = "reset", value_name = "POINTER", value_parser = reset_arg())]
+    pub resets: Vec<Reset>,
     /// The Instance in the cluster to update, as NAME (instead of -f).
     #[arg(long, value_name = "NAME", add = crate::complete::instances())]
     pub instance: Option<String>,
@@ -520,8 +521,8 @@ pub struct ValueArgs {
     /// e.g. `-p topology/0/datacenterName=DC1`, `-p nodeCount=5`,
     /// `-p 'topology/0/labels=[{key: team, value: data}]'`.
     /// Applied in order, after every -P file. Array items must exist; `-` (append) is refused.
-    #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
-    pub overrides: Vec<String>,
+    #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE", value_parser = override_arg())]
+    pub overrides: Vec<Override>,
     /// A values file applied as an RFC 7396 JSON merge patch (objects merge, arrays replace,
     /// null removes a value so it falls back to its default). Applied in order, before -p.
     #[arg(short = 'P', long = "parameter-file", value_name = "FILE")]
@@ -1387,6 +1388,69 @@ pub(crate) fn constraint_flag(s: &str) -> Result<String, String> {
     }
 }
 
+/// The value parser of an argument given once per value (`-p`, `--reset`, `--add`,
+/// `--remove`): each occurrence parsed, where the command line is read, into the typed value
+/// every crate after this one takes, with its 1-based position among that argument's
+/// occurrences (clap calls a value parser once per occurrence, in command-line order, on a
+/// command built for this one parse). A refusal is a usage error (exit 2) whose sentence names
+/// the argument's position, never its value.
+#[derive(Clone)]
+pub(crate) struct Numbered<T> {
+    parse: fn(usize, &str) -> Result<T, kudo_diag::Diagnostic>,
+    seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<T> Numbered<T> {
+    fn new(parse: fn(usize, &str) -> Result<T, kudo_diag::Diagnostic>) -> Numbered<T> {
+        Numbered {
+            parse,
+            seen: Default::default(),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Numbered<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        use clap::error::ErrorKind;
+        let index = self.seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let refuse = |kind, message: String| cmd.clone().error(kind, message);
+        let Some(text) = value.to_str() else {
+            return Err(refuse(
+                ErrorKind::InvalidUtf8,
+                format!("argument {index} of its kind is not UTF-8 text"),
+            ));
+        };
+        (self.parse)(index, text).map_err(|d| refuse(ErrorKind::ValueValidation, d.to_string()))
+    }
+}
+
+/// `-p KEY=VALUE`.
+fn override_arg() -> Numbered<Override> {
+    Numbered::new(Override::parse)
+}
+
+/// `--reset POINTER`.
+fn reset_arg() -> Numbered<Reset> {
+    Numbered::new(Reset::parse)
+}
+
+/// `kudo patch --add POINTER=VALUE`.
+fn add_arg() -> Numbered<Edit> {
+    Numbered::new(Edit::add)
+}
+
+/// `kudo patch --remove POINTER`.
+fn remove_arg() -> Numbered<Edit> {
+    Numbered::new(Edit::remove)
+}
+
 // ---------------------------------------------------------------------------------------------
 // kudo diff and kudo patch
 
@@ -1406,8 +1470,8 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub values: ValueArgs,
     /// As `kudo update --reset`: remove the value you set at this parameter.
-    #[arg(long = "reset", value_name = "POINTER", conflicts_with = "package")]
-    pub resets: Vec<String>,
+    #[arg(long = "reset", value_name = "POINTER", conflicts_with = "package", value_parser = reset_arg())]
+    pub resets: Vec<Reset>,
     /// The diff of the change made with --force: the plan scheduled or running would be
     /// superseded instead of refusing the change.
     #[arg(long)]
@@ -1439,13 +1503,13 @@ pub struct PatchArgs {
     /// pointer then an index (0 to the length) or `-` to append (`--add ports/0=8080`,
     /// `--add 'topology/-={datacenterName: dc2}'`). VALUE is YAML typed by the item's schema.
     /// Repeatable, applied in order.
-    #[arg(long = "add", value_name = "POINTER=VALUE", conflicts_with = "removes")]
-    pub adds: Vec<String>,
+    #[arg(long = "add", value_name = "POINTER=VALUE", conflicts_with = "removes", value_parser = add_arg())]
+    pub adds: Vec<Edit>,
     /// Remove an array item (`topology/1`) or a member you set of an object (`labels/team`;
     /// a member with a default falls back to it). Repeatable, applied in order: indexes refer
     /// to the array as the previous removals left it.
-    #[arg(long = "remove", value_name = "POINTER")]
-    pub removes: Vec<String>,
+    #[arg(long = "remove", value_name = "POINTER", value_parser = remove_arg())]
+    pub removes: Vec<Edit>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Send nothing: print the plan the change runs and the changed paths.

@@ -11,7 +11,10 @@ fuzz_target!(|data: &[u8]| {
         "l": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}},
         "o": {"type": "object", "properties": {"b": {"type": "boolean"}}}}}))
     .unwrap();
-    let overrides = [arg.to_string()];
+    // Parsed as the CLI parses it, then applied: a diagnostic at either step, never a panic.
+    let Ok(overrides) = kudo_policy::values::Override::parse_all(&[arg]) else {
+        return;
+    };
     let _ = kudo_policy::values::effective(
         &schema,
         &kudo_policy::values::Inputs {

@@ -151,6 +151,71 @@ fn override_errors_name_their_argument() {
         .stderr(predicate::str::contains("did you mean /nodeCount?"));
 }
 
+/// `-p`, `--reset`, `--add` and `--remove` are parsed where the command line is read: a
+/// malformed one is a usage error (exit 2) naming its position among its kind, never its value,
+/// before any file or cluster is read.
+#[test]
+fn malformed_value_arguments_are_usage_errors_naming_their_position() {
+    let nowhere = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &[
+                "params",
+                "examples/cassandra-v1beta2",
+                "-p",
+                "nodeCount=3",
+                "-p",
+                "nodeCount",
+            ][..],
+            "/: expected KEY=VALUE, found `nodeCount` (from -p argument 2) [override-syntax]",
+        ),
+        (
+            &[
+                "params",
+                "examples/cassandra-v1beta2",
+                "-p",
+                "a~2b=hunter2-secret",
+            ],
+            "/a~2b: invalid JSON pointer",
+        ),
+        (
+            &[
+                "update",
+                "--instance",
+                "c",
+                "--reset",
+                "nodeCount",
+                "--reset",
+                "",
+            ],
+            "(from --reset argument 2) [override-syntax]",
+        ),
+        (
+            &["patch", "c", "--add", "ports/-"],
+            "expected POINTER=VALUE, found `ports/-` (from --add argument 1)",
+        ),
+        (
+            &["patch", "c", "--remove", "/"],
+            "(from --remove argument 1) [override-syntax]",
+        ),
+        // the package need not exist: nothing is read before the arguments are parsed
+        (
+            &["install", "no/such/package", "-p", "=3"],
+            "(from -p argument 1) [override-syntax]",
+        ),
+    ] {
+        kudo()
+            .args(args)
+            .env("KUBECONFIG", nowhere.path().join("none"))
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("hunter2").not())
+            .stderr(predicate::str::contains("Usage:"));
+    }
+}
+
 #[test]
 fn usage_errors_exit_2() {
     kudo().args(["template"]).assert().code(2).stdout("");

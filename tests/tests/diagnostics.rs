@@ -3,7 +3,7 @@
 
 use kudo_pkg::Package;
 use kudo_policy::validate;
-use kudo_policy::values::Inputs;
+use kudo_policy::values::{Inputs, Override};
 use kudo_yaml::document::Document;
 
 fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_diag::Diagnostic> {
@@ -12,7 +12,7 @@ fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_diag::Diagnostic>
         .iter()
         .map(|f| Document::read(std::path::Path::new(f)).unwrap())
         .collect();
-    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let overrides = Override::parse_all(overrides).expect("well-formed -p arguments");
     validate::resolve(
         pkg.schema(),
         &Inputs {

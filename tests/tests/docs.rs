@@ -305,3 +305,88 @@ fn no_doc_names_the_crates_that_are_gone() {
         wrong.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// docs/architecture.md's table of crates lists every crate of the workspace, in the folder it
+/// is in, and only those.
+#[test]
+fn the_architecture_lists_every_crate_where_it_is() {
+    let root = repo();
+    let page = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = manifest
+        .lines()
+        .find(|l| l.starts_with("members"))
+        .expect("a members line");
+    let mut wrong = Vec::new();
+    for folder in members.split('"').skip(1).step_by(2) {
+        let cargo = std::fs::read_to_string(root.join(folder).join("Cargo.toml")).unwrap();
+        let name = cargo
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .expect("a package name");
+        let row = format!("| `{name}` | `{folder}/` |");
+        let line = format!("{name} ({folder}/)");
+        if !page.contains(&row) && !page.contains(&line) {
+            wrong.push(format!("{name} in {folder}/"));
+        }
+    }
+    for row in page.lines().filter(|l| l.starts_with("| `kudo")) {
+        let folder = row.split('`').nth(3).unwrap_or_default();
+        if !members.contains(&format!("\"{}\"", folder.trim_end_matches('/'))) {
+            wrong.push(format!("a row for {folder}, not a workspace member"));
+        }
+    }
+    assert!(wrong.is_empty(), "docs/architecture.md's crates: {wrong:?}");
+}
+
+/// Each step of docs/architecture.md's walk of an update names where it happens; the places
+/// must still do what the walk says.
+#[test]
+fn the_walk_of_an_update_is_what_the_code_does() {
+    let root = repo();
+    let page = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
+    let steps: &[(&str, &str, &str)] = &[
+        // (what the walk says, the file, what that file must hold)
+        (
+            "`-p` is typed right there",
+            "cli/src/args.rs",
+            "value_parser = override_arg()",
+        ),
+        (
+            "its value parser (`args::Numbered`)",
+            "cli/src/args.rs",
+            "fn override_arg() -> Numbered<Override>",
+        ),
+        (
+            "`cli/src/cmd/update.rs` calls `kudo_client::commands::update::update`",
+            "cli/src/cmd/update.rs",
+            "update::update(",
+        ),
+        (
+            "It calls **`change::update`**",
+            "operator/client/src/commands/update.rs",
+            "change::update(",
+        ),
+        (
+            "(`commands::merge::guarded`",
+            "operator/client/src/commands/merge.rs",
+            "pub fn guarded(",
+        ),
+        (
+            "(`operator/manager/src/reconcile/mod.rs`)",
+            "operator/manager/src/reconcile/mod.rs",
+            "pub async fn reconcile(",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (says, file, holds) in steps {
+        if !page.contains(says) {
+            wrong.push(format!("the walk no longer says {says}"));
+        } else if !read(file).contains(holds) {
+            wrong.push(format!("{file} does not hold `{holds}`, as the walk says"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

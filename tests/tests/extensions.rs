@@ -215,7 +215,8 @@ fn run_update(
     } else {
         vec![patch_doc]
     };
-    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let overrides = kudo_policy::values::Override::parse_all(overrides)
+        .map_err(|d| d.iter().map(|d| d.code).collect::<Vec<_>>())?;
     let installed = Installed {
         version: &version,
         values: &current,
@@ -507,7 +508,8 @@ fn upgrade_table() {
     let m = migrate(&old, &installed, &new, "1.0").unwrap();
     assert_eq!(m.values.value()["nodes"], json!({"count": 5}));
     // Upgrade plus update: an override on top of the migrated values, immutables still hold.
-    let overrides = vec!["nodes/count=7".to_string(), "clusterName=c2".to_string()];
+    let overrides =
+        kudo_policy::values::Override::parse_all(&["nodes/count=7", "clusterName=c2"]).unwrap();
     let (after, problems) = values::effective(
         &new,
         &Inputs {

@@ -31,7 +31,8 @@ fn schema() -> ParamSchema {
 
 /// Applies the overrides; returns the values, or the code of the first problem.
 fn apply(overrides: &[&str]) -> Result<Value, Code> {
-    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    // As the CLI reads them: parsed first (a refusal there is a usage error), then applied.
+    let overrides = values::Override::parse_all(overrides).map_err(|d| d[0].code)?;
     let (values, diags) = values::effective(
         &schema(),
         &Inputs {
@@ -142,7 +143,7 @@ fn later_overrides_win_and_each_reports_its_position() {
         at(&apply(&["replicas=1", "replicas=2"]), "/replicas"),
         Ok(json!(2))
     );
-    let overrides = vec!["replicas=1".to_string(), "bogus=2".to_string()];
+    let overrides = values::Override::parse_all(&["replicas=1", "bogus=2"]).unwrap();
     let (_, diags) = values::effective(
         &schema(),
         &Inputs {
@@ -166,7 +167,7 @@ fn unknown_paths_suggest_the_nearest_parameter() {
         ),
     ];
     for (input, help) in cases {
-        let overrides = vec![input.to_string()];
+        let overrides = values::Override::parse_all(&[input]).unwrap();
         let (_, diags) = values::effective(
             &schema(),
             &Inputs {

@@ -4,6 +4,7 @@
 //! read from the old object's status and metadata) allow the same changes, with the same plan,
 //! and refuse the same ones, with the same codes.
 
+use kudo_policy::values::Override;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -159,14 +160,16 @@ impl Case {
     }
 
     /// `-p` arguments for the parameters of `params` that exist.
-    fn args(&self, params: &[Option<Param>]) -> Vec<String> {
-        self.overrides
+    fn args(&self, params: &[Option<Param>]) -> Vec<Override> {
+        let args: Vec<String> = self
+            .overrides
             .iter()
             .filter_map(|(i, n)| {
                 let p = params[*i].as_ref()?;
                 Some(format!("p{i}={}", sample(p.ty, *n).1))
             })
-            .collect()
+            .collect();
+        Override::parse_all(&args).expect("well-formed -p arguments")
     }
 
     /// What a client sends: `base` with the overrides of `params` set.

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use kudo_client::commands::{Inputs, update};
-use kudo_policy::values::Edit;
 
 use crate::args::PatchArgs;
 use crate::error::Error;
@@ -13,22 +12,8 @@ pub fn run(a: PatchArgs) -> Result<ExitCode, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();
-    let (args, parse): (&[String], fn(usize, &str) -> _) = if a.adds.is_empty() {
-        (&a.removes, Edit::remove)
-    } else {
-        (&a.adds, Edit::add)
-    };
-    let mut edits = Vec::new();
-    let mut problems = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        match parse(i + 1, arg) {
-            Ok(e) => edits.push(e),
-            Err(d) => problems.push(d),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::parameters(problems).in_command("patch"));
-    }
+    // clap parsed them (`args::Numbered`); one of the two is empty.
+    let edits = if a.adds.is_empty() { a.removes } else { a.adds };
     let req = update::Request {
         instance: &name,
         inputs: Inputs {

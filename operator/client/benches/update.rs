@@ -49,11 +49,12 @@ fn bench(c: &mut Criterion) {
             Some("ns"),
         )
     };
-    let overrides = [
-        "resources/cpu=1".to_string(),
-        "resources/memory=4Gi".to_string(),
-        "jvm/heapSize=2G".to_string(),
-    ];
+    let overrides = kudo_policy::values::Override::parse_all(&[
+        "resources/cpu=1",
+        "resources/memory=4Gi",
+        "jvm/heapSize=2G",
+    ])
+    .expect("well-formed -p arguments");
     let req = update::Request {
         instance: "cassandra",
         inputs: Inputs {

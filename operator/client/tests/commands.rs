@@ -2,6 +2,7 @@
 //! `kube::Client`): each test scripts the server's answers and asserts every request the
 //! command sent, its method, path, query and body, and that refused commands send no write.
 
+use kudo_policy::values::Override;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -259,8 +260,8 @@ fn with_status(mut inst: Value, status: Value) -> Value {
     inst
 }
 
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+fn args(list: &[&str]) -> Vec<Override> {
+    Override::parse_all(list).expect("well-formed -p arguments")
 }
 
 fn codes(e: &Error) -> Vec<Code> {
@@ -739,7 +740,7 @@ async fn install_removes_the_bindings_it_made_when_the_instance_is_refused() {
 // ---------------------------------------------------------------------------------------------
 // update
 
-fn update_req<'a>(name: &'a str, overrides: &'a [String], dry_run: bool) -> update::Request<'a> {
+fn update_req<'a>(name: &'a str, overrides: &'a [Override], dry_run: bool) -> update::Request<'a> {
     update::Request {
         instance: name,
         inputs: Inputs {

@@ -36,7 +36,7 @@
 //! the field path:
 //!
 //! ```
-//! use crate::structural;
+//! use kudo_k8s::structural;
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {"foo": {"properties": {}}}});

@@ -7,7 +7,7 @@
 //!
 //! - `load_convert_largest`: `Package::load` + `Package::schema` (v1beta1 -> v1beta2 conversion).
 //! - `params_10p_2P_validate`: `values::effective` with 10 `-p` overrides and 2 `-P` files
-//!   (parsed once, outside the timing), then `Validator::validate` with a pre-built validator.
+//!   (both parsed once, outside the timing, as the CLI parses them where it reads its arguments), then `Validator::validate` with a pre-built validator.
 //! - `validate_only`: `Validator::validate` of those effective values.
 //! - `compile_schema`: `Validator::new` (metaschema check + compilation).
 //!
@@ -30,7 +30,7 @@ use kudo_yaml::document::Document;
 fn corpus_dir() -> PathBuf {
     let shared = std::env::var_os("KUDO_SHARED_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     shared.join("corpus/kudo-operators")
 }
 
@@ -234,10 +234,12 @@ fn benches(c: &mut Criterion) {
     let fx = fixture();
     export(&fx);
     let validator = Validator::new(&fx.schema).expect("the converted schema compiles");
+    // `-p` arguments are parsed where the command line is read (clap's value parser): once.
+    let overrides = values::Override::parse_all(&fx.overrides).expect("well-formed -p arguments");
     let inputs = Inputs {
         current: None,
         files: &fx.files,
-        overrides: &fx.overrides,
+        overrides: &overrides,
     };
 
     // Once, outside the timing: the inputs are valid, so the benchmarks measure the success path.

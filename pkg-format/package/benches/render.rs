@@ -25,7 +25,7 @@ use kudo_pkg::render::{Prepared, RenderOptions, render_plan};
 fn corpus_dir() -> PathBuf {
     let shared = std::env::var_os("KUDO_SHARED_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     shared.join("corpus/kudo-operators-full")
 }
 

@@ -27,6 +27,7 @@ use kudo_diag::diag::{Code, Diagnostic, Origin};
 use kudo_diag::{Error, Result};
 use kudo_policy::change::{self, Decision, Installed, Proposal, Version};
 use kudo_policy::params::Params;
+use kudo_policy::values::{Override, Reset};
 use kudo_yaml::document::Document;
 use kudo_yaml::edit::{self, Edit};
 
@@ -201,8 +202,8 @@ pub fn update(
     file: &InstanceFile,
     pkg: &Package,
     files: &[Document],
-    overrides: &[String],
-    resets: &[String],
+    overrides: &[Override],
+    resets: &[Reset],
 ) -> std::result::Result<Edited, Vec<Diagnostic>> {
     let current = file.parameters(pkg.params())?;
     let version = pkg.policy_version()?;
@@ -236,7 +237,7 @@ pub fn upgrade(
     old_pkg: &Package,
     new_pkg: &Package,
     files: &[Document],
-    overrides: &[String],
+    overrides: &[Override],
 ) -> std::result::Result<Edited, Vec<Diagnostic>> {
     if let Some(name) = file.operator_version_name() {
         let expected = old_pkg.operator_version_name();
@@ -357,11 +358,19 @@ fn apply(file: &InstanceFile, edits: &[Edit]) -> std::result::Result<String, Vec
 
 #[cfg(test)]
 mod tests {
+    fn ov(args: &[&str]) -> Vec<Override> {
+        Override::parse_all(args).unwrap()
+    }
+
+    fn rs(args: &[&str]) -> Vec<Reset> {
+        Reset::parse_all(args).unwrap()
+    }
+
     use super::*;
     use serde_json::json;
 
     fn cassandra() -> Package {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cassandra-v1beta2");
         Package::load(&dir).unwrap()
     }
 
@@ -370,7 +379,7 @@ mod tests {
         let pkg = cassandra();
         let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db # mine\nspec:\n  parameters:\n    logLevel: DEBUG\n";
         let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
-        let out = update(&file, &pkg, &[], &["backup/enabled=true".to_string()], &[]).unwrap();
+        let out = update(&file, &pkg, &[], &ov(&["backup/enabled=true"]), &[]).unwrap();
         assert_eq!(out.decision.plan.as_deref(), Some("backup-update"));
         assert!(out.text.contains("# mine"), "{}", out.text);
         assert_eq!(
@@ -384,7 +393,7 @@ mod tests {
         let pkg = cassandra();
         let text = "apiVersion: kudo.dev/v1beta2\nkind: Instance\nmetadata:\n  name: db\nspec:\n  parameters:\n    logLevel: DEBUG # loud\n    nodeCount: 5\n";
         let file = InstanceFile::parse(Path::new("i.yaml"), text).unwrap();
-        let out = update(&file, &pkg, &[], &[], &["logLevel".to_string()]).unwrap();
+        let out = update(&file, &pkg, &[], &[], &rs(&["logLevel"])).unwrap();
         assert_eq!(out.decision.explicit, json!({"nodeCount": 5}));
         assert_eq!(out.decision.plan.as_deref(), Some("update"));
         assert!(!out.text.contains("logLevel"), "{}", out.text);
@@ -402,22 +411,22 @@ mod tests {
             r.map(|o| o.decision.plan)
                 .map_err(|d| d.iter().map(|d| d.code).collect::<Vec<_>>())
         };
-        let change = ["nodeCount=4".to_string()];
+        let change = ov(&["nodeCount=4"]);
         assert_eq!(
             codes(update(&file, &pkg, &[], &change, &[])),
             Err(vec![Code::Deleting])
         );
         assert_eq!(
-            codes(update(&file, &pkg, &[], &[], &["nodeCount".to_string()])),
+            codes(update(&file, &pkg, &[], &[], &rs(&["nodeCount"]))),
             Err(vec![Code::Deleting])
         );
         // Nothing changes: a rewrite, allowed.
         assert_eq!(
-            codes(update(&file, &pkg, &[], &["nodeCount=5".to_string()], &[])),
+            codes(update(&file, &pkg, &[], &ov(&["nodeCount=5"]), &[])),
             Ok(None)
         );
         let kep33 = |v: &str| {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kep33");
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kep33");
             Package::load(&dir.join(v)).unwrap()
         };
         let old = "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: i\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  operatorVersion:\n    name: my-operator-0.1.0\n  parameters:\n    CLUSTER_NAME: c\n";

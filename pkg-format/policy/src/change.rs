@@ -38,7 +38,7 @@ use crate::old_name::{self, Report};
 use crate::params::ParamSchema;
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
-use crate::values::{self, Inputs, Override, Values, effective};
+use crate::values::{self, Inputs, Override, Reset, Values, effective};
 use crate::{immutable, limits, typing};
 use kudo_diag::diag::{Code, Diagnostic, Location, Origin, Severity};
 use kudo_diag::pointer;
@@ -179,10 +179,10 @@ pub enum Proposal<'a> {
         /// `-P` files in order.
         files: &'a [Document],
         /// `-p` arguments in order.
-        overrides: &'a [String],
+        overrides: &'a [Override],
         /// `--reset` pointers in order: each removes a value the user set, before the files
         /// and `-p`, so that the default applies again ([`crate::values::reset`]).
-        resets: &'a [String],
+        resets: &'a [Reset],
     },
     /// The complete new `spec.parameters`, as a client sent them (the admission webhook, the
     /// manager). On upgrade, values equal to the installed ones mean "carry them over".
@@ -782,12 +782,11 @@ fn within_limits(proposal: Proposal<'_>) -> Result<(), Vec<Diagnostic>> {
                 let what = format!("the values of -P {}", f.path().display());
                 limits::refuse(f.value(), &what, origin).err()
             })
-            .chain(overrides.iter().enumerate().filter_map(|(i, arg)| {
-                let index = i + 1;
+            .chain(overrides.iter().filter_map(|ov| {
                 too_long(
-                    format!("-p argument {index}"),
-                    arg.len(),
-                    Origin::Flag { index },
+                    format!("-p argument {}", ov.index),
+                    ov.value.len(),
+                    ov.origin(),
                 )
             }))
             .collect(),
@@ -984,12 +983,11 @@ pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
 }
 
 /// `baseline` without the values `--reset` names, and the resets refused.
-fn reset(to: &Version, baseline: &Value, resets: &[String]) -> (Value, Vec<Diagnostic>) {
+fn reset(to: &Version, baseline: &Value, resets: &[Reset]) -> (Value, Vec<Diagnostic>) {
     let mut out = baseline.clone();
     let refused = resets
         .iter()
-        .enumerate()
-        .filter_map(|(i, arg)| values::reset(&to.schema, &mut out, i + 1, arg).err())
+        .filter_map(|r| values::reset(&to.schema, &mut out, r).err())
         .collect();
     (out, refused)
 }
@@ -1041,7 +1039,12 @@ fn with_origins(values: &Values, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 
 /// The values to store: `current` with the `-P` files merged in, then each `-p` value (the
 /// whole array when it goes through one), taken from the effective result.
-fn explicit(current: &Value, files: &[Document], overrides: &[String], effective: &Value) -> Value {
+fn explicit(
+    current: &Value,
+    files: &[Document],
+    overrides: &[Override],
+    effective: &Value,
+) -> Value {
     let mut out = current.clone();
     for f in files {
         if !f.value().is_null() {
@@ -1051,10 +1054,7 @@ fn explicit(current: &Value, files: &[Document], overrides: &[String], effective
     if !out.is_object() {
         out = Value::Object(Map::new());
     }
-    for (i, arg) in overrides.iter().enumerate() {
-        let Ok(ov) = Override::parse(i + 1, arg) else {
-            continue;
-        };
+    for ov in overrides {
         // Write from the outermost array on the way, else the value itself.
         let mut end = ov.tokens.len();
         for k in 1..=ov.tokens.len() {
@@ -1297,8 +1297,12 @@ mod tests {
             .map_err(|d| d.iter().map(|d| d.code).collect())
     }
 
-    fn args(overrides: &[&str]) -> Vec<String> {
-        overrides.iter().map(|s| s.to_string()).collect()
+    fn args(overrides: &[&str]) -> Vec<Override> {
+        Override::parse_all(overrides).expect("well-formed -p arguments")
+    }
+
+    fn resets(pointers: &[&str]) -> Vec<Reset> {
+        Reset::parse_all(pointers).expect("well-formed --reset pointers")
     }
 
     fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Verdict {
@@ -1945,7 +1949,7 @@ mod tests {
     }
 
     fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Verdict {
-        let r = args(resets);
+        let r = self::resets(resets);
         let i = Installed {
             version: v,
             values: &installed,
@@ -2079,7 +2083,7 @@ mod tests {
     fn resets_come_before_files_and_overrides() {
         let v = v1(ALL);
         let installed = json!({"nodeCount": 5, "zone": "z1"});
-        let (o, r) = (args(&["nodeCount=7"]), args(&["nodeCount", "zone"]));
+        let (o, r) = (args(&["nodeCount=7"]), resets(&["nodeCount", "zone"]));
         let i = Installed::at_rest(&v, &installed);
         let d = update(
             &i,
@@ -2096,7 +2100,7 @@ mod tests {
         let from = v1(ALL);
         let to = v2(ALL);
         let installed = json!({"clusterName": "c9", "zone": "z1", "nodeCount": 3});
-        let (o, r) = (args(&["region=eu"]), args(&["nodeCount"]));
+        let (o, r) = (args(&["region=eu"]), resets(&["nodeCount"]));
         let i = Installed::at_rest(&from, &installed);
         let d = upgrade(
             &i,

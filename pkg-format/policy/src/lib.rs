@@ -23,7 +23,7 @@
 //! # Example
 //!
 //! ```
-//! use kudo_policy::{ParamSchema, Validator, values::{self, Inputs}};
+//! use kudo_policy::{ParamSchema, Validator, values::{self, Inputs, Override}};
 //! use kudo_diag::Code;
 //! use serde_json::json;
 //!
@@ -35,7 +35,8 @@
 //!             "items": {"type": "object", "properties": {"datacenterName": {"type": "string"}}}}
 //!     }
 //! })).unwrap();
-//! let overrides = ["topology/0/datacenterName=DC1".to_string(), "nodeCount=0".to_string()];
+//! // `-p` arguments, parsed once where the command line is read
+//! let overrides = Override::parse_all(&["topology/0/datacenterName=DC1", "nodeCount=0"]).unwrap();
 //! let (values, problems) = values::effective(&schema, &Inputs { overrides: &overrides, ..Default::default() });
 //! assert!(problems.is_empty());
 //! assert_eq!(values.value(), &json!({"nodeCount": 0, "topology": [{"datacenterName": "DC1"}]}));

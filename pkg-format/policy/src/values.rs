@@ -46,11 +46,12 @@ use kudo_yaml::document::Document;
 
 /// Most nesting levels of a parameter schema the engine follows (filling defaults, migrating,
 /// listing): schemas may be recursive through `$ref`. The structural checks, which guard
-/// against hostile input rather than recursion, have their own ([`kudo_k8s::structural::MAX_DEPTH`]).
+/// against hostile input rather than recursion, have their own (`kudo_k8s::structural::MAX_DEPTH`).
 pub const MAX_DEPTH: usize = 64;
 
-/// One parsed `-p KEY=VALUE` argument.
-#[derive(Debug, Clone, PartialEq)]
+/// One parsed `-p KEY=VALUE` argument: parsed once, where the command line is read (the CLI's
+/// argument parser), and carried typed through every crate after that.
+#[derive(Clone, PartialEq)]
 pub struct Override {
     /// 1-based position among the `-p` arguments (for "-p argument N").
     pub index: usize,
@@ -62,7 +63,24 @@ pub struct Override {
     pub value: String,
 }
 
+/// The value may be a secret: `Debug` shows the position and the pointer only.
+impl std::fmt::Debug for Override {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Override({}: {})", self.index, self.pointer)
+    }
+}
+
 impl Override {
+    /// Where this value came from: `-p` argument N.
+    pub fn origin(&self) -> Origin {
+        Origin::Flag { index: self.index }
+    }
+
+    /// Parses `-p` arguments in order, numbering them from 1; every argument refused.
+    pub fn parse_all<S: AsRef<str>>(args: &[S]) -> Result<Vec<Override>, Vec<Diagnostic>> {
+        parse_numbered(args, Override::parse)
+    }
+
     /// Parses `KEY=VALUE`. `index` is 1-based.
     pub fn parse(index: usize, arg: &str) -> Result<Override, Diagnostic> {
         let origin = Origin::Flag { index };
@@ -113,6 +131,58 @@ pub fn parameter_pointer(
         .with_help("escape `~` as `~0` and `/` inside a name as `~1`")
     })?;
     Ok((ptr, tokens))
+}
+
+/// One parsed `--reset POINTER` argument (`kudo update`): a parameter whose value the user set
+/// goes back to its default ([`reset`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reset {
+    /// 1-based position among the `--reset` arguments.
+    pub index: usize,
+    /// The pointer, normalised with a leading `/`.
+    pub pointer: String,
+    /// Its decoded tokens.
+    pub tokens: Vec<String>,
+}
+
+impl Reset {
+    /// Parses a `--reset` pointer (the leading `/` optional). `index` is 1-based.
+    pub fn parse(index: usize, arg: &str) -> Result<Reset, Diagnostic> {
+        let (pointer, tokens) = parameter_pointer(
+            arg,
+            &Origin::Reset { index },
+            "the pointer is empty: name a parameter, e.g. --reset nodeCount",
+        )?;
+        Ok(Reset {
+            index,
+            pointer,
+            tokens,
+        })
+    }
+
+    /// Parses `--reset` arguments in order, numbering them from 1; every argument refused.
+    pub fn parse_all<S: AsRef<str>>(args: &[S]) -> Result<Vec<Reset>, Vec<Diagnostic>> {
+        parse_numbered(args, Reset::parse)
+    }
+}
+
+/// `args` parsed by `parse` with their 1-based positions; every refusal when any.
+fn parse_numbered<S: AsRef<str>, T>(
+    args: &[S],
+    parse: impl Fn(usize, &str) -> Result<T, Diagnostic>,
+) -> Result<Vec<T>, Vec<Diagnostic>> {
+    let (mut parsed, mut refused) = (Vec::new(), Vec::new());
+    for (i, arg) in args.iter().enumerate() {
+        match parse(i + 1, arg.as_ref()) {
+            Ok(t) => parsed.push(t),
+            Err(d) => refused.push(d),
+        }
+    }
+    if refused.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(refused)
+    }
 }
 
 fn first_chars(s: &str) -> String {
@@ -741,8 +811,7 @@ impl Values {
     }
 }
 
-/// Removes the value at `arg` (a `--reset` pointer, the leading `/` optional, `index` its
-/// 1-based position) from `values`, the values a user set, so that the default applies again.
+/// Removes the value at a `--reset` pointer ([`Reset`]) from `values`, the values a user set, so that the default applies again.
 /// The pointer must name a parameter of `schema`; a value that is not set is already the
 /// default (nothing to do). An array item cannot be reset alone: arrays are set whole.
 ///
@@ -752,19 +821,10 @@ impl Values {
 /// | `resources/memory` | `{"resources": {"memory": "2Gi", "cpu": 1}}` | `{"resources": {"cpu": 1}}` |
 /// | `topology/0/name` | `{"topology": [{"name": "a", "size": 3}]}` | `{"topology": [{"size": 3}]}` |
 /// | `nodeCount` | `{}` | `{}` |
-pub fn reset(
-    schema: &ParamSchema,
-    values: &mut Value,
-    index: usize,
-    arg: &str,
-) -> Result<(), Diagnostic> {
-    let origin = Origin::Reset { index };
-    let (ptr, tokens) = parameter_pointer(
-        arg,
-        &origin,
-        "the pointer is empty: name a parameter, e.g. --reset nodeCount",
-    )?;
-    declared(schema, &tokens, &origin)?;
+pub fn reset(schema: &ParamSchema, values: &mut Value, r: &Reset) -> Result<(), Diagnostic> {
+    let origin = Origin::Reset { index: r.index };
+    let (ptr, tokens) = (r.pointer.clone(), &r.tokens);
+    declared(schema, tokens, &origin)?;
     let Some((last, parents)) = tokens.split_last() else {
         return Ok(());
     };
@@ -1002,8 +1062,8 @@ pub struct Inputs<'a> {
     pub current: Option<Value>,
     /// `-P` files in order.
     pub files: &'a [Document],
-    /// `-p` arguments in order, as written (`KEY=VALUE`).
-    pub overrides: &'a [String],
+    /// `-p` arguments in order ([`Override`]).
+    pub overrides: &'a [Override],
 }
 
 /// Builds the effective parameters: current values (or none), defaults, `-P` files in order,
@@ -1020,10 +1080,9 @@ pub fn effective(schema: &ParamSchema, inputs: &Inputs<'_>) -> (Values, Vec<Diag
         values.merge_file(file);
         values.apply_defaults(schema);
     }
-    for (i, arg) in inputs.overrides.iter().enumerate() {
-        match Override::parse(i + 1, arg).and_then(|ov| values.set(schema, &ov)) {
-            Ok(()) => {}
-            Err(d) => diags.push(d),
+    for ov in inputs.overrides {
+        if let Err(d) = values.set(schema, ov) {
+            diags.push(d);
         }
     }
     values.apply_defaults(schema);
@@ -1558,7 +1617,9 @@ mod tests {
         ];
         for (arg, before, want) in cases {
             let mut v = before.clone();
-            let got = reset(&schema(), &mut v, 1, arg).map(|()| v);
+            let got = Reset::parse(1, arg)
+                .and_then(|r| reset(&schema(), &mut v, &r))
+                .map(|()| v);
             assert_eq!(got.map_err(|d| d.code), *want, "--reset {arg}");
         }
     }
@@ -1566,7 +1627,7 @@ mod tests {
     #[test]
     fn a_refused_reset_names_its_argument_and_suggests() {
         let mut v = json!({});
-        let d = reset(&schema(), &mut v, 3, "replicsa").unwrap_err();
+        let d = reset(&schema(), &mut v, &Reset::parse(3, "replicsa").unwrap()).unwrap_err();
         assert_eq!(
             d.to_string(),
             "/replicsa: is not a parameter of this package (from --reset argument 3) [unknown-parameter]; did you mean /replicas?"

@@ -46,7 +46,7 @@
 //! the objects applied.
 //!
 //! ```
-//! use crate::manifest;
+//! use kudo_yaml::manifest;
 //! use serde_json::json;
 //! let docs = manifest::parse("t.yaml".as_ref(), "mode: 0777\non: yes\nsize: 1e3\n").unwrap();
 //! assert_eq!(docs, vec![json!({"mode": 511, "true": true, "size": 1000})]);
@@ -140,7 +140,7 @@ const CORE_TAGS: &str = "tag:yaml.org,2002:";
 /// text: go-yaml v2 hands an `interface{}` the string.)
 ///
 /// ```
-/// use crate::manifest::{resolve, Plain};
+/// use kudo_yaml::manifest::{resolve, Plain};
 /// assert_eq!(resolve("0777"), Plain::Int(511));
 /// assert_eq!(resolve("on"), Plain::Bool(true));
 /// assert_eq!(resolve("08"), Plain::Float(8.0));

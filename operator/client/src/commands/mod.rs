@@ -41,6 +41,7 @@ use kube::Api;
 use kudo_crd::reference::{Identity, OperatorVersionRef, resolve};
 use kudo_diag::Diagnostic;
 use kudo_policy::change::{Installed, Proposal, Version};
+use kudo_policy::values::{Override, Reset};
 use kudo_yaml::document::Document;
 use serde_json::Value;
 
@@ -141,10 +142,10 @@ impl Target {
 pub struct Inputs<'a> {
     /// `-P` files, parsed.
     pub files: &'a [Document],
-    /// `-p` arguments, as given.
-    pub overrides: &'a [String],
-    /// `--reset` pointers, as given (`kudo update` only).
-    pub resets: &'a [String],
+    /// `-p` arguments, parsed where the command line was read.
+    pub overrides: &'a [Override],
+    /// `--reset` pointers, parsed (`kudo update` only).
+    pub resets: &'a [Reset],
     /// `kudo patch`'s `--add` and `--remove`, parsed; when any is given, the proposal is
     /// these alone ([`Proposal::Patch`]).
     pub edits: &'a [kudo_policy::values::Edit],
@@ -154,14 +155,9 @@ pub struct Inputs<'a> {
 /// overrides, never a value.
 impl std::fmt::Debug for Inputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let keys: Vec<&str> = self
-            .overrides
-            .iter()
-            .map(|o| o.split_once('=').map_or(o.as_str(), |(k, _)| k))
-            .collect();
         f.debug_struct("Inputs")
             .field("files", &self.files)
-            .field("overrides", &keys)
+            .field("overrides", &self.overrides)
             .field("resets", &self.resets)
             .field("edits", &self.edits)
             .finish()

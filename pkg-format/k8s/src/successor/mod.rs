@@ -29,7 +29,7 @@
 //! `rollbackTo`, a webhook without `sideEffects`, a CRD schema that is still not structural).
 //!
 //! ```
-//! use crate::successor;
+//! use kudo_k8s::successor;
 //! use serde_json::json;
 //!
 //! let role = json!({

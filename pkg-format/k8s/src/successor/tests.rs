@@ -476,7 +476,7 @@ fn a_refusal_says_what_to_do() {
 fn every_row_cites_its_section_and_is_in_the_docs() {
     let docs = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../docs/removed-apis.md"
+        "/../../docs/removed-apis.md"
     ))
     .expect("docs/removed-apis.md");
     for r in REMOVED {
