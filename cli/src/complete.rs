@@ -153,7 +153,7 @@ fn lookup_names(typed: &Typed, lookup: Lookup) -> Option<Vec<String>> {
 
 async fn query(typed: &Typed, lookup: Lookup) -> Option<Vec<String>> {
     use kudo_crd::v1beta2::{Instance, Operator, OperatorVersion};
-    let client = kudo_client::client(typed.kubeconfig.as_deref(), typed.context.as_deref())
+    let client = kudo_cluster::client(typed.kubeconfig.as_deref(), typed.context.as_deref())
         .await
         .ok()?;
     let namespace = typed

@@ -50,7 +50,7 @@ pub enum Error {
     Runtime(#[source] std::io::Error),
     /// No client for the cluster: the kubeconfig, the context.
     #[error(transparent)]
-    Connect(#[from] kudo_client::ConnectError),
+    Connect(#[from] kudo_cluster::ConnectError),
     /// A cluster command refused or failed.
     #[error(transparent)]
     Cluster(commands::Error),

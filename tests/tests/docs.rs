@@ -18,6 +18,7 @@ const CRATES: &[(&str, &str)] = &[
     ("kudo_policy", "pkg-format/policy/src"),
     ("kudo_pkg", "pkg-format/package/src"),
     ("kudo_crd", "operator/crd/src"),
+    ("kudo_cluster", "operator/cluster/src"),
     ("kudo_client", "operator/client/src"),
     ("kudo_manager", "operator/manager/src"),
     ("kudo_webhook", "webhook/src"),

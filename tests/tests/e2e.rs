@@ -296,7 +296,7 @@ fn service_account_kubeconfig(admin: &Path, namespace: &str, name: &str, path: &
         .build()
         .expect("a runtime");
     let token = runtime.block_on(async {
-        let client = kudo_client::client(Some(admin), None)
+        let client = kudo_cluster::client(Some(admin), None)
             .await
             .expect("a client for the e2e cluster");
         let api: Api<ServiceAccount> = Api::namespaced(client, namespace);
@@ -516,7 +516,7 @@ impl Scenario {
             .build()
             .expect("a runtime");
         let client = runtime
-            .block_on(kudo_client::client(Some(&kubeconfig), None))
+            .block_on(kudo_cluster::client(Some(&kubeconfig), None))
             .expect("a client for the e2e cluster");
         let daemons = daemons(&kubeconfig);
         let namespace = format!("e2e-{name}-{}", std::process::id());

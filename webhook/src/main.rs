@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use kudo_client::daemon::LogFormat;
+use kudo_cluster::daemon::LogFormat;
 use kudo_crd::labels;
 use kudo_webhook::Cache;
 use kudo_webhook::{Config, NoCluster, Offline, Shared};
@@ -104,7 +104,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    kudo_client::daemon::init_logging(args.log_format);
+    kudo_cluster::daemon::init_logging(args.log_format);
     let cert_opts = kudo_webhook::certs::Options {
         namespace: args.namespace.clone(),
         service: args.service_name.clone(),
@@ -127,11 +127,11 @@ fn main() -> ExitCode {
     config.small_body = args.small_body_kib * 1024;
     config.small_budget = args.small_budget_kib.max(1) * 1024;
     config.reload_interval = Duration::from_secs(args.reload_interval.max(1));
-    kudo_client::daemon::run(async move {
+    kudo_cluster::daemon::run(async move {
         let cluster = if args.no_cluster {
             Err("--no-cluster".to_string())
         } else {
-            kudo_client::client(args.kubeconfig.as_deref(), None)
+            kudo_cluster::client(args.kubeconfig.as_deref(), None)
                 .await
                 .map_err(|e| e.to_string())
         };
@@ -177,7 +177,7 @@ fn main() -> ExitCode {
         kudo_webhook::serve(
             config,
             Arc::new(shared),
-            kudo_client::daemon::shutdown_signal(),
+            kudo_cluster::daemon::shutdown_signal(),
             |addr| {
                 tracing::info!(%addr, "serving");
             },

@@ -41,7 +41,7 @@ pub fn block_on<T>(
 impl ConnectArgs {
     /// A client for the cluster these flags name (`--kubeconfig`, `--context`, else
     /// `$KUBECONFIG`, `~/.kube/config`, the in-cluster configuration).
-    pub async fn client(&self) -> Result<kube::Client, kudo_client::ConnectError> {
-        kudo_client::client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    pub async fn client(&self) -> Result<kube::Client, kudo_cluster::ConnectError> {
+        kudo_cluster::client(self.kubeconfig.as_deref(), self.context.as_deref()).await
     }
 }

@@ -50,7 +50,7 @@ fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
     let instance = a.instance.get()?;
     let waiting = a.wait.options();
     let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
-        let uid = commands::new_uid()?;
+        let uid = commands::new_uid();
         let done = plan::trigger(&t, &instance, &a.name, &uid, a.force).await?;
         let mut out = format!(
             "plan {} of Instance {}/{} triggered (run {})\n",

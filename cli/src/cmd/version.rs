@@ -71,7 +71,7 @@ fn server(a: &VersionArgs) -> Value {
             let version = client
                 .apiserver_version()
                 .await
-                .map_err(|e| format!("the API server does not answer: {}", kudo_client::said(&e)))?;
+                .map_err(|e| format!("the API server does not answer: {}", kudo_cluster::said(&e)))?;
             let crds: kube::Api<
                 k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
             > = kube::Api::all(client);

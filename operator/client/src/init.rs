@@ -353,7 +353,7 @@ pub enum ApplyRefusal {
     #[error("not a kind kudo init applies")]
     UnknownKind,
     /// The API server refused it.
-    #[error("{}", crate::said(.0))]
+    #[error("{}", kudo_cluster::said(.0))]
     Api(#[from] kube::Error),
 }
 
@@ -465,7 +465,7 @@ pub async fn wait_ready(
 
 /// What the API server said: its message alone for a refusal (not the whole Status).
 fn said(e: &kube::Error) -> String {
-    crate::said(e)
+    kudo_cluster::said(e)
 }
 
 async fn crds_established(client: &kube::Client) -> Result<String, String> {

@@ -183,7 +183,7 @@ pub enum Error {
     #[error("pre-flight: {} object(s) cannot be migrated; nothing was written", .0.len())]
     Preflight(Vec<Problem>),
     /// A request failed.
-    #[error("{method} {path}: {}", crate::said(source))]
+    #[error("{method} {path}: {}", kudo_cluster::said(source))]
     Api {
         /// HTTP method.
         method: Method,

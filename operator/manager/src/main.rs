@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kudo_client::daemon::LogFormat;
+use kudo_cluster::daemon::LogFormat;
 use kudo_crd::labels;
 use kudo_manager::{Lease, Options, Settings};
 
@@ -69,9 +69,9 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    kudo_client::daemon::init_logging(args.log_format);
-    kudo_client::daemon::run(async move {
-        let client = kudo_client::client(args.kubeconfig.as_deref(), args.context.as_deref())
+    kudo_cluster::daemon::init_logging(args.log_format);
+    kudo_cluster::daemon::run(async move {
+        let client = kudo_cluster::client(args.kubeconfig.as_deref(), args.context.as_deref())
             .await
             .map_err(|e| e.to_string())?;
         let identity = args.identity.clone().unwrap_or_else(|| {
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
             home: Some(args.lease_namespace.clone()),
         };
         // SIGTERM (Kubernetes stopping the pod) or Ctrl-C: finish the reconciles under way.
-        kudo_manager::serve(client, opts, kudo_client::daemon::shutdown_signal())
+        kudo_manager::serve(client, opts, kudo_cluster::daemon::shutdown_signal())
             .await
             .map_err(|e| e.to_string())
     })

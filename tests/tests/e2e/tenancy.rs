@@ -30,7 +30,7 @@ fn tenant(s: &Scenario) -> Tenant {
     service_account_kubeconfig(&s.kubeconfig, &s.namespace, TENANT, &kubeconfig);
     let client = s
         .runtime
-        .block_on(kudo_client::client(Some(&kubeconfig), None))
+        .block_on(kudo_cluster::client(Some(&kubeconfig), None))
         .expect("a client acting as the tenant");
     Tenant { kubeconfig, client }
 }

@@ -431,7 +431,7 @@ async fn compare(
     let live = match api.get_opt(&d.name).await {
         Ok(live) => live.map(|o| serde_json::to_value(o).unwrap_or_default()),
         Err(e) => {
-            d.error = Some(format!("cannot read it: {}", crate::said(&e)));
+            d.error = Some(format!("cannot read it: {}", kudo_cluster::said(&e)));
             return d;
         }
     };
@@ -449,7 +449,7 @@ async fn compare(
                     .map(|l| shown(l, None, &d.kind, redacted, "live"));
                 d.error = Some(format!(
                     "the dry-run apply was refused: {}",
-                    crate::said(&e)
+                    kudo_cluster::said(&e)
                 ));
                 return d;
             }

@@ -57,12 +57,8 @@ pub const MAX_ATTEMPTS: usize = 8;
 /// The wait before attempt `attempt + 1`: 25 ms doubling per attempt, at most 1.6 s, each
 /// between half and all of that at random, so that writers that met once do not meet again.
 fn backoff(attempt: usize) -> Duration {
-    use std::hash::{BuildHasher, Hasher};
     let ceiling = 25u64 << attempt.min(6);
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    Duration::from_millis(ceiling / 2 + random % (ceiling / 2 + 1))
+    Duration::from_millis(ceiling / 2 + fastrand::u64(0..=ceiling / 2))
 }
 
 /// Where a command works: the cluster client and the namespace of the objects.
@@ -106,7 +102,7 @@ impl Target {
     ) -> impl FnOnce(kube::Error) -> Error {
         let (namespace, name) = (self.namespace.clone(), name.to_string());
         move |source| {
-            if crate::api_status::missing_namespace(&source, &namespace) {
+            if kudo_cluster::missing_namespace(&source, &namespace) {
                 return Error::NoNamespace { namespace };
             }
             Error::Api {
@@ -323,11 +319,11 @@ pub enum Error {
         namespace: String,
     },
     /// The API server refused or failed a request: one sentence, the server's message
-    /// ([`crate::said`]; RBAC's refusal as the verb and resource to ask for).
+    /// ([`kudo_cluster::said`]; RBAC's refusal as the verb and resource to ask for).
     #[error(
         "cannot {action} {}: {}",
         object(kind, namespace, name),
-        crate::said(source)
+        kudo_cluster::said(source)
     )]
     Api {
         /// `get`, `create`, `patch`, `delete`, `list`.
@@ -446,58 +442,19 @@ pub fn humanize(d: Duration) -> String {
     out
 }
 
-/// Parses a duration: one or more NUMBER+UNIT with units `ms`, `s`, `m`, `h` (`30s`, `5m`,
-/// `1h30m`), or a bare number of seconds.
+/// Parses a duration as people write them (`humantime`: `30s`, `5m`, `1h30m`, `250ms`, `1h 30m`),
+/// or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
-    if let Ok(secs) = t.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+    match t.parse::<u64>() {
+        Ok(secs) => Some(Duration::from_secs(secs)),
+        Err(_) => humantime::parse_duration(t).ok(),
     }
-    let mut total = Duration::ZERO;
-    let mut rest = t;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return None;
-        }
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(n),
-            "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n.checked_mul(60)?),
-            "h" => Duration::from_secs(n.checked_mul(3600)?),
-            _ => return None,
-        };
-        total = total.checked_add(unit)?;
-        rest = &rest[unit_len..];
-    }
-    Some(total)
 }
 
 /// A fresh id for a plan run (a random UUID v4).
-pub fn new_uid() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| Error::Internal(format!("no random source: {e}")))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+pub fn new_uid() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// The package an Instance's OperatorVersion was made from.
@@ -784,6 +741,8 @@ mod tests {
             ("", None),
             ("5x", None),
             ("m5", None),
+            ("1h 30m", Some(5400)),
+            ("2days", Some(172_800)),
         ];
         for (text, want) in cases {
             assert_eq!(
@@ -804,8 +763,8 @@ mod tests {
 
     #[test]
     fn a_new_uid_is_a_version_4_uuid() {
-        let a = new_uid().unwrap();
-        let b = new_uid().unwrap();
+        let a = new_uid();
+        let b = new_uid();
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");

@@ -230,7 +230,7 @@ pub(crate) fn entry(name: &str) -> ParametersFrom {
 /// A name for a new Secret of Instance `instance` (a random suffix: a hash of the content
 /// would let a reader test guesses).
 pub(crate) fn new_name(instance: &str) -> Result<String> {
-    let uid = super::new_uid()?;
+    let uid = super::new_uid();
     Ok(format!("{}{}", managed_prefix(instance), &uid[..8]))
 }
 

@@ -383,7 +383,7 @@ fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
 
 fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kube::Error) -> Error {
     let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-    if crate::api_status::missing_namespace(e, namespace) {
+    if kudo_cluster::missing_namespace(e, namespace) {
         return Error::NoNamespace {
             namespace: namespace.to_string(),
         };
@@ -398,7 +398,7 @@ fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kub
         service_account: format!("{}/{service_account}", t.namespace),
         object: place,
         why: why.to_string(),
-        message: crate::said(e),
+        message: kudo_cluster::said(e),
     }
 }
 

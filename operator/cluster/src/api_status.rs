@@ -25,7 +25,7 @@ pub fn said(e: &kube::Error) -> String {
 
 /// The namespace the API server says does not exist (a 404 whose details name a
 /// `namespaces` object), when it is `namespace`.
-pub(crate) fn missing_namespace(e: &kube::Error, namespace: &str) -> bool {
+pub fn missing_namespace(e: &kube::Error, namespace: &str) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404
         && s.details.as_ref().is_some_and(|d| d.kind == "namespaces" && d.name == namespace))
 }
