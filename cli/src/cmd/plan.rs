@@ -7,6 +7,7 @@ use super::cluster;
 use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
 use crate::error::Error;
 use kudo_client::commands::{self, plan, wait};
+use kudo_crd::common::ExecStatus;
 
 pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
     match c {
@@ -38,7 +39,7 @@ fn status(a: StatusArgs) -> Result<ExitCode, Error> {
     let failed = view
         .plans
         .iter()
-        .any(|p| Some(p.name.as_str()) == active && p.status == wait::FATAL_ERROR);
+        .any(|p| Some(p.name.as_str()) == active && p.status == ExecStatus::FatalError);
     Ok(if waiting.is_some() && failed {
         ExitCode::from(1)
     } else {

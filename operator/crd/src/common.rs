@@ -1,5 +1,9 @@
 //! The parts of the CRDs that both versions share: plans, tasks, references, status.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use kudo_pkg::package::TaskKind;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,12 +45,15 @@ pub struct Maintainer {
 }
 
 /// A task of an operator version: its `spec` depends on its kind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Task {
     /// Name, used by plans.
     pub name: String,
     /// Apply, Delete, Toggle, Pipe, KudoOperator, Dummy.
-    pub kind: String,
+    // A kind KUDO does not know is kept as written (`TaskKind::Other`), and the manager refuses
+    // to run it; the schema says `string` so that the API server stores it too.
+    #[schemars(with = "String")]
+    pub kind: TaskKind,
     /// The kind's fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "preserve_unknown_object")]
@@ -102,6 +109,115 @@ pub struct PlanExecution {
     pub uid: Option<String>,
 }
 
+/// KUDO's execution statuses, of a plan, a phase or a step (the `status` of [`PlanStatus`],
+/// [`PhaseStatus`] and [`StepStatus`]; an absent one reads as [`ExecStatus::NeverRun`],
+/// [`ExecStatus::of`]).
+///
+/// Written as KUDO writes them (`NEVER_RUN`, `IN_PROGRESS`, ...). A value kudo does not know (a
+/// newer manager's, a hand-written one) is kept as written ([`ExecStatus::Unknown`]) and written
+/// back so: reading a status never rewrites it. The CRD schema says `string`, not an enum, so
+/// the API server stores such a value too. What an unknown status means where a decision needs
+/// one is said there ([`crate::plan`]): a run in it has not ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ExecStatus {
+    /// Not run since the Instance was created.
+    NeverRun,
+    /// Waiting for its turn.
+    Pending,
+    /// Running: objects applied, waiting for them to become healthy.
+    InProgress,
+    /// Failed, retried with backoff.
+    Error,
+    /// Failed for good (an invalid object, a failed Job): a new plan is needed.
+    FatalError,
+    /// Done.
+    Complete,
+    /// A value kudo does not know, as written; never one of the values above.
+    Unknown(String),
+}
+
+impl ExecStatus {
+    /// The statuses kudo knows.
+    pub const KNOWN: [ExecStatus; 6] = [
+        ExecStatus::NeverRun,
+        ExecStatus::Pending,
+        ExecStatus::InProgress,
+        ExecStatus::Error,
+        ExecStatus::FatalError,
+        ExecStatus::Complete,
+    ];
+
+    /// The status as written in the Instance status.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ExecStatus::NeverRun => "NEVER_RUN",
+            ExecStatus::Pending => "PENDING",
+            ExecStatus::InProgress => "IN_PROGRESS",
+            ExecStatus::Error => "ERROR",
+            ExecStatus::FatalError => "FATAL_ERROR",
+            ExecStatus::Complete => "COMPLETE",
+            ExecStatus::Unknown(s) => s,
+        }
+    }
+
+    /// The status a `status` field holds: an absent one is NEVER_RUN (as KUDO reads it).
+    pub fn of(field: &Option<ExecStatus>) -> &ExecStatus {
+        field.as_ref().unwrap_or(&ExecStatus::NeverRun)
+    }
+
+    /// COMPLETE and FATAL_ERROR end a run.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, ExecStatus::Complete | ExecStatus::FatalError)
+    }
+}
+
+impl From<&str> for ExecStatus {
+    fn from(s: &str) -> ExecStatus {
+        ExecStatus::KNOWN
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .unwrap_or_else(|| ExecStatus::Unknown(s.to_string()))
+    }
+}
+
+impl From<String> for ExecStatus {
+    fn from(s: String) -> ExecStatus {
+        ExecStatus::from(s.as_str())
+    }
+}
+
+impl From<ExecStatus> for String {
+    fn from(s: ExecStatus) -> String {
+        match s {
+            ExecStatus::Unknown(s) => s,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ExecStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string in the CRD schema: an enum there would make the API server refuse a status kudo
+/// does not know, which [`ExecStatus::Unknown`] keeps.
+impl JsonSchema for ExecStatus {
+    fn schema_name() -> Cow<'static, str> {
+        String::schema_name()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        String::json_schema(generator)
+    }
+}
+
 /// Status of a plan, a phase or a step: KUDO's values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -110,7 +226,7 @@ pub struct StepStatus {
     pub name: String,
     /// NEVER_RUN, PENDING, IN_PROGRESS, ERROR, FATAL_ERROR, COMPLETE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<ExecStatus>,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -124,7 +240,7 @@ pub struct PhaseStatus {
     pub name: String,
     /// As for steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<ExecStatus>,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -141,7 +257,7 @@ pub struct PlanStatus {
     pub name: String,
     /// As for steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<ExecStatus>,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -276,4 +392,63 @@ pub struct SecretKeyRef {
     /// The key in its data (default `parameters.yaml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn exec_statuses_are_read_and_written_as_kudo_writes_them() {
+        let cases: &[(&str, ExecStatus)] = &[
+            ("NEVER_RUN", ExecStatus::NeverRun),
+            ("PENDING", ExecStatus::Pending),
+            ("IN_PROGRESS", ExecStatus::InProgress),
+            ("ERROR", ExecStatus::Error),
+            ("FATAL_ERROR", ExecStatus::FatalError),
+            ("COMPLETE", ExecStatus::Complete),
+            ("complete", ExecStatus::Unknown("complete".into())), // case-sensitive, as KUDO
+            ("SUSPENDED", ExecStatus::Unknown("SUSPENDED".into())),
+            ("", ExecStatus::Unknown(String::new())),
+        ];
+        for (text, want) in cases {
+            let got: ExecStatus = serde_json::from_value(json!(text)).unwrap();
+            assert_eq!(&got, want, "status: {text:?}");
+            assert_eq!(
+                serde_json::to_value(&got).unwrap(),
+                json!(text),
+                "status: {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_status_kudo_does_not_know_is_written_back_as_it_was() {
+        let stored = json!({
+            "name": "deploy", "status": "SUSPENDED",
+            "phases": [{"name": "p", "status": "PAUSED", "steps": [
+                {"name": "s", "status": "WAITING_FOR_GODOT"},
+                {"name": "t"}
+            ]}]
+        });
+        let read: PlanStatus = serde_json::from_value(stored.clone()).unwrap();
+        assert_eq!(read.status, Some(ExecStatus::Unknown("SUSPENDED".into())));
+        assert_eq!(read.phases[0].steps[1].status, None, "absent stays absent");
+        assert_eq!(
+            ExecStatus::of(&read.phases[0].steps[1].status),
+            &ExecStatus::NeverRun
+        );
+        assert_eq!(serde_json::to_value(&read).unwrap(), stored);
+    }
+
+    #[test]
+    fn task_kinds_round_trip_known_or_not() {
+        for kind in ["Apply", "KudoOperator", "Custom"] {
+            let task = json!({"name": "t", "kind": kind});
+            let read: Task = serde_json::from_value(task.clone()).unwrap();
+            assert_eq!(read.kind, TaskKind::from(kind), "kind: {kind}");
+            assert_eq!(serde_json::to_value(&read).unwrap(), task, "kind: {kind}");
+        }
+    }
 }

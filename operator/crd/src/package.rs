@@ -57,7 +57,7 @@ pub fn objects_with(
         .iter()
         .map(|t| Task {
             name: t.name.clone(),
-            kind: t.kind.to_string(),
+            kind: t.kind.clone(),
             spec: (!t.spec.is_null()).then(|| with_dependency_named(pkg, t, deps)),
         })
         .collect();

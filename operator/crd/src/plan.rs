@@ -19,58 +19,10 @@ use kudo_policy::change::{self, Installed, Proposal, Version};
 use serde_json::Value;
 
 use crate::common::{
-    ActivePlan, AppliedState, InstanceStatus, PhaseStatus, PlanStatus, StepStatus,
+    ActivePlan, AppliedState, ExecStatus, InstanceStatus, PhaseStatus, PlanStatus, StepStatus,
 };
 use crate::labels;
 use crate::v1beta2::Instance;
-
-/// KUDO's execution statuses, of a plan, a phase or a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExecStatus {
-    /// Not run since the Instance was created.
-    NeverRun,
-    /// Waiting for its turn.
-    Pending,
-    /// Running: objects applied, waiting for them to become healthy.
-    InProgress,
-    /// Failed, retried with backoff.
-    Error,
-    /// Failed for good (an invalid object, a failed Job): a new plan is needed.
-    FatalError,
-    /// Done.
-    Complete,
-}
-
-impl ExecStatus {
-    /// The status as written in the Instance status.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ExecStatus::NeverRun => "NEVER_RUN",
-            ExecStatus::Pending => "PENDING",
-            ExecStatus::InProgress => "IN_PROGRESS",
-            ExecStatus::Error => "ERROR",
-            ExecStatus::FatalError => "FATAL_ERROR",
-            ExecStatus::Complete => "COMPLETE",
-        }
-    }
-
-    /// Reads a status; anything unknown counts as never run.
-    pub fn parse(s: Option<&str>) -> ExecStatus {
-        match s {
-            Some("PENDING") => ExecStatus::Pending,
-            Some("IN_PROGRESS") => ExecStatus::InProgress,
-            Some("ERROR") => ExecStatus::Error,
-            Some("FATAL_ERROR") => ExecStatus::FatalError,
-            Some("COMPLETE") => ExecStatus::Complete,
-            _ => ExecStatus::NeverRun,
-        }
-    }
-
-    /// COMPLETE and FATAL_ERROR end a run.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, ExecStatus::Complete | ExecStatus::FatalError)
-    }
-}
 
 /// The name of the plan that runs when an Instance is deleted.
 pub const CLEANUP: &str = "cleanup";
@@ -108,18 +60,22 @@ pub struct Failure {
 
 /// Where the run whose status is `plan` stands: what the manager's `Ready` condition, `--wait`,
 /// the admission rules ([`running`]) and a parent waiting for its KudoOperator child read.
+/// A status kudo does not know ([`ExecStatus::Unknown`]) has not ended: Running.
 pub fn judge(plan: &PlanStatus) -> Standing {
-    match ExecStatus::parse(plan.status.as_deref()) {
+    match ExecStatus::of(&plan.status) {
         ExecStatus::Complete => Standing::Complete,
         ExecStatus::FatalError => Standing::Failed(failure(plan)),
         ExecStatus::Error => Standing::Retrying,
-        ExecStatus::NeverRun | ExecStatus::Pending | ExecStatus::InProgress => Standing::Running,
+        ExecStatus::NeverRun
+        | ExecStatus::Pending
+        | ExecStatus::InProgress
+        | ExecStatus::Unknown(_) => Standing::Running,
     }
 }
 
 /// The first phase and step in FATAL_ERROR, and the most precise message.
 fn failure(plan: &PlanStatus) -> Failure {
-    let fatal = |s: &Option<String>| ExecStatus::parse(s.as_deref()) == ExecStatus::FatalError;
+    let fatal = |s: &Option<ExecStatus>| *ExecStatus::of(s) == ExecStatus::FatalError;
     let phase = plan.phases.iter().find(|p| fatal(&p.status));
     let step = phase.and_then(|p| p.steps.iter().find(|s| fatal(&s.status)));
     let message = step
@@ -131,6 +87,73 @@ fn failure(plan: &PlanStatus) -> Failure {
         phase: phase.map(|p| p.name.clone()),
         step: step.map(|s| s.name.clone()),
         message,
+    }
+}
+
+/// Whether the manager has acted on `generation` of an Instance (or a later one): its
+/// `status.observedGeneration` has reached it. A status without one has acted on none.
+///
+/// `>=`, not `==`: a generation only grows, and the manager records the one it read, so once it
+/// has acted on a later write it has acted on this one too. `kudo update --wait` asks about
+/// the generation its own write produced, and another write may land before the manager
+/// looks; on the Instance's own `metadata.generation` (a parent reading its KudoOperator
+/// child, the admission rules) the two agree.
+pub fn acted_on(status: &InstanceStatus, generation: i64) -> bool {
+    status.observed_generation.unwrap_or(0) >= generation
+}
+
+/// How far an Instance's plan for a generation has come ([`progress`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress<'a> {
+    /// The manager has written no status yet.
+    NoStatus,
+    /// The manager has not acted on the generation yet ([`acted_on`]); it last acted on
+    /// `observed` (0: none).
+    Behind {
+        /// `status.observedGeneration`.
+        observed: i64,
+    },
+    /// No plan has started.
+    NoActivePlan,
+    /// The active plan has no status yet.
+    NoPlanStatus {
+        /// The active plan.
+        active: &'a ActivePlan,
+    },
+    /// The active plan, and where it stands ([`judge`]).
+    Plan {
+        /// The active plan.
+        active: &'a ActivePlan,
+        /// Its status.
+        status: &'a PlanStatus,
+        /// Where it stands.
+        standing: Standing,
+    },
+}
+
+/// Where the plan the manager runs for `generation` of an Instance stands, given the
+/// Instance's status: "has this Instance finished its plan", decided once for `--wait` and for
+/// a parent waiting on its KudoOperator child. The plan has finished when this is
+/// [`Progress::Plan`] with a [`Standing`] that [`Standing::is_over`].
+pub fn progress(status: Option<&InstanceStatus>, generation: i64) -> Progress<'_> {
+    let Some(status) = status else {
+        return Progress::NoStatus;
+    };
+    if !acted_on(status, generation) {
+        return Progress::Behind {
+            observed: status.observed_generation.unwrap_or(0),
+        };
+    }
+    let Some(active) = status.active_plan.as_ref() else {
+        return Progress::NoActivePlan;
+    };
+    match status.plan_status.get(&active.name) {
+        None => Progress::NoPlanStatus { active },
+        Some(plan) => Progress::Plan {
+            active,
+            status: plan,
+            standing: judge(plan),
+        },
     }
 }
 
@@ -246,7 +269,7 @@ pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
         });
     }
     let generation = inst.metadata.generation?;
-    if status.applied.is_none() || status.observed_generation.is_some_and(|o| o >= generation) {
+    if status.applied.is_none() || acted_on(status, generation) {
         return None;
     }
     let given = inst.spec.parameters.clone().unwrap_or_default();
@@ -300,14 +323,14 @@ pub fn fresh(pkg: &Package, plan: &str, uid: &str, now: &str) -> PlanStatus {
                 .iter()
                 .map(|ph| PhaseStatus {
                     name: ph.name.clone(),
-                    status: Some(ExecStatus::Pending.as_str().into()),
+                    status: Some(ExecStatus::Pending),
                     message: None,
                     steps: ph
                         .steps
                         .iter()
                         .map(|s| StepStatus {
                             name: s.name.clone(),
-                            status: Some(ExecStatus::Pending.as_str().into()),
+                            status: Some(ExecStatus::Pending),
                             message: None,
                         })
                         .collect(),
@@ -317,7 +340,7 @@ pub fn fresh(pkg: &Package, plan: &str, uid: &str, now: &str) -> PlanStatus {
         .unwrap_or_default();
     PlanStatus {
         name: plan.into(),
-        status: Some(ExecStatus::InProgress.as_str().into()),
+        status: Some(ExecStatus::InProgress),
         message: None,
         last_updated_timestamp: Some(now.into()),
         uid: Some(uid.into()),
@@ -341,7 +364,7 @@ pub fn begin(
         && !judge(old).is_over()
         && old.uid.as_deref() != Some(start.uid.as_str())
     {
-        old.status = Some(ExecStatus::Error.as_str().into());
+        old.status = Some(ExecStatus::Error);
         old.message = Some(format!(
             "superseded by plan `{}` ({})",
             start.plan, start.reason
@@ -380,7 +403,7 @@ pub fn ensure_all(status: &mut InstanceStatus, pkg: &Package) {
             .entry(name.clone())
             .or_insert_with(|| PlanStatus {
                 name: name.clone(),
-                status: Some(ExecStatus::NeverRun.as_str().into()),
+                status: Some(ExecStatus::NeverRun),
                 ..Default::default()
             });
     }
@@ -402,33 +425,32 @@ fn parallel(strategy: Option<&String>) -> bool {
 /// The steps that may run now: in a serial plan the first unfinished phase, in a parallel one
 /// every unfinished phase; within a phase likewise for steps. Finished (COMPLETE) steps are
 /// never returned, so a completed step never runs again; nor are steps of a phase behind a
-/// fatal one.
+/// fatal one. A step in a status kudo does not know ([`ExecStatus::Unknown`]) has not run.
 pub fn runnable(pkg: &Package, plan: &str, status: &PlanStatus) -> Vec<StepAt> {
     let Some(p) = pkg.operator().plans.get(plan) else {
         return Vec::new();
     };
     let step_status = |ph: usize, st: usize| {
-        ExecStatus::parse(
-            status
-                .phases
-                .get(ph)
-                .and_then(|x| x.steps.get(st))
-                .and_then(|s| s.status.as_deref()),
-        )
+        status
+            .phases
+            .get(ph)
+            .and_then(|x| x.steps.get(st))
+            .and_then(|s| s.status.as_ref())
+            .unwrap_or(&ExecStatus::NeverRun)
     };
     let mut out = Vec::new();
     for (pi, phase) in p.phases.iter().enumerate() {
-        let statuses: Vec<ExecStatus> = (0..phase.steps.len())
+        let statuses: Vec<&ExecStatus> = (0..phase.steps.len())
             .map(|si| step_status(pi, si))
             .collect();
-        if statuses.iter().all(|s| *s == ExecStatus::Complete) {
+        if statuses.iter().all(|s| **s == ExecStatus::Complete) {
             continue;
         }
-        if statuses.contains(&ExecStatus::FatalError) {
+        if statuses.contains(&&ExecStatus::FatalError) {
             return out;
         }
         for (si, st) in statuses.iter().enumerate() {
-            if *st == ExecStatus::Complete {
+            if **st == ExecStatus::Complete {
                 continue;
             }
             out.push(StepAt {
@@ -446,9 +468,10 @@ pub fn runnable(pkg: &Package, plan: &str, status: &PlanStatus) -> Vec<StepAt> {
     out
 }
 
-fn aggregate(statuses: impl Iterator<Item = ExecStatus> + Clone) -> ExecStatus {
-    let all = |s| statuses.clone().all(|x| x == s);
-    let any = |s| statuses.clone().any(|x| x == s);
+/// A status kudo does not know counts as not started (as NEVER_RUN and PENDING do).
+fn aggregate<'a>(statuses: impl Iterator<Item = &'a ExecStatus> + Clone) -> ExecStatus {
+    let all = |s: ExecStatus| statuses.clone().all(|x| *x == s);
+    let any = |s: ExecStatus| statuses.clone().any(|x| *x == s);
     if all(ExecStatus::Complete) {
         ExecStatus::Complete
     } else if any(ExecStatus::FatalError) {
@@ -468,46 +491,36 @@ fn aggregate(statuses: impl Iterator<Item = ExecStatus> + Clone) -> ExecStatus {
 /// phase's and the plan's message.
 pub fn roll_up(status: &mut PlanStatus) {
     for phase in &mut status.phases {
-        let st = aggregate(
-            phase
-                .steps
-                .iter()
-                .map(|s| ExecStatus::parse(s.status.as_deref())),
-        );
-        phase.status = Some(st.as_str().into());
+        let st = aggregate(phase.steps.iter().map(|s| ExecStatus::of(&s.status)));
         phase.message = failure_message(
-            st,
+            &st,
             phase.steps.iter().map(|s| (&s.name, &s.status, &s.message)),
         );
+        phase.status = Some(st);
     }
-    let mut st = aggregate(
-        status
-            .phases
-            .iter()
-            .map(|p| ExecStatus::parse(p.status.as_deref())),
-    );
+    let mut st = aggregate(status.phases.iter().map(|p| ExecStatus::of(&p.status)));
     if st == ExecStatus::Pending {
         st = ExecStatus::InProgress;
     }
     status.message = failure_message(
-        st,
+        &st,
         status
             .phases
             .iter()
             .map(|p| (&p.name, &p.status, &p.message)),
     );
-    status.status = Some(st.as_str().into());
+    status.status = Some(st);
 }
 
 fn failure_message<'a>(
-    st: ExecStatus,
-    parts: impl Iterator<Item = (&'a String, &'a Option<String>, &'a Option<String>)>,
+    st: &ExecStatus,
+    parts: impl Iterator<Item = (&'a String, &'a Option<ExecStatus>, &'a Option<String>)>,
 ) -> Option<String> {
     if !matches!(st, ExecStatus::Error | ExecStatus::FatalError) {
         return None;
     }
     parts
-        .filter(|(_, s, _)| ExecStatus::parse(s.as_deref()) == st)
+        .filter(|(_, s, _)| ExecStatus::of(s) == st)
         .find_map(|(name, _, m)| m.as_ref().map(|m| format!("{name}: {m}")))
 }
 
@@ -693,14 +706,14 @@ mod tests {
         let pkg = two_phase();
         let mut st = fresh(&pkg, "deploy", "u", "t0");
         roll_up(&mut st);
-        assert_eq!(st.status.as_deref(), Some("IN_PROGRESS"));
-        assert_eq!(st.phases[0].status.as_deref(), Some("PENDING"));
+        assert_eq!(st.status, Some(ExecStatus::InProgress));
+        assert_eq!(st.phases[0].status, Some(ExecStatus::Pending));
         st.phases[0].steps[0].status = Some("COMPLETE".into());
         st.phases[0].steps[1].status = Some("ERROR".into());
         st.phases[0].steps[1].message = Some("the API server refused it".into());
         roll_up(&mut st);
-        assert_eq!(st.phases[0].status.as_deref(), Some("ERROR"));
-        assert_eq!(st.status.as_deref(), Some("ERROR"));
+        assert_eq!(st.phases[0].status, Some(ExecStatus::Error));
+        assert_eq!(st.status, Some(ExecStatus::Error));
         assert_eq!(
             st.message.as_deref(),
             Some("one: b: the API server refused it")
@@ -711,7 +724,7 @@ mod tests {
             }
         }
         roll_up(&mut st);
-        assert_eq!(st.status.as_deref(), Some("COMPLETE"));
+        assert_eq!(st.status, Some(ExecStatus::Complete));
         assert_eq!(st.message, None);
     }
 
@@ -738,7 +751,7 @@ mod tests {
             (Some("FATAL_ERROR"), failed),
         ];
         for (status, want) in cases {
-            st.status = status.map(String::from);
+            st.status = status.map(ExecStatus::from);
             assert_eq!(&judge(&st), want, "status: {status:?}");
             assert_eq!(
                 judge(&st).is_over(),
@@ -761,6 +774,77 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_has_finished_its_plan_once_the_manager_acted_on_its_generation() {
+        let pkg = two_phase();
+        let mut status = InstanceStatus::default();
+        assert_eq!(progress(None, 1), Progress::NoStatus);
+        assert_eq!(progress(Some(&status), 1), Progress::Behind { observed: 0 });
+        assert_eq!(progress(Some(&status), 0), Progress::NoActivePlan);
+        let first = select(&instance(1, json!({})), &ver(&pkg), &json!({}), &status)
+            .unwrap()
+            .unwrap();
+        begin(
+            &mut status,
+            &pkg,
+            &instance(1, json!({})),
+            &json!({}),
+            &first,
+            "t0",
+        );
+        status.observed_generation = Some(2);
+        let active = status.active_plan.clone().unwrap();
+        let standing = |s: &InstanceStatus, generation| match progress(Some(s), generation) {
+            Progress::Plan { standing, .. } => Some(standing),
+            _ => None,
+        };
+        // observed 2: generations 1 and 2 acted on (`>=`: a later write came first), 3 not
+        let cases: &[(i64, Option<Standing>)] = &[
+            (1, Some(Standing::Running)),
+            (2, Some(Standing::Running)),
+            (3, None),
+        ];
+        for (generation, want) in cases {
+            assert_eq!(
+                &standing(&status, *generation),
+                want,
+                "generation {generation}"
+            );
+            assert_eq!(
+                acted_on(&status, *generation),
+                want.is_some(),
+                "generation {generation}"
+            );
+        }
+        assert_eq!(progress(Some(&status), 3), Progress::Behind { observed: 2 });
+        status.plan_status.get_mut("deploy").unwrap().status = Some(ExecStatus::Complete);
+        assert_eq!(standing(&status, 2), Some(Standing::Complete));
+        status.plan_status.remove("deploy");
+        assert_eq!(
+            progress(Some(&status), 2),
+            Progress::NoPlanStatus { active: &active }
+        );
+    }
+
+    #[test]
+    fn a_status_kudo_does_not_know_is_a_run_not_ended_and_a_step_not_run() {
+        let pkg = two_phase();
+        let mut st = fresh(&pkg, "deploy", "u", "t0");
+        st.status = Some("SUSPENDED".into());
+        assert_eq!(judge(&st), Standing::Running);
+        st.phases[0].steps[0].status = Some("SKIPPED".into());
+        st.phases[0].steps[1].status = Some(ExecStatus::Complete);
+        let at = |p, s| StepAt { phase: p, step: s };
+        assert_eq!(runnable(&pkg, "deploy", &st), [at(0, 0)]);
+        roll_up(&mut st);
+        assert_eq!(st.phases[0].status, Some(ExecStatus::InProgress));
+        assert_eq!(
+            st.phases[0].steps[0].status,
+            Some(ExecStatus::Unknown("SKIPPED".into())),
+            "a step's status is kept: only the manager running it changes it"
+        );
+    }
+
+    #[test]
     fn a_plan_that_is_replaced_midway_says_so() {
         let pkg = two_phase();
         let eff = json!({"replicas": 1, "schedule": "daily"});
@@ -768,8 +852,8 @@ mod tests {
         let mut status = InstanceStatus::default();
         ensure_all(&mut status, &pkg);
         assert_eq!(
-            status.plan_status["backup"].status.as_deref(),
-            Some("NEVER_RUN")
+            status.plan_status["backup"].status,
+            Some(ExecStatus::NeverRun)
         );
         let first = select(&inst, &ver(&pkg), &eff, &status).unwrap().unwrap();
         begin(&mut status, &pkg, &inst, &eff, &first, "t0");
@@ -779,10 +863,7 @@ mod tests {
             reason: "parameters changed: /schedule".into(),
         };
         begin(&mut status, &pkg, &inst, &eff, &second, "t1");
-        assert_eq!(
-            status.plan_status["deploy"].status.as_deref(),
-            Some("ERROR")
-        );
+        assert_eq!(status.plan_status["deploy"].status, Some(ExecStatus::Error));
         assert_eq!(
             status.plan_status["deploy"].message.as_deref(),
             Some("superseded by plan `backup` (parameters changed: /schedule)")

@@ -81,6 +81,35 @@ impl Compiled {
     }
 }
 
+/// Why the OperatorVersion an Instance names cannot be run: the Instance's `Ready` condition
+/// says it (reason `OperatorVersionMissing`), and a deleted Instance loses its finalizer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unavailable {
+    /// No OperatorVersion by either of its names.
+    #[error("OperatorVersion {0} does not exist (install the operator version)")]
+    Missing(OperatorVersionRef),
+    /// Its package cannot be rebuilt from it.
+    #[error("OperatorVersion {namespace}/{name} is not a valid package: {source}")]
+    NotAPackage {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        source: kudo_diag::Error,
+    },
+    /// Its parameters cannot be read as kudo's policy reads them.
+    #[error("OperatorVersion {namespace}/{name} has an invalid parameter schema: {source}")]
+    InvalidSchema {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        source: kudo_crd::package::Unusable,
+    },
+}
+
 /// What reconcile needs: the client, the identities it acts with for Instances, the
 /// OperatorVersions, events, metrics.
 pub struct Context {
@@ -168,7 +197,7 @@ impl Context {
     pub(crate) fn compiled(
         &self,
         reference: &OperatorVersionRef,
-    ) -> std::result::Result<Arc<Compiled>, String> {
+    ) -> std::result::Result<Arc<Compiled>, Unavailable> {
         let ns = reference.namespace.as_str();
         let key = reflector::ObjectRef::<OperatorVersion>::new(&reference.name).within(ns);
         let ov = self
@@ -184,19 +213,25 @@ impl Context {
                 self.operator_versions
                     .get(&reflector::ObjectRef::new(&name).within(ns))
             })
-            .ok_or_else(|| {
-                format!("OperatorVersion {reference} does not exist (install the operator version)")
-            })?;
+            .ok_or_else(|| Unavailable::Missing(reference.clone()))?;
         let name = ov.name_any();
         let cache_key = format!("{ns}/{name}@{}", ov.resource_version().unwrap_or_default());
         if let Some(c) = self.compiled.get(&cache_key) {
             return Ok(c);
         }
-        let pkg = kudo_crd::package::from_operator_version(&ov)
-            .map_err(|e| format!("OperatorVersion {ns}/{name} is not a valid package: {e}"))?;
-        let version = kudo_crd::package::version(&ov).map_err(|e| {
-            format!("OperatorVersion {ns}/{name} has an invalid parameter schema: {e}")
+        let pkg = kudo_crd::package::from_operator_version(&ov).map_err(|source| {
+            Unavailable::NotAPackage {
+                namespace: ns.into(),
+                name: name.clone(),
+                source,
+            }
         })?;
+        let version =
+            kudo_crd::package::version(&ov).map_err(|source| Unavailable::InvalidSchema {
+                namespace: ns.into(),
+                name: name.clone(),
+                source,
+            })?;
         let c = Arc::new(Compiled {
             prepared: Prepared::from(pkg),
             version,

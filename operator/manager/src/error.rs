@@ -19,7 +19,10 @@ pub enum Error {
     Serve(std::net::SocketAddr, std::io::Error),
     /// Leader election failed.
     #[error("leader election failed: {0}")]
-    LeaderElection(String),
+    LeaderElection(#[source] kube_lease_manager::LeaseManagerError),
+    /// The Lease could not be renewed for this long: another replica may take it.
+    #[error("leader election failed: the Lease could not be renewed for {} s", .0.as_secs())]
+    LeaseNotRenewed(std::time::Duration),
     /// Another replica took the lease.
     #[error("lost leadership: another replica runs the plans now")]
     LeadershipLost,
@@ -33,7 +36,9 @@ impl Error {
             Error::NoNamespace(_) => "internal",
             Error::NoCrd(_) => "no_crd",
             Error::Serve(..) => "serve",
-            Error::LeaderElection(_) | Error::LeadershipLost => "leader_election",
+            Error::LeaderElection(_) | Error::LeaseNotRenewed(_) | Error::LeadershipLost => {
+                "leader_election"
+            }
         }
     }
 }

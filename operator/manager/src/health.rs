@@ -10,7 +10,7 @@
 //! | Service | type `LoadBalancer`: an ingress address; other types: once applied |
 //! | CustomResourceDefinition | condition `Established` |
 //! | Namespace | phase `Active` |
-//! | kudo Instance (a KudoOperator child) | its controller saw this generation and its active plan is COMPLETE; FATAL_ERROR is fatal |
+//! | kudo Instance (a KudoOperator child) | its manager acted on this generation and its active plan is COMPLETE; FATAL_ERROR is fatal ([`kudo_crd::plan::progress`]) |
 //! | anything else | once applied |
 //!
 //! While a workload waits, [`with_reports`] adds what its controllers report: a Deployment's
@@ -20,8 +20,8 @@
 //! (`FailedCreate ... is invalid`, a Deployment's `ReplicaFailure` saying the same) will not
 //! become valid by waiting: the object has failed.
 
-use kudo_crd::common::PlanStatus;
-use kudo_crd::plan::{Standing, judge};
+use kudo_crd::common::{ActivePlan, ExecStatus, InstanceStatus, PlanStatus};
+use kudo_crd::plan::{Progress, Standing, progress};
 use serde_json::Value;
 
 use crate::containers::Trouble;
@@ -162,46 +162,67 @@ pub fn health(obj: &Value) -> Health {
                 Health::Progressing("CRD is not established".into())
             }
         }
-        ("kudo.dev", "Instance") => {
-            let generation = obj.pointer("/metadata/generation").and_then(Value::as_i64);
-            let observed = obj
-                .pointer("/status/observedGeneration")
-                .and_then(Value::as_i64);
-            let active = obj
-                .pointer("/status/activePlan/name")
-                .and_then(Value::as_str);
-            match active {
-                Some(plan) if observed.is_some() && observed == generation => {
-                    let text = |field: &str| {
-                        obj.pointer(&format!("/status/planStatus/{plan}/{field}"))
-                            .and_then(Value::as_str)
-                    };
-                    let status = PlanStatus {
-                        name: plan.into(),
-                        status: text("status").map(String::from),
-                        message: text("message").map(String::from),
-                        ..Default::default()
-                    };
-                    match judge(&status) {
-                        Standing::Complete => Health::Healthy,
-                        Standing::Failed(_) => Health::Failed(format!(
-                            "plan `{plan}` failed: {}",
-                            text("message").unwrap_or("")
-                        )),
-                        Standing::Retrying | Standing::Running => Health::Progressing(format!(
-                            "plan `{plan}` is {}",
-                            text("status").unwrap_or("PENDING")
-                        )),
-                    }
-                }
-                _ => Health::Progressing("its plan has not started yet".into()),
-            }
-        }
+        ("kudo.dev", "Instance") => child_instance(obj),
         ("", "Namespace") => match obj.pointer("/status/phase").and_then(Value::as_str) {
             Some("Active") => Health::Healthy,
             other => Health::Progressing(format!("namespace is {}", other.unwrap_or("not active"))),
         },
         _ => Health::Healthy,
+    }
+}
+
+/// A kudo Instance (a KudoOperator child): healthy once its plan for its current generation is
+/// COMPLETE, failed when it is FATAL_ERROR ([`kudo_crd::plan::progress`], as `--wait` reads it).
+fn child_instance(obj: &Value) -> Health {
+    let not_started = || Health::Progressing("its plan has not started yet".into());
+    let Some(generation) = obj.pointer("/metadata/generation").and_then(Value::as_i64) else {
+        return not_started();
+    };
+    // Read field by field: what the decision needs, whatever else the status holds.
+    let text = |pointer: &str| obj.pointer(pointer).and_then(Value::as_str);
+    let active = text("/status/activePlan/name");
+    let status = obj.get("status").map(|_| InstanceStatus {
+        observed_generation: obj
+            .pointer("/status/observedGeneration")
+            .and_then(Value::as_i64),
+        active_plan: active.map(|name| ActivePlan {
+            name: name.into(),
+            uid: text("/status/activePlan/uid").unwrap_or_default().into(),
+        }),
+        plan_status: active
+            .map(|plan| {
+                let field = |f: &str| text(&format!("/status/planStatus/{plan}/{f}"));
+                let status = PlanStatus {
+                    name: plan.into(),
+                    status: field("status").map(ExecStatus::from),
+                    message: field("message").map(String::from),
+                    ..Default::default()
+                };
+                (plan.to_string(), status)
+            })
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    });
+    let Progress::Plan {
+        active,
+        status,
+        standing,
+    } = progress(status.as_ref(), generation)
+    else {
+        return not_started();
+    };
+    let plan = &active.name;
+    match standing {
+        Standing::Complete => Health::Healthy,
+        Standing::Failed(_) => Health::Failed(format!(
+            "plan `{plan}` failed: {}",
+            status.message.as_deref().unwrap_or("")
+        )),
+        Standing::Retrying | Standing::Running => Health::Progressing(format!(
+            "plan `{plan}` is {}",
+            status.status.as_ref().map_or("PENDING", ExecStatus::as_str)
+        )),
     }
 }
 
@@ -410,6 +431,8 @@ mod tests {
                     "planStatus": {"deploy": {"status": status, "message": "boom"}}}})
         };
         assert_eq!(health(&child(2, "COMPLETE")), Health::Healthy);
+        // acted on a later generation too (`kudo_crd::plan::acted_on`: `>=`, as `--wait`)
+        assert_eq!(health(&child(3, "COMPLETE")), Health::Healthy);
         assert!(matches!(
             health(&child(1, "COMPLETE")),
             Health::Progressing(_)

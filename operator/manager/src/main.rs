@@ -71,9 +71,8 @@ fn main() -> ExitCode {
     let args = Args::parse();
     kudo_cluster::daemon::init_logging(args.log_format);
     kudo_cluster::daemon::run(async move {
-        let client = kudo_cluster::client(args.kubeconfig.as_deref(), args.context.as_deref())
-            .await
-            .map_err(|e| e.to_string())?;
+        let client =
+            kudo_cluster::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
         let identity = args.identity.clone().unwrap_or_else(|| {
             std::env::var("HOSTNAME")
                 .unwrap_or_else(|_| format!("kudo-manager-{}", std::process::id()))
@@ -96,8 +95,18 @@ fn main() -> ExitCode {
             home: Some(args.lease_namespace.clone()),
         };
         // SIGTERM (Kubernetes stopping the pod) or Ctrl-C: finish the reconciles under way.
-        kudo_manager::serve(client, opts, kudo_cluster::daemon::shutdown_signal())
-            .await
-            .map_err(|e| e.to_string())
+        kudo_manager::serve(client, opts, kudo_cluster::daemon::shutdown_signal()).await?;
+        Ok::<(), Stopped>(())
     })
+}
+
+/// Why the manager stopped.
+#[derive(Debug, thiserror::Error)]
+enum Stopped {
+    /// No client from the kubeconfig.
+    #[error(transparent)]
+    Connect(#[from] kudo_cluster::ConnectError),
+    /// The manager's own errors.
+    #[error(transparent)]
+    Serve(#[from] kudo_manager::Error),
 }

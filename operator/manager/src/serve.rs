@@ -181,7 +181,7 @@ impl Leadership {
                 .with_grace(LEASE_GRACE)
                 .build()
                 .await
-                .map_err(|e| Error::LeaderElection(e.to_string()))
+                .map_err(Error::LeaderElection)
         };
         tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for leadership");
         let api: Api<LeaseObject> = Api::namespaced(client.clone(), &lease.namespace);
@@ -263,10 +263,7 @@ impl Leadership {
                     None => {}
                 }
                 if failing_since.is_some_and(|t| t.elapsed() >= RENEW_DEADLINE) {
-                    let _ = lost.send(Error::LeaderElection(format!(
-                        "the Lease could not be renewed for {} s",
-                        RENEW_DEADLINE.as_secs()
-                    )));
+                    let _ = lost.send(Error::LeaseNotRenewed(RENEW_DEADLINE));
                     return;
                 }
             }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::health::Health;
 use crate::objects::{Failure, Notes, Objects};
 use crate::tenant::Tenant;
-use kudo_crd::plan::ExecStatus;
+use kudo_crd::common::ExecStatus;
 use kudo_crd::v1beta2::Instance;
 
 /// How a step ended this time round.

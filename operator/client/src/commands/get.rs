@@ -47,7 +47,8 @@ fn instance_row(i: &Instance, wide: bool, now: i64) -> Vec<String> {
     let plan_status = active
         .as_ref()
         .and_then(|a| status.plan_status.get(a))
-        .and_then(|p| p.status.clone());
+        .and_then(|p| p.status.as_ref())
+        .map(ToString::to_string);
     let ready = status
         .conditions
         .iter()

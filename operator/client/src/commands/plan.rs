@@ -18,13 +18,10 @@ use super::{
     Error, Result, Target, installed, instance_and_version, operator_version, patch_params,
     version_of,
 };
-use kudo_crd::common::{ActivePlan, PhaseStatus, PlanStatus};
+use kudo_crd::common::{ActivePlan, ExecStatus, PhaseStatus, PlanStatus};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 use kudo_crd::{labels, plan as runs};
 use kudo_policy::change;
-
-/// The status KUDO shows for a plan, phase or step without one.
-pub const NEVER_RUN: &str = "NEVER_RUN";
 
 /// What a trigger asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +108,7 @@ pub struct PlanView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// NEVER_RUN, PENDING, IN_PROGRESS, ERROR, FATAL_ERROR or COMPLETE.
-    pub status: String,
+    pub status: ExecStatus,
     /// Why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -139,7 +136,7 @@ pub struct PhaseView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// Its status.
-    pub status: String,
+    pub status: ExecStatus,
     /// Why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -154,14 +151,15 @@ pub struct StepView {
     /// Name.
     pub name: String,
     /// Its status.
-    pub status: String,
+    pub status: ExecStatus,
     /// Why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
-fn or_never(s: Option<&String>) -> String {
-    s.cloned().unwrap_or_else(|| NEVER_RUN.into())
+/// KUDO shows a plan, phase or step without a status as NEVER_RUN.
+fn or_never(s: Option<&ExecStatus>) -> ExecStatus {
+    s.cloned().unwrap_or(ExecStatus::NeverRun)
 }
 
 /// The view of `inst`'s plans; the structure (phases, steps, strategies) comes from `ov` when
@@ -318,7 +316,7 @@ impl fmt::Display for StatusView {
                     "plan",
                     &plan.name,
                     plan.strategy.as_deref(),
-                    &plan.status,
+                    plan.status.as_str(),
                     plan.message.as_deref()
                 )
             )?;
@@ -342,7 +340,7 @@ impl fmt::Display for StatusView {
                         "phase",
                         &phase.name,
                         phase.strategy.as_deref(),
-                        &phase.status,
+                        phase.status.as_str(),
                         phase.message.as_deref()
                     )
                 )?;
@@ -359,7 +357,7 @@ impl fmt::Display for StatusView {
                             "step",
                             &step.name,
                             None,
-                            &step.status,
+                            step.status.as_str(),
                             step.message.as_deref()
                         )
                     )?;

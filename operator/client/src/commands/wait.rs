@@ -16,16 +16,11 @@
 
 use std::time::Duration;
 
-use kudo_crd::common::PlanStatus;
-use kudo_crd::plan::{self, ExecStatus, Failure, Standing};
+use kudo_crd::common::{ExecStatus, PlanStatus};
+use kudo_crd::plan::{self, Failure, Progress, Standing};
 use kudo_crd::v1beta2::Instance;
 
 use super::{Error, Result, Target};
-
-/// Plan status: done.
-pub const COMPLETE: &str = ExecStatus::Complete.as_str();
-/// Plan status: failed for good.
-pub const FATAL_ERROR: &str = ExecStatus::FatalError.as_str();
 
 /// How long to wait and how often to look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,20 +75,26 @@ pub enum Judgement {
     Waiting(String),
 }
 
-/// Judges one reading of `inst` against `goal`.
+/// Judges one reading of `inst` against `goal`: where its plan for the goal's generation
+/// stands is [`kudo_crd::plan::progress`], as the manager reads a KudoOperator child.
 pub fn judge(inst: &Instance, goal: &Goal) -> Judgement {
-    let Some(status) = inst.status.as_ref() else {
-        return Judgement::Waiting("the manager has not reported a status yet".into());
-    };
-    let observed = status.observed_generation.unwrap_or(0);
-    if observed < goal.generation {
-        return Judgement::Waiting(format!(
-            "the manager has not acted on generation {} yet (observed generation {observed})",
-            goal.generation
-        ));
-    }
-    let Some(active) = status.active_plan.as_ref() else {
-        return Judgement::Waiting("no plan has started".into());
+    let (active, run) = match plan::progress(inst.status.as_ref(), goal.generation) {
+        Progress::NoStatus => {
+            return Judgement::Waiting("the manager has not reported a status yet".into());
+        }
+        Progress::Behind { observed } => {
+            return Judgement::Waiting(format!(
+                "the manager has not acted on generation {} yet (observed generation {observed})",
+                goal.generation
+            ));
+        }
+        Progress::NoActivePlan => return Judgement::Waiting("no plan has started".into()),
+        Progress::NoPlanStatus { active } => (active, None),
+        Progress::Plan {
+            active,
+            status,
+            standing,
+        } => (active, Some((status, standing))),
     };
     if let Some(uid) = &goal.uid
         && &active.uid != uid
@@ -103,10 +104,10 @@ pub fn judge(inst: &Instance, goal: &Goal) -> Judgement {
             active.name, active.uid
         ));
     }
-    let Some(plan) = status.plan_status.get(&active.name) else {
+    let Some((plan, standing)) = run else {
         return Judgement::Waiting(format!("plan {} has no status yet", active.name));
     };
-    match plan::judge(plan) {
+    match standing {
         Standing::Complete => Judgement::Complete {
             plan: active.name.clone(),
         },
@@ -123,17 +124,22 @@ pub fn judge(inst: &Instance, goal: &Goal) -> Judgement {
         Standing::Retrying | Standing::Running => Judgement::Waiting(format!(
             "plan {} is {}{}",
             active.name,
-            plan.status.as_deref().unwrap_or("PENDING"),
+            pending_or(&plan.status),
             where_now(plan)
         )),
     }
+}
+
+/// A status as `--wait` reports it: an absent one is PENDING.
+fn pending_or(status: &Option<ExecStatus>) -> &str {
+    status.as_ref().map_or("PENDING", ExecStatus::as_str)
 }
 
 /// ` (phase P, step S: message)` for the first step that is not COMPLETE.
 fn where_now(plan: &PlanStatus) -> String {
     for p in &plan.phases {
         for s in &p.steps {
-            if s.status.as_deref() != Some(COMPLETE) {
+            if s.status != Some(ExecStatus::Complete) {
                 let msg = s
                     .message
                     .as_deref()
@@ -143,7 +149,7 @@ fn where_now(plan: &PlanStatus) -> String {
                     " (phase {}, step {} {}{msg})",
                     p.name,
                     s.name,
-                    s.status.as_deref().unwrap_or("PENDING")
+                    pending_or(&s.status)
                 );
             }
         }
@@ -236,10 +242,7 @@ pub async fn gone(t: &Target, name: &str, o: &Options) -> Result<()> {
             .as_ref()
             .and_then(|s| s.plan_status.get("cleanup"))
         {
-            Some(p) => format!(
-                "it still exists, plan cleanup is {}",
-                p.status.as_deref().unwrap_or("PENDING")
-            ),
+            Some(p) => format!("it still exists, plan cleanup is {}", pending_or(&p.status)),
             None => "it still exists".into(),
         };
         sleep_or_time_out(start, o, &what, last).await?;

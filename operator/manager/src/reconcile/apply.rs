@@ -5,6 +5,7 @@
 use kube::runtime::controller::Action;
 use serde_json::Value;
 
+use super::SecretsError;
 use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
@@ -17,7 +18,7 @@ use kudo_crd::plan::{self, Refusal};
 pub(super) async fn reconcile(
     mut round: Round<'_>,
     compiled: &Compiled,
-    given: Result<Value, String>,
+    given: Result<Value, SecretsError>,
 ) -> Result<Action> {
     let (ctx, inst) = (round.ctx, round.inst);
     let (pkg, schema) = (compiled.pkg(), &compiled.version.schema);
@@ -25,7 +26,9 @@ pub(super) async fn reconcile(
         Ok(v) => v,
         Err(why) => {
             let after = ctx.settings.progress * 2;
-            return round.not_ready("SecretMissing", &why, after).await;
+            return round
+                .not_ready("SecretMissing", &why.to_string(), after)
+                .await;
         }
     };
     let (values, mut problems) = compiled

@@ -7,6 +7,7 @@ use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};
 
+use super::SecretsError;
 use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
@@ -22,7 +23,7 @@ const UID: &str = "cleanup-on-delete";
 pub(super) async fn reconcile(
     mut round: Round<'_>,
     compiled: &Compiled,
-    given: Result<Value, String>,
+    given: Result<Value, SecretsError>,
 ) -> Result<Action> {
     let (ctx, inst) = (round.ctx, round.inst);
     let pkg = compiled.pkg();

@@ -21,9 +21,10 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::finalizer;
 use crate::step::diagnostics;
-use crate::tenant::Tenant;
+use crate::tenant::{InvalidName, Tenant};
 use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
+use kudo_diag::Diagnostic;
 use round::Round;
 
 /// Reconciles one Instance (see the module docs).
@@ -65,10 +66,14 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
             let after = ctx.settings.progress * 2;
             return round.not_ready("OperatorVersionMissing", why, after).await;
         }
-        Some(Err(why)) if deleting => return cleanup::without_operator_version(&round, &why).await,
+        Some(Err(why)) if deleting => {
+            return cleanup::without_operator_version(&round, &why.to_string()).await;
+        }
         Some(Err(why)) => {
             let after = ctx.settings.progress * 2;
-            return round.not_ready("OperatorVersionMissing", &why, after).await;
+            return round
+                .not_ready("OperatorVersionMissing", &why.to_string(), after)
+                .await;
         }
     };
     plan::ensure_all(&mut round.status, compiled.pkg());
@@ -77,7 +82,7 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     let secret_values = match ctx.tenants.client_for(inst) {
         _ if inst.spec.parameters_from.is_empty() => Ok(json!({})),
         Ok(tenant) => read_secrets(&tenant, &ns, inst).await,
-        Err(e) => Err(e.to_string()),
+        Err(invalid) => Err(SecretsError::Identity(invalid)),
     };
     // What the Instance gives: its parameters, with its Secrets' values under them. A
     // parameter the OperatorVersion does not declare, which a kudo.dev/v1beta1 write may keep
@@ -94,15 +99,51 @@ async fn reconcile_instance(inst: &Instance, ctx: &Context) -> Result<Action> {
     }
 }
 
+/// Why the values of an Instance's Secrets (`spec.parametersFrom`) cannot be read: the
+/// Instance's `Ready` condition says it (reason `SecretMissing`), naming the Secret and key,
+/// never a value.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SecretsError {
+    /// The Instance names no identity the manager may act with to read them.
+    #[error(transparent)]
+    Identity(#[from] InvalidName),
+    /// `spec.parametersFrom` names no Secret to read ([`kudo_policy::secrets::SecretSource`]'s
+    /// words).
+    #[error("{0}")]
+    Sources(String),
+    /// The API server did not answer the read.
+    #[error("cannot read Secret {namespace}/{name} (spec.parametersFrom): {source}")]
+    Read {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret.
+        name: String,
+        /// Why.
+        source: kube::Error,
+    },
+    /// The Secret does not exist.
+    #[error("Secret {namespace}/{name} (spec.parametersFrom) does not exist")]
+    Missing {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret.
+        name: String,
+    },
+    /// A key is missing, or its value is not what the schema says.
+    #[error("{}", diagnostics(.0))]
+    Values(Vec<Diagnostic>),
+}
+
 /// The values of the Secrets `inst` names in `spec.parametersFrom`, merged in order; why not,
 /// naming the Secret and key (never a value).
 async fn read_secrets(
     tenant: &Tenant,
     ns: &str,
     inst: &Instance,
-) -> std::result::Result<Value, String> {
+) -> std::result::Result<Value, SecretsError> {
     let from = serde_json::to_value(&inst.spec.parameters_from).unwrap_or_default();
-    let sources = kudo_policy::secrets::SecretSource::list(Some(&from))?;
+    let sources =
+        kudo_policy::secrets::SecretSource::list(Some(&from)).map_err(SecretsError::Sources)?;
     if sources.is_empty() {
         return Ok(json!({}));
     }
@@ -112,17 +153,19 @@ async fn read_secrets(
         if data.contains_key(&s.name) {
             continue;
         }
-        let got = api.get_opt(&s.name).await.map_err(|e| {
-            format!(
-                "cannot read Secret {ns}/{} (spec.parametersFrom): {e}",
-                s.name
-            )
-        })?;
+        let got = api
+            .get_opt(&s.name)
+            .await
+            .map_err(|source| SecretsError::Read {
+                namespace: ns.into(),
+                name: s.name.clone(),
+                source,
+            })?;
         let Some(secret) = got else {
-            return Err(format!(
-                "Secret {ns}/{} (spec.parametersFrom) does not exist",
-                s.name
-            ));
+            return Err(SecretsError::Missing {
+                namespace: ns.into(),
+                name: s.name.clone(),
+            });
         };
         let texts = secret
             .data
@@ -135,5 +178,5 @@ async fn read_secrets(
     kudo_policy::secrets::merged(&sources, |name, key| {
         data.get(name).and_then(|d| d.get(key)).cloned()
     })
-    .map_err(|d| diagnostics(&d))
+    .map_err(SecretsError::Values)
 }

@@ -18,8 +18,9 @@ use crate::objects::Notes;
 use crate::status::{ready_from_plan, set_ready, write_status};
 use crate::step::{Outcome, StepRef, StepRun};
 use crate::tasks;
+use kudo_crd::common::ExecStatus;
 use kudo_crd::common::InstanceStatus;
-use kudo_crd::plan::{self, ExecStatus, Start};
+use kudo_crd::plan::{self, Start};
 use kudo_crd::v1beta2::Instance;
 
 /// One reconcile of one Instance.
@@ -105,7 +106,7 @@ impl<'a> Round<'a> {
             _ => None,
         };
         while let Some(ps) = status.plan_status.get_mut(&active.name) {
-            let before = ExecStatus::parse(ps.status.as_deref());
+            let before = ExecStatus::of(&ps.status).clone();
             if before.is_terminal() {
                 break;
             }
@@ -178,7 +179,7 @@ impl<'a> Round<'a> {
                     let m = message.as_deref().unwrap_or("");
                     retry.push(format!("{phase}/{}: {m}", step.name));
                 }
-                if step.status.as_deref() != Some(st.as_str()) || step.message != message {
+                if step.status.as_ref() != Some(&st) || step.message != message {
                     let name = &step.name;
                     let message = bounded::cut(full.as_deref().unwrap_or(""), bounded::LOG_MESSAGE);
                     let instance = key(inst);
@@ -192,19 +193,19 @@ impl<'a> Round<'a> {
                     }
                 }
                 let step = &mut ps.phases[at.phase].steps[at.step];
-                step.status = Some(st.as_str().into());
+                step.status = Some(st);
                 step.message = message;
             }
             plan::roll_up(ps);
             // A phase's and the plan's messages name their failing steps': cut as written.
             bounded::plan(ps);
-            let after = ExecStatus::parse(ps.status.as_deref());
+            let after = ExecStatus::of(&ps.status).clone();
             if after != before || completed {
                 ps.last_updated_timestamp = Some(now.into());
             }
             if after.is_terminal() {
                 let message = ps.message.clone().unwrap_or_default();
-                finished(ctx, inst, &active.name, after, &message).await;
+                finished(ctx, inst, &active.name, &after, &message).await;
             }
             ready_from_plan(status, inst, &active.name, now);
             let rv = write_status(ctx, api, inst, &written, status, now).await?;
@@ -238,12 +239,12 @@ impl<'a> Round<'a> {
     }
 }
 
-/// No step of the plan has run yet.
+/// No step of the plan has run yet (a status kudo does not know is not a run).
 fn untouched(ps: &kudo_crd::common::PlanStatus) -> bool {
     ps.phases.iter().flat_map(|p| &p.steps).all(|s| {
         matches!(
-            ExecStatus::parse(s.status.as_deref()),
-            ExecStatus::Pending | ExecStatus::NeverRun
+            ExecStatus::of(&s.status),
+            ExecStatus::Pending | ExecStatus::NeverRun | ExecStatus::Unknown(_)
         )
     })
 }
@@ -289,9 +290,9 @@ async fn missing_rights(
 
 /// A run that ended (`after`: COMPLETE or FATAL_ERROR, with the plan's `message`): counted,
 /// logged and published as the event `PlanComplete` or `PlanFailed`.
-async fn finished(ctx: &Context, inst: &Instance, plan: &str, after: ExecStatus, message: &str) {
+async fn finished(ctx: &Context, inst: &Instance, plan: &str, after: &ExecStatus, message: &str) {
     ctx.metrics.plan_finished(plan, after.as_str());
-    let (type_, reason, note) = if after == ExecStatus::Complete {
+    let (type_, reason, note) = if *after == ExecStatus::Complete {
         tracing::info!(instance = %key(inst), plan = %plan, "plan complete");
         (
             EventType::Normal,
