@@ -1,8 +1,9 @@
 //! [`Error`]: why a command stopped. Its `Display` is what the user reads after `error: `
-//! (`report::error` draws parameter problems as diagnostics instead), and [`Error::code`] is
-//! the exit code: 1 for anything refused or failed, 2 for a usage error found after clap, 130
-//! for an interrupted wizard. The libraries' errors come in whole through `From`; the CLI's
-//! own refusals are [`Refusal`]s, each about a subject (a file, a name, a URL).
+//! (`report::error` draws parameter problems as diagnostics instead), and its variant decides
+//! the exit code, which `main` gives: 1 for anything refused or failed, 2 for a usage error
+//! found after clap and for any error of `kudo diff`, 130 for an interrupted wizard. The
+//! libraries' errors come in whole through `From`; the CLI's own refusals are [`Refusal`]s,
+//! each about a subject (a file, a name, a URL).
 
 use std::path::{Path, PathBuf};
 
@@ -99,6 +100,10 @@ pub enum Error {
         /// The error.
         source: Box<Error>,
     },
+    /// What stopped `kudo diff`, whatever it is (exit code 2, as `diff(1)` and `kubectl diff`
+    /// answer trouble).
+    #[error(transparent)]
+    Diff(Box<Error>),
     /// Called wrong, in a way clap cannot see (exit code 2).
     #[error("{0}")]
     Usage(String),
@@ -217,16 +222,6 @@ pub enum Refusal {
 }
 
 impl Error {
-    /// The exit code.
-    pub fn code(&self) -> u8 {
-        match self {
-            Error::Usage(_) => 2,
-            Error::Interrupted => 130,
-            Error::About { source, .. } | Error::In { source, .. } => source.code(),
-            _ => 1,
-        }
-    }
-
     /// `reason` to refuse `subject`.
     pub fn refused(subject: impl std::fmt::Display, reason: Refusal) -> Error {
         Error::Refused {
@@ -316,22 +311,6 @@ mod tests {
 
     fn io_error() -> std::io::Error {
         std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied")
-    }
-
-    #[test]
-    fn exit_codes_are_decided_by_the_variant_through_its_context() {
-        let cases: &[(Error, u8)] = &[
-            (Error::Usage("-u/--username is empty".into()), 2),
-            (Error::Interrupted, 130),
-            (Error::refused("p", Refusal::NotPem), 1),
-            (Error::Stdout(io_error()), 1),
-            (Error::Usage("x".into()).about("p"), 2),
-            (Error::Interrupted.in_command("install"), 130),
-            (Error::parameters(Vec::new()), 1),
-        ];
-        for (e, want) in cases {
-            assert_eq!(e.code(), *want, "{e:?}");
-        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! `kudo`: the command line for KUDO operator packages with structured parameters.
 //!
-//! Parses arguments, runs one command, turns the outcome into an exit code:
-//! 0 success, 1 the input was refused (invalid parameters, a package that does not verify,
-//! a file that cannot be read), 2 a usage error (clap's own, or `Error::Usage`), 130 an
-//! interrupted wizard. `Error::code` decides the code of an error.
+//! Parses arguments, runs one command, turns the outcome into an exit code, here and nowhere
+//! else ([`exit_code`]): 0 success, 1 the input was refused (invalid parameters, a package that
+//! does not verify, a file that cannot be read), 2 a usage error (clap's own, or
+//! `Error::Usage`), 130 an interrupted wizard; `kudo diff` as `diff(1)`: 0 no change, 1
+//! changes, 2 trouble.
 
 mod args;
 mod atomic;
@@ -18,6 +19,9 @@ mod report;
 use std::process::ExitCode;
 
 use clap::Parser;
+
+use crate::cmd::Outcome;
+use crate::error::Error;
 
 /// mimalloc: the parameters engine allocates many small JSON nodes; glibc's allocator spent a
 /// measurable share of a `kudo params` run in page faults and trimming (see BENCHMARKS.md).
@@ -37,14 +41,31 @@ fn main() -> ExitCode {
         eprintln!("error: {hint}");
         return ExitCode::from(2);
     }
-    let cli = args::Cli::parse();
-    match cmd::run(cli) {
-        Ok(code) => code,
-        Err(e) => {
-            let code = e.code();
-            report::error(e);
-            ExitCode::from(code)
-        }
+    let result = cmd::run(args::Cli::parse());
+    let code = exit_code(&result);
+    if let Err(e) = result {
+        report::error(e);
+    }
+    ExitCode::from(code)
+}
+
+/// The exit code of a command's result.
+fn exit_code(result: &Result<Outcome, Error>) -> u8 {
+    match result {
+        Ok(Outcome::Done) => 0,
+        Ok(Outcome::Failed | Outcome::Changes) => 1,
+        Ok(Outcome::Incomplete) => 2,
+        Err(e) => error_code(e),
+    }
+}
+
+/// The exit code of an error: decided by its variant, through the context that wraps it.
+fn error_code(e: &Error) -> u8 {
+    match e {
+        Error::Usage(_) | Error::Diff(_) => 2,
+        Error::Interrupted => 130,
+        Error::About { source, .. } | Error::In { source, .. } => error_code(source),
+        _ => 1,
     }
 }
 
@@ -94,7 +115,32 @@ fn helm_habit(args: impl Iterator<Item = String>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::helm_habit;
+    use super::*;
+    use crate::error::Refusal;
+
+    #[test]
+    fn exit_codes_are_decided_by_the_outcome_or_the_error_through_its_context() {
+        let io_error = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let cases: Vec<(Result<Outcome, Error>, u8)> = vec![
+            (Ok(Outcome::Done), 0),
+            (Ok(Outcome::Failed), 1),
+            (Ok(Outcome::Changes), 1),
+            (Ok(Outcome::Incomplete), 2),
+            (Err(Error::Usage("-u/--username is empty".into())), 2),
+            (Err(Error::Interrupted), 130),
+            (Err(Error::refused("p", Refusal::NotPem)), 1),
+            (Err(Error::Stdout(io_error())), 1),
+            (Err(Error::Usage("x".into()).about("p")), 2),
+            (Err(Error::Interrupted.in_command("install")), 130),
+            (Err(Error::parameters(Vec::new())), 1),
+            // `kudo diff`: any trouble is 2, as diff(1)
+            (Err(Error::Diff(Box::new(Error::parameters(Vec::new())))), 2),
+            (Err(Error::Diff(Box::new(Error::Interrupted))), 2),
+        ];
+        for (result, want) in &cases {
+            assert_eq!(exit_code(result), *want, "{result:?}");
+        }
+    }
 
     #[test]
     fn helm_value_flags_get_kudo_s_equivalent() {

@@ -192,6 +192,7 @@ pub fn diagnostics_with(diags: &[Diagnostic], sources: Sources) {
 /// usage error as clap prints its own, an interruption as it is, anything else after `error: `.
 pub fn error(e: Error) {
     match e {
+        Error::Diff(e) => error(*e),
         Error::Parameters { diags, sources } => diagnostics_with(&diags, sources),
         Error::Usage(message) => {
             eprintln!("error: {message}\n\nFor more information, try '--help'.")

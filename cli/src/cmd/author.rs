@@ -3,7 +3,6 @@
 //! same words (flags). params.yaml is written only at the very end, atomically.
 
 use std::io::IsTerminal;
-use std::process::ExitCode;
 
 use dialoguer::theme::ColorfulTheme;
 use dialoguer::{Confirm, Input, Select};
@@ -11,13 +10,14 @@ use kudo_pkg::Package;
 use kudo_pkg::author::{self, NewParameter, ParamType};
 use kudo_policy::Params;
 
+use super::Outcome;
 use crate::args::AddParameterArgs;
 use crate::error::{Error, Refusal};
 
 const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
 const ITEM_TYPES: &[&str] = &["string", "integer", "number", "boolean", "object"];
 
-pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
+pub fn add_parameter(a: AddParameterArgs) -> Result<Outcome, Error> {
     if !a.package.is_dir() {
         return Err(Error::refused(a.package.display(), Refusal::NotEditable));
     }
@@ -53,7 +53,7 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
         Ok(Some(p)) => p,
         Ok(None) => {
             eprintln!("nothing written");
-            return Ok(ExitCode::from(1));
+            return Ok(Outcome::Failed);
         }
         Err(Stop::Refused(message)) => {
             return Err(Error::refused(
@@ -92,11 +92,11 @@ pub fn add_parameter(a: AddParameterArgs) -> Result<ExitCode, Error> {
     };
     if !go {
         eprintln!("nothing written");
-        return Ok(ExitCode::from(1));
+        return Ok(Outcome::Failed);
     }
     super::write_atomic(&file, &added.text)?;
     eprintln!("added {} to {}", p.pointer(), file.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 fn indent(text: &str) -> String {

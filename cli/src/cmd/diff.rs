@@ -1,33 +1,23 @@
 //! `kudo diff`: what `kudo update --instance` or `kudo upgrade PACKAGE --instance` would do
 //! (`kudo_client::commands::diff`), printed as value changes, the plan, and one unified diff
-//! per object. Exit codes as `diff(1)` and `kubectl diff`: 0 no change, 1 changes, 2 an error.
-
-use std::process::ExitCode;
+//! per object. Exit codes as `diff(1)` and `kubectl diff`: 0 no change, 1 changes, 2 an error
+//! ([`Outcome::Changes`], [`Outcome::Incomplete`], [`Error::Diff`]: `main` gives the codes).
 
 use kudo_client::commands::diff::{self, Change, Diffed, ObjectAction};
 use kudo_client::commands::{Inputs, update, upgrade};
 use serde_json::json;
 
+use super::Outcome;
 use super::cluster;
 use crate::args::{DiffArgs, ReportFormat};
 use crate::error::Error;
 
-/// Exit code when something would change.
-const CHANGES: u8 = 1;
-/// Exit code of an error: a refused change, the cluster, an incomplete diff.
-const TROUBLE: u8 = 2;
-
-pub fn run(a: DiffArgs) -> ExitCode {
-    match diff(&a) {
-        Ok(code) => code,
-        Err(e) => {
-            crate::report::error(e);
-            ExitCode::from(TROUBLE)
-        }
-    }
+/// What would change; whatever stops it is an [`Error::Diff`].
+pub fn run(a: DiffArgs) -> Result<Outcome, Error> {
+    diff(&a).map_err(|e| Error::Diff(Box::new(e)))
 }
 
-fn diff(a: &DiffArgs) -> Result<ExitCode, Error> {
+fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
     let name = a.instance.as_str();
     let loaded = match &a.package {
         Some(p) => Some(super::load_with(p, &a.source)?),
@@ -90,11 +80,11 @@ fn diff(a: &DiffArgs) -> Result<ExitCode, Error> {
     };
     super::print(&text)?;
     Ok(if d.incomplete() {
-        ExitCode::from(TROUBLE)
+        Outcome::Incomplete
     } else if d.changes() {
-        ExitCode::from(CHANGES)
+        Outcome::Changes
     } else {
-        ExitCode::SUCCESS
+        Outcome::Done
     })
 }
 

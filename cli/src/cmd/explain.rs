@@ -3,12 +3,12 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::ExitCode;
 
 use kudo_diag::Shown;
 use kudo_pkg::explain::{self, Current, Explanation, Field, TriggerFrom, ValueSource};
 use serde_json::{Map, Value};
 
+use super::Outcome;
 use super::cluster;
 use crate::args::{ExplainArgs, ExplainFormat};
 use crate::error::Error;
@@ -25,7 +25,7 @@ enum Subject {
     },
 }
 
-pub fn run(a: ExplainArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ExplainArgs) -> Result<Outcome, Error> {
     let (subject, explained) = match &a.instance {
         None => {
             let Some(package) = &a.package else {
@@ -80,7 +80,7 @@ pub fn run(a: ExplainArgs) -> Result<ExitCode, Error> {
         ),
     };
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The explanation as one JSON object: what is explained, then the explanation's fields.

@@ -1,16 +1,15 @@
 //! `kudo get instances|operators|operatorversions [NAME]`, `kudo list` (its Instances), and
 //! `kudo rollback` (which says how to go back instead).
 
-use std::process::ExitCode;
-
 use kudo_client::commands::get;
 use serde_json::json;
 
+use super::Outcome;
 use super::cluster;
 use crate::args::{GetArgs, GetFormat, ListArgs, RollbackArgs, What};
 use crate::error::Error;
 
-pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
+pub fn run(a: GetArgs) -> Result<Outcome, Error> {
     let kind = match a.what {
         What::Instances => get::Kind::Instances,
         What::Operators => get::Kind::Operators,
@@ -20,11 +19,11 @@ pub fn run(a: GetArgs) -> Result<ExitCode, Error> {
 }
 
 /// `kudo list`: `kudo get instances`.
-pub fn list(a: ListArgs) -> Result<ExitCode, Error> {
+pub fn list(a: ListArgs) -> Result<Outcome, Error> {
     show(get::Kind::Instances, None, &a)
 }
 
-fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<ExitCode, Error> {
+fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<Outcome, Error> {
     let q = get::Query {
         kind,
         name,
@@ -67,11 +66,11 @@ fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<ExitCode, E
         }
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// `kudo rollback`: there is none; says how to go back (a usage error, exit code 2).
-pub fn rollback(a: RollbackArgs) -> Result<ExitCode, Error> {
+pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
     let name = a.name.as_deref().unwrap_or("NAME");
     let namespace = a
         .namespace

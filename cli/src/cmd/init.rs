@@ -1,13 +1,12 @@
 //! `kudo init`: the objects `kudo_client::init` makes, applied to the cluster (and waited
 //! for), or printed with --dry-run.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use crate::args::{DataFormat, InitArgs};
 use crate::error::{Error, Refusal};
 
 /// `kudo init`: the installation, applied (or printed with --dry-run).
-pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
+pub fn run(a: InitArgs) -> Result<Outcome, Error> {
     use kudo_client::init::{self, Options, WebhookTarget};
     let mut o = Options {
         namespace: a.namespace.clone(),
@@ -69,7 +68,7 @@ pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
                 ns = o.namespace
             );
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Done);
     }
     let text = match a.output {
         DataFormat::Json => format!(
@@ -85,5 +84,5 @@ pub fn run(a: InitArgs) -> Result<ExitCode, Error> {
             .collect(),
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

@@ -1,13 +1,12 @@
 //! `kudo install PACKAGE`: the rules live in `kudo_client::commands::install`.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use super::cluster;
 use crate::args::{DataFormat, InstallArgs};
 use crate::error::{Error, Refusal};
 use kudo_client::commands::{self, Inputs, install, wait};
 
-pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
+pub fn run(a: InstallArgs) -> Result<Outcome, Error> {
     let loaded = super::load_with(&a.package, &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
@@ -82,7 +81,7 @@ pub fn run(a: InstallArgs) -> Result<ExitCode, Error> {
     })
     .map_err(|e| no_namespace_hint(e, create_namespace).with_sources(sources))?;
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// A namespace that does not exist: install can make it (`--create-namespace`).

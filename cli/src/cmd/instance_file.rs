@@ -1,17 +1,16 @@
 //! `kudo update -f` and `kudo upgrade -f`: an Instance manifest kept in a file. The rules live
 //! in `kudo_pkg::instance`; this module reads the inputs, prints, and writes the file.
 
-use std::process::ExitCode;
-
 use kudo_pkg::instance::{self, Edited, InstanceFile};
 use kudo_policy::ParamSchema;
 use kudo_policy::values::Redacted;
 
+use super::Outcome;
 use super::changes::ChangeReport;
 use crate::args::{FileEditArgs, ReportFormat, UpdateArgs, UpgradeArgs};
 use crate::error::Error;
 
-pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
+pub fn update(a: UpdateArgs) -> Result<Outcome, Error> {
     let pkg = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
     let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
@@ -21,7 +20,7 @@ pub fn update(a: UpdateArgs) -> Result<ExitCode, Error> {
     }
 }
 
-pub fn upgrade(a: UpgradeArgs) -> Result<ExitCode, Error> {
+pub fn upgrade(a: UpgradeArgs) -> Result<Outcome, Error> {
     let old = super::load(&a.from.clone().unwrap_or_default())?;
     let new = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
@@ -50,7 +49,7 @@ fn finish(
     schema: &ParamSchema,
     outcome: &Edited,
     command: &str,
-) -> Result<ExitCode, Error> {
+) -> Result<Outcome, Error> {
     crate::report::diagnostics(&outcome.decision.warnings);
     let old_text = std::fs::read_to_string(file_path(a)).unwrap_or_default();
     let changed = outcome.text != old_text;
@@ -96,7 +95,7 @@ fn finish(
         super::write_atomic(&file_path(a), &outcome.text)?;
         eprintln!("{command}: wrote {}", file_path(a).display());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 fn diff(a: &FileEditArgs, old: &str, new: &str) -> String {

@@ -2,15 +2,15 @@
 //! the tree and the table.
 
 use std::io::IsTerminal;
-use std::process::ExitCode;
 
 use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width, presets};
 use kudo_pkg::listing::{self, Row, TriggerSource};
 
+use super::Outcome;
 use crate::args::{ListFormat, ListParametersArgs};
 use crate::error::Error;
 
-pub fn parameters(a: ListParametersArgs) -> Result<ExitCode, Error> {
+pub fn parameters(a: ListParametersArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let plans: Vec<&str> = pkg.operator().plans.keys().map(String::as_str).collect();
     let mut rows = listing::rows(pkg.schema(), &plans);
@@ -34,7 +34,7 @@ pub fn parameters(a: ListParametersArgs) -> Result<ExitCode, Error> {
         }
     };
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// Required rows, with the rows of the objects they are in (so the tree still reads).

@@ -3,17 +3,17 @@
 //! report (text, or `-o json|yaml`), and before the error that stops it, every object pre-flight refuses.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use kudo_client::storage_migration::{self, Error as MigrationError, Options, Report, Rewrite};
 
+use super::Outcome;
 use super::cluster;
 use crate::args::{DataFormat, MigrateArgs};
 use crate::error::Error;
 
 /// Runs the migration; 0 when done (or, with --dry-run, when everything converts), 1 when it
 /// was refused or stopped (nothing is lost: running it again resumes).
-pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
+pub fn run(a: MigrateArgs) -> Result<Outcome, Error> {
     let options = Options { dry_run: a.dry_run };
     let report = cluster::with_client("migrate", &a.connect, async |client| {
         match storage_migration::run(&client, &options).await {
@@ -39,7 +39,7 @@ pub fn run(a: MigrateArgs) -> Result<ExitCode, Error> {
         }
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The report for people, one section per phase.

@@ -27,7 +27,6 @@ pub mod version;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use kudo_diag::diag::Location;
 use kudo_diag::{Code, Diagnostic, Origin};
@@ -39,10 +38,25 @@ use crate::args::{
 };
 use crate::error::{Error, Refusal};
 
+/// How a command that ran ended. `main` alone turns it into the exit code (and an [`Error`],
+/// what stopped a command, into its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did what it was asked.
+    Done,
+    /// It ran, and what it reports failed, said on stderr: a package that does not verify
+    /// (`package verify`, `create`, `push`), a parameter the user did not write (`package add
+    /// parameter`), a plan that ended in FATAL_ERROR (`plan status --wait`).
+    Failed,
+    /// `kudo diff`: something would change.
+    Changes,
+    /// `kudo diff`: the diff is incomplete (an object could not be compared).
+    Incomplete,
+}
+
 /// Runs the command. `Err` is an error that stopped it (printed by `main`, which takes its
-/// exit code from it); `Ok` is the exit code of a command that ran, 1 when what it reports
-/// failed (a package that does not verify, a repository of several that cannot be updated).
-pub fn run(cli: Cli) -> Result<ExitCode, Error> {
+/// exit code from it); `Ok` is how a command that ran ended.
+pub fn run(cli: Cli) -> Result<Outcome, Error> {
     match cli.command {
         Command::Template(a) => template::run(a),
         Command::Params(a) => params::run(a),
@@ -59,7 +73,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Init(a) => init::run(a),
         Command::Completion(a) => {
             print(&completion_script(a.shell)?)?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Outcome::Done)
         }
         Command::Update(a) if a.instance.is_some() || a.name.is_some() => update::run(a),
         Command::Update(a) => instance_file::update(a),
@@ -67,7 +81,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Upgrade(a) => instance_file::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Install(a) => install::run(a),
-        Command::Diff(a) => Ok(diff::run(a)),
+        Command::Diff(a) => diff::run(a),
         Command::Patch(a) => patch::run(a),
         Command::Uninstall(a) => uninstall::run(a),
         Command::Plan(c) => plan::run(c),

@@ -1,14 +1,14 @@
 //! `kudo package convert` and `kudo package verify`.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use kudo_policy::Params;
 
+use super::Outcome;
 use crate::args::{ConvertArgs, CreateArgs, ReportFormat, VerifyArgs};
 use crate::error::{Error, Refusal};
 
-pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
+pub fn convert(a: ConvertArgs) -> Result<Outcome, Error> {
     if let Some(params) = params_only(&a.package)? {
         return convert_params(&a, &params);
     }
@@ -37,7 +37,7 @@ pub fn convert(a: ConvertArgs) -> Result<ExitCode, Error> {
     } else {
         super::print(&text)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The params.yaml to convert when `path` is one (any file that is not an archive) or a
@@ -61,7 +61,7 @@ fn params_only(path: &Path) -> Result<Option<std::path::PathBuf>, Error> {
 }
 
 /// Converts a params.yaml alone: printed, replaced (--in-place) or written as DIR/params.yaml.
-fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
+fn convert_params(a: &ConvertArgs, file: &Path) -> Result<Outcome, Error> {
     let doc = kudo_yaml::document::Document::read(file)?;
     let text = converted(&Params::parse(&doc)?, file);
     if a.in_place {
@@ -77,7 +77,7 @@ fn convert_params(a: &ConvertArgs, file: &Path) -> Result<ExitCode, Error> {
     } else {
         super::print(&text)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The v1beta2 params.yaml of `params` (read from `from`), noting when it already was one.
@@ -132,7 +132,7 @@ fn write_package(pkg: &kudo_pkg::Package, dir: &Path, params: &str) -> Result<()
     Ok(())
 }
 
-pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
+pub fn verify(a: VerifyArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let diags = kudo_pkg::verify::verify(&pkg);
     let failed = kudo_pkg::verify::failed(&diags);
@@ -160,13 +160,13 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(if failed {
-        ExitCode::from(1)
+        Outcome::Failed
     } else {
-        ExitCode::SUCCESS
+        Outcome::Done
     })
 }
 
-pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
+pub fn create(a: CreateArgs) -> Result<Outcome, Error> {
     if !a.package.is_dir() {
         return Err(Error::refused(
             a.package.display(),
@@ -181,7 +181,7 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
             "{}: not created: the package does not verify",
             a.package.display()
         );
-        return Ok(ExitCode::from(1));
+        return Ok(Outcome::Failed);
     }
     let target = a.destination.join(kudo_pkg::repo::file_name(&pkg));
     if target.exists() && !a.overwrite {
@@ -196,5 +196,5 @@ pub fn create(a: CreateArgs) -> Result<ExitCode, Error> {
         target.display(),
         kudo_pkg::repo::sha256_hex(&bytes)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

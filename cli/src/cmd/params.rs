@@ -1,13 +1,12 @@
 //! `kudo params`.
 
-use std::process::ExitCode;
-
 use kudo_policy::values;
 
+use super::Outcome;
 use crate::args::{DataFormat, ParamsArgs};
 use crate::error::Error;
 
-pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ParamsArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let v = super::resolve(&pkg, &a.values)?;
     let (shown, hidden) = if a.show_secrets {
@@ -34,5 +33,5 @@ pub fn run(a: ParamsArgs) -> Result<ExitCode, Error> {
         eprintln!("note: writeOnly values left out: {list} (use --show-secrets to print them)");
     }
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

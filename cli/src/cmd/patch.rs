@@ -1,14 +1,13 @@
 //! `kudo patch NAME --add POINTER=VALUE | --remove POINTER`: an update whose proposal is the
 //! edits ([`kudo_policy::values::Edit`]), sent and reported as `kudo update --instance` is.
 
-use std::process::ExitCode;
-
 use kudo_client::commands::{Inputs, update};
 
+use super::Outcome;
 use crate::args::PatchArgs;
 use crate::error::Error;
 
-pub fn run(a: PatchArgs) -> Result<ExitCode, Error> {
+pub fn run(a: PatchArgs) -> Result<Outcome, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();

@@ -1,7 +1,6 @@
 //! `kudo plan status` and `kudo plan trigger`.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use super::changes::Superseded;
 use super::cluster;
 use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
@@ -9,14 +8,14 @@ use crate::error::Error;
 use kudo_client::commands::{self, plan, wait};
 use kudo_crd::common::ExecStatus;
 
-pub fn run(c: PlanCommand) -> Result<ExitCode, Error> {
+pub fn run(c: PlanCommand) -> Result<Outcome, Error> {
     match c {
         PlanCommand::Status(a) => status(a),
         PlanCommand::Trigger(a) => trigger(a),
     }
 }
 
-fn status(a: StatusArgs) -> Result<ExitCode, Error> {
+fn status(a: StatusArgs) -> Result<Outcome, Error> {
     let name = a.instance.get()?;
     let waiting = a.wait.options();
     let view = cluster::block_on("plan status", &a.cluster, async |t| {
@@ -41,13 +40,13 @@ fn status(a: StatusArgs) -> Result<ExitCode, Error> {
         .iter()
         .any(|p| Some(p.name.as_str()) == active && p.status == ExecStatus::FatalError);
     Ok(if waiting.is_some() && failed {
-        ExitCode::from(1)
+        Outcome::Failed
     } else {
-        ExitCode::SUCCESS
+        Outcome::Done
     })
 }
 
-fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
+fn trigger(a: TriggerArgs) -> Result<Outcome, Error> {
     let instance = a.instance.get()?;
     let waiting = a.wait.options();
     let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
@@ -71,5 +70,5 @@ fn trigger(a: TriggerArgs) -> Result<ExitCode, Error> {
         Ok(out)
     })?;
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

@@ -4,10 +4,10 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
-use std::process::ExitCode;
 
 use serde_json::json;
 
+use super::Outcome;
 use crate::args::{DataFormat, LoginArgs, LogoutArgs, PullArgs, PushArgs};
 use crate::error::{Error, Refusal};
 use crate::oci::{self, Credentials, OciError, Reference, Registry};
@@ -29,7 +29,7 @@ fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error
 }
 
 /// `kudo package push PACKAGE oci://REGISTRY/PATH`.
-pub fn push(a: PushArgs) -> Result<ExitCode, Error> {
+pub fn push(a: PushArgs) -> Result<Outcome, Error> {
     let target = Reference::parse(&a.target)?;
     if target.tag.is_some() {
         return Err(OciError::InvalidReference {
@@ -40,7 +40,7 @@ pub fn push(a: PushArgs) -> Result<ExitCode, Error> {
     }
     let tgz = match archive(&a.package)? {
         Ok(bytes) => bytes,
-        Err(code) => return Ok(code),
+        Err(refused) => return Ok(refused),
     };
     let registry = Registry::new(a.registry.plain_http)?;
     let pushed = block_on(registry.push(&target, &tgz))?;
@@ -61,13 +61,13 @@ pub fn push(a: PushArgs) -> Result<ExitCode, Error> {
             pushed.reference, pushed.manifest_digest, pushed.package_digest
         ))?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The `.tgz` to push: a file's bytes when it is a package archive, or a package directory
-/// verified and archived (as `kudo package create` does). `Err(code)`: refused, said on
+/// verified and archived (as `kudo package create` does). `Err(outcome)`: refused, said on
 /// stderr.
-fn archive(path: &Path) -> Result<Result<Vec<u8>, ExitCode>, Error> {
+fn archive(path: &Path) -> Result<Result<Vec<u8>, Outcome>, Error> {
     if path.is_dir() {
         let pkg = super::load(path)?;
         let diags = kudo_pkg::verify::verify(&pkg);
@@ -77,7 +77,7 @@ fn archive(path: &Path) -> Result<Result<Vec<u8>, ExitCode>, Error> {
                 "{}: not pushed: the package does not verify",
                 path.display()
             );
-            return Ok(Err(ExitCode::from(1)));
+            return Ok(Err(Outcome::Failed));
         }
         return Ok(Ok(kudo_pkg::create_archive(path)?.0));
     }
@@ -94,7 +94,7 @@ fn archive(path: &Path) -> Result<Result<Vec<u8>, ExitCode>, Error> {
 }
 
 /// `kudo package pull oci://REGISTRY/PATH/NAME:TAG`.
-pub fn pull(a: PullArgs) -> Result<ExitCode, Error> {
+pub fn pull(a: PullArgs) -> Result<Outcome, Error> {
     let reference = Reference::parse(&a.reference)?;
     let registry = Registry::new(a.registry.plain_http)?;
     let pulled = block_on(registry.pull(&reference))?;
@@ -139,11 +139,11 @@ pub fn pull(a: PullArgs) -> Result<ExitCode, Error> {
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// `kudo registry login REGISTRY -u USER`.
-pub fn login(a: LoginArgs) -> Result<ExitCode, Error> {
+pub fn login(a: LoginArgs) -> Result<Outcome, Error> {
     let target = Reference::parse_registry(&a.registry)?;
     let host = &target.registry;
     if a.username.is_empty() {
@@ -192,11 +192,11 @@ pub fn login(a: LoginArgs) -> Result<ExitCode, Error> {
         credentials.username,
         file.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// `kudo registry logout REGISTRY`.
-pub fn logout(a: LogoutArgs) -> Result<ExitCode, Error> {
+pub fn logout(a: LogoutArgs) -> Result<Outcome, Error> {
     let target = Reference::parse_registry(&a.registry)?;
     let host = &target.registry;
     let (file, removed) = oci::credentials::remove(host)?;
@@ -214,5 +214,5 @@ pub fn logout(a: LogoutArgs) -> Result<ExitCode, Error> {
             docker.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

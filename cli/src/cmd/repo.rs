@@ -2,11 +2,11 @@
 //! cache of `crate::repo`, and the index model of `kudo_pkg::repo`.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use kudo_pkg::repo::{Entry, Index};
 use serde_json::json;
 
+use super::Outcome;
 use crate::args::{
     DataFormat, RepoAddArgs, RepoCommand, RepoContextArgs, RepoIndexArgs, RepoListArgs,
     RepoRemoveArgs, RepoUpdateArgs, SearchArgs,
@@ -14,7 +14,7 @@ use crate::args::{
 use crate::error::{Error, Refusal};
 use crate::repo::{Home, Repositories, Repository, Resolver, Source};
 
-pub fn run(c: RepoCommand) -> Result<ExitCode, Error> {
+pub fn run(c: RepoCommand) -> Result<Outcome, Error> {
     match c {
         RepoCommand::Add(a) => add(a),
         RepoCommand::List(a) => list(a),
@@ -59,7 +59,7 @@ fn url_of(given: &str) -> Result<String, Error> {
     Ok(format!("file://{}", abs.display()))
 }
 
-fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
+fn add(a: RepoAddArgs) -> Result<Outcome, Error> {
     let home = Home::from_env()?;
     let mut config = load(&home)?;
     if let Some(r) = config.get(&a.name) {
@@ -92,10 +92,10 @@ fn add(a: RepoAddArgs) -> Result<ExitCode, Error> {
         ),
         None => eprintln!("repository {} added ({}, not read)", repo.name, repo.url),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
-fn list(a: RepoListArgs) -> Result<ExitCode, Error> {
+fn list(a: RepoListArgs) -> Result<Outcome, Error> {
     let config = load(&Home::from_env()?)?;
     let text = match a.output {
         Some(DataFormat::Json) => format!(
@@ -118,10 +118,10 @@ fn list(a: RepoListArgs) -> Result<ExitCode, Error> {
         ),
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
-fn remove(a: RepoRemoveArgs) -> Result<ExitCode, Error> {
+fn remove(a: RepoRemoveArgs) -> Result<Outcome, Error> {
     let home = Home::from_env()?;
     let mut config = load(&home)?;
     if let Some(missing) = a.names.iter().find(|n| config.get(n).is_none()) {
@@ -144,22 +144,22 @@ fn remove(a: RepoRemoveArgs) -> Result<ExitCode, Error> {
             config.context
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
-fn context(a: RepoContextArgs) -> Result<ExitCode, Error> {
+fn context(a: RepoContextArgs) -> Result<Outcome, Error> {
     let home = Home::from_env()?;
     let mut config = load(&home)?;
     known(&config, &a.name)?;
     config.context = a.name.clone();
     save(&home, &config)?;
     eprintln!("names are now looked up in repository {}", a.name);
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// `repo update`: every repository it can, as `helm repo update` (Helm 3): a failed one is a
 /// warning and keeps its cached index; an error (exit 1) only when none could be updated.
-fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
+fn update(a: RepoUpdateArgs) -> Result<Outcome, Error> {
     let home = Home::from_env()?;
     let config = load(&home)?;
     for name in &a.names {
@@ -198,10 +198,10 @@ fn update(a: RepoUpdateArgs) -> Result<ExitCode, Error> {
             Refusal::NoRepositoryAnswered("updated"),
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
-fn index(a: RepoIndexArgs) -> Result<ExitCode, Error> {
+fn index(a: RepoIndexArgs) -> Result<Outcome, Error> {
     if !a.dir.is_dir() {
         return Err(Error::refused(a.dir.display(), Refusal::NotADirectory));
     }
@@ -231,7 +231,7 @@ fn index(a: RepoIndexArgs) -> Result<ExitCode, Error> {
     } else {
         eprintln!("indexed {local} packages");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// Now, as RFC 3339 in UTC, to the second (`generated` of an index, as KUDO writes it).
@@ -245,7 +245,7 @@ fn now_rfc3339() -> String {
 /// `search`: each repository's cached index, else its index downloaded (and cached). As `helm
 /// search repo`, a repository that cannot be read is a warning and the others are searched; an
 /// error (exit 1) only when none could be.
-pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
+pub fn search(a: SearchArgs) -> Result<Outcome, Error> {
     let home = Home::from_env()?;
     let config = load(&home)?;
     if let Some(name) = &a.repo {
@@ -327,7 +327,7 @@ pub fn search(a: SearchArgs) -> Result<ExitCode, Error> {
         ),
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// Columns as kubectl prints them: a header, no borders, no trailing spaces.

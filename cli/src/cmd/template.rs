@@ -1,13 +1,12 @@
 //! `kudo template`.
 
-use std::process::ExitCode;
-
 use kudo_pkg::render::{self, RenderOptions};
 
+use super::Outcome;
 use crate::args::{DataFormat, TemplateArgs};
 use crate::error::Error;
 
-pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
+pub fn run(a: TemplateArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let values = super::resolve(&pkg, &a.values)?;
     let opts = RenderOptions {
@@ -24,11 +23,11 @@ pub fn run(a: TemplateArgs) -> Result<ExitCode, Error> {
                 "{}\n",
                 serde_json::to_string_pretty(&list).unwrap_or_default()
             ))?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Outcome::Done)
         }
         Ok(rendered) => {
             super::print(&render::stream(&rendered))?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Outcome::Done)
         }
         Err(diags) => Err(Error::parameters(diags)),
     }

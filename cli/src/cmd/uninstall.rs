@@ -1,14 +1,13 @@
 //! `kudo uninstall NAME`: the rules live in `kudo_client::commands::uninstall`; this prints what
 //! was deleted and what stays.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use super::cluster;
 use crate::args::UninstallArgs;
 use crate::error::Error;
 use kudo_client::commands::{uninstall, wait};
 
-pub fn run(a: UninstallArgs) -> Result<ExitCode, Error> {
+pub fn run(a: UninstallArgs) -> Result<Outcome, Error> {
     let name = a.instance.get()?;
     // --prune deletes the OperatorVersion the cleanup plan runs from: only once it is gone.
     let waiting = a
@@ -73,5 +72,5 @@ pub fn run(a: UninstallArgs) -> Result<ExitCode, Error> {
         Ok(out)
     })?;
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

@@ -1,14 +1,13 @@
 //! `kudo update NAME` (`--instance NAME`): the rules live in `kudo_client::commands::update`.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
 use crate::error::Error;
 use kudo_client::commands::{Inputs, update, wait};
 
-pub fn run(a: UpdateArgs) -> Result<ExitCode, Error> {
+pub fn run(a: UpdateArgs) -> Result<Outcome, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();
@@ -38,7 +37,7 @@ pub(super) fn send(
     cluster: &crate::args::ClusterArgs,
     wait: &crate::args::WaitArgs,
     output: ReportFormat,
-) -> Result<ExitCode, Error> {
+) -> Result<Outcome, Error> {
     let name = req.instance;
     let waiting = wait.options().filter(|_| !req.dry_run);
     // The package is in the cluster: no -P snippet is shown next to parameter problems.
@@ -92,5 +91,5 @@ pub(super) fn send(
         }
     };
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

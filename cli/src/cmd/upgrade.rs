@@ -1,14 +1,13 @@
 //! `kudo upgrade PACKAGE --instance NAME`: the rules live in `kudo_client::commands::upgrade`.
 
-use std::process::ExitCode;
-
+use super::Outcome;
 use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpgradeArgs};
 use crate::error::Error;
 use kudo_client::commands::{Inputs, upgrade, wait};
 
-pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
+pub fn run(a: UpgradeArgs) -> Result<Outcome, Error> {
     let name = a.instance.clone().unwrap_or_default();
     let loaded = super::load_with(&a.new_package.clone().unwrap_or_default(), &a.source)?;
     let deps = loaded.dependencies()?;
@@ -91,5 +90,5 @@ pub fn run(a: UpgradeArgs) -> Result<ExitCode, Error> {
         }
     };
     super::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

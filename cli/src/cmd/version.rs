@@ -2,9 +2,9 @@
 //! Kubernetes version and whether kudo is installed there, with the version each kudo CRD
 //! stores).
 
-use std::process::ExitCode;
 use std::time::Duration;
 
+use super::Outcome;
 use crate::args::{VersionArgs, VersionFormat};
 use crate::error::Error;
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// How long the cluster is given to answer.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-pub fn run(a: VersionArgs) -> Result<ExitCode, Error> {
+pub fn run(a: VersionArgs) -> Result<Outcome, Error> {
     let client = json!({"version": env!("CARGO_PKG_VERSION")});
     let server = if a.client { None } else { Some(server(&a)) };
     let mut report = json!({"client": client});
@@ -56,7 +56,7 @@ pub fn run(a: VersionArgs) -> Result<ExitCode, Error> {
         }
     };
     super::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// The cluster's side, or `{"error": why}`: a version is printed either way.
