@@ -67,7 +67,7 @@ mod tests {
 
     #[test]
     fn archives_load_back_and_are_reproducible() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cassandra-v1beta2");
         let (a, n) = create(&dir).unwrap();
         let (b, _) = create(&dir).unwrap();
         assert_eq!(a, b);

@@ -361,7 +361,7 @@ mod tests {
     use serde_json::json;
 
     fn cassandra() -> Package {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cassandra-v1beta2");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cassandra-v1beta2");
         Package::load(&dir).unwrap()
     }
 
@@ -417,7 +417,7 @@ mod tests {
             Ok(None)
         );
         let kep33 = |v: &str| {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kep33");
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kep33");
             Package::load(&dir.join(v)).unwrap()
         };
         let old = "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: i\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  operatorVersion:\n    name: my-operator-0.1.0\n  parameters:\n    CLUSTER_NAME: c\n";

@@ -242,12 +242,12 @@ pub fn render_parameter_file(
 /// prepare the package for one call.
 ///
 /// ```
-/// use crate::Package;
+/// use kudo_pkg::Package;
 /// use kudo_policy::change::Version;
-/// use crate::render::{Prepared, RenderOptions};
+/// use kudo_pkg::render::{Prepared, RenderOptions};
 /// use serde_json::json;
 ///
-/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cassandra-v1beta2");
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cassandra-v1beta2");
 /// let prepared = Prepared::from(Package::load(dir.as_ref()).unwrap());
 /// let version = prepared.package().policy_version().unwrap();
 /// for nodes in [3, 5] {

@@ -13,7 +13,7 @@
 //! | another kind | [`Action::Unsupported`] | [`Action::Delete`] |
 //!
 //! ```
-//! use crate::step::{self, Action};
+//! use kudo_pkg::step::{self, Action};
 //! # let files = std::collections::BTreeMap::from([("operator.yaml".to_string(), br#"
 //! # name: demo
 //! # tasks:
@@ -22,7 +22,7 @@
 //! # plans:
 //! #   deploy: {phases: [{name: main, steps: [{name: all, tasks: [app, backup]}]}]}
 //! # "#.to_vec())]);
-//! # let pkg = crate::Package::from_files(std::path::Path::new("demo"), files).unwrap();
+//! # let pkg = kudo_pkg::Package::from_files(std::path::Path::new("demo"), files).unwrap();
 //! let op = pkg.operator();
 //! let all = step::find(op, "deploy", "main", "all").unwrap();
 //! let params = serde_json::json!({"BACKUP": false});
