@@ -43,7 +43,8 @@
 //!   newline** (KUDO does not trim it; Helm's `toYaml` does). Output matches
 //!   yaml.v2 v2.3.0, which does not fold long lines (v2.2.x folded plain and
 //!   quoted scalars at 80 columns; see `YAML_BEST_WIDTH`). Map keys are ordered
-//!   with yaml.v2's "natural" key order.
+//!   with yaml.v2's "natural" key order. Whether a string is written plain is go-yaml v2's
+//!   resolver, `kudo_yaml::manifest::resolve`: the one kudo reads rendered manifests with.
 //! * Case mapping and character classes outside ASCII (`upper`, `lower`, `title`,
 //!   `swapcase`, `%q` printability in `quote`) use Rust's Unicode tables, which
 //!   differ from Go's in rare cases (characters with only multi-character
