@@ -6,11 +6,12 @@
 //! `digest` of its `.tgz`. kudo reads KUDO's community index as it is and writes indexes KUDO
 //! reads. Where kudo differs, it is on purpose:
 //!
-//! - each list is sorted newest first by appVersion, then operatorVersion (both semver), and
-//!   entries whose appVersion is missing or not semver come last **in a stable order** (KUDO's
+//! - each list is sorted newest first by appVersion, then operatorVersion (both versions as
+//!   Masterminds/semver reads them, [`kudo_sprig::semver::Version`]), and entries whose
+//!   appVersion is missing or not a version come last **in a stable order** (KUDO's
 //!   `sort.Sort` with a `Less` that answers `true` for any unparsable version has none);
-//! - a version asked for may be a semver range (`^1.3`, `~1.3.2`, `>=1.2, <2`, `1.3.x`), as
-//!   Helm's `--version`, not only an exact string ([`Want`]);
+//! - a version asked for may be a range (`^1.3`, `~1.3.2`, `>=1.2, <2`, `1.3.x`), as Helm's
+//!   `--version`, not only an exact string ([`Want`], [`kudo_sprig::semver::Range`]);
 //! - nothing here touches the network or the disk: the CLI downloads, checks digests and
 //!   caches (`cli/src/repo/`).
 
@@ -18,6 +19,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use kudo_sprig::semver::{Range, Version};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -376,72 +378,42 @@ fn sort_entries(list: &mut [Entry]) {
 }
 
 fn newest_first(a: &Entry, b: &Entry) -> Ordering {
-    let app = |e: &Entry| e.app_version.as_deref().and_then(parse_version);
-    let op = |e: &Entry| parse_version(&e.operator_version);
+    let app = |e: &Entry| e.app_version.as_deref().and_then(version_of);
+    let op = |e: &Entry| version_of(&e.operator_version);
     // `None` (missing or not semver) sorts last; `Reverse` puts the newest first.
-    let key = |v: Option<semver::Version>| (v.is_none(), std::cmp::Reverse(v));
+    let key = |v: Option<Version>| (v.is_none(), std::cmp::Reverse(v));
     key(app(a))
         .cmp(&key(app(b)))
         .then_with(|| key(op(a)).cmp(&key(op(b))))
 }
 
-/// A version as semver, tolerating a leading `v` and a missing patch (`1.3` is 1.3.0), as
-/// Helm's Masterminds/semver does.
-pub fn parse_version(text: &str) -> Option<semver::Version> {
-    let t = text.trim().trim_start_matches('v');
-    semver::Version::parse(t).ok().or_else(|| {
-        let parts = t.split('.').count();
-        match parts {
-            1 => semver::Version::parse(&format!("{t}.0.0")).ok(),
-            2 => semver::Version::parse(&format!("{t}.0")).ok(),
-            _ => None,
-        }
-    })
+/// A version of an index or a package, as [`Version::parse`] reads it (Masterminds': a leading
+/// `v`, a missing MINOR or PATCH, `1.3-beta` is 1.3.0-beta), spaces around it ignored.
+pub(crate) fn version_of(text: &str) -> Option<Version> {
+    Version::parse(text.trim()).ok()
 }
 
-/// One version asked for: an exact version, or a semver range.
+/// One version asked for: an exact version, or a version range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VersionWant {
-    /// This version (compared as semver when both parse, else as text).
+    /// This version (compared as versions when both read as one, else as text).
     Exact(String),
     /// Any version in this range.
-    Range(String, semver::VersionReq),
+    Range(Range),
 }
 
 impl VersionWant {
     /// Reads `--operator-version`/`--app-version` (`flag` names it in errors). A bare version
-    /// (`1.3.1`) is exact, as KUDO and Helm take it; anything else is a range: `^1.3`,
-    /// `~1.3.2`, `>=1.2, <2`, `>=1.2 <2`, `1.3.x`, `*`.
+    /// (`1.3.1`, `1.3`, `v1.3-beta`) is exact, as KUDO and Helm take it, and so is any text with
+    /// none of a range's characters (`latest`); anything else is a [`Range`]: `^1.3`,
+    /// `~1.3.2`, `>=1.2, <2`, `>=1.2 <2`, `1.3.x`, `*`, `1.2 - 1.4`, `<1 || >=2`.
     pub fn parse(flag: &'static str, text: &str) -> Result<VersionWant, IndexError> {
         let t = text.trim();
-        if semver::Version::parse(t.trim_start_matches('v')).is_ok()
-            || !t.contains(|c: char| "^~<>=*xX, ".contains(c))
-        {
+        if Version::parse(t).is_ok() || !t.contains(|c: char| "^~<>=!*xX,| ".contains(c)) {
             return Ok(VersionWant::Exact(t.to_string()));
         }
-        // Helm writes `1.3.x` and separates comparators with spaces; semver wants `*` and commas.
-        let mut req = String::new();
-        let mut prev_op = false;
-        for part in t.split_whitespace() {
-            let is_op = part.chars().all(|c| "<>=~^".contains(c));
-            if !req.is_empty() && !prev_op && !req.ends_with(',') {
-                req.push(',');
-            }
-            req.push_str(part);
-            prev_op = is_op;
-        }
-        let req = req
-            .split(',')
-            .map(|c| {
-                c.split('.')
-                    .map(|p| if p == "x" || p == "X" { "*" } else { p })
-                    .collect::<Vec<_>>()
-                    .join(".")
-            })
-            .collect::<Vec<_>>()
-            .join(",");
-        semver::VersionReq::parse(&req)
-            .map(|r| VersionWant::Range(t.to_string(), r))
+        Range::parse(t)
+            .map(VersionWant::Range)
             .map_err(|e| IndexError::BadWant {
                 flag,
                 given: text.to_string(),
@@ -455,11 +427,11 @@ impl VersionWant {
             VersionWant::Exact(want) => {
                 want == version
                     || matches!(
-                        (parse_version(want), parse_version(version)),
+                        (version_of(want), version_of(version)),
                         (Some(a), Some(b)) if a == b
                     )
             }
-            VersionWant::Range(_, req) => parse_version(version).is_some_and(|v| req.matches(&v)),
+            VersionWant::Range(range) => version_of(version).is_some_and(|v| range.matches(&v)),
         }
     }
 }
@@ -468,7 +440,7 @@ impl fmt::Display for VersionWant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             VersionWant::Exact(v) => write!(f, "{v}"),
-            VersionWant::Range(text, _) => write!(f, "{text}"),
+            VersionWant::Range(range) => write!(f, "{range}"),
         }
     }
 }

@@ -7,6 +7,10 @@
 //! library (`strconv`, `fmt`, `encoding/json`, `encoding/base64`, …) as of Go 1.16.
 //! It was written from reading that Go source; no Go code is copied.
 //!
+//! The [`semver`] module is public: it is kudo's reader of versions and version ranges
+//! ([`semver::Version`], [`semver::Constraint`], [`semver::Range`]), which kudo-pkg's
+//! repositories and `verify` use too.
+//!
 //! [`funcs`] returns the implemented functions; [`SPRIG_NAMES`] lists every name of
 //! sprig v2.22.0's `TxtFuncMap`, so a caller can tell "a sprig function this port
 //! does not implement" from "no such function".
@@ -29,7 +33,9 @@
 //!   what v2.22 uses; spf13/cast only arrived in sprig v3.
 //! * `semverCompare` uses Masterminds/semver **v1.5.0** rules, as sprig v2.22 does:
 //!   AND is written with a comma (`>= 1.0, < 2.0`); a space-separated AND such as
-//!   `>=1.0 <2.0` is an `improper constraint` error, exactly as in Go.
+//!   `>=1.0 <2.0` is an `improper constraint` error, exactly as in Go. Versions are read by
+//!   the [`semver`] module, kudo's one version parser, which refuses a numeric prerelease
+//!   identifier with a leading zero (`1.2.3-01`, SemVer 2.0's rule; Masterminds reads it).
 //! * `semver` returns a map with the fields `Major`, `Minor`, `Patch` (ints),
 //!   `Prerelease`, `Metadata`, `Original` and `String`, standing in for the Go
 //!   `*Version` methods of those names; methods taking arguments (`Compare`, …) are
@@ -43,7 +49,8 @@
 //!   newline** (KUDO does not trim it; Helm's `toYaml` does). Output matches
 //!   yaml.v2 v2.3.0, which does not fold long lines (v2.2.x folded plain and
 //!   quoted scalars at 80 columns; see `YAML_BEST_WIDTH`). Map keys are ordered
-//!   with yaml.v2's "natural" key order.
+//!   with yaml.v2's "natural" key order. Whether a string is written plain is go-yaml v2's
+//!   resolver, `kudo_yaml::manifest::resolve`: the one kudo reads rendered manifests with.
 //! * Case mapping and character classes outside ASCII (`upper`, `lower`, `title`,
 //!   `swapcase`, `%q` printability in `quote`) use Rust's Unicode tables, which
 //!   differ from Go's in rare cases (characters with only multi-character
@@ -89,7 +96,7 @@ mod encoding;
 mod lists;
 mod math;
 mod reflect;
-mod semver;
+pub mod semver;
 mod strconv;
 mod strings;
 #[cfg(test)]

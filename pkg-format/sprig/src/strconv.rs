@@ -1,10 +1,11 @@
 //! Go's `fmt` and `strconv` as sprig's functions meet them: `%v` of a value,
-//! `strconv.FormatFloat`, `strconv.Quote`, and the number syntax of `strconv.ParseFloat` and
-//! `strconv.ParseInt(s, 0, 64)`.
+//! `strconv.FormatFloat`, `strconv.Quote`, and the number syntax of `strconv.ParseFloat` (whose
+//! underscores, and Go's integer syntax, are `kudo_yaml::strconv`'s).
 
 use std::fmt::Write as _;
 
 use gotmpl::Value;
+use kudo_yaml::strconv::underscore_ok;
 
 /// `fmt.Sprintf("%v", v)`.
 pub(super) fn fmt_v(v: &Value) -> String {
@@ -191,41 +192,6 @@ pub(super) fn go_quote(s: &str) -> String {
 // strconv parsing.
 // ---------------------------------------------------------------------------
 
-/// strconv's `underscoreOK`: underscores only between digits (or after a base prefix).
-fn underscore_ok(s: &str) -> bool {
-    let b = s.as_bytes();
-    let b = match b.first() {
-        Some(b'+' | b'-') => &b[1..],
-        _ => b,
-    };
-    let mut saw = b'^';
-    let mut i = 0;
-    let mut hex = false;
-    if b.len() >= 2 && b[0] == b'0' && matches!(b[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
-        i = 2;
-        saw = b'0';
-        hex = b[1].eq_ignore_ascii_case(&b'x');
-    }
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
-            saw = b'0';
-        } else if c == b'_' {
-            if saw != b'0' {
-                return false;
-            }
-            saw = b'_';
-        } else {
-            if saw == b'_' {
-                return false;
-            }
-            saw = b'!';
-        }
-        i += 1;
-    }
-    saw != b'_'
-}
-
 /// `strconv.ParseFloat(s, 64)`; `None` on a syntax or range error.
 pub(super) fn parse_float(s: &str) -> Option<f64> {
     let b = s.as_bytes();
@@ -338,57 +304,6 @@ fn parse_hex_float(s: &str, neg: bool) -> Option<f64> {
     Some(if neg { -f } else { f })
 }
 
-/// `strconv.ParseUint(s, 0, 64)`-style syntax check and value for an unsigned
-/// body with Go's base prefixes (`0x`, `0o`, `0b`, leading `0` for octal).
-fn parse_uint_base0(s: &str) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    let b = s.as_bytes();
-    let (base, digits) = if b[0] == b'0' {
-        if b.len() >= 3 && b[1].eq_ignore_ascii_case(&b'b') {
-            (2, &s[2..])
-        } else if b.len() >= 3 && b[1].eq_ignore_ascii_case(&b'o') {
-            (8, &s[2..])
-        } else if b.len() >= 3 && b[1].eq_ignore_ascii_case(&b'x') {
-            (16, &s[2..])
-        } else {
-            (8, &s[1..])
-        }
-    } else {
-        (10, s)
-    };
-    if s.contains('_') && !underscore_ok(s) {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for c in digits.chars() {
-        if c == '_' {
-            continue;
-        }
-        let d = c.to_digit(base)?;
-        n = n.checked_mul(u64::from(base))?.checked_add(u64::from(d))?;
-    }
-    Some(n)
-}
-
-/// Whether `strconv.ParseInt(s, 0, 64)` or `strconv.ParseUint(s, 0, 64)` accepts `s`.
-pub(super) fn is_go_int_base0(s: &str) -> bool {
-    let (sign, body) = match s.as_bytes().first() {
-        Some(b'+') => (1, &s[1..]),
-        Some(b'-') => (-1, &s[1..]),
-        _ => (0, s),
-    };
-    match parse_uint_base0(body) {
-        None => false,
-        Some(n) => match sign {
-            0 => true,
-            1 => n <= i64::MAX as u64,
-            _ => n <= 1u64 << 63,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,7 +333,5 @@ mod tests {
         assert_eq!(parse_float("_1"), None);
         assert_eq!(parse_float("+Infinity"), Some(f64::INFINITY));
         assert_eq!(parse_float("+nan"), None);
-        assert!(is_go_int_base0("0x_1F") && is_go_int_base0("-9223372036854775808"));
-        assert!(!is_go_int_base0("-9223372036854775809") && !is_go_int_base0("0x"));
     }
 }

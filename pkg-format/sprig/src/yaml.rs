@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use gotmpl::{Result, Value};
 
-use super::strconv::{format_float, is_go_int_base0, parse_float};
+use kudo_yaml::manifest::{self, Plain};
+
+use super::strconv::format_float;
 use super::{call_err, go_type_name, string, want};
 
 pub(super) fn f_to_yaml(name: &str, a: &[Value]) -> Result<Value> {
@@ -68,11 +70,12 @@ fn yaml_node(v: &Value) -> std::result::Result<YNode, String> {
     })
 }
 
-/// yaml.v2's `stringv`: plain unless the text would resolve to another type.
+/// yaml.v2's `stringv`: plain unless the text would resolve to another type (go-yaml v2's
+/// `resolve("", s)` is `!!str`: [`manifest::resolve`] answers [`Plain::Text`]).
 fn yaml_string_node(s: &str) -> YNode {
     let style = if s.contains('\n') {
         YStyle::Literal
-    } else if yaml_resolves_to_str(s) && !yaml_is_base60_float(s) {
+    } else if manifest::resolve(s) == Plain::Text && !yaml_is_base60_float(s) {
         YStyle::Plain
     } else {
         YStyle::DoubleQuoted
@@ -161,102 +164,6 @@ fn yaml_key_less(a: &str, b: &str) -> bool {
     ar.len() < br.len()
 }
 
-/// `resolve("", s)` yields `!!str` (so the string may be written plain).
-fn yaml_resolves_to_str(s: &str) -> bool {
-    const SPECIAL: &[&str] = &[
-        "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no",
-        "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null",
-        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-        "-.Inf", "-.INF", "<<",
-    ];
-    let hint = match s.as_bytes().first() {
-        None => b'N',
-        Some(b'+' | b'-') => b'S',
-        Some(c) if c.is_ascii_digit() => b'D',
-        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
-        Some(b'.') => b'.',
-        Some(_) => 0,
-    };
-    if hint == 0 {
-        return true;
-    }
-    if SPECIAL.contains(&s) {
-        return false;
-    }
-    match hint {
-        b'.' => parse_float(s).is_none(),
-        b'D' | b'S' => {
-            if yaml_is_timestamp(s) {
-                return false;
-            }
-            let plain: String = s.chars().filter(|&c| c != '_').collect();
-            if is_go_int_base0(&plain) {
-                return false;
-            }
-            if yaml_style_float(&plain) && parse_float(&plain).is_some() {
-                return false;
-            }
-            // resolve's explicit binary forms: ParseInt(plain[2:], 2, 64) after "0b",
-            // ParseInt("-" + plain[3:], 2, 64) after "-0b".
-            let binary = |digits: &str| {
-                let body = digits.strip_prefix(['+', '-']).unwrap_or(digits);
-                !body.is_empty()
-                    && body.bytes().all(|c| c == b'0' || c == b'1')
-                    && (i64::from_str_radix(digits, 2).is_ok()
-                        || (body.len() == digits.len() && u64::from_str_radix(digits, 2).is_ok()))
-            };
-            if let Some(rest) = plain.strip_prefix("0b") {
-                return !binary(rest);
-            }
-            if let Some(rest) = plain.strip_prefix("-0b") {
-                return !binary(&format!("-{rest}"));
-            }
-            true
-        }
-        _ => true,
-    }
-}
-
-/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
-fn yaml_style_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i = 1;
-    }
-    let digits = |i: &mut usize| {
-        let s = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - s
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
 /// yaml.v2's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
 fn yaml_is_base60_float(s: &str) -> bool {
     let b = s.as_bytes();
@@ -299,116 +206,6 @@ fn yaml_is_base60_float(s: &str) -> bool {
         }
     }
     i == b.len()
-}
-
-/// yaml.v2's `parseTimestamp` (Go `time.Parse` with its four layouts).
-fn yaml_is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    let lead = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    if lead != 4 || b.get(4) != Some(&b'-') {
-        return false;
-    }
-    // getnum: one or two digits
-    fn num(b: &[u8], i: &mut usize) -> Option<u32> {
-        let d1 = *b.get(*i).filter(|c| c.is_ascii_digit())?;
-        *i += 1;
-        let mut n = u32::from(d1 - b'0');
-        if let Some(d2) = b.get(*i).filter(|c| c.is_ascii_digit()) {
-            n = n * 10 + u32::from(d2 - b'0');
-            *i += 1;
-        }
-        Some(n)
-    }
-    let check = || -> Option<bool> {
-        let year: u32 = s[..4].parse().ok()?;
-        let mut i = 5;
-        let month = num(b, &mut i)?;
-        if b.get(i) != Some(&b'-') {
-            return None;
-        }
-        i += 1;
-        let day = num(b, &mut i)?;
-        if !(1..=12).contains(&month) {
-            return None;
-        }
-        let leap =
-            year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
-        let dim = [
-            31,
-            if leap { 29 } else { 28 },
-            31,
-            30,
-            31,
-            30,
-            31,
-            31,
-            30,
-            31,
-            30,
-            31,
-        ];
-        if day < 1 || day > dim[month as usize - 1] {
-            return None;
-        }
-        if i == b.len() {
-            return Some(true); // "2006-1-2"
-        }
-        let zoned = match b[i] {
-            b'T' | b't' => {
-                i += 1;
-                true
-            }
-            b' ' => {
-                while b.get(i) == Some(&b' ') {
-                    i += 1;
-                }
-                false
-            }
-            _ => return None,
-        };
-        let hour = num(b, &mut i)?;
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        let min = num(b, &mut i)?;
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        let sec = num(b, &mut i)?;
-        if hour >= 24 || min >= 60 || sec >= 60 {
-            return None;
-        }
-        if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-            let start = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if s[start..i]
-                .parse::<u64>()
-                .map_or(true, |ns| ns >= 1_000_000_000)
-            {
-                return None;
-            }
-        }
-        if zoned {
-            match b.get(i) {
-                Some(b'Z') => i += 1,
-                Some(b'+' | b'-') => {
-                    let z = b.get(i..i + 6)?;
-                    if z[3] != b':' || !z[1..3].iter().chain(&z[4..6]).all(u8::is_ascii_digit) {
-                        return None;
-                    }
-                    i += 6;
-                }
-                _ => return None,
-            }
-        }
-        Some(i == b.len())
-    };
-    check() == Some(true)
 }
 
 /// Properties of a scalar computed by libyaml's `yaml_emitter_analyze_scalar`.

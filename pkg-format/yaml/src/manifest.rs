@@ -15,9 +15,10 @@
 //! | `~` `null` `Null` `NULL`, nothing | null | go-yaml v2 `resolve.go`, `resolveMapList` |
 //! | `y Y yes Yes YES true True TRUE on On ON` | `true` | `resolveMapList` |
 //! | `n N no No NO false False FALSE off Off OFF` | `false` | `resolveMapList` |
-//! | `0777`, `0o17`, `0x1F`, `0b101`, `-0777`, `1_000` | 511, 15, 31, 5, -511, 1000 | underscores removed, then Go `strconv.ParseInt(s, 0, 64)`, then `ParseUint` |
+//! | `0777`, `0o17`, `0x1F`, `0b101`, `-0777`, `1_000` | 511, 15, 31, 5, -511, 1000 | underscores removed, then Go `strconv.ParseInt(s, 0, 64)`, then `ParseUint` ([`strconv::parse_int_base0`]) |
 //! | `1.5`, `1e3`, `.5`, `1.`, `08` | 1.5, 1000, 0.5, 1, 8 | regex `^[-+]?(\.[0-9]+\|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`, then `ParseFloat` |
 //! | `.inf` `-.Inf` `.NaN` ... | refused | JSON has no infinity or NaN: sigs.k8s.io/yaml fails too |
+//! | `0b+1`, `0b-1` | 1, -1 | go-yaml v2's own fallback after `0b`: `ParseInt("+1", 2, 64)` |
 //! | `1e400`, `2001-12-14`, `0x`, `yES`, anything else | the text | a number too large, a timestamp (go-yaml v2 keeps its text), or no rule |
 //!
 //! Tags: `!!str` makes any scalar a string; `!!int`, `!!float`, `!!bool`, `!!null` and
@@ -62,6 +63,7 @@ use saphyr_parser::{ScalarStyle, Tag};
 use serde_json::{Number, Value};
 
 use crate::document;
+use crate::strconv::{self, GoInt, parse_int_base0, underscore_ok};
 use kudo_diag::error::Error;
 
 /// What go-yaml v2 makes of a plain (unquoted, untagged) scalar.
@@ -77,6 +79,10 @@ pub enum Plain {
     Uint(u64),
     /// A float (non-finite ones included: JSON refuses those later).
     Float(f64),
+    /// A timestamp (`2001-12-14`, `2001-12-14 21:59:43.10`): go-yaml v2 decodes it into an
+    /// `interface{}` as its text, so it reads as a string; a string that looks like one is
+    /// quoted when written (sprig's `toYaml`).
+    Timestamp,
     /// A string: the text itself.
     Text,
 }
@@ -136,14 +142,16 @@ const CORE_TAGS: &str = "tag:yaml.org,2002:";
 ///
 /// Its first character decides what it may be, as go-yaml's `resolveTable` hints: one of
 /// `yYnNtTfFoO~` only one of go-yaml's words (`resolveMapList`); `.` a word or a float; a
-/// digit or a sign an integer or a float; anything else is text. (Timestamps keep their
-/// text: go-yaml v2 hands an `interface{}` the string.)
+/// digit or a sign a word, a timestamp, an integer ([`parse_int_base0`] on the text without its
+/// underscores), a float, or `0b`/`-0b` and binary digits with a sign (`0b+1` is 1: go-yaml's
+/// own fallback after `ParseInt` refused it); anything else (`<<` included) is text.
 ///
 /// ```
 /// use kudo_yaml::manifest::{resolve, Plain};
 /// assert_eq!(resolve("0777"), Plain::Int(511));
 /// assert_eq!(resolve("on"), Plain::Bool(true));
 /// assert_eq!(resolve("08"), Plain::Float(8.0));
+/// assert_eq!(resolve("2001-12-14"), Plain::Timestamp);
 /// assert_eq!(resolve("yES"), Plain::Text);
 /// ```
 pub fn resolve(text: &str) -> Plain {
@@ -159,7 +167,7 @@ pub fn resolve(text: &str) -> Plain {
     }
     if first == b'.' {
         // `strconv.ParseFloat` on the text as written (its underscores checked by Go's rule).
-        return match underscores_ok(text) {
+        return match underscore_ok(text) {
             true => float(&text.replace('_', "")).map_or(Plain::Text, Plain::Float),
             false => Plain::Text,
         };
@@ -167,54 +175,30 @@ pub fn resolve(text: &str) -> Plain {
     if !numeric {
         return Plain::Text;
     }
+    if is_timestamp(text) {
+        return Plain::Timestamp;
+    }
     let plain = text.replace('_', "");
-    if let Some(n) = integer(&plain) {
-        return n;
+    match parse_int_base0(&plain) {
+        Some(GoInt::Int(i)) => return Plain::Int(i),
+        Some(GoInt::Uint(u)) => return Plain::Uint(u),
+        None => {}
     }
-    // (go-yaml's own `0b` fallbacks after this accept nothing Go ≥ 1.13's ParseInt refused.)
-    float(&plain).map_or(Plain::Text, Plain::Float)
-}
-
-/// `strconv.ParseInt(s, 0, 64)`, then `strconv.ParseUint(s, 0, 64)` (no sign allowed), on text
-/// whose underscores are gone.
-fn integer(s: &str) -> Option<Plain> {
-    let (negative, signed, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, true, &s[1..]),
-        Some(b'+') => (false, true, &s[1..]),
-        _ => (false, false, s),
+    if let Some(f) = float(&plain) {
+        return Plain::Float(f);
+    }
+    // go-yaml v2's binary fallbacks: `ParseInt(plain[2:], 2, 64)` (then `ParseUint`) after
+    // `0b`, `ParseInt("-" + plain[3:], 2, 64)` after `-0b`: they read a sign after the prefix.
+    let binary = if let Some(digits) = plain.strip_prefix("0b") {
+        strconv::parse_int(digits, 2)
+            .map(Plain::Int)
+            .or_else(|| strconv::parse_uint(digits, 2).map(Plain::Uint))
+    } else if let Some(digits) = plain.strip_prefix("-0b") {
+        strconv::parse_int(&format!("-{digits}"), 2).map(Plain::Int)
+    } else {
+        None
     };
-    let magnitude = unsigned(body)?;
-    if negative {
-        // down to -2^63
-        return (magnitude <= 1 << 63).then(|| Plain::Int((magnitude as i64).wrapping_neg()));
-    }
-    match i64::try_from(magnitude) {
-        Ok(i) => Some(Plain::Int(i)),
-        Err(_) if !signed => Some(Plain::Uint(magnitude)),
-        Err(_) => None,
-    }
-}
-
-/// `strconv.ParseUint(s, 0, 64)` without underscores: `0x`/`0o`/`0b` prefixes (any case, with
-/// at least one digit after them), a leading `0` for octal, decimal otherwise.
-fn unsigned(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    let (radix, digits) = match b {
-        [] => return None,
-        [b'0', p, _, ..] if p.eq_ignore_ascii_case(&b'x') => (16, &s[2..]),
-        [b'0', p, _, ..] if p.eq_ignore_ascii_case(&b'o') => (8, &s[2..]),
-        [b'0', p, _, ..] if p.eq_ignore_ascii_case(&b'b') => (2, &s[2..]),
-        // `0` alone is octal with no digits: 0
-        [b'0', ..] => (8, &s[1..]),
-        _ => (10, s),
-    };
-    if !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    if digits.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(digits, radix).ok()
+    binary.unwrap_or(Plain::Text)
 }
 
 /// go-yaml's float rule: `yamlStyleFloat`, then `strconv.ParseFloat`, which refuses a number
@@ -224,31 +208,6 @@ fn float(s: &str) -> Option<f64> {
         return None;
     }
     s.parse::<f64>().ok().filter(|f| f.is_finite())
-}
-
-/// Go's `strconv.underscoreOK`: each underscore between two digits (or after a base prefix).
-fn underscores_ok(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let b = s.as_bytes();
-    let (mut saw, mut i, mut hex) = (b'^', 0, false);
-    if b.len() >= 2 && b[0] == b'0' && matches!(b[1] | 0x20, b'b' | b'o' | b'x') {
-        (saw, i, hex) = (b'0', 2, b[1] | 0x20 == b'x');
-    }
-    for &c in &b[i..] {
-        if c.is_ascii_digit() || hex && (c | 0x20).is_ascii_hexdigit() {
-            saw = b'0';
-        } else if c == b'_' {
-            if saw != b'0' {
-                return false;
-            }
-            saw = b'_';
-        } else if saw == b'_' {
-            return false;
-        } else {
-            saw = b'!';
-        }
-    }
-    saw != b'_'
 }
 
 /// What Kubernetes refuses in a manifest that is well-formed YAML.
@@ -343,7 +302,7 @@ impl Scalar {
             Plain::Int(i) => Value::Number(i.into()),
             Plain::Uint(u) => Value::Number(u.into()),
             Plain::Float(f) => Value::Number(json_float(f).ok_or(Refusal::NonFinite(self.text))?),
-            Plain::Text => Value::String(self.text),
+            Plain::Timestamp | Plain::Text => Value::String(self.text),
         })
     }
 
@@ -355,7 +314,7 @@ impl Scalar {
             Plain::Int(i) => Ok(i.to_string()),
             Plain::Uint(u) => Err(Refusal::UintKey(u)),
             Plain::Float(f) => Ok(float_key(f)),
-            Plain::Text => Ok(self.text),
+            Plain::Timestamp | Plain::Text => Ok(self.text),
         }
     }
 }
@@ -400,7 +359,7 @@ fn tagged(tag: &str, text: &str) -> Result<Plain, Refusal> {
         ("float", Plain::Int(i)) => Some(Plain::Float(i as f64)),
         ("bool", Plain::Bool(_)) => Some(found),
         ("null", Plain::Null) => Some(found),
-        ("timestamp", Plain::Text) if is_timestamp(text) => Some(Plain::Text),
+        ("timestamp", Plain::Timestamp) => Some(found),
         _ => None,
     };
     fits.ok_or_else(|| Refusal::Tag {
@@ -409,41 +368,98 @@ fn tagged(tag: &str, text: &str) -> Result<Plain, Refusal> {
             Plain::Bool(_) => "bool",
             Plain::Int(_) | Plain::Uint(_) => "int",
             Plain::Float(_) => "float",
-            Plain::Text => "str",
+            // go-yaml tries a timestamp only untagged or for `!!timestamp`
+            Plain::Timestamp | Plain::Text => "str",
         },
         text: text.to_string(),
         tag: tag.to_string(),
     })
 }
 
-/// go-yaml v2 `parseTimestamp`: `2006-1-2`, `2006-1-2 15:4:5[.frac]`, or with `T`/`t` and a
-/// zone (`Z`, `+07:00`); fields in range (the day within its month).
+/// go-yaml v2 `parseTimestamp`: four digits and `-`, then Go's `time.Parse` with one of
+/// `2006-1-2T15:4:5.999999999Z07:00` (or a lowercase `t`), `2006-1-2 15:4:5.999999999` (a run
+/// of spaces before the time) and `2006-1-2`: month and day of one or two digits, the day
+/// within its month, the time in range, at most nine digits of fraction, a zone (`Z`,
+/// `+07:00`) after a `T` and none after a space.
 fn is_timestamp(text: &str) -> bool {
-    static SHAPE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))|(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?))?$",
-        )
-        .expect("a valid regular expression")
-    });
-    let Some(c) = SHAPE.captures(text) else {
+    let b = text.as_bytes();
+    if b.iter().take_while(|c| c.is_ascii_digit()).count() != 4 || b.get(4) != Some(&b'-') {
         return false;
+    }
+    // Go's `getnum`: one or two digits
+    let num = |i: &mut usize| -> Option<u32> {
+        let digits = b[*i..]
+            .iter()
+            .take(2)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let n = text.get(*i..*i + digits)?.parse().ok()?;
+        *i += digits;
+        Some(n)
     };
-    let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
-    let (Some(year), Some(month), Some(day)) = (n(1), n(2), n(3)) else {
-        return false;
+    let expect = |i: &mut usize, c: u8| -> Option<()> { (b.get(*i) == Some(&c)).then(|| *i += 1) };
+    let parse = || -> Option<()> {
+        let year: u32 = text[..4].parse().ok()?;
+        let mut i = 5;
+        let month = num(&mut i)?;
+        expect(&mut i, b'-')?;
+        let day = num(&mut i)?;
+        let leap =
+            year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        if !(1..=days).contains(&day) {
+            return None;
+        }
+        if i == b.len() {
+            return Some(());
+        }
+        let zoned = match b[i] {
+            b'T' | b't' => true,
+            b' ' => false,
+            _ => return None,
+        };
+        i += 1;
+        while !zoned && b.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        let hour = num(&mut i)?;
+        expect(&mut i, b':')?;
+        let minute = num(&mut i)?;
+        expect(&mut i, b':')?;
+        let second = num(&mut i)?;
+        if hour >= 24 || minute >= 60 || second >= 60 {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 9 {
+                return None;
+            }
+            i += 1 + digits;
+        }
+        if zoned {
+            match b.get(i) {
+                Some(b'Z') => i += 1,
+                Some(b'+' | b'-') => {
+                    let zone = b.get(i + 1..i + 6)?;
+                    let digits = [zone[0], zone[1], zone[3], zone[4]];
+                    if zone[2] != b':' || !digits.iter().all(u8::is_ascii_digit) {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            }
+        }
+        (i == b.len()).then_some(())
     };
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    let time = [(4, 5, 6), (7, 8, 9)]
-        .iter()
-        .find_map(|&(h, m, s)| Some((n(h)?, n(m)?, n(s)?)));
-    (1..=days).contains(&day) && time.is_none_or(|(h, m, s)| h < 24 && m < 60 && s < 60)
+    parse().is_some()
 }
 
 /// A float as Go's `encoding/json` writes it: an integer when it is one below 1e21 (Go writes
@@ -791,6 +807,9 @@ mod tests {
             ("0x", json!("0x"), "ParseUint: 0x with no digits is invalid; not a float"),
             ("0b2", json!("0b2"), "ParseInt: 2 is no binary digit; not a float"),
             ("0xG", json!("0xG"), "ParseInt: G is no hex digit"),
+            ("0b+1", json!(1), "resolve.go's 0b fallback: ParseInt(\"+1\", 2, 64)"),
+            ("0b-1", json!(-1), "resolve.go's 0b fallback: ParseInt(\"-1\", 2, 64)"),
+            ("-0b-1", json!("-0b-1"), "resolve.go's -0b fallback: ParseInt(\"--1\", 2, 64) fails"),
             ("+", json!("+"), "a sign alone: no rule"),
             ("+-1", json!("+-1"), "ParseInt: one sign only"),
             // floats: yamlStyleFloat, ParseFloat; JSON as Go's encoding/json writes float64
@@ -824,6 +843,7 @@ mod tests {
             // timestamps: go-yaml v2 decodes into interface{} as the string
             ("2001-12-14", json!("2001-12-14"), "decode.go: a timestamp keeps its text"),
             ("2001-12-14t21:59:43.10Z", json!("2001-12-14t21:59:43.10Z"), "decode.go: timestamp text"),
+            ("2001-12-14  21:59:43", json!("2001-12-14  21:59:43"), "decode.go: timestamp text"),
             // strings
             ("0777a", json!("0777a"), "no rule: a string"),
             ("<<", json!("<<"), "hint 0: a string (merges only as a key)"),
@@ -861,6 +881,8 @@ mod tests {
             ("!!null ''", json!(null), "resolve(!!null): the empty text"),
             ("!!timestamp 2001-12-14", json!("2001-12-14"), "resolve(!!timestamp), decode.go keeps the text"),
             ("!!timestamp 2001-12-14 21:59:43.10", json!("2001-12-14 21:59:43.10"), "allowedTimestampFormats: space-separated"),
+            ("!!timestamp 2001-12-14   21:59:43", json!("2001-12-14   21:59:43"), "time.Parse: a run of spaces matches the layout's space"),
+            ("!!timestamp 2001-1-2T3:04:05.123456789+07:00", json!("2001-1-2T3:04:05.123456789+07:00"), "one-digit fields, nine digits of fraction, a zone"),
             ("!!binary aGVsbG8=", json!("hello"), "decode.go: !!binary is base64-decoded"),
             ("!foo 0777", json!("0777"), "resolvableTag: an unknown tag leaves the text"),
             ("! 12", json!("12"), "resolvableTag: the non-specific tag ! leaves the text"),
@@ -912,6 +934,30 @@ mod tests {
                     found: "int",
                     text: "18446744073709551615".into(),
                     tag: "float".into(),
+                },
+            ),
+            (
+                "!!timestamp 2001-12-14 21:59:43.1234567890",
+                Refusal::Tag {
+                    found: "str",
+                    text: "2001-12-14 21:59:43.1234567890".into(),
+                    tag: "timestamp".into(),
+                },
+            ),
+            (
+                "!!timestamp 2001-12-14T21:59:43",
+                Refusal::Tag {
+                    found: "str",
+                    text: "2001-12-14T21:59:43".into(),
+                    tag: "timestamp".into(),
+                },
+            ),
+            (
+                "!!int 2001-12-14",
+                Refusal::Tag {
+                    found: "str",
+                    text: "2001-12-14".into(),
+                    tag: "int".into(),
                 },
             ),
             (
@@ -1087,6 +1133,8 @@ mod tests {
             "0x1F",
             "0o17",
             "0b101",
+            "0b+1",
+            "0b-1",
             "+1",
             "-1",
             "1.",

@@ -21,6 +21,7 @@ use crate::package::{Package, Task, TaskKind};
 use kudo_diag::diag::{Code, Diagnostic, Location, Origin};
 use kudo_diag::pointer;
 use kudo_policy::params::Params;
+use kudo_sprig::semver::{self, Version};
 
 pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
     let doc = pkg.operator_document();
@@ -49,27 +50,15 @@ pub(super) fn check(pkg: &Package, out: &mut Vec<Diagnostic>) {
 
 /// KUDO read every version with Masterminds/semver's `NewVersion`, which accepts a leading `v`
 /// and a missing minor or patch number (`5.7` is 5.7.0); published packages rely on both
-/// (`appVersion: 5.7`), so they are accepted here too, and nothing looser. `kudoVersion` is the
-/// KUDO version the package was written for, a version too (not a range: every published
-/// package gives one version).
-pub(super) fn parse_version(text: &str) -> Result<semver::Version, String> {
-    let t = text.trim();
-    let t = t.strip_prefix('v').unwrap_or(t);
-    let (core, suffix) = t.split_at(t.find(['-', '+']).unwrap_or(t.len()));
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return Err("expected MAJOR[.MINOR[.PATCH]] numbers with an optional -PRERELEASE or +BUILD, like 1.2.3".into());
-    }
-    let mut full = parts.join(".");
-    for _ in parts.len()..3 {
-        full.push_str(".0");
-    }
-    full.push_str(suffix);
-    semver::Version::parse(&full).map_err(|e| e.to_string())
+/// (`appVersion: 5.7`), so they are accepted here too, and nothing looser: the reader is
+/// [`Version::parse`], the one templates' `semver` and repositories use (spaces around the
+/// version ignored). `kudoVersion` is the KUDO version the package was written for, a version
+/// too (not a range: every published package gives one version).
+pub(super) fn parse_version(text: &str) -> Result<Version, String> {
+    Version::parse(text.trim()).map_err(|e| match e {
+        semver::Error::Invalid => "expected MAJOR[.MINOR[.PATCH]] numbers with an optional -PRERELEASE or +BUILD, like 1.2.3".into(),
+        other => other.to_string(),
+    })
 }
 
 fn versions(pkg: &Package, out: &mut Vec<Diagnostic>) {
@@ -448,6 +437,68 @@ mod tests {
             let got = parse_version(text).ok().map(|v| v.to_string());
             assert_eq!(got.as_deref(), *want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn verify_repositories_and_templates_read_versions_and_ranges_alike() {
+        let sprig = |name: &str, args: &[&str]| {
+            let args: Vec<gotmpl::Value> = args.iter().map(|a| gotmpl::Value::from(*a)).collect();
+            kudo_sprig::funcs()[name](&args).map_err(|e| e.to_string())
+        };
+        // (text, the version verify, a repository's order and templates' `semver` read)
+        #[rustfmt::skip]
+        let versions: &[(&str, Option<&str>)] = &[
+            ("1.3-beta", Some("1.3.0-beta")),
+            ("v1.3", Some("1.3.0")),
+            ("1.3", Some("1.3.0")),
+            ("1.3.x", None),
+            ("^1.3", None),
+            (">=1.2, <2", None),
+            ("01.2.3", Some("1.2.3")),
+            ("1.2.3+build.5", Some("1.2.3+build.5")),
+            ("1.2.3-01", None),
+            ("latest", None),
+        ];
+        for (text, want) in versions {
+            let verify = parse_version(text).ok().map(|v| v.to_string());
+            let repository = crate::repo::version_of(text).map(|v| v.to_string());
+            let template = sprig("semver", &[text]).ok().and_then(|m| match m {
+                gotmpl::Value::Map(m) => m.get("String").map(|s| s.to_string()),
+                _ => None,
+            });
+            assert_eq!(verify.as_deref(), *want, "verify: {text:?}");
+            assert_eq!(repository.as_deref(), *want, "repository: {text:?}");
+            assert_eq!(template.as_deref(), *want, "template: {text:?}");
+        }
+        // As asked for (`--operator-version`, a KudoOperator task) and in `semverCompare`.
+        let candidates = [
+            "1.1.9",
+            "1.2.0",
+            "1.3.0-beta",
+            "1.3.0",
+            "1.3.7",
+            "1.4.0",
+            "1.9.9",
+        ];
+        for want in ["1.3-beta", "v1.3", "1.3", "1.3.x", "^1.3", ">=1.2, <2"] {
+            let asked = crate::repo::VersionWant::parse("--operator-version", want).unwrap();
+            for version in candidates {
+                let template = sprig("semverCompare", &[want, version]);
+                assert_eq!(
+                    Ok(gotmpl::Value::Bool(asked.accepts(version))),
+                    template,
+                    "{want:?} with {version}"
+                );
+            }
+        }
+        // Where they differ (kudo_sprig::semver's module doc): Masterminds v1.5.0, which
+        // templates keep, reads `<2` as "MAJOR at most 2"; kudo picks packages below 2.0.0.
+        let asked = crate::repo::VersionWant::parse("--operator-version", ">=1.2, <2").unwrap();
+        assert!(!asked.accepts("2.5.0"));
+        assert_eq!(
+            sprig("semverCompare", &[">=1.2, <2", "2.5.0"]),
+            Ok(gotmpl::Value::Bool(true))
+        );
     }
 
     #[test]
