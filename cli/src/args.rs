@@ -1,6 +1,6 @@
 //! The command line, as clap sees it: every command's arguments and their value parsers, in
 //! one place that depends on no command (`cmd` reads these; nothing here reads `cmd`).
-//! Commands turn them into `kudo-pkg` and `kudo-client` inputs.
+//! Commands turn them into `kudo-policy`, `kudo-pkg` and `kudo-client` inputs.
 
 use std::path::PathBuf;
 use std::time::Duration;

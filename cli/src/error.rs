@@ -275,7 +275,7 @@ impl Error {
     }
 }
 
-/// kudo-pkg's parameter problems are diagnostics.
+/// kudo-policy's parameter problems are diagnostics.
 impl From<kudo_diag::Error> for Error {
     fn from(e: kudo_diag::Error) -> Self {
         match e {

@@ -6,7 +6,7 @@
 //! | | |
 //! |---|---|
 //! | [`convert_review`] | a ConversionReview body in, the review kube-apiserver expects out; each object converted by `kudo_crd::convert` |
-//! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-pkg`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
+//! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-policy`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
 //! | [`OperatorVersions`], [`version_from_object`] | where admission finds the installed OperatorVersion's rules |
 //! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, certificate reload, and fair admission: body read deadline, memory budget taken as bytes arrive, a lane for small reviews, cancellation past the deadline ([`convert_review_until`], [`admit_review_until`]) |
 //! | [`Cache`] | the watch-fed OperatorVersion cache behind [`OperatorVersions`] and `kudo_crd::TypeSource` |

@@ -1,4 +1,4 @@
-//! One module per command. Each turns its arguments into `kudo-pkg` (and `kudo-client`) calls
+//! One module per command. Each turns its arguments into `kudo-policy` and `kudo-pkg` (and `kudo-client`) calls
 //! and prints their results; the logic they call lives there. What stops a command is a
 //! [`crate::error::Error`], which decides the exit code.
 

@@ -419,7 +419,7 @@ fn ov_up(list: &Value) -> Value {
     let params = V1beta1Params::parse(&doc).ok();
     match params {
         Some(p) => kudo_policy::convert::to_schema(&p).as_value().clone(),
-        // A list kudo-pkg cannot read stays as it is (kept whole in the annotation too).
+        // A list kudo-policy cannot read stays as it is (kept whole in the annotation too).
         None => list.clone(),
     }
 }

@@ -17,7 +17,7 @@
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
 //! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
 //!
-//! Every parameter rule applied here comes from `kudo-pkg`.
+//! Every parameter rule applied here comes from `kudo-policy`.
 //!
 //! ```
 //! let crds = kudo_crd::definitions();
