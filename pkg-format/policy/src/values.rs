@@ -160,6 +160,11 @@ impl Reset {
         })
     }
 
+    /// Where this reset came from: `--reset` argument N.
+    pub fn origin(&self) -> Origin {
+        Origin::Reset { index: self.index }
+    }
+
     /// Parses `--reset` arguments in order, numbering them from 1; every argument refused.
     pub fn parse_all<S: AsRef<str>>(args: &[S]) -> Result<Vec<Reset>, Vec<Diagnostic>> {
         parse_numbered(args, Reset::parse)
@@ -348,7 +353,7 @@ impl Values {
     /// Applies one `-p` override: checks the pointer against the schema, types the value by the
     /// schema, and sets it.
     pub fn set(&mut self, schema: &ParamSchema, ov: &Override) -> Result<(), Diagnostic> {
-        self.set_from(schema, ov, Origin::Flag { index: ov.index })
+        self.set_from(schema, ov, ov.origin())
     }
 
     /// [`Values::set`], the value recorded as coming from `origin`.
@@ -822,7 +827,7 @@ impl Values {
 /// | `topology/0/name` | `{"topology": [{"name": "a", "size": 3}]}` | `{"topology": [{"size": 3}]}` |
 /// | `nodeCount` | `{}` | `{}` |
 pub fn reset(schema: &ParamSchema, values: &mut Value, r: &Reset) -> Result<(), Diagnostic> {
-    let origin = Origin::Reset { index: r.index };
+    let origin = r.origin();
     let (ptr, tokens) = (r.pointer.clone(), &r.tokens);
     declared(schema, tokens, &origin)?;
     let Some((last, parents)) = tokens.split_last() else {
