@@ -218,6 +218,91 @@ impl JsonSchema for ExecStatus {
     }
 }
 
+/// How many revisions of an Instance are kept when `spec.historyLimit` is absent.
+pub const DEFAULT_HISTORY_LIMIT: u32 = 10;
+
+/// What the manager does when a change's plan fails (`spec.remediation`; `docs/lifecycle.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Remediation {
+    /// How many times a failed plan is run again before `onFailure` (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// `rollback` (to the last revision whose plan completed) or `none` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<OnFailure>,
+    /// How long a plan may run before it counts as failed (a Go duration: `30s`, `5m`, `1h`);
+    /// none: only FATAL_ERROR is a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+}
+
+/// What remediation does once the retries are spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum OnFailure {
+    /// Roll back to the last revision whose plan completed.
+    Rollback,
+    /// Leave the Instance as the failed plan left it.
+    #[default]
+    None,
+}
+
+/// How the manager treats objects it applied that no longer hold what it applied
+/// (`spec.drift`; `docs/lifecycle.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// `warn` (the default): a `Drifted` condition, an Event and a metric; `correct`: the
+    /// object applied again; `ignore`: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<DriftMode>,
+    /// Fields never counted as drift (an autoscaler's `/spec/replicas`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<DriftIgnore>,
+}
+
+/// What the manager does about drift.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum DriftMode {
+    /// Not checked.
+    Ignore,
+    /// Reported: condition, Event, metric.
+    #[default]
+    Warn,
+    /// Applied again (no plan runs), with an Event and a metric.
+    Correct,
+}
+
+/// Fields of some objects that drift does not look at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftIgnore {
+    /// The objects' kind (`Deployment`).
+    pub kind: String,
+    /// One object's name; none: every object of the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// JSON pointers of the fields ignored (`/spec/replicas`); none: the whole object.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pointers: Vec<String>,
+}
+
+/// Where remediation of the current change stands (`status.remediation`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemediationStatus {
+    /// The revision whose plan is being remediated.
+    pub revision: i64,
+    /// Retries run so far.
+    #[serde(default)]
+    pub retries: u32,
+    /// The revision rolled back to, once remediation rolled back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_to: Option<i64>,
+}
+
 /// Status of a plan, a phase or a step: KUDO's values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -319,6 +404,9 @@ pub struct InstanceStatus {
     /// The `metadata.generation` the manager last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Where remediation of a failed change stands (`spec.remediation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<RemediationStatus>,
 }
 
 /// The plan an Instance runs (or ran last).
@@ -329,6 +417,15 @@ pub struct ActivePlan {
     pub name: String,
     /// The run's id (also `planStatus[name].uid`).
     pub uid: String,
+    /// The revision that records this run (`kudo history`), once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// The plan status last written to that revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_status: Option<ExecStatus>,
+    /// When the run started (RFC 3339): what `spec.remediation.timeout` counts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
 }
 
 /// The state of an Instance the manager last started a plan for.

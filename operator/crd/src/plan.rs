@@ -377,6 +377,9 @@ pub fn begin(
     status.active_plan = Some(ActivePlan {
         name: start.plan.clone(),
         uid: start.uid.clone(),
+        revision: None,
+        revision_status: None,
+        started: Some(now.into()),
     });
     status.applied = Some(AppliedState {
         operator_version: inst.spec.operator_version_name(),

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::common::{
-    InstanceStatus, ObjectRef, OperatorFields, ParametersFrom, Plan, PlanExecution, Task,
-    preserve_unknown_object,
+    Drift, InstanceStatus, ObjectRef, OperatorFields, ParametersFrom, Plan, PlanExecution,
+    Remediation, Task, preserve_unknown_object,
 };
 
 /// An operator (its versions are OperatorVersions).
@@ -139,4 +139,15 @@ pub struct InstanceSpec {
     /// whose rights the manager acts with. Served in both versions, so conversion copies it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// How many revisions (`kudo history`) are kept; default 10. Older revisions, and the
+    /// parameter Secrets only they name, are deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_limit: Option<u32>,
+    /// What the manager does when a change's plan fails: retries, then a rollback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<Remediation>,
+    /// How the manager treats objects changed behind its back: `warn` (default), `correct`,
+    /// `ignore`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
 }

@@ -188,6 +188,7 @@ fn child_instance(obj: &Value) -> Health {
         active_plan: active.map(|name| ActivePlan {
             name: name.into(),
             uid: text("/status/activePlan/uid").unwrap_or_default().into(),
+            ..ActivePlan::default()
         }),
         plan_status: active
             .map(|plan| {
