@@ -35,6 +35,27 @@ pub const CLI_FIELD_MANAGER: &str = "kudo";
 /// supersede. The admission webhook lets a change that another plan's run would otherwise
 /// block through when it names that very run ([`crate::plan::blocking`]).
 pub const SUPERSEDE: &str = "kudo.dev/supersede";
+/// Annotation of an Instance that the mutating admission webhook sets on every write that
+/// changes its `spec`: the user the API server authenticated for that write (the admission
+/// request's `userInfo.username`). What a revision records as who asked; set by the webhook,
+/// whatever the write itself said.
+pub const CHANGED_BY: &str = "kudo.dev/changed-by";
+/// Annotation of an Instance written by `kudo rollback` (and by the manager's remediation):
+/// `N@G`, revision `N` restored by a write on top of generation `G`. The admission webhook
+/// decides the write as a rollback (`kudo_policy::change::rollback`) only when `G` is the
+/// generation of the object it replaces, so an annotation left behind counts for nothing.
+pub const ROLLBACK: &str = "kudo.dev/rollback";
+/// Annotation of an Instance written by `kudo update|upgrade --rollback-on-failure`: the
+/// remediation (`spec.remediation` as JSON) for the change written on top of generation `G`,
+/// as `G:{...}`. It applies to that one change only.
+pub const REMEDIATE_ONCE: &str = "kudo.dev/remediation";
+/// Label of a revision (a ControllerRevision): the Instance it belongs to.
+pub const REVISION_OF: &str = "kudo.dev/revision-of";
+/// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,
+/// `ERROR`), which its immutable `data` cannot hold.
+pub const REVISION_STATUS: &str = "kudo.dev/plan-status";
+/// Annotation of a revision: why its plan ended so (bounded).
+pub const REVISION_MESSAGE: &str = "kudo.dev/plan-message";
 /// The ServiceAccount `kudo install` prepares in an Instance's namespace (unless given
 /// `--service-account`), and the manager's `--default-service-account` as `kudo init` deploys
 /// it: the identity the manager impersonates for an Instance (`docs/tenancy.md`).

@@ -15,6 +15,7 @@
 //! | [`mod@reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
+//! | [`revision`] | revisions: an Instance's past as ControllerRevisions, read, numbered, pruned, rolled back to |
 //! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
 //!
 //! Every parameter rule applied here comes from `kudo-policy`.
@@ -35,6 +36,7 @@ pub mod package;
 pub mod patch;
 pub mod plan;
 pub mod reference;
+pub mod revision;
 pub mod v1beta1;
 pub mod v1beta2;
 

@@ -497,6 +497,91 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     })
 }
 
+/// A rollback of an installed Instance to one of its revisions (`kudo rollback`, the manager's
+/// remediation): `proposal` is the revision's whole `spec.parameters` ([`Proposal::Values`] or
+/// [`Proposal::WithoutSecrets`]), `kept` its `spec.immutableDefaults`.
+///
+/// Within the installed version it is [`update`]: the values that change run the plans they
+/// trigger. Back to another version `to`: the revision's values are already in `to`'s layout
+/// (no `oldName` moves them), validated by `to`; no immutable value may change, compared with
+/// the installed values moved to `to`'s layout by the installed version's `oldName`s read
+/// backwards ([`old_name::reverse`]); the plan is `to`'s [`upgrade_plan`], whatever the restored
+/// values trigger (they are the revision's whole state, not a change given with an upgrade).
+pub fn rollback(
+    installed: &Installed<'_>,
+    to: &Version,
+    proposal: Proposal<'_>,
+    kept: Option<&Value>,
+) -> Verdict {
+    let from = installed.version;
+    if from.name == to.name {
+        return update(installed, proposal);
+    }
+    within_limits(proposal)?;
+    let mut problems = Vec::new();
+    if installed.deleting {
+        problems.push(deleting("roll back"));
+    }
+    if let Some(running) = installed.in_progress {
+        problems.push(
+            Diagnostic::error(
+                Code::PlanInProgress,
+                "",
+                format!(
+                    "cannot roll back to {} while plan `{running}` is scheduled or running",
+                    to.name
+                ),
+            )
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), or roll back with --force"
+            )),
+        );
+    }
+    let kept = kept.map(|k| to.typed(k)).unwrap_or_else(empty);
+    let (new, explicit, more) = propose(to, &empty(), &kept, proposal);
+    problems.extend(more);
+    problems.extend(stored_within_limits(&explicit));
+    problems.extend(validate(to, &new, proposal, installed.secrets_elsewhere));
+    let old_explicit = from.typed(installed.values);
+    let old_kept = installed.kept.map(|k| from.typed(k)).unwrap_or_else(empty);
+    let (installed_values, _) =
+        effective(&from.schema, &current(overlay(&old_kept, &old_explicit)));
+    let back = old_name::reverse(&from.schema, installed_values.value(), &to.schema);
+    let immutable_changes: Vec<Diagnostic> =
+        immutable::check_update(&to.schema, &back, new.value())
+            .into_iter()
+            .filter(|d| back.pointer(&d.pointer).is_some())
+            .map(|d| {
+                d.with_help(format!(
+                    "the value changed after the revision was recorded and may never change again; a rollback to {} cannot restore it",
+                    to.name
+                ))
+            })
+            .collect();
+    problems.extend(with_origins(&new, immutable_changes));
+    let changes = trigger::select(&to.schema, &to.plan_names(), &back, new.value())
+        .map(|s| s.changes)
+        .unwrap_or_default();
+    let plan = upgrade_plan(to);
+    if plan.is_none() {
+        problems.push(no_plan(
+            to,
+            "the version rolled back to has no `upgrade`, `update` or `deploy` plan to run",
+        ));
+    }
+    let warnings = errors_or_warnings(problems)?;
+    Ok(Decision {
+        before: back,
+        values: new,
+        explicit,
+        kept,
+        plan: plan.map(String::from),
+        changes,
+        report: None,
+        warnings,
+    })
+}
+
 /// What an upgrade starts from, before the values given with it.
 struct Carried {
     /// The user's values moved by `oldName`.
@@ -1165,6 +1250,60 @@ mod tests {
     }
 
     const ALL: &[&str] = &["deploy", "update", "upgrade", "backup-update"];
+
+    /// Issue 34: a rollback restores a revision's whole values, back across a rename, and
+    /// never changes an immutable value.
+    #[test]
+    fn a_rollback_restores_a_revision_and_keeps_immutable_values() {
+        let older = version(
+            "c-0.1.0",
+            json!({"type": "object", "properties": {
+                "CLUSTER_NAME": {"type": "string", "immutable": true, "default": "c"},
+                "nodes": {"type": "integer", "default": 3, "trigger": "scale"},
+                "heap": {"type": "string", "default": "1G"}
+            }}),
+            &["deploy", "upgrade", "scale"],
+        );
+        let newer = version(
+            "c-0.2.0",
+            json!({"type": "object", "properties": {
+                "cluster": {"type": "object", "properties": {
+                    "name": {"type": "string", "oldName": "CLUSTER_NAME", "immutable": true, "default": "c"}
+                }},
+                "nodes": {"type": "integer", "default": 3},
+                "heap": {"type": "string", "default": "2G"}
+            }}),
+            &["deploy", "upgrade"],
+        );
+        let installed_values = json!({"cluster": {"name": "prod"}, "nodes": 5});
+        let installed = Installed::at_rest(&newer, &installed_values);
+        // Back to revision 1 (0.1.0, CLUSTER_NAME prod, 3 nodes): the older version's upgrade
+        // plan runs, although `nodes` alone would run `scale`.
+        let revision = json!({"CLUSTER_NAME": "prod"});
+        let d = rollback(&installed, &older, Proposal::Values(&revision), None).unwrap();
+        assert_eq!(d.plan.as_deref(), Some("upgrade"));
+        assert_eq!(d.explicit, revision);
+        assert_eq!(d.values.value()["heap"], json!("1G"), "the older defaults");
+        // A revision whose immutable value differs from the installed one is refused.
+        let revision = json!({"CLUSTER_NAME": "other"});
+        let refused = rollback(&installed, &older, Proposal::Values(&revision), None).unwrap_err();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(refused[0].code, Code::ImmutableChanged);
+        assert_eq!(refused[0].pointer, "/CLUSTER_NAME");
+        // A plan in progress refuses it, as it refuses an upgrade.
+        let busy = Installed {
+            in_progress: Some("deploy"),
+            ..installed
+        };
+        let revision = json!({"CLUSTER_NAME": "prod"});
+        let refused = rollback(&busy, &older, Proposal::Values(&revision), None).unwrap_err();
+        assert_eq!(refused[0].code, Code::PlanInProgress);
+        // Within one version it is an update: the restored value runs the plan it triggers.
+        let at_rest = json!({"CLUSTER_NAME": "prod", "nodes": 5});
+        let installed = Installed::at_rest(&older, &at_rest);
+        let d = rollback(&installed, &older, Proposal::Values(&revision), None).unwrap();
+        assert_eq!(d.plan.as_deref(), Some("scale"));
+    }
 
     /// Issue 33: KUDO's kafka upgrade manifests set, in their first step, a parameter of the
     /// version they upgrade to. A v1beta1 write keeps it; any write keeps one already held.

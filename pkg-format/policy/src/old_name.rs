@@ -129,6 +129,65 @@ pub fn migrate(
     })
 }
 
+/// `newer_values` (values of the version whose schema is `newer`) in the layout of the older
+/// version `older`, each `oldName` of `newer` read backwards: a value at a path with an
+/// `oldName` goes back to that name (parents before children, as [`migrate`] moves them); every
+/// other value stays at its path. What a rollback to `older` compares the installed values with
+/// (an immutable value may not change across a rollback either). An `oldName` that `older` does
+/// not declare moves nothing.
+pub fn reverse(newer: &ParamSchema, newer_values: &Value, older: &ParamSchema) -> Value {
+    fn pairs(
+        schema: &ParamSchema,
+        node: &Value,
+        tokens: &mut Vec<String>,
+        depth: usize,
+        out: &mut Vec<(String, String)>,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let node = schema.resolve(node);
+        let old = match node.get("oldName").and_then(Value::as_str) {
+            Some(s) if s.starts_with('/') => Some(s.to_string()),
+            Some(s) if !s.is_empty() => Some(pointer::push("", s)),
+            _ => None,
+        };
+        if let Some(old) = old {
+            out.push((pointer::from_tokens(tokens), old));
+        }
+        if schema.is_array(node) && !schema.is_object(node) {
+            return;
+        }
+        for name in schema.property_names(node) {
+            if let Some(child) = schema.child(node, name).schema() {
+                tokens.push(name.to_string());
+                pairs(schema, child, tokens, depth + 1, out);
+                tokens.pop();
+            }
+        }
+    }
+    let mut moves = Vec::new();
+    pairs(newer, newer.root(), &mut Vec::new(), 0, &mut moves);
+    moves.retain(|(_, old)| pointer::tokens(old).is_ok_and(|t| declared(older, &t)));
+    let mut out = newer_values.clone();
+    for (new, _) in &moves {
+        if let Ok(tokens) = pointer::tokens(new)
+            && !tokens.is_empty()
+        {
+            let (last, parent) = tokens.split_last().expect("not empty");
+            if let Some(Value::Object(m)) = out.pointer_mut(&pointer::from_tokens(parent)) {
+                m.remove(last);
+            }
+        }
+    }
+    for (new, old) in &moves {
+        if let (Some(v), Ok(tokens)) = (newer_values.pointer(new), pointer::tokens(old)) {
+            pointer::set_creating(&mut out, &tokens, v.clone());
+        }
+    }
+    out
+}
+
 struct Migrator<'a> {
     old_schema: &'a ParamSchema,
     old_values: &'a Value,
@@ -348,5 +407,28 @@ mod tests {
         let m = migrate(&old, &json!({"clusterName": "x"}), &new, "0.2").unwrap();
         assert_eq!(m.values.value(), &json!({"clusterName": "x"}));
         assert_eq!(m.report.kept, ["/clusterName"]);
+    }
+    #[test]
+    fn reverse_reads_old_names_backwards() {
+        let older = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "CLUSTER_NAME": {"type": "string", "immutable": true},
+            "nodes": {"type": "integer"},
+            "gone": {"type": "string"}
+        }}))
+        .unwrap();
+        let newer = ParamSchema::from_value(json!({"type": "object", "properties": {
+            "cluster": {"type": "object", "properties": {
+                "name": {"type": "string", "oldName": "CLUSTER_NAME", "immutable": true}
+            }},
+            "nodes": {"type": "integer"},
+            "added": {"type": "integer", "oldName": "/not/in/older"}
+        }}))
+        .unwrap();
+        let values = json!({"cluster": {"name": "c1"}, "nodes": 5, "added": 1});
+        let back = reverse(&newer, &values, &older);
+        assert_eq!(
+            back,
+            json!({"cluster": {}, "CLUSTER_NAME": "c1", "nodes": 5, "added": 1})
+        );
     }
 }
