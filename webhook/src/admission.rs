@@ -35,6 +35,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kudo_crd::plan;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
+use kudo_crd::{labels, revision};
 use kudo_diag::{Code, Diagnostic, Origin};
 use kudo_policy::change::{self, Installed, Proposal, Undeclared, Version};
 use serde_json::{Value, json};
@@ -201,14 +202,37 @@ fn params(obj: &Value) -> Value {
     }
 }
 
+/// The annotations of an object (none when they are not strings).
+fn annotations(obj: &Value) -> Option<BTreeMap<String, String>> {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+}
+
 /// The plan the old object has scheduled or running, unless the new one supersedes that run
 /// (`--force`): [`plan::blocking`].
 fn blocking(old: &Value, new: &Value, version: &Version) -> Option<String> {
     let inst: Instance = serde_json::from_value(old.clone()).ok()?;
-    let annotations: Option<BTreeMap<String, String>> = new
-        .pointer("/metadata/annotations")
-        .and_then(|a| serde_json::from_value(a.clone()).ok());
-    plan::blocking(&inst, annotations.as_ref(), version)
+    plan::blocking(&inst, annotations(new).as_ref(), version)
+}
+
+/// `patched` with [`labels::CHANGED_BY`] naming `user`, when the write changes the spec (or
+/// creates the Instance): who asked, as the API server authenticated them, whatever the write
+/// itself said. What the manager records in the change's revision.
+fn stamped(old: Option<&Value>, new: &Value, mut patched: Value, user: Option<&str>) -> Value {
+    let (Some(user), Some(meta)) = (user, patched.get_mut("metadata")) else {
+        return patched;
+    };
+    if old.is_some_and(|o| o.get("spec") == new.get("spec")) {
+        return patched;
+    }
+    if let Some(meta) = meta.as_object_mut() {
+        let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+        if !annotations.is_object() {
+            *annotations = json!({});
+        }
+        annotations[labels::CHANGED_BY] = json!(user);
+    }
+    patched
 }
 
 /// The plan a write triggers directly (`kudo plan trigger`): `spec.planExecution` names a plan,
@@ -349,11 +373,19 @@ pub fn decide_with(
             // The same OperatorVersion named the other way (`zookeeper-0.3.3` then
             // `zookeeper-3.6.2-0.3.3`) is no upgrade.
             let same = old_name.namespace == name.namespace && from.name == to.name;
-            let decided = if same {
-                change::update(&installed, proposal)
-            } else {
-                change::upgrade(&installed, &to, proposal)
-            };
+            let old_generation = old_obj
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64);
+            let decided =
+                if revision::rollback_of(annotations(new).as_ref(), old_generation).is_some() {
+                    // `kudo rollback` (or the manager's remediation) restoring a revision, written
+                    // on top of this very generation.
+                    change::rollback(&installed, &to, proposal, kept(new).as_ref())
+                } else if same {
+                    change::update(&installed, proposal)
+                } else {
+                    change::upgrade(&installed, &to, proposal)
+                };
             match triggered(old_obj, new) {
                 Some(plan) => change::with_trigger(&installed, plan, decided),
                 None => decided,
@@ -597,9 +629,14 @@ fn answer(
                 r.warnings = Some(warnings);
             }
             match (mode, parameters) {
-                (Mode::Mutate, Some(stored)) => {
-                    let patched = stored.apply(&new);
+                (Mode::Mutate, stored) => {
+                    let patched = stored.map_or_else(|| new.clone(), |s| s.apply(&new));
+                    let user = request.user_info.username.as_deref();
+                    let patched = stamped(old.as_ref(), &new, patched, user);
                     let patch = json_patch::diff(&new, &patched);
+                    if patch.0.is_empty() {
+                        return (200, r.into_review());
+                    }
                     match r.clone().with_patch(patch) {
                         Ok(with) => with,
                         Err(e) => deny(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 use kudo_crd::convert::{NoTypes, convert};
+use kudo_crd::labels;
 use kudo_policy::change::Version;
 use kudo_webhook::{Mode, OperatorVersions, StoreError, admit_review, version_from_object};
 use serde_json::{Value, json};
@@ -88,12 +89,67 @@ fn run(name: &str, mode: Mode, store: &Store, edit: impl Fn(&mut Value)) -> (u16
     (status, review["response"].clone())
 }
 
-fn patch_of(response: &Value) -> Vec<Value> {
+/// The patch of a mutating response, all of it.
+fn whole_patch_of(response: &Value) -> Vec<Value> {
+    if response.get("patch").is_none() {
+        return Vec::new();
+    }
     assert_eq!(response["patchType"], "JSONPatch");
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(response["patch"].as_str().unwrap())
         .unwrap();
     serde_json::from_slice(&bytes).unwrap()
+}
+
+/// Whether `op` is the stamp of who asked ([`labels::CHANGED_BY`]), which every mutating
+/// answer to a change of the spec carries.
+fn is_stamp(op: &Value) -> bool {
+    let path = op["path"].as_str().unwrap_or_default();
+    path == "/metadata/annotations/kudo.dev~1changed-by"
+        || (path == "/metadata/annotations"
+            && op["value"]
+                .as_object()
+                .is_some_and(|a| a.keys().all(|k| k == labels::CHANGED_BY)))
+}
+
+/// The patch of a mutating response without the stamp of who asked.
+fn patch_of(response: &Value) -> Vec<Value> {
+    whole_patch_of(response)
+        .into_iter()
+        .filter(|op| !is_stamp(op))
+        .collect()
+}
+
+/// Issue 34: the mutating webhook names who asked for a change of the spec, as the API server
+/// authenticated them, over whatever the write said; a write that leaves the spec as it was is
+/// not stamped.
+#[test]
+fn a_change_is_stamped_with_the_user_who_asked() {
+    let s = store();
+    let (_, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |b| {
+        b["request"]["userInfo"]["username"] = json!("system:serviceaccount:t:alice");
+        b["request"]["object"]["metadata"]["annotations"] =
+            json!({labels::CHANGED_BY: "someone-else"});
+    });
+    assert_eq!(r["allowed"], true, "{r}");
+    let ops = whole_patch_of(&r);
+    assert_eq!(
+        ops,
+        vec![
+            json!({"op": "replace", "path": "/metadata/annotations/kudo.dev~1changed-by",
+            "value": "system:serviceaccount:t:alice"})
+        ],
+    );
+    let (_, r) = run(
+        "admission-mutate-update-sent-as-v1beta1.json",
+        Mode::Mutate,
+        &s,
+        |b| {
+            b["request"]["object"]["spec"] = b["request"]["oldObject"]["spec"].clone();
+        },
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+    assert!(r.get("patch").is_none(), "metadata only: {r}");
 }
 
 #[test]
@@ -102,8 +158,8 @@ fn create_stores_what_the_user_set_typed_and_never_the_defaults() {
     let (status, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |_| {});
     assert_eq!(status, 200);
     assert_eq!(r["allowed"], true);
-    // Typed already, and no defaults written: nothing to patch.
-    assert!(r.get("patch").is_none(), "{r}");
+    // Typed already, and no defaults written: nothing to patch but who asked.
+    assert!(patch_of(&r).is_empty(), "{r}");
     // A v1beta1-style string is typed; still no default is added.
     let (_, r) = run("admission-mutate-create.json", Mode::Mutate, &s, |b| {
         b["request"]["object"]["spec"]["parameters"]["nodeCount"] = json!("5");
@@ -250,7 +306,7 @@ fn values_written_through_v1beta1_are_typed_by_the_mutating_webhook() {
         |_| {},
     );
     assert_eq!(r["allowed"], true, "{r}");
-    assert!(r.get("patch").is_none(), "{r}");
+    assert!(patch_of(&r).is_empty(), "{r}");
 }
 
 #[test]
@@ -658,6 +714,57 @@ fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
                 b["request"]["oldObject"]["spec"]["parameters"].clone();
             b["request"]["object"]["spec"]["parameters"]["clusterName"] = json!("other");
         },
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(msg.contains("[immutable-changed]"), "{msg}");
+}
+
+/// Issue 34: a rollback to another version restores the revision's whole values: the change
+/// that an upgrade could not carry is admitted when the write names the generation it replaces
+/// (`kudo.dev/rollback: N@G`); an annotation left from an earlier generation counts for nothing;
+/// an immutable value is refused as on any upgrade.
+#[test]
+fn a_rollback_naming_the_generation_it_replaces_restores_a_revision() {
+    let v3 = db_schema();
+    let s = store().with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3));
+    let rollback = |value: Value, cluster_name: Option<&'static str>, at: Option<i64>| {
+        move |b: &mut Value| {
+            b["request"]["object"]["spec"]["operatorVersion"]["name"] = json!("sample-db-0.3.0");
+            b["request"]["object"]["spec"]["parameters"] =
+                b["request"]["oldObject"]["spec"]["parameters"].clone();
+            b["request"]["object"]["spec"]["parameters"]["auth"] = value.clone();
+            if let Some(c) = cluster_name {
+                b["request"]["object"]["spec"]["parameters"]["clusterName"] = json!(c);
+            }
+            let g = b["request"]["oldObject"]["metadata"]["generation"]
+                .as_i64()
+                .unwrap();
+            let g = at.unwrap_or(g);
+            b["request"]["object"]["metadata"]["annotations"] =
+                json!({labels::ROLLBACK: format!("1@{g}")});
+        }
+    };
+    let off = json!({"enabled": false});
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        rollback(off.clone(), None, None),
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        rollback(off.clone(), None, Some(-1)),
+    );
+    assert_eq!(r["allowed"], false, "a stale annotation: {r}");
+    let (_, r) = run(
+        "admission-validate-update.json",
+        Mode::Validate,
+        &s,
+        rollback(off, Some("other"), None),
     );
     assert_eq!(r["allowed"], false, "{r}");
     let msg = r["status"]["message"].as_str().unwrap();
