@@ -84,6 +84,8 @@ pub fn manager_rules() -> Value {
         {"apiGroups": ["kudo.dev"], "resources": ["instances/status"], "verbs": ["get", "patch", "update"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
         {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+        // Revisions (kudo_crd::revision): the manager's own bookkeeping of each change.
+        {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
         {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/version"], "verbs": ["get"]}
     ])
 }

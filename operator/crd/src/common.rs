@@ -293,14 +293,20 @@ pub struct DriftIgnore {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemediationStatus {
-    /// The revision whose plan is being remediated.
-    pub revision: i64,
+    /// The Instance's `metadata.generation` whose change is being remediated.
+    pub generation: i64,
+    /// The revision whose plan failed first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
     /// Retries run so far.
     #[serde(default)]
     pub retries: u32,
     /// The revision rolled back to, once remediation rolled back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolled_back_to: Option<i64>,
+    /// The generation the rollback's write produced: a failure of its plan stops remediation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_generation: Option<i64>,
 }
 
 /// Status of a plan, a phase or a step: KUDO's values.

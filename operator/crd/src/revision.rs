@@ -321,6 +321,54 @@ pub fn restored_spec(record: &Record) -> Value {
     })
 }
 
+/// The JSON patch (RFC 6902) that restores `record` in `inst`, with `annotations` set: the
+/// OperatorVersion, `spec.parameters` whole, `spec.parametersFrom` and
+/// `spec.immutableDefaults`, guarded by a `test` of the resourceVersion read (a write on top of
+/// a newer Instance fails with 422 and nothing is written). What `kudo rollback` and the
+/// manager's remediation send.
+pub fn restore_patch(
+    inst: &Instance,
+    record: &Record,
+    annotations: &[(&str, String)],
+) -> Vec<json_patch::PatchOperation> {
+    use crate::patch::{add, path, remove, test};
+    let mut ops = vec![test(
+        path(["metadata", "resourceVersion"]),
+        json!(inst.metadata.resource_version.clone().unwrap_or_default()),
+    )];
+    let spec = |field: &'static str| path(["spec", field]);
+    ops.push(add(
+        spec("operatorVersion"),
+        serde_json::to_value(&record.operator_version).unwrap_or_default(),
+    ));
+    let parameters = match &record.parameters {
+        Value::Object(_) => record.parameters.clone(),
+        _ => json!({}),
+    };
+    ops.push(add(spec("parameters"), parameters));
+    let from = serde_json::to_value(&record.parameters_from).unwrap_or_default();
+    match (
+        record.parameters_from.is_empty(),
+        inst.spec.parameters_from.is_empty(),
+    ) {
+        (false, _) => ops.push(add(spec("parametersFrom"), from)),
+        (true, false) => ops.push(remove(spec("parametersFrom"))),
+        (true, true) => {}
+    }
+    match (&record.immutable_defaults, &inst.spec.immutable_defaults) {
+        (Some(k), _) => ops.push(add(spec("immutableDefaults"), k.clone())),
+        (None, Some(_)) => ops.push(remove(spec("immutableDefaults"))),
+        (None, None) => {}
+    }
+    if inst.metadata.annotations.is_none() {
+        ops.push(add(path(["metadata", "annotations"]), json!({})));
+    }
+    for (key, value) in annotations {
+        ops.push(add(path(["metadata", "annotations", key]), json!(value)));
+    }
+    ops
+}
+
 /// A Go duration as `spec.remediation.timeout` takes it (`30s`, `5m`, `1h30m`, `1.5h`).
 pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
     let mut total = 0f64;
@@ -511,6 +559,37 @@ mod tests {
         assert_eq!(remediation_for(&inst), Some(once));
         inst.metadata.generation = Some(6);
         assert_eq!(remediation_for(&inst), Some(Remediation::default()));
+    }
+
+    #[test]
+    fn a_restore_patch_replaces_the_values_whole_and_is_guarded() {
+        let mut inst = Instance::new("c", Default::default());
+        inst.metadata.resource_version = Some("42".into());
+        inst.spec.parameters = Some(json!({"nodes": 5, "extra": true}));
+        inst.spec.parameters_from = rev(1, ExecStatus::Complete, &["c-params-new"])
+            .record
+            .parameters_from;
+        let mut record = rev(1, ExecStatus::Complete, &[]).record;
+        record.parameters = json!({"nodes": 3});
+        record.operator_version.name = Some("c-0.1.0".into());
+        let ops = restore_patch(&inst, &record, &[(labels::ROLLBACK, "1@7".into())]);
+        let mut obj = serde_json::to_value(&inst).unwrap();
+        json_patch::patch(&mut obj, &ops).unwrap();
+        assert_eq!(
+            obj["spec"]["parameters"],
+            json!({"nodes": 3}),
+            "whole, not merged"
+        );
+        assert_eq!(obj["spec"]["operatorVersion"]["name"], json!("c-0.1.0"));
+        assert!(obj["spec"].get("parametersFrom").is_none());
+        assert_eq!(
+            obj["metadata"]["annotations"][labels::ROLLBACK],
+            json!("1@7")
+        );
+        // On top of a newer Instance, nothing is written.
+        let mut newer = serde_json::to_value(&inst).unwrap();
+        newer["metadata"]["resourceVersion"] = json!("43");
+        assert!(json_patch::patch(&mut newer, &ops).is_err());
     }
 
     #[test]

@@ -19,6 +19,11 @@ struct PlanLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ActionLabels {
+    action: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PlanEndLabels {
     plan: String,
     status: String,
@@ -33,6 +38,8 @@ pub struct Metrics {
     started: Family<PlanLabels, Counter>,
     finished: Family<PlanEndLabels, Counter>,
     status_refused: Counter,
+    revisions: Counter,
+    remediations: Family<ActionLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -72,7 +79,21 @@ impl Default for Metrics {
             "Status writes the API server refused, replaced by a smaller status saying why",
             status_refused.clone(),
         );
+        let revisions = Counter::default();
+        registry.register(
+            "revisions_recorded",
+            "Revisions recorded (one per change whose plan ran)",
+            revisions.clone(),
+        );
+        let remediations = Family::<ActionLabels, Counter>::default();
+        registry.register(
+            "remediations",
+            "Remediation actions on failed plans, by action (retry, rollback, stopped)",
+            remediations.clone(),
+        );
         Metrics {
+            revisions,
+            remediations,
             status_refused,
             registry,
             reconciliations,
@@ -120,6 +141,20 @@ impl Metrics {
     /// The API server refused a status write.
     pub fn status_refused(&self) {
         self.status_refused.inc();
+    }
+
+    /// A revision was recorded.
+    pub fn revision_recorded(&self) {
+        self.revisions.inc();
+    }
+
+    /// Remediation took `action` (`retry`, `rollback`, `stopped`).
+    pub fn remediated(&self, action: &str) {
+        self.remediations
+            .get_or_create(&ActionLabels {
+                action: action.into(),
+            })
+            .inc();
     }
 
     /// The metrics in Prometheus' text format.

@@ -6,10 +6,13 @@ use kube::runtime::controller::Action;
 use serde_json::Value;
 
 use super::SecretsError;
+use super::remediation;
+use super::revisions::{self, Began};
 use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
 use crate::step::diagnostics;
+use kudo_crd::common::ExecStatus;
 use kudo_crd::plan::{self, Refusal};
 
 /// Starts the plan the Instance needs now, if any, and advances the active plan. `given`:
@@ -56,6 +59,7 @@ pub(super) async fn reconcile(
             .as_ref()
             .map(|p| kudo_policy::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
+    let mut began = None;
     match plan::select(inst, &compiled.version, &values, &seen) {
         // The run the status already holds, which its status write could not record as
         // applied (`status::RECORDED`): not started again, or it would run (and fail) again
@@ -66,7 +70,38 @@ pub(super) async fn reconcile(
                 .active_plan
                 .as_ref()
                 .is_some_and(|a| a.uid == start.uid && a.name == start.plan) => {}
-        Ok(Some(start)) => round.begin(pkg, &record, &start).await,
+        Ok(Some(start)) => {
+            let previous = round.status.active_plan.clone();
+            let changed = match round
+                .status
+                .applied
+                .as_ref()
+                .and_then(|a| a.parameters.as_ref())
+            {
+                Some(before) => kudo_policy::trigger::changed_paths(before, &record)
+                    .into_iter()
+                    .map(|p| p.to_string())
+                    .collect(),
+                None => Vec::new(),
+            };
+            round.begin(pkg, &record, &start).await;
+            // The run this one replaces ended without ending: its revision says so.
+            if let Some(p) = previous
+                && let Some(number) = p.revision
+                && !p
+                    .revision_status
+                    .as_ref()
+                    .is_some_and(ExecStatus::is_terminal)
+            {
+                let by = format!("plan `{}` ({})", start.plan, start.uid);
+                revisions::superseded(&round, number, &by).await;
+            }
+            began = Some(Began {
+                reason: start.reason.clone(),
+                changed,
+                remediated: None,
+            });
+        }
         Ok(None) => {}
         Err(refusal) => {
             let why = match refusal {
@@ -82,5 +117,9 @@ pub(super) async fn reconcile(
         }
     }
     round.status.observed_generation = inst.metadata.generation;
+    revisions::sync(&mut round, compiled, began.as_ref()).await;
+    if let Some(retry) = remediation::check(&mut round, pkg, &record).await {
+        revisions::sync(&mut round, compiled, Some(&retry)).await;
+    }
     round.advance(&compiled.prepared, &values).await
 }

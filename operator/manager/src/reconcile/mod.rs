@@ -5,6 +5,8 @@
 
 mod apply;
 mod cleanup;
+mod remediation;
+mod revisions;
 mod round;
 
 use std::collections::{BTreeMap, HashMap};
