@@ -158,8 +158,16 @@ pub enum Command {
     /// The plans of an Instance, as `kudo plan status NAME`.
     #[command(after_help = crate::examples::STATUS)]
     Status(StatusArgs),
-    /// There is no rollback: says how an Instance goes back to an older version (an upgrade to
-    /// it), and what limits that; exits with 2.
+    /// The revisions of an Instance: one per change whose plan ran (install, update,
+    /// upgrade, rollback, plan trigger, remediation), with its plan, how it ended, what
+    /// changed (secrets masked) and who asked.
+    #[command(after_help = crate::examples::HISTORY)]
+    History(HistoryArgs),
+    /// Roll an Instance back to a revision (default: the previous one that completed): its
+    /// values, its OperatorVersion and its Secrets, through the same rules as every change.
+    /// The values run the plans they trigger; back to another version, that version's
+    /// `upgrade` plan runs. Refused, with nothing written, when an immutable value changed
+    /// since, or the revision's OperatorVersion or Secret is gone.
     #[command(after_help = crate::examples::ROLLBACK)]
     Rollback(RollbackArgs),
     /// Print this client's version and, when a cluster is reachable, its Kubernetes version
@@ -425,7 +433,7 @@ const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (def
 #[command(group(ArgGroup::new("named").multiple(true).args(["instance_name", "instance"])
     .conflicts_with("file")))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "wait", "wait_time", "force"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "wait", "wait_time", "force", "rollback_on_failure"]).conflicts_with("file")))]
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
     /// The Instance in the cluster to update (or --instance NAME; instead of -f).
@@ -460,6 +468,8 @@ pub struct UpdateArgs {
     pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
+    #[command(flatten)]
+    pub remediation: RemediationArgs,
 }
 
 /// `kudo upgrade`: `-f FILE --from OLD --package NEW`, or `PACKAGE --instance NAME` in the
@@ -467,7 +477,7 @@ pub struct UpdateArgs {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["file", "instance"])))]
 #[command(group(ArgGroup::new("in_cluster").multiple(true)
-    .args(["kubeconfig", "context", "wait", "wait_time", "force"]).conflicts_with("file")))]
+    .args(["kubeconfig", "context", "wait", "wait_time", "force", "rollback_on_failure"]).conflicts_with("file")))]
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpgradeArgs {
     /// With --instance: the package to upgrade to (a directory, a .tgz, an http(s):// URL, an
@@ -512,6 +522,8 @@ pub struct UpgradeArgs {
     pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
+    #[command(flatten)]
+    pub remediation: RemediationArgs,
 }
 
 /// Parameter inputs shared by the commands that compute parameters.
@@ -1307,18 +1319,75 @@ pub enum GetFormat {
     Json,
 }
 
-/// `kudo rollback`: Helm's command, answered with kudo's way back.
+/// `kudo history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The Instance.
+    #[arg(value_name = "NAME", add = crate::complete::instances())]
+    pub name: String,
+    /// Output format (default: a table).
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `kudo rollback`.
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// The Instance (Helm's RELEASE).
     #[arg(value_name = "NAME", add = crate::complete::instances())]
-    pub name: Option<String>,
-    /// Helm's REVISION: kudo keeps no revisions.
+    pub name: String,
+    /// The revision to go back to (`kudo history NAME` lists them); default: the previous one
+    /// whose plan completed.
     #[arg(value_name = "REVISION")]
-    pub revision: Option<String>,
-    /// The Instance's namespace, repeated in the command this suggests.
-    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
-    pub namespace: Option<String>,
+    pub revision: Option<i64>,
+    /// Decide and report; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Supersede the plan the Instance has scheduled or running instead of refusing.
+    #[arg(long)]
+    pub force: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: ReportFormat,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `--rollback-on-failure` and `--timeout` of `kudo update` and `kudo upgrade`.
+#[derive(Debug, Args)]
+pub struct RemediationArgs {
+    /// Should the plan of this change fail (FATAL_ERROR, or run past --timeout), the manager
+    /// rolls the Instance back to the last revision that completed (Helm 4's flag). For this
+    /// change only; `spec.remediation` sets it for every change.
+    #[arg(long)]
+    pub rollback_on_failure: bool,
+    /// With --rollback-on-failure: how long the plan may run before it counts as failed
+    /// (`30s`, `5m`, `1h30m`).
+    #[arg(long, value_name = "DURATION", requires = "rollback_on_failure", value_parser = go_duration)]
+    pub timeout: Option<String>,
+}
+
+impl RemediationArgs {
+    /// The remediation these flags ask for.
+    pub fn remediation(&self) -> Option<kudo_crd::common::Remediation> {
+        self.rollback_on_failure
+            .then(|| kudo_crd::common::Remediation {
+                retries: None,
+                on_failure: Some(kudo_crd::common::OnFailure::Rollback),
+                timeout: self.timeout.clone(),
+            })
+    }
+}
+
+/// A Go duration as `spec.remediation.timeout` takes it, kept as written.
+fn go_duration(text: &str) -> Result<String, String> {
+    kudo_crd::revision::parse_duration(text)
+        .map(|_| text.to_string())
+        .ok_or_else(|| format!("`{text}` is not a duration: write it as 30s, 5m or 1h30m"))
 }
 
 /// `kudo version`.
@@ -1476,6 +1545,10 @@ pub struct DiffArgs {
     /// superseded instead of refusing the change.
     #[arg(long)]
     pub force: bool,
+    /// The diff of `kudo rollback NAME REVISION`: the live Instance's values and objects
+    /// against revision REVISION's.
+    #[arg(long, value_name = "REVISION", conflicts_with_all = ["package", "resets"])]
+    pub revision: Option<i64>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: ReportFormat,

@@ -211,8 +211,19 @@ Examples:
 
 pub const ROLLBACK: &str = "\
 Examples:
-  # Says how to go back: an upgrade to the older version
+  # Back to the previous revision whose plan completed
   kudo rollback cassandra -n prod
+  # Back to revision 1 (kudo history lists them), waiting for its plan
+  kudo rollback cassandra 1 -n prod --wait
+  # What it would do, written nowhere
+  kudo rollback cassandra 1 -n prod --dry-run -o json
+  kudo diff --instance cassandra --revision 1 -n prod
+";
+
+pub const HISTORY: &str = "\
+Examples:
+  kudo history cassandra -n prod
+  kudo history cassandra -n prod -o yaml
 ";
 
 pub const VERSION: &str = "\
@@ -341,6 +352,7 @@ mod tests {
             super::LIST,
             super::STATUS,
             super::ROLLBACK,
+            super::HISTORY,
             super::VERSION,
             super::COMPLETION,
             super::MIGRATE,

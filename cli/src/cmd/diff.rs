@@ -4,7 +4,7 @@
 //! ([`Outcome::Changes`], [`Outcome::Incomplete`], [`Error::Diff`]: `main` gives the codes).
 
 use kudo_client::commands::diff::{self, Change, Diffed, ObjectAction};
-use kudo_client::commands::{Inputs, update, upgrade};
+use kudo_client::commands::{Inputs, history, update, upgrade};
 use serde_json::json;
 
 use super::Outcome;
@@ -44,6 +44,19 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
         edits: &[],
     };
     let change = match (&loaded, &deps) {
+        _ if a.revision.is_some() => {
+            if !a.values.overrides.is_empty() || !docs.is_empty() {
+                return Err(Error::Usage(
+                    "--revision shows the diff of `kudo rollback`, which restores the revision's values: give no -p or -P with it".into(),
+                ));
+            }
+            Change::Rollback(history::RollbackRequest {
+                instance: name,
+                revision: a.revision,
+                dry_run: true,
+                force: a.force,
+            })
+        }
         (Some(l), Some(deps)) => Change::Upgrade(upgrade::Request {
             instance: name,
             package: &l.package,
@@ -51,12 +64,14 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             inputs,
             dry_run: true,
             force: a.force,
+            remediation: None,
         }),
         _ => Change::Update(update::Request {
             instance: name,
             inputs,
             dry_run: true,
             force: a.force,
+            remediation: None,
         }),
     };
     let d = cluster::block_on("diff", &a.cluster, async |t| {

@@ -1,12 +1,11 @@
-//! `kudo get instances|operators|operatorversions [NAME]`, `kudo list` (its Instances), and
-//! `kudo rollback` (which says how to go back instead).
+//! `kudo get instances|operators|operatorversions [NAME]` and `kudo list` (its Instances).
 
 use kudo_client::commands::get;
 use serde_json::json;
 
 use super::Outcome;
 use super::cluster;
-use crate::args::{GetArgs, GetFormat, ListArgs, RollbackArgs, What};
+use crate::args::{GetArgs, GetFormat, ListArgs, What};
 use crate::error::Error;
 
 pub fn run(a: GetArgs) -> Result<Outcome, Error> {
@@ -67,21 +66,4 @@ fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<Outcome, Er
     };
     super::print(&text)?;
     Ok(Outcome::Done)
-}
-
-/// `kudo rollback`: there is none; says how to go back (a usage error, exit code 2).
-pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
-    let name = a.name.as_deref().unwrap_or("NAME");
-    let namespace = a
-        .namespace
-        .as_deref()
-        .map(|n| format!(" -n {n}"))
-        .unwrap_or_default();
-    Err(Error::Usage(format!(
-        "kudo has no rollback (and keeps no revisions): an Instance goes back by an upgrade to \
-         the older OperatorVersion, `kudo upgrade PACKAGE --operator-version OLD --instance \
-         {name}{namespace}` (`kudo get operatorversions{namespace}` lists those installed). The \
-         upgrade's rules hold: immutable parameters keep their values, and values the newer \
-         version moved by oldName are not moved back (give them with -p)"
-    )))
 }

@@ -8,6 +8,7 @@ pub mod cluster;
 mod diff;
 mod explain;
 pub mod get;
+mod history;
 mod init;
 pub mod install;
 mod instance_file;
@@ -88,7 +89,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Get(a) => get::run(a),
         Command::List(a) => get::list(a),
         Command::Status(a) => plan::run(crate::args::PlanCommand::Status(a)),
-        Command::Rollback(a) => get::rollback(a),
+        Command::History(a) => history::history(a),
+        Command::Rollback(a) => history::rollback(a),
         Command::Version(a) => version::run(a),
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),

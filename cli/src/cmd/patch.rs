@@ -21,6 +21,7 @@ pub fn run(a: PatchArgs) -> Result<Outcome, Error> {
         },
         dry_run: a.dry_run,
         force: a.force,
+        remediation: None,
     };
     super::update::send("patch", &req, &a.cluster, &a.wait, a.output)
 }

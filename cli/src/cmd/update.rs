@@ -15,6 +15,7 @@ pub fn run(a: UpdateArgs) -> Result<Outcome, Error> {
     if !diags.is_empty() {
         return Err(Error::parameters(diags));
     }
+    let remediation = a.remediation.remediation();
     let req = update::Request {
         instance: &name,
         inputs: Inputs {
@@ -25,6 +26,7 @@ pub fn run(a: UpdateArgs) -> Result<Outcome, Error> {
         },
         dry_run: a.edit.dry_run,
         force: a.force,
+        remediation: remediation.as_ref(),
     };
     send("update", &req, &a.cluster, &a.wait, a.edit.output)
 }

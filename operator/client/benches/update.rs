@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
         },
         dry_run: false,
         force: false,
+        remediation: None,
     };
     let first = rt.block_on(update::update(&target, &req));
     assert!(

@@ -751,6 +751,7 @@ fn update_req<'a>(name: &'a str, overrides: &'a [Override], dry_run: bool) -> up
         },
         dry_run,
         force: false,
+        remediation: None,
     }
 }
 
@@ -1026,6 +1027,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        remediation: None,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(
@@ -1125,6 +1127,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        remediation: None,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(done.attempts, 2);
@@ -1162,6 +1165,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        remediation: None,
     };
     let err = upgrade::upgrade(&t, &req).await.unwrap_err();
     assert!(matches!(err, Error::AlreadyRuns { .. }), "{err}");

@@ -33,7 +33,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
-    Error, Result, Target, instance_and_version, operator_version, update, upgrade, version_of,
+    Error, Result, Target, history, instance_and_version, operator_version, update, upgrade,
+    version_of,
 };
 
 /// The change to show.
@@ -43,6 +44,8 @@ pub enum Change<'a> {
     Update(update::Request<'a>),
     /// `kudo upgrade PACKAGE --instance` (likewise).
     Upgrade(upgrade::Request<'a>),
+    /// `kudo rollback NAME REVISION` (`kudo diff NAME --revision N`; likewise).
+    Rollback(history::RollbackRequest<'a>),
 }
 
 /// What the change would do. Every value and object in it is masked.
@@ -186,6 +189,25 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 req.package.clone(),
                 version,
             )
+        }
+        Change::Rollback(req) => {
+            let req = history::RollbackRequest {
+                dry_run: true,
+                ..req
+            };
+            let done = history::rollback(t, &req).await?;
+            let record = &done.revision.record;
+            let reference = kudo_crd::reference::OperatorVersionRef {
+                namespace: record
+                    .operator_version
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| t.namespace.clone()),
+                name: record.operator_version.name.clone().unwrap_or_default(),
+            };
+            let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
+            let (from, to) = (done.from_operator_version, reference.name);
+            (done.change, req.instance, from, to, pkg, version)
         }
     };
     let redacted = Redacted::new(&version.schema, decision.values.value())

@@ -15,6 +15,9 @@
 //!   Instance, with the same precondition and retries.
 //! - [`diff::diff`]: what an update or upgrade would do (values, plan, each object from a
 //!   server-side dry-run apply), with nothing written.
+//! - [`history::history`], [`history::rollback`]: an Instance's revisions (recorded by the
+//!   manager, `kudo_crd::revision`), and a rollback to one through the same policy as every
+//!   change (`kudo_policy::change::rollback`).
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
 //! - [`explain::read`]: an Instance as `kudo explain` reads it (its package, its values, what
 //!   its Secrets set), nothing written.
@@ -25,6 +28,7 @@
 pub mod diff;
 pub mod explain;
 pub mod get;
+pub mod history;
 pub mod install;
 mod merge;
 pub mod plan;
@@ -310,6 +314,32 @@ pub enum Error {
         /// Attempts made.
         attempts: usize,
     },
+    /// `kudo rollback` or `kudo diff --revision` of a revision the Instance does not have.
+    #[error("Instance {namespace}/{name} has no revision {asked}; {}", if existing.is_empty() { "it has none (revisions are recorded from the first plan a kudo manager with revisions runs)".to_string() } else { format!("its revisions: {}", existing.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")) })]
+    UnknownRevision {
+        /// Namespace.
+        namespace: String,
+        /// The Instance.
+        name: String,
+        /// The revision asked for (`previous completed` when none was named).
+        asked: String,
+        /// The revisions it has.
+        existing: Vec<i64>,
+    },
+    /// `kudo rollback` of a revision that cannot be restored: what it needs is gone.
+    #[error(
+        "cannot roll back Instance {namespace}/{name} to revision {revision}: {why}; nothing was written"
+    )]
+    CannotRollBack {
+        /// Namespace.
+        namespace: String,
+        /// The Instance.
+        name: String,
+        /// The revision.
+        revision: i64,
+        /// Why (the OperatorVersion or a Secret it names is gone).
+        why: String,
+    },
     /// The namespace of the command does not exist.
     #[error(
         "namespace {namespace} does not exist: create it with `kubectl create namespace {namespace}`"
@@ -509,23 +539,61 @@ fn superseding(
     }
 }
 
-/// The JSON patch operations that set [`kudo_crd::labels::SUPERSEDE`] to `run` on `inst`.
-fn supersede_ops(
+/// The annotations a change's write sets: [`kudo_crd::labels::SUPERSEDE`] naming the run it
+/// supersedes (`--force`), [`kudo_crd::labels::REMEDIATE_ONCE`] with the remediation of this
+/// change (`--rollback-on-failure`), written on top of `inst`'s generation.
+fn change_annotations(
     inst: &Instance,
-    run: &kudo_crd::plan::Running,
+    superseded: Option<&kudo_crd::plan::Running>,
+    remediation: Option<&kudo_crd::common::Remediation>,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(run) = superseded {
+        out.push((kudo_crd::labels::SUPERSEDE, run.uid.clone()));
+    }
+    if let Some(r) = remediation {
+        let g = inst.metadata.generation.unwrap_or_default();
+        out.push((
+            kudo_crd::labels::REMEDIATE_ONCE,
+            kudo_crd::revision::remediate_once_annotation(g, r),
+        ));
+    }
+    out
+}
+
+/// The JSON patch operations that set `annotations` on `inst`.
+fn annotation_ops(
+    inst: &Instance,
+    annotations: &[(&'static str, String)],
 ) -> Vec<json_patch::PatchOperation> {
-    use kudo_crd::labels::SUPERSEDE;
     use kudo_crd::patch::{add, path};
+    if annotations.is_empty() {
+        return Vec::new();
+    }
     match &inst.metadata.annotations {
         None => vec![add(
             path(["metadata", "annotations"]),
-            serde_json::json!({SUPERSEDE: run.uid}),
+            annotations_object(annotations),
         )],
-        Some(_) => vec![add(
-            path(["metadata", "annotations", SUPERSEDE]),
-            Value::String(run.uid.clone()),
-        )],
+        Some(_) => annotations
+            .iter()
+            .map(|(k, v)| {
+                add(
+                    path(["metadata", "annotations", k]),
+                    Value::String(v.clone()),
+                )
+            })
+            .collect(),
     }
+}
+
+/// `annotations` as the object a merge patch sets.
+fn annotations_object(annotations: &[(&'static str, String)]) -> Value {
+    annotations
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// Whether the API server answered 409 Conflict.

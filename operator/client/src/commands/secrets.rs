@@ -6,9 +6,10 @@
 //! over the user's own Secrets listed before it), holding the `writeOnly` values the user gave
 //! kudo that no Secret of their own already provides. A change of secrets writes a *new*
 //! Secret and points the Instance at it in the same guarded write as the other parameters:
-//! the Instance's generation moves, the admission webhook and the manager see one change, a
-//! refused or conflicting write deletes the new Secret (nothing half-applied), and a
-//! successful one deletes the old Secret. A new name per content, not an edited Secret, also
+//! the Instance's generation moves, the admission webhook and the manager see one change, and
+//! a refused or conflicting write deletes the new Secret (nothing half-applied). The old
+//! Secret stays while a revision names it (`kudo rollback` restores its values); the manager
+//! deletes it with the last such revision. A new name per content, not an edited Secret, also
 //! means that no reader of a Secret ever sees half of an update.
 
 use std::collections::BTreeMap;
@@ -143,8 +144,6 @@ pub(crate) struct Write {
     new_secret: Option<String>,
     /// The new `spec.parametersFrom`, when kudo's Secret changes.
     pub sources: Option<Vec<ParametersFrom>>,
-    /// kudo's Secret the Instance names now.
-    old_secret: Option<String>,
 }
 
 impl Write {
@@ -169,7 +168,6 @@ impl Write {
             sources: changed.then(|| entries(inst, new_secret.as_deref())),
             managed,
             new_secret,
-            old_secret: sources.managed.as_ref().map(|(n, _)| n.clone()),
         })
     }
 
@@ -182,17 +180,15 @@ impl Write {
         Ok(())
     }
 
-    /// After the Instance's write (`landed` or not): deletes the Secret it no longer names.
+    /// After the Instance's write: when it did not land, deletes the new Secret (nothing
+    /// half-applied). When it landed, the old Secret stays: the revision of the change before
+    /// names it (`kudo rollback` restores its values), and the manager deletes it with the last
+    /// revision that names it (`kudo_crd::revision::released_secrets`).
     pub async fn settle(&self, t: &Target, landed: bool) -> Result<()> {
-        if self.sources.is_none() {
+        if self.sources.is_none() || landed {
             return Ok(());
         }
-        let stale = if landed {
-            &self.old_secret
-        } else {
-            &self.new_secret
-        };
-        match stale {
+        match &self.new_secret {
             Some(name) => delete(t, name).await,
             None => Ok(()),
         }

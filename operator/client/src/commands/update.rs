@@ -25,8 +25,8 @@ use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
     merge, operator_version, patch_params, secrets, version_of,
 };
+use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
-use kudo_crd::{labels, plan};
 
 /// What to update.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +39,9 @@ pub struct Request<'a> {
     pub dry_run: bool,
     /// `--force`: supersede the plan scheduled or running instead of refusing the change.
     pub force: bool,
+    /// `--rollback-on-failure [--timeout]`: the remediation of this change only
+    /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
+    pub remediation: Option<&'a kudo_crd::common::Remediation>,
 }
 
 /// What an update did (or, with `dry_run`, would do).
@@ -134,6 +137,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 superseded: None,
             });
         }
+        let annotations = super::change_annotations(&inst, superseded.as_ref(), req.remediation);
         let guarded = match &inst.spec.parameters {
             Some(Value::Object(_)) => merge::guarded(&["spec", "parameters"], &public, public_new)
                 .or_else(|| Some(Vec::new())),
@@ -143,9 +147,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
             if let Some(list) = sources_new {
                 ops.extend(sources_ops(&inst, list));
             }
-            if let Some(run) = &superseded {
-                ops.extend(super::supersede_ops(&inst, run));
-            }
+            ops.extend(super::annotation_ops(&inst, &annotations));
             ops
         });
         let patch = match &guarded {
@@ -166,8 +168,8 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                         serde_json::to_value(list).unwrap_or_default()
                     };
                 }
-                if let Some(run) = &superseded {
-                    p["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
+                if !annotations.is_empty() {
+                    p["metadata"]["annotations"] = super::annotations_object(&annotations);
                 }
                 p
             }

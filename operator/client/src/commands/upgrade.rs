@@ -36,6 +36,9 @@ pub struct Request<'a> {
     pub dry_run: bool,
     /// `--force`: supersede the plan scheduled or running instead of refusing the upgrade.
     pub force: bool,
+    /// `--rollback-on-failure [--timeout]`: the remediation of this change only
+    /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
+    pub remediation: Option<&'a kudo_crd::common::Remediation>,
 }
 
 /// What an upgrade did (or, with `dry_run`, would do).
@@ -161,8 +164,9 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             "metadata": {"resourceVersion": resource_version(&inst)?},
             "spec": spec,
         });
-        if let Some(run) = &superseded {
-            patch["metadata"]["annotations"] = json!({labels::SUPERSEDE: run.uid});
+        let annotations = super::change_annotations(&inst, superseded.as_ref(), req.remediation);
+        if !annotations.is_empty() {
+            patch["metadata"]["annotations"] = super::annotations_object(&annotations);
         }
         if !granted {
             // The new version may write where the old one did not (a CRD, another namespace):

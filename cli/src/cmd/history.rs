@@ -1,0 +1,217 @@
+//! `kudo history NAME` and `kudo rollback NAME [REVISION]`: the rules live in
+//! `kudo_client::commands::history` (and the revisions themselves in `kudo_crd::revision`).
+
+use kudo_client::commands::{history, wait};
+use kudo_crd::revision::Revision;
+use serde::Serialize;
+use serde_json::json;
+
+use super::Outcome;
+use super::changes::{ChangeReport, Sent, Superseded};
+use super::cluster;
+use crate::args::{DataFormat, HistoryArgs, ReportFormat, RollbackArgs};
+use crate::error::Error;
+
+/// One revision as `-o json|yaml` shows it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Shown<'a> {
+    revision: i64,
+    updated: &'a str,
+    operator_version: Option<&'a str>,
+    version: Option<&'a str>,
+    plan: &'a str,
+    run: &'a str,
+    status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    /// The pointers that changed (never a value).
+    changed: &'a [String],
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    by: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rollback_of: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remediated: Option<&'a str>,
+}
+
+impl<'a> Shown<'a> {
+    fn of(r: &'a Revision) -> Shown<'a> {
+        let rec = &r.record;
+        Shown {
+            revision: r.number,
+            updated: &rec.time,
+            operator_version: rec.operator_version.name.as_deref(),
+            version: rec.version.as_deref(),
+            plan: &rec.plan,
+            run: &rec.plan_uid,
+            status: r.status.as_str(),
+            message: r.message.as_deref(),
+            changed: &rec.changed,
+            reason: &rec.reason,
+            by: rec.by.as_deref(),
+            rollback_of: rec.rollback_of,
+            remediated: rec.remediated.as_deref(),
+        }
+    }
+}
+
+/// The CHANGE column: what the revision did, by pointer (values are never shown).
+fn change_column(r: &Revision) -> String {
+    const SHOWN: usize = 3;
+    let rec = &r.record;
+    let mut parts = Vec::new();
+    if let Some(n) = rec.rollback_of {
+        parts.push(format!("rollback to {n}"));
+    }
+    if let Some(why) = &rec.remediated {
+        parts.push(why.clone());
+    }
+    let changed = &rec.changed;
+    if !changed.is_empty() {
+        let mut list = changed
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if changed.len() > SHOWN {
+            list.push_str(&format!(" (+{} more)", changed.len() - SHOWN));
+        }
+        parts.push(list);
+    } else if rec.rollback_of.is_none() && rec.remediated.is_none() {
+        parts.push(match rec.plan.as_str() {
+            _ if rec.reason.contains("trigger") => "plan triggered".into(),
+            _ if r.number == 1 => "installed".into(),
+            _ => "-".into(),
+        });
+    }
+    parts.join("; ")
+}
+
+/// `kudo history NAME`.
+pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
+    let name = a.name.as_str();
+    let (namespace, h) = cluster::block_on("history", &a.cluster, async |t| {
+        Ok((t.namespace.clone(), history::history(&t, name).await?))
+    })?;
+    let shown: Vec<Shown> = h.revisions.iter().map(Shown::of).collect();
+    let text = match a.output {
+        Some(DataFormat::Json) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&shown).unwrap_or_default()
+        ),
+        Some(DataFormat::Yaml) => super::to_yaml(&json!(shown)),
+        None if shown.is_empty() => {
+            eprintln!(
+                "Instance {namespace}/{name} has no revisions yet (the manager records one when a change's plan starts)"
+            );
+            String::new()
+        }
+        None => {
+            let mut table = comfy_table::Table::new();
+            table.load_preset(comfy_table::presets::NOTHING);
+            table.set_header([
+                "REVISION",
+                "UPDATED",
+                "OPERATOR VERSION",
+                "PLAN",
+                "STATUS",
+                "CHANGE",
+                "BY",
+            ]);
+            for r in &h.revisions {
+                table.add_row([
+                    r.number.to_string(),
+                    r.record.time.clone(),
+                    r.record.operator_version.name.clone().unwrap_or_default(),
+                    r.record.plan.clone(),
+                    r.status.to_string(),
+                    change_column(r),
+                    r.record.by.clone().unwrap_or_else(|| "-".into()),
+                ]);
+            }
+            let s = format!("{table}\n");
+            s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
+        }
+    };
+    super::print(&text)?;
+    Ok(Outcome::Done)
+}
+
+/// `kudo rollback NAME [REVISION]`.
+pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
+    let name = a.name.as_str();
+    let req = history::RollbackRequest {
+        instance: name,
+        revision: a.revision,
+        dry_run: a.dry_run,
+        force: a.force,
+    };
+    let waiting = a.wait.options().filter(|_| !a.dry_run);
+    let (namespace, done, waited) = cluster::block_on("rollback", &a.cluster, async |t| {
+        let done = history::rollback(&t, &req).await?;
+        let waited = wait::after_write(&t, name, done.generation, waiting).await?;
+        Ok((t.namespace.clone(), done, waited))
+    })?;
+    crate::report::diagnostics(&done.change.warnings);
+    let to = done
+        .revision
+        .record
+        .operator_version
+        .name
+        .clone()
+        .unwrap_or_default();
+    let out = match a.output {
+        ReportFormat::Json => {
+            let report = ChangeReport {
+                instance: Some(format!("{namespace}/{name}")),
+                from: Some(&done.from_operator_version),
+                to: Some(&to),
+                superseded: done.superseded.as_ref().map(Superseded::of),
+                cluster: Some(Sent {
+                    generation: done.generation,
+                    attempts: None,
+                    completed: waited.as_deref(),
+                }),
+                ..ChangeReport::of(&done.change, a.dry_run, done.generation.is_some())
+            };
+            let mut v = serde_json::to_value(&report).unwrap_or_default();
+            v["revision"] = json!(done.revision.number);
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        ReportFormat::Text => {
+            let mut out = format!(
+                "rollback to revision {} (OperatorVersion {to}, from {})\n",
+                done.revision.number, done.from_operator_version
+            );
+            match &done.change.plan {
+                Some(plan) => out.push_str(&format!("plan: {plan}\n")),
+                None => out.push_str("no plan runs: the effective parameters stay the same\n"),
+            }
+            for c in &done.change.changes {
+                out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
+            }
+            if let Some(run) = &done.superseded {
+                out.push_str(&Superseded::of(run).line());
+            }
+            if a.dry_run {
+                out.push_str(&format!(
+                    "dry run: Instance {namespace}/{name} was not changed\n"
+                ));
+            } else if done.generation.is_some() {
+                out.push_str(&format!(
+                    "Instance {namespace}/{name} rolled back to revision {}\n",
+                    done.revision.number
+                ));
+            }
+            if let Some(plan) = waited {
+                out.push_str(&format!("plan {plan} COMPLETE\n"));
+            }
+            out
+        }
+    };
+    super::print(&out)?;
+    Ok(Outcome::Done)
+}

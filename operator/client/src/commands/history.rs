@@ -1,0 +1,248 @@
+//! `kudo history NAME` and `kudo rollback NAME [REVISION]`: an Instance's revisions, which the
+//! manager records for every change whose plan runs ([`kudo_crd::revision`]), and a rollback to
+//! one of them.
+//!
+//! A rollback is a change like any other: decided first with the policy the admission webhook
+//! applies ([`change::rollback`]: within the installed version an update of the revision's
+//! whole values, which runs the plans they trigger; to another version that version's
+//! `upgrade` plan, no immutable value changed, the installed values read back through the
+//! newer version's `oldName`s), refused with every reason and nothing written; then one guarded
+//! JSON patch ([`revision::restore_patch`]) that names the generation it replaces
+//! ([`labels::ROLLBACK`]), so the webhook decides it as a rollback too. What the revision needs
+//! must still be there: its OperatorVersion, and the Secrets that hold its `writeOnly` values
+//! (kept by the manager while the revision is kept).
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::{ListParams, Patch};
+use kudo_crd::labels;
+use kudo_crd::plan;
+use kudo_crd::reference::OperatorVersionRef;
+use kudo_crd::revision::{self, Revision};
+use kudo_crd::v1beta2::Instance;
+use kudo_policy::change::{self, Decision, Proposal};
+use serde_json::{Value, json};
+
+use super::{
+    Error, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
+    operator_version, patch_params, superseding, version_of,
+};
+
+/// An Instance and its revisions.
+#[derive(Debug, Clone)]
+pub struct History {
+    /// The Instance as read.
+    pub instance: Instance,
+    /// Its revisions, oldest first.
+    pub revisions: Vec<Revision>,
+}
+
+/// Reads Instance `name` and its revisions.
+pub async fn history(t: &Target, name: &str) -> Result<History> {
+    let instance = t.instance(name).await?;
+    let revisions = revisions(t, name).await?;
+    Ok(History {
+        instance,
+        revisions,
+    })
+}
+
+/// The revisions of Instance `name`, oldest first.
+pub async fn revisions(t: &Target, name: &str) -> Result<Vec<Revision>> {
+    let api: Api<ControllerRevision> = Api::namespaced(t.client.clone(), &t.namespace);
+    let lp = ListParams::default().labels(&revision::selector(name));
+    let items = api
+        .list(&lp)
+        .await
+        .map_err(t.api("list", "ControllerRevision", name))?
+        .items;
+    Ok(revision::read_all(&items).0)
+}
+
+/// Revision `asked` of `revisions` (`None`: the previous one that completed), or why not.
+pub fn pick<'a>(
+    t: &Target,
+    name: &str,
+    revisions: &'a [Revision],
+    asked: Option<i64>,
+) -> Result<&'a Revision> {
+    let found = match asked {
+        Some(n) => revisions.iter().find(|r| r.number == n),
+        None => revision::previous_complete(revisions),
+    };
+    found.ok_or_else(|| Error::UnknownRevision {
+        namespace: t.namespace.clone(),
+        name: name.to_string(),
+        asked: asked.map_or_else(
+            || "before the newest that completed".to_string(),
+            |n| n.to_string(),
+        ),
+        existing: revisions.iter().map(|r| r.number).collect(),
+    })
+}
+
+/// What to roll back.
+#[derive(Debug, Clone, Copy)]
+pub struct RollbackRequest<'a> {
+    /// The Instance.
+    pub instance: &'a str,
+    /// The revision; `None`: the previous one that completed.
+    pub revision: Option<i64>,
+    /// Decide and report, write nothing.
+    pub dry_run: bool,
+    /// Supersede the plan scheduled or running instead of refusing.
+    pub force: bool,
+}
+
+/// What a rollback did (or, dry, would do).
+#[derive(Clone)]
+pub struct RolledBack {
+    /// The revision restored.
+    pub revision: Revision,
+    /// The OperatorVersion the Instance ran before.
+    pub from_operator_version: String,
+    /// The change, as the policy decided it.
+    pub change: Decision,
+    /// The patch sent (or that would be).
+    pub patch: Value,
+    /// The generation the write produced (`None`: nothing written).
+    pub generation: Option<i64>,
+    /// The run superseded (`--force`).
+    pub superseded: Option<plan::Running>,
+}
+
+/// The patch may hold values: `Debug` leaves them out.
+impl std::fmt::Debug for RolledBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RolledBack")
+            .field("revision", &self.revision.number)
+            .field("change", &self.change)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Rolls Instance `req.instance` back to a revision (see the module docs). Refused with nothing
+/// written: an unknown revision ([`Error::UnknownRevision`], naming those that exist), one whose
+/// OperatorVersion or Secret is gone ([`Error::CannotRollBack`]), one the policy refuses
+/// ([`Error::Parameters`]: an immutable value changed since, a plan in progress).
+pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBack> {
+    for _ in 1..=MAX_ATTEMPTS {
+        let (inst, ov_ref) = instance_and_version(t, req.instance).await?;
+        let all = revisions(t, req.instance).await?;
+        let target = pick(t, req.instance, &all, req.revision)?.clone();
+        let cannot = |why: String| Error::CannotRollBack {
+            namespace: t.namespace.clone(),
+            name: req.instance.to_string(),
+            revision: target.number,
+            why,
+        };
+        let to_ref = OperatorVersionRef {
+            namespace: target
+                .record
+                .operator_version
+                .namespace
+                .clone()
+                .unwrap_or_else(|| t.namespace.clone()),
+            name: target
+                .record
+                .operator_version
+                .name
+                .clone()
+                .unwrap_or_default(),
+        };
+        let to = match operator_version(t, &to_ref).await {
+            Ok(ov) => version_of(&ov)?.1,
+            Err(Error::NotFound { .. }) => {
+                return Err(cannot(format!(
+                    "its OperatorVersion {}/{} no longer exists (install that version's package again, then roll back)",
+                    to_ref.namespace, to_ref.name
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        let other;
+        let from = if to_ref == ov_ref {
+            &to
+        } else {
+            other = version_of(&operator_version(t, &ov_ref).await?)?.1;
+            &other
+        };
+        let secrets: Api<Secret> = Api::namespaced(t.client.clone(), &t.namespace);
+        for s in &target.record.parameters_from {
+            let name = &s.secret_ref.name;
+            let got = secrets
+                .get_metadata_opt(name)
+                .await
+                .map_err(t.api("get", "Secret", name))?;
+            if got.is_none() {
+                return Err(cannot(format!(
+                    "Secret {}/{name}, which held its writeOnly values, no longer exists",
+                    t.namespace
+                )));
+            }
+        }
+        let run = plan::running(&inst, from);
+        let (blocking, superseded) = superseding(run, req.force);
+        // The revision's values whole: its parameters, with its Secrets' values under them
+        // (read as the user, who may read the Secrets of their namespace).
+        let mut shadow = inst.clone();
+        shadow.spec.parameters_from = target.record.parameters_from.clone();
+        let held = super::secrets::read(t, &shadow).await?;
+        let given = kudo_policy::secrets::under(&target.record.parameters, &held.all);
+        let current = super::secrets::read(t, &inst).await?;
+        let values = kudo_policy::secrets::under(&super::update::parameters(&inst), &current.all);
+        let proposal = Proposal::Values(&given);
+        let change = change::rollback(
+            &installed(&inst, from, &values, &blocking),
+            &to,
+            proposal,
+            target.record.immutable_defaults.as_ref(),
+        )
+        .map_err(Error::Parameters)?;
+        let generation = inst.metadata.generation.unwrap_or_default();
+        let mut annotations = vec![(
+            labels::ROLLBACK,
+            revision::rollback_annotation(target.number, generation),
+        )];
+        if let Some(run) = &superseded {
+            annotations.push((labels::SUPERSEDE, run.uid.clone()));
+        }
+        let ops = revision::restore_patch(&inst, &target.record, &annotations);
+        let patch = serde_json::to_value(&ops).unwrap_or_else(|_| json!([]));
+        let done = |generation| RolledBack {
+            revision: target.clone(),
+            from_operator_version: ov_ref.name.clone(),
+            change: change.clone(),
+            patch: patch.clone(),
+            generation,
+            superseded: superseded.clone(),
+        };
+        if req.dry_run {
+            return Ok(done(None));
+        }
+        let sent = t
+            .instances()
+            .patch(
+                req.instance,
+                &patch_params(),
+                &Patch::<()>::Json(json_patch::Patch(ops)),
+            )
+            .await;
+        match sent {
+            Ok(written) => return Ok(done(written.metadata.generation)),
+            // The Instance moved between the read and the write (its resourceVersion is
+            // tested): read again.
+            Err(e) if is_conflict(&e) || super::merge::test_failed(&e) => {
+                tokio::time::sleep(super::backoff(1)).await;
+            }
+            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
+        }
+    }
+    Err(Error::Conflict {
+        namespace: t.namespace.clone(),
+        name: req.instance.to_string(),
+        attempts: MAX_ATTEMPTS,
+    })
+}
