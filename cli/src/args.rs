@@ -1074,6 +1074,7 @@ mod tests {
             &["list"],
             &["status", "i"],
             &["rollback", "i"],
+            &["history", "i"],
             &["version"],
             &["completion", "bash"],
             &["migrate"],

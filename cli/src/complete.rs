@@ -118,9 +118,9 @@ impl Typed {
             leaf = name.to_string();
             m = sub.clone();
         }
-        // `patch` and `rollback` call their positional NAME `name`; `plan trigger`'s --name
+        // `patch`, `rollback` and `history` call their positional NAME `name`; `plan trigger`'s --name
         // is the plan
-        let named = matches!(leaf.as_str(), "patch" | "rollback");
+        let named = matches!(leaf.as_str(), "patch" | "rollback" | "history");
         let one = |id: &str| -> Option<String> {
             let mut values = m.try_get_raw(id).ok().flatten()?;
             let v = values.next()?.to_str()?;

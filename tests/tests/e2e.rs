@@ -39,6 +39,8 @@ mod diff_patch;
 mod failover;
 #[path = "e2e/kudo_manifests.rs"]
 mod kudo_manifests;
+#[path = "e2e/lifecycle.rs"]
+mod lifecycle;
 #[path = "e2e/limits.rs"]
 mod limits;
 #[path = "e2e/operators.rs"]

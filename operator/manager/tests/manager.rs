@@ -38,6 +38,8 @@ struct Cluster {
     versioned: bool,
     /// What a refusal of `errors` says (default: `refused by the test`).
     refusal: Option<String>,
+    /// The ControllerRevisions (the Instance's revisions), as created and patched.
+    revisions: Vec<Value>,
     /// The largest status write taken (its body, in bytes); a larger one is refused as the
     /// API server refuses a request larger than etcd takes.
     status_limit: Option<usize>,
@@ -77,6 +79,43 @@ fn status_error(code: u16, reason: &str, message: &str) -> Value {
 
 fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16, Value) {
     match (method, path) {
+        ("GET", p) if p.ends_with("/controllerrevisions") => (
+            200,
+            json!({"kind": "ControllerRevisionList", "apiVersion": "apps/v1", "metadata": {},
+                "items": cluster.revisions}),
+        ),
+        ("POST", p) if p.ends_with("/controllerrevisions") => {
+            let name = &body["metadata"]["name"];
+            if cluster
+                .revisions
+                .iter()
+                .any(|r| &r["metadata"]["name"] == name)
+            {
+                return (409, status_error(409, "AlreadyExists", "already exists"));
+            }
+            cluster.revisions.push(body.clone());
+            (201, body.clone())
+        }
+        ("PATCH", p) if p.contains("/controllerrevisions/") => {
+            let name = p.rsplit('/').next().unwrap_or("");
+            let Some(r) = cluster
+                .revisions
+                .iter_mut()
+                .find(|r| r["metadata"]["name"] == name)
+            else {
+                return (404, status_error(404, "NotFound", "not found"));
+            };
+            json_patch::merge(r, body);
+            (200, r.clone())
+        }
+        ("DELETE", p) if p.contains("/controllerrevisions/") => {
+            let name = p.rsplit('/').next().unwrap_or("");
+            cluster.revisions.retain(|r| r["metadata"]["name"] != name);
+            (
+                200,
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "metadata": {}}),
+            )
+        }
         ("GET", "/api/v1") => (200, resources("v1")),
         ("GET", p) if p.starts_with("/apis/") && p.matches('/').count() == 3 => {
             (200, resources(&p["/apis/".len()..]))
@@ -204,15 +243,24 @@ impl Fake {
         serde_json::from_value(self.cluster.lock().unwrap().instance.clone()).unwrap()
     }
 
+    /// The revisions the fake cluster holds.
+    fn revisions(&self) -> Vec<Value> {
+        self.cluster.lock().unwrap().revisions.clone()
+    }
+
     fn take(&self) -> Vec<Seen> {
         std::mem::take(&mut self.seen.lock().unwrap())
     }
 
-    /// `METHOD path` of each request, events left out.
-    /// The requests seen, but for events and access reviews ([`Fake::reviews`]).
+    /// The requests seen, but for events, access reviews ([`Fake::reviews`]) and revisions
+    /// ([`Fake::revisions`]).
     fn calls(seen: &[Seen]) -> Vec<String> {
         seen.iter()
-            .filter(|s| !s.path.contains("/events") && !s.path.ends_with("accessreviews"))
+            .filter(|s| {
+                !s.path.contains("/events")
+                    && !s.path.ends_with("accessreviews")
+                    && !s.path.contains("/controllerrevisions")
+            })
             .map(|s| format!("{} {}", s.method, s.path))
             .collect()
     }
@@ -556,7 +604,8 @@ async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_depl
     );
     assert_eq!(
         status["activePlan"],
-        json!({"name": "deploy", "uid": "deploy-g1"})
+        json!({"name": "deploy", "uid": "deploy-g1", "revision": 1, "revisionStatus": "IN_PROGRESS",
+            "started": "2026-11-22T00:00:00Z"})
     );
     assert_eq!(
         status["applied"],
@@ -693,7 +742,8 @@ async fn a_change_to_a_triggered_parameter_runs_its_plan_and_a_failed_job_is_fat
     let status = Fake::last_status(&seen);
     assert_eq!(
         status["activePlan"],
-        json!({"name": "backup", "uid": "backup-g2"})
+        json!({"name": "backup", "uid": "backup-g2", "revision": 1, "revisionStatus": "IN_PROGRESS",
+            "started": "2026-11-22T00:00:00Z"})
     );
     assert_eq!(status["planStatus"]["backup"]["status"], "FATAL_ERROR");
     assert_eq!(
@@ -732,7 +782,8 @@ async fn a_plan_trigger_runs_the_plan_once_under_its_uid() {
     let status = Fake::last_status(&seen);
     assert_eq!(
         status["activePlan"],
-        json!({"name": "backup", "uid": "run-42"})
+        json!({"name": "backup", "uid": "run-42", "revision": 1, "revisionStatus": "IN_PROGRESS",
+            "started": "2026-11-22T00:00:00Z"})
     );
     assert_eq!(status["applied"]["planExecutionUid"], "run-42");
     assert_eq!(status["planStatus"]["backup"]["status"], "COMPLETE");
@@ -1297,7 +1348,10 @@ async fn objects_are_applied_as_the_instance_service_account_and_status_as_the_m
     assert_eq!(
         acting(&seen),
         [
-            "GET /api/v1 as manager".to_string(),
+            // The run's revision: the manager's own bookkeeping, with its own identity.
+            "GET /apis/apps/v1/namespaces/ns/controllerrevisions as manager".to_string(),
+            "POST /apis/apps/v1/namespaces/ns/controllerrevisions as manager".into(),
+            "GET /api/v1 as manager".into(),
             format!("PATCH /api/v1/namespaces/ns/configmaps/demo-config as {tenant}"),
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status as manager".into(),
             "GET /apis/apps/v1 as manager".into(),
@@ -1476,7 +1530,20 @@ async fn a_huge_refusal_is_cut_and_a_refused_status_is_replaced_by_one_saying_wh
         Fake::events(&seen)
     );
     // Looked at again (the write's own watch event): the run the status holds is not started
-    // again, nothing is applied, the status stays.
+    // again, nothing is applied; the status records that the revision now says how the run
+    // ended, once.
+    let action = reconcile_in(&ctx, fake.stored()).await;
+    assert_eq!(action, Action::requeue(SETTINGS.resync));
+    let seen = fake.take();
+    assert_eq!(
+        Fake::calls(&seen),
+        ["PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status"],
+        "the revision's outcome recorded"
+    );
+    assert_eq!(
+        fake.revisions()[0]["metadata"]["annotations"]["kudo.dev/plan-status"],
+        "FATAL_ERROR"
+    );
     let action = reconcile_in(&ctx, fake.stored()).await;
     assert_eq!(action, Action::requeue(SETTINGS.resync));
     let seen = fake.take();

@@ -558,6 +558,27 @@ pub fn rollback(
                 ))
             })
             .collect();
+    // Immutable in the version installed now, too: a value that version made immutable may
+    // not change by going back to one that did not (what it guards, data on disk say, is
+    // already there).
+    // (Asked only when the older version's own rule found nothing: the same value, in the
+    // other layout, would be named twice.)
+    let mut immutable_changes = immutable_changes;
+    if immutable_changes.is_empty()
+        && let Ok(forward) = old_name::migrate(&to.schema, new.value(), &from.schema, &to.version)
+    {
+        let installed = installed_values.value();
+        for d in immutable::check_update(&from.schema, installed, forward.values.value()) {
+            if installed.pointer(&d.pointer).is_some()
+                && !immutable_changes.iter().any(|c| c.pointer == d.pointer)
+            {
+                immutable_changes.push(d.with_help(format!(
+                    "{} made this value immutable; a rollback to {} cannot change it",
+                    from.name, to.name
+                )));
+            }
+        }
+    }
     problems.extend(with_origins(&new, immutable_changes));
     let changes = trigger::select(&to.schema, &to.plan_names(), &back, new.value())
         .map(|s| s.changes)
@@ -1298,6 +1319,27 @@ mod tests {
         let revision = json!({"CLUSTER_NAME": "prod"});
         let refused = rollback(&busy, &older, Proposal::Values(&revision), None).unwrap_err();
         assert_eq!(refused[0].code, Code::PlanInProgress);
+        // A value the installed version made immutable does not change by going back to a
+        // version where it was not.
+        let mutable = version(
+            "c-0.0.9",
+            json!({"type": "object", "properties": {
+                "CLUSTER_NAME": {"type": "string", "default": "c"},
+                "nodes": {"type": "integer", "default": 3}
+            }}),
+            &["deploy"],
+        );
+        let before = json!({"CLUSTER_NAME": "before"});
+        let refused = rollback(&installed, &mutable, Proposal::Values(&before), None).unwrap_err();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(refused[0].code, Code::ImmutableChanged);
+        assert!(
+            refused[0]
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("c-0.2.0 made")),
+            "{refused:?}"
+        );
         // Within one version it is an update: the restored value runs the plan it triggers.
         let at_rest = json!({"CLUSTER_NAME": "prod", "nodes": 5});
         let installed = Installed::at_rest(&older, &at_rest);

@@ -11,12 +11,12 @@ const TENANT: &str = "tenant";
 
 /// A tenant of `s`'s namespace: the ServiceAccount [`TENANT`] bound to `admin` there (nothing
 /// else), a kubeconfig with its token, and a client acting as it.
-struct Tenant {
+pub(crate) struct Tenant {
     kubeconfig: PathBuf,
     client: kube::Client,
 }
 
-fn tenant(s: &Scenario) -> Tenant {
+pub(crate) fn tenant(s: &Scenario) -> Tenant {
     s.apply(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
         "metadata": {"name": TENANT, "namespace": s.namespace}}));
     s.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
@@ -37,7 +37,7 @@ fn tenant(s: &Scenario) -> Tenant {
 
 impl Tenant {
     /// `kudo ARGS... --kubeconfig TENANT`.
-    fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
+    pub(crate) fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
         let mut c = kudo_testkit::kudo();
         c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
         c.timeout(TIMEOUT);

@@ -20,7 +20,7 @@ use super::revisions::{self, Began};
 use super::round::Round;
 use crate::context::key;
 use crate::status::set_condition;
-use kudo_crd::common::{ExecStatus, OnFailure, RemediationStatus};
+use kudo_crd::common::{ExecStatus, OnFailure, Remediation, RemediationStatus};
 use kudo_crd::labels;
 use kudo_crd::plan::Start;
 use kudo_crd::revision;
@@ -43,7 +43,16 @@ fn running_for(started: Option<&str>, now: &str) -> Option<Duration> {
 /// its revision to say so.
 pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) -> Option<Began> {
     let (ctx, inst) = (round.ctx, round.inst);
-    let policy = revision::remediation_for(inst)?;
+    // The run of a rollback remediation wrote: its failure is only said (no remediation of a
+    // remediation), whatever policy applies to its own change.
+    let rolling_back = round.status.remediation.as_ref().is_some_and(|r| {
+        r.rollback_generation.is_some() && r.rollback_generation == inst.metadata.generation
+    });
+    let policy = match revision::remediation_for(inst) {
+        Some(p) => p,
+        None if rolling_back => Remediation::default(),
+        None => return None,
+    };
     let active = round.status.active_plan.clone()?;
     let ps = round.status.plan_status.get(&active.name)?;
     let status = ExecStatus::of(&ps.status).clone();

@@ -34,10 +34,11 @@ pub(super) struct Began {
     pub remediated: Option<String>,
 }
 
-/// The status a revision shows for a plan's status: a run that has not ended is IN_PROGRESS.
+/// The status a revision shows for a plan's status: a run that has not ended (ERROR is
+/// retried) is IN_PROGRESS.
 fn shown(status: &ExecStatus) -> ExecStatus {
     match status {
-        ExecStatus::Complete | ExecStatus::FatalError | ExecStatus::Error => status.clone(),
+        ExecStatus::Complete | ExecStatus::FatalError => status.clone(),
         _ => ExecStatus::InProgress,
     }
 }
@@ -67,10 +68,20 @@ pub(super) async fn sync(round: &mut Round<'_>, compiled: &Compiled, began: Opti
     };
     let ns = inst.namespace().unwrap_or_default();
     let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    let ps = round.status.plan_status.get(&active.name);
+    let ended = ps.is_some_and(|p| ExecStatus::of(&p.status).is_terminal());
+    let mut written = active.revision_status.clone();
     let number = match active.revision {
         Some(n) => n,
+        // A run that ended before this manager recorded revisions (an upgrade of kudo): what
+        // started it is not known any more, so it has none.
+        None if ended && began.is_none() => return,
         None => match record(round, &api, compiled, began).await {
-            Ok(n) => n,
+            Ok(n) => {
+                // Written IN_PROGRESS (or found, with what it says unknown here).
+                written = Some(ExecStatus::InProgress);
+                n
+            }
             Err(e) => {
                 let why = format!(
                     "cannot record the revision of run {} (plan `{}`): {e}",
@@ -83,14 +94,8 @@ pub(super) async fn sync(round: &mut Round<'_>, compiled: &Compiled, began: Opti
             }
         },
     };
-    let ps = round.status.plan_status.get(&active.name);
     let now = shown(ExecStatus::of(&ps.and_then(|p| p.status.clone())));
     let message = ps.and_then(|p| p.message.clone());
-    let written = round
-        .status
-        .active_plan
-        .as_ref()
-        .and_then(|a| a.revision_status.clone());
     let wrote = if written.as_ref() == Some(&now) {
         true
     } else {
@@ -175,11 +180,17 @@ async fn record(
             .filter(|_| began.is_none_or(|b| b.remediated.is_none())),
         operator_version: inst.spec.operator_version.clone().unwrap_or_default(),
         version: Some(compiled.version.version.clone()).filter(|v| !v.is_empty()),
-        parameters: inst
-            .spec
-            .parameters
-            .clone()
-            .unwrap_or_else(|| serde_json::json!({})),
+        // What the Instance stores, which never holds a writeOnly value when the admission
+        // webhook admitted it; one written past it (no webhook) is left out, never recorded.
+        parameters: kudo_policy::secrets::split(
+            &compiled.version.schema,
+            &inst
+                .spec
+                .parameters
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({})),
+        )
+        .0,
         parameters_from: inst.spec.parameters_from.clone(),
         immutable_defaults: inst.spec.immutable_defaults.clone(),
         plan: active.name.clone(),
