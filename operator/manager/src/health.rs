@@ -2,7 +2,7 @@
 //!
 //! | kind | healthy when |
 //! |---|---|
-//! | Deployment | the controller saw this generation; all replicas updated and available |
+//! | Deployment | the controller saw this generation; all replicas updated and available, none of the old template left |
 //! | StatefulSet | the controller saw this generation; all replicas updated and ready |
 //! | DaemonSet | the controller saw this generation; every scheduled pod updated and available |
 //! | Job | condition `Complete`; condition `Failed` is fatal |
@@ -45,14 +45,23 @@ fn replicas(obj: &Value, enough: (&str, &str)) -> Health {
             .pointer("/spec/replicas")
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        counts(
+        let updated = int(obj, "/status/updatedReplicas");
+        match counts(
             "replicas",
             want,
-            &[
-                ("updated", int(obj, "/status/updatedReplicas")),
-                (enough.0, int(obj, enough.1)),
-            ],
-        )
+            &[("updated", updated), (enough.0, int(obj, enough.1))],
+        ) {
+            // Pods of the old template still there (as `kubectl rollout status` reads it): the
+            // old ones count as available while the new ones never become so, so a rollout
+            // whose new Pods never become ready is not done.
+            Health::Healthy if int(obj, "/status/replicas") > updated => {
+                Health::Progressing(format!(
+                    "replicas: {} old pending termination",
+                    int(obj, "/status/replicas") - updated
+                ))
+            }
+            h => h,
+        }
     })
 }
 
@@ -357,6 +366,14 @@ mod tests {
         );
         d["status"]["availableReplicas"] = json!(3);
         assert_eq!(health(&d), Health::Healthy);
+        // Mid-rollout: the new Pod never became ready, the old one is still available.
+        d["spec"]["replicas"] = json!(1);
+        d["status"] = json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1,
+            "availableReplicas": 1, "unavailableReplicas": 1});
+        assert_eq!(
+            health(&d),
+            Health::Progressing("replicas: 1 old pending termination".into())
+        );
     }
 
     #[test]
