@@ -156,6 +156,9 @@ Examples:
 
   # As data, for a script or a review bot
   kudo diff --instance cassandra -n prod -P examples/values/cassandra-v1beta2.yaml -o json
+
+  # Drift: what changed in the objects kudo applied since (exit 1: something drifted)
+  kudo diff cassandra -n prod
 ";
 
 pub const PATCH: &str = "\

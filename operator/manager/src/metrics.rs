@@ -5,6 +5,7 @@ use std::time::Instant;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
@@ -16,6 +17,12 @@ struct ErrorLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PlanLabels {
     plan: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InstanceLabels {
+    namespace: String,
+    instance: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +40,9 @@ pub struct Metrics {
     started: Family<PlanLabels, Counter>,
     finished: Family<PlanEndLabels, Counter>,
     status_refused: Counter,
+    drift_detected: Counter,
+    drift_corrected: Counter,
+    drifted_objects: Family<InstanceLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -72,7 +82,28 @@ impl Default for Metrics {
             "Status writes the API server refused, replaced by a smaller status saying why",
             status_refused.clone(),
         );
+        let drift_detected = Counter::default();
+        registry.register(
+            "drift_detected",
+            "Objects found drifted from what kudo applied (each time a drift is first reported)",
+            drift_detected.clone(),
+        );
+        let drift_corrected = Counter::default();
+        registry.register(
+            "drift_corrected",
+            "Drifted or deleted objects applied again (spec.drift.mode correct)",
+            drift_corrected.clone(),
+        );
+        let drifted_objects = Family::<InstanceLabels, Gauge>::default();
+        registry.register(
+            "drifted_objects",
+            "Objects of an Instance drifted at its last drift check",
+            drifted_objects.clone(),
+        );
         Metrics {
+            drift_detected,
+            drift_corrected,
+            drifted_objects,
             status_refused,
             registry,
             reconciliations,
@@ -120,6 +151,24 @@ impl Metrics {
     /// The API server refused a status write.
     pub fn status_refused(&self) {
         self.status_refused.inc();
+    }
+
+    /// A drift check of Instance `namespace/instance` found `drifted` objects drifted, `new`
+    /// of them not reported before.
+    pub fn drift_checked(&self, namespace: &str, instance: &str, drifted: usize, new: usize) {
+        let labels = InstanceLabels {
+            namespace: namespace.into(),
+            instance: instance.into(),
+        };
+        self.drifted_objects
+            .get_or_create(&labels)
+            .set(i64::try_from(drifted).unwrap_or(i64::MAX));
+        self.drift_detected.inc_by(new as u64);
+    }
+
+    /// `n` drifted objects were applied again.
+    pub fn drift_corrected(&self, n: usize) {
+        self.drift_corrected.inc_by(n as u64);
     }
 
     /// The metrics in Prometheus' text format.
