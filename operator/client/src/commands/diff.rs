@@ -722,6 +722,37 @@ mod tests {
     }
 
     #[test]
+    fn a_drifted_object_is_drift_and_one_not_compared_makes_the_report_incomplete() {
+        let mut d = Drift {
+            instance: "ns/i".into(),
+            operator_version: "op-1".into(),
+            mode: DriftMode::Warn,
+            checked: 2,
+            objects: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert!(!d.drifted() && !d.incomplete(), "nothing drifted");
+        d.objects.push(DriftedObject {
+            object: object(ObjectAction::Unknown, Some("cannot read it: forbidden")),
+            pointers: Vec::new(),
+        });
+        assert!(!d.drifted() && d.incomplete(), "not compared is not drift");
+        d.objects.push(DriftedObject {
+            object: object(ObjectAction::Update, None),
+            pointers: vec!["/data/a".into()],
+        });
+        assert!(d.drifted() && d.incomplete());
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["mode"], "warn", "{v}");
+        assert_eq!(v["objects"][1]["pointers"], json!(["/data/a"]), "{v}");
+        assert_eq!(v["objects"][1]["kind"], "ConfigMap", "flattened: {v}");
+        assert!(
+            v["objects"][1].get("liveValue").is_none(),
+            "never serialized: {v}"
+        );
+    }
+
+    #[test]
     fn managed_fields_and_the_step_annotations_are_not_compared() {
         let obj = json!({"metadata": {"name": "a", "managedFields": [{"manager": "kudo-manager"}],
             "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "p", "kudo.dev/step": "s"}}});
