@@ -122,9 +122,12 @@ pub enum Command {
     /// the plan applies a unified diff of the live object against a server-side dry run.
     ///
     /// `kudo diff --instance NAME -p ... -P ...` is the diff of `kudo update`;
-    /// `kudo diff PACKAGE --instance NAME` the diff of `kudo upgrade`. Exit codes, as `diff`
-    /// and `kubectl diff`: 0 nothing would change, 1 something would change, 2 an error (a
-    /// refused change, the cluster, an object the API server could not dry-run).
+    /// `kudo diff PACKAGE --instance NAME` the diff of `kudo upgrade`; `kudo diff NAME` (no
+    /// change given) the drift of the objects kudo applied: each live object against a
+    /// server-side dry run of what kudo applied, spec.drift.ignore honoured. Exit codes, as
+    /// `diff` and `kubectl diff`: 0 nothing would change (no drift), 1 something would change
+    /// (something drifted), 2 an error (a refused change, the cluster, an object the API
+    /// server could not dry-run).
     #[command(after_help = crate::examples::DIFF)]
     Diff(DiffArgs),
     /// Add or remove one array item (or object member) of an Instance's parameters: what -p
@@ -1529,14 +1532,15 @@ fn remove_arg() -> Numbered<Edit> {
 pub struct DiffArgs {
     /// The package to upgrade to: the diff of `kudo upgrade PACKAGE --instance NAME` (a
     /// directory, a .tgz, an http(s):// URL, an oci:// reference or an operator name in a
-    /// repository). Without it, the diff of `kudo update --instance NAME`.
-    #[arg(value_name = "PACKAGE")]
+    /// repository). Without it, the diff of `kudo update --instance NAME`. Without
+    /// --instance, the Instance: `kudo diff NAME` shows its drift.
+    #[arg(value_name = "PACKAGE|NAME")]
     pub package: Option<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
     /// The Instance.
-    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
-    pub instance: String,
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(), required_unless_present = "package")]
+    pub instance: Option<String>,
     #[command(flatten)]
     pub values: ValueArgs,
     /// As `kudo update --reset`: remove the value you set at this parameter.
@@ -1546,9 +1550,9 @@ pub struct DiffArgs {
     /// superseded instead of refusing the change.
     #[arg(long)]
     pub force: bool,
-    /// The diff of `kudo rollback NAME REVISION`: the live Instance's values and objects
-    /// against revision REVISION's.
-    #[arg(long, value_name = "REVISION", conflicts_with_all = ["package", "resets"])]
+    /// The diff of `kudo rollback NAME REVISION` (`kudo diff NAME --revision N`): the live
+    /// Instance's values and objects against revision REVISION's.
+    #[arg(long, value_name = "REVISION", conflicts_with = "resets")]
     pub revision: Option<i64>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]

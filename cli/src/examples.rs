@@ -156,6 +156,9 @@ Examples:
 
   # As data, for a script or a review bot
   kudo diff --instance cassandra -n prod -P examples/values/cassandra-v1beta2.yaml -o json
+
+  # Drift: what changed in the objects kudo applied since (exit 1: something drifted)
+  kudo diff cassandra -n prod
 ";
 
 pub const PATCH: &str = "\
@@ -217,7 +220,7 @@ Examples:
   kudo rollback cassandra 1 -n prod --wait
   # What it would do, written nowhere
   kudo rollback cassandra 1 -n prod --dry-run -o json
-  kudo diff --instance cassandra --revision 1 -n prod
+  kudo diff cassandra --revision 1 -n prod
 ";
 
 pub const HISTORY: &str = "\

@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 mod bounded;
 #[path = "e2e/diff_patch.rs"]
 mod diff_patch;
+#[path = "e2e/drift.rs"]
+mod drift;
 #[path = "e2e/failover.rs"]
 mod failover;
 #[path = "e2e/kudo_manifests.rs"]
@@ -54,6 +56,8 @@ mod stored;
 #[path = "e2e/tenancy.rs"]
 mod tenancy;
 
+/// The managers' `--drift-interval`.
+const DRIFT_INTERVAL: &str = "5s";
 /// The variable naming the cluster's kubeconfig.
 const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
 /// What a skipped test prints.
@@ -179,6 +183,9 @@ impl Daemons {
                 identity,
                 "--default-service-account",
                 kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
+                // Short, so that the drift scenarios see a check within seconds.
+                "--drift-interval",
+                DRIFT_INTERVAL,
             ])
             .stdout(self.log(&format!("{log}.log")))
             .stderr(self.log(&format!("{log}.err")))

@@ -2,8 +2,11 @@
 //! (`kudo_client::commands::diff`), printed as value changes, the plan, and one unified diff
 //! per object. Exit codes as `diff(1)` and `kubectl diff`: 0 no change, 1 changes, 2 an error
 //! ([`Outcome::Changes`], [`Outcome::Incomplete`], [`Error::Diff`]: `main` gives the codes).
+//!
+//! With no change given (`kudo diff NAME`), the drift of the objects kudo applied
+//! (`kudo_client::commands::diff::drift`): 0 no drift, 1 drift, 2 an object not compared.
 
-use kudo_client::commands::diff::{self, Change, Diffed, ObjectAction};
+use kudo_client::commands::diff::{self, Change, Diffed, Drift, ObjectAction};
 use kudo_client::commands::{Inputs, history, update, upgrade};
 use serde_json::json;
 
@@ -18,7 +21,21 @@ pub fn run(a: DiffArgs) -> Result<Outcome, Error> {
 }
 
 fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
-    let name = a.instance.as_str();
+    let nothing_given =
+        a.values.overrides.is_empty() && a.values.files.is_empty() && a.resets.is_empty();
+    if let Some(revision) = a.revision {
+        return rollback(a, revision, nothing_given);
+    }
+    let name = match (&a.instance, &a.package) {
+        (Some(name), None) if nothing_given => return drift(a, name),
+        (Some(name), _) => name.as_str(),
+        (None, Some(name)) if nothing_given => return drift(a, &name.to_string_lossy()),
+        (None, _) => {
+            return Err(Error::Usage(
+                "kudo diff NAME shows an Instance's drift and takes no change: give the change's Instance with --instance NAME (kudo diff [PACKAGE] --instance NAME -p ...)".into(),
+            ));
+        }
+    };
     let loaded = match &a.package {
         Some(p) => Some(super::load_with(p, &a.source)?),
         None => None,
@@ -44,19 +61,6 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
         edits: &[],
     };
     let change = match (&loaded, &deps) {
-        _ if a.revision.is_some() => {
-            if !a.values.overrides.is_empty() || !docs.is_empty() {
-                return Err(Error::Usage(
-                    "--revision shows the diff of `kudo rollback`, which restores the revision's values: give no -p or -P with it".into(),
-                ));
-            }
-            Change::Rollback(history::RollbackRequest {
-                instance: name,
-                revision: a.revision,
-                dry_run: true,
-                force: a.force,
-            })
-        }
         (Some(l), Some(deps)) => Change::Upgrade(upgrade::Request {
             instance: name,
             package: &l.package,
@@ -74,6 +78,41 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             remediation: None,
         }),
     };
+    report(a, change, sources)
+}
+
+/// `kudo diff NAME --revision N` (or `--instance NAME --revision N`): what `kudo rollback NAME
+/// N` would do.
+fn rollback(a: &DiffArgs, revision: i64, nothing_given: bool) -> Result<Outcome, Error> {
+    let name = match (&a.instance, &a.package) {
+        (Some(name), None) => name.clone(),
+        (None, Some(name)) => name.to_string_lossy().into_owned(),
+        _ => {
+            return Err(Error::Usage(
+                "--revision shows what `kudo rollback NAME REVISION` would do: give the Instance, and no PACKAGE".into(),
+            ));
+        }
+    };
+    if !nothing_given {
+        return Err(Error::Usage(
+            "--revision shows the diff of `kudo rollback`, which restores the revision's values: give no -p, -P or --reset with it".into(),
+        ));
+    }
+    let change = Change::Rollback(history::RollbackRequest {
+        instance: &name,
+        revision: Some(revision),
+        dry_run: true,
+        force: a.force,
+    });
+    report(a, change, crate::report::Sources::default())
+}
+
+/// Computes `change` and prints it as `a.output` says; the outcome by the diff's content.
+fn report(
+    a: &DiffArgs,
+    change: Change<'_>,
+    sources: crate::report::Sources,
+) -> Result<Outcome, Error> {
     let d = cluster::block_on("diff", &a.cluster, async |t| {
         Ok(diff::diff(&t, change).await?)
     })
@@ -197,4 +236,79 @@ fn unified(o: &diff::ObjectDiff) -> String {
         .context_radius(3)
         .header(&old, &new)
         .to_string()
+}
+
+/// `kudo diff NAME`: the drift of Instance `name`.
+fn drift(a: &DiffArgs, name: &str) -> Result<Outcome, Error> {
+    let d = cluster::block_on("diff", &a.cluster, async |t| {
+        Ok(diff::drift(&t, name).await?)
+    })?;
+    let text = match a.output {
+        ReportFormat::Json => {
+            let mut v = serde_json::to_value(&d).unwrap_or_default();
+            for (o, shown) in d
+                .objects
+                .iter()
+                .zip(v["objects"].as_array_mut().into_iter().flatten())
+            {
+                shown["diff"] = json!(unified(&o.object));
+            }
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        ReportFormat::Text => drift_text(&d),
+    };
+    super::print(&text)?;
+    Ok(if d.incomplete() {
+        Outcome::Incomplete
+    } else if d.drifted() {
+        Outcome::Changes
+    } else {
+        Outcome::Done
+    })
+}
+
+/// The human drift report: each drifted object, its fields and its diff (live against what
+/// kudo applied); the objects not compared; the notes.
+fn drift_text(d: &Drift) -> String {
+    let mode = serde_json::to_value(d.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let mut out = format!(
+        "Instance {} ({}): drift of the objects kudo applied (spec.drift.mode: {mode})\n",
+        d.instance, d.operator_version
+    );
+    let drifted = d
+        .objects
+        .iter()
+        .filter(|o| o.object.error.is_none())
+        .count();
+    if drifted == 0 {
+        out.push_str(&format!(
+            "no drift: the {} object(s) kudo applied hold what it applied\n",
+            d.checked
+        ));
+    }
+    for o in &d.objects {
+        let (obj, title) = (&o.object, o.object.title());
+        match &obj.error {
+            Some(e) => out.push_str(&format!("\n{title} ({}): not compared: {e}\n", obj.step)),
+            None if o.pointers.is_empty() => {
+                out.push_str(&format!("\n{title} ({}): deleted\n", obj.step));
+                out.push_str(&unified(obj));
+            }
+            None => {
+                out.push_str(&format!(
+                    "\n{title} ({}): drifted at {}\n",
+                    obj.step,
+                    o.pointers.join(", ")
+                ));
+                out.push_str(&unified(obj));
+            }
+        }
+    }
+    for n in &d.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
 }

@@ -249,7 +249,7 @@ pub enum OnFailure {
 }
 
 /// How the manager treats objects it applied that no longer hold what it applied
-/// (`spec.drift`; `docs/lifecycle.md`).
+/// (`spec.drift`; `docs/drift.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Drift {

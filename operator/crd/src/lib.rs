@@ -16,6 +16,7 @@
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
 //! | [`revision`] | revisions: an Instance's past as ControllerRevisions, read, numbered, pruned, rolled back to |
+//! | [`drift`] | which objects kudo applied for an Instance, and where a live one drifted from them (the manager and `kudo diff NAME`) |
 //! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
 //!
 //! Every parameter rule applied here comes from `kudo-policy`.
@@ -31,6 +32,7 @@ pub mod applied;
 pub mod common;
 pub mod convert;
 mod crds;
+pub mod drift;
 pub mod labels;
 pub mod package;
 pub mod patch;

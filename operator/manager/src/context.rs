@@ -48,6 +48,9 @@ pub struct Settings {
     /// holds API server connections and a core while it renders, so 500 Instances at once
     /// meant 500 connections (issue 38). 0: no limit.
     pub concurrency: u16,
+    /// Longest time between two drift checks of an Instance whose plan is COMPLETE
+    /// (`--drift-interval`; `crate::drift`). Zero: never checked.
+    pub drift_interval: Duration,
 }
 
 impl Default for Settings {
@@ -60,6 +63,7 @@ impl Default for Settings {
             forbidden_grace: Duration::from_secs(3),
             pipe_max_restarts: 3,
             concurrency: 8,
+            drift_interval: Duration::from_secs(300),
         }
     }
 }
@@ -129,6 +133,8 @@ pub struct Context {
     /// By Instance: the resourceVersion of the manager's last status write, so that a
     /// reconcile of an older copy (the watch has not delivered the write yet) acts on nothing.
     written: Mutex<HashMap<String, u64>>,
+    /// By Instance: when its drift was last checked, and for which generation.
+    drift_checked: Mutex<HashMap<String, (Option<i64>, Instant)>>,
     pub(crate) clock: fn() -> String,
     /// The key of the digests of secret values in `status.applied`
     /// ([`crate::DIGEST_KEY_ENV`]).
@@ -162,6 +168,7 @@ impl Context {
             failures: Backoff::new(settings.backoff, settings.max_backoff),
             forbidden: Mutex::default(),
             written: Mutex::default(),
+            drift_checked: Mutex::default(),
             clock: now,
             digest_key: digest_key(),
         }
@@ -301,6 +308,30 @@ impl Context {
     pub(crate) fn forget(&self, inst: &Instance) {
         if let Ok(mut m) = self.written.lock() {
             m.remove(&key(inst));
+        }
+        if let Ok(mut m) = self.drift_checked.lock() {
+            m.remove(&key(inst));
+        }
+    }
+
+    /// How long until the drift of `inst` is due to be checked ([`Settings::drift_interval`]
+    /// after the last check of its current generation); `None`: due now.
+    pub(crate) fn drift_due(&self, inst: &Instance) -> Option<Duration> {
+        let m = self.drift_checked.lock().ok()?;
+        let (generation, at) = m.get(&key(inst))?;
+        if *generation != inst.metadata.generation {
+            return None;
+        }
+        self.settings
+            .drift_interval
+            .checked_sub(at.elapsed())
+            .filter(|d| !d.is_zero())
+    }
+
+    /// The drift of `inst` was checked now.
+    pub(crate) fn drift_checked(&self, inst: &Instance) {
+        if let Ok(mut m) = self.drift_checked.lock() {
+            m.insert(key(inst), (inst.metadata.generation, Instant::now()));
         }
     }
 

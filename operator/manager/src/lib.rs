@@ -24,6 +24,7 @@
 //! | `serve` | the process: `/healthz`, `/readyz`, `/metrics`, leader election ([`serve`]) |
 //! | `controller` | the controller on Instances and the OperatorVersion reflector ([`run`], [`error_policy`]) |
 //! | `reconcile` | one reconcile ([`reconcile`]): the finalizer, then `apply` (the plan a change needs) or `cleanup` (the `cleanup` plan of a deleted Instance); `round` starts and advances the active plan |
+//! | `drift` | once the active plan is COMPLETE, every `--drift-interval`: the objects kudo applied dry-run applied as the tenant and compared with the live ones; the `Drifted` condition, or the objects applied again (`spec.drift.mode`) |
 //! | `status`, `finalizer` | writing the Instance's status (a refused one replaced by a smaller one saying why) and `Ready` condition; the hand-written finalizer |
 //! | `context` | what reconciles share: clients, OperatorVersions, backoff, events ([`Context`], [`Settings`]) |
 //! | `tasks` | running a step: its tasks in order; `tasks::pipe`, `tasks::kudo_operator` |
@@ -66,6 +67,7 @@ mod containers;
 mod context;
 mod controller;
 mod digest;
+mod drift;
 mod error;
 mod finalizer;
 mod health;

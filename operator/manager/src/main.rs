@@ -62,6 +62,12 @@ struct Args {
     /// limit.
     #[arg(long, default_value_t = 8)]
     concurrency: u16,
+    /// Longest time between two checks of the drift of an Instance whose plan is COMPLETE:
+    /// its objects dry-run applied and compared with the live ones (spec.drift.mode: warn sets
+    /// the Drifted condition, correct applies them again). A humantime duration: 30s, 5m, 1h;
+    /// 0: drift is never checked.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    drift_interval: std::time::Duration,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
             progress: std::time::Duration::from_secs(args.progress_interval.max(1)),
             pipe_max_restarts: args.pipe_max_restarts,
             concurrency: args.concurrency,
+            drift_interval: args.drift_interval,
             ..Settings::default()
         };
         let opts = Options {

@@ -5,6 +5,7 @@ use std::time::Instant;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
@@ -24,6 +25,12 @@ struct ActionLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InstanceLabels {
+    namespace: String,
+    instance: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PlanEndLabels {
     plan: String,
     status: String,
@@ -40,6 +47,9 @@ pub struct Metrics {
     status_refused: Counter,
     revisions: Counter,
     remediations: Family<ActionLabels, Counter>,
+    drift_detected: Counter,
+    drift_corrected: Counter,
+    drifted_objects: Family<InstanceLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -91,9 +101,30 @@ impl Default for Metrics {
             "Remediation actions on failed plans, by action (retry, rollback, stopped)",
             remediations.clone(),
         );
+        let drift_detected = Counter::default();
+        registry.register(
+            "drift_detected",
+            "Objects found drifted from what kudo applied (each time a drift is first reported)",
+            drift_detected.clone(),
+        );
+        let drift_corrected = Counter::default();
+        registry.register(
+            "drift_corrected",
+            "Drifted or deleted objects applied again (spec.drift.mode correct)",
+            drift_corrected.clone(),
+        );
+        let drifted_objects = Family::<InstanceLabels, Gauge>::default();
+        registry.register(
+            "drifted_objects",
+            "Objects of an Instance drifted at its last drift check",
+            drifted_objects.clone(),
+        );
         Metrics {
             revisions,
             remediations,
+            drift_detected,
+            drift_corrected,
+            drifted_objects,
             status_refused,
             registry,
             reconciliations,
@@ -155,6 +186,24 @@ impl Metrics {
                 action: action.into(),
             })
             .inc();
+    }
+
+    /// A drift check of Instance `namespace/instance` found `drifted` objects drifted, `new`
+    /// of them not reported before.
+    pub fn drift_checked(&self, namespace: &str, instance: &str, drifted: usize, new: usize) {
+        let labels = InstanceLabels {
+            namespace: namespace.into(),
+            instance: instance.into(),
+        };
+        self.drifted_objects
+            .get_or_create(&labels)
+            .set(i64::try_from(drifted).unwrap_or(i64::MAX));
+        self.drift_detected.inc_by(new as u64);
+    }
+
+    /// `n` drifted objects were applied again.
+    pub fn drift_corrected(&self, n: usize) {
+        self.drift_corrected.inc_by(n as u64);
     }
 
     /// The metrics in Prometheus' text format.

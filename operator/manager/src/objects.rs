@@ -123,6 +123,33 @@ impl Objects {
         inst: &Instance,
         notes: &Notes,
     ) -> Result<Value, Failure> {
+        self.apply_with(tenant, obj, inst, notes, false)
+            .await
+            .map(|(_, stored)| stored)
+    }
+
+    /// What applying `obj` (labelled for its Instance) would store, as a server-side apply dry
+    /// run (`dryRun=All`, same field manager, forced, same conversions as [`Objects::apply`]),
+    /// and the live object read just before (`None`: there is none). Nothing is written.
+    pub async fn dry_run(
+        &self,
+        tenant: &Tenant,
+        obj: Value,
+        inst: &Instance,
+    ) -> Result<(Option<Value>, Value), Failure> {
+        self.apply_with(tenant, obj, inst, &Notes::default(), true)
+            .await
+    }
+
+    /// [`Objects::apply`], or with `dry_run` [`Objects::dry_run`].
+    async fn apply_with(
+        &self,
+        tenant: &Tenant,
+        obj: Value,
+        inst: &Instance,
+        notes: &Notes,
+        dry_run: bool,
+    ) -> Result<(Option<Value>, Value), Failure> {
         let (mut obj, (ar, namespaced)) = match self.resource(&obj).await {
             Ok(found) => (obj, found),
             Err(l @ Lookup::NotServed { .. }) => match successor::convert(&obj) {
@@ -154,7 +181,10 @@ impl Objects {
             .unwrap_or(&ns)
             .to_string();
         let api = Self::api(tenant, &ar, namespaced, &target_ns);
-        let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
+        let mut params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER).force();
+        if dry_run {
+            params = params.dry_run();
+        }
         let what = format!("{} {name}", ar.kind);
         let what = if namespaced && target_ns != ns {
             format!("{what} (namespace {target_ns})")
@@ -170,6 +200,14 @@ impl Objects {
         );
         // The fields found undeclared before go at once; each refusal adds the ones it names,
         // and a refusal naming none ends it.
+        let live = if dry_run {
+            match api.get_opt(&name).await {
+                Ok(live) => live.map(|o| serde_json::to_value(o).unwrap_or(Value::Null)),
+                Err(e) => return Err(classify(&e, tenant, "get", &what)),
+            }
+        } else {
+            None
+        };
         let mut known = self.undeclared.get(&kind_key).unwrap_or_default();
         let mut dropped = drop_fields(&mut obj, &known);
         for _ in 0..MAX_UNDECLARED_ROUNDS {
@@ -183,7 +221,9 @@ impl Objects {
                 ));
             }
             let e = match api.patch(&name, &params, &Patch::Apply(&obj)).await {
-                Ok(stored) => return Ok(serde_json::to_value(stored).unwrap_or(Value::Null)),
+                Ok(stored) => {
+                    return Ok((live, serde_json::to_value(stored).unwrap_or(Value::Null)));
+                }
                 Err(e) => e,
             };
             let kube::Error::Api(status) = &e else {

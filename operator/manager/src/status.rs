@@ -56,7 +56,7 @@ pub fn set_ready(
 
 /// Sets the condition `type_` (its transition time kept while its value stays), its message
 /// cut to [`bounded::STATUS_MESSAGE`].
-pub fn set_condition(
+pub(crate) fn set_condition(
     status: &mut InstanceStatus,
     inst: &Instance,
     type_: &str,

@@ -43,6 +43,10 @@ struct Cluster {
     /// The largest status write taken (its body, in bytes); a larger one is refused as the
     /// API server refuses a request larger than etcd takes.
     status_limit: Option<usize>,
+    /// By name: the objects applied for real (not dry runs), which a GET returns.
+    applied: HashMap<String, Value>,
+    /// By name: fields another manager changed since (pointer, value), seen by a GET.
+    changed: HashMap<String, Vec<(String, Value)>>,
 }
 
 struct Fake {
@@ -195,6 +199,15 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
                     }
                     (200, obj)
                 }
+                "GET" if cluster.applied.contains_key(&name) => {
+                    let mut live = cluster.applied[&name].clone();
+                    for (at, v) in cluster.changed.get(&name).into_iter().flatten() {
+                        if let Some(f) = live.pointer_mut(at) {
+                            *f = v.clone();
+                        }
+                    }
+                    (200, live)
+                }
                 "DELETE" => (
                     200,
                     json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "metadata": {}}),
@@ -213,7 +226,16 @@ impl Fake {
         }));
         let state = cluster.clone();
         let (client, seen) = mock_api::client("default", move |r| {
-            answer(&mut state.lock().unwrap(), &r.method, &r.path, &r.body)
+            let mut cluster = state.lock().unwrap();
+            let answered = answer(&mut cluster, &r.method, &r.path, &r.body);
+            let name = r.path.rsplit('/').next().unwrap_or("").to_string();
+            let object = !r.path.contains("/instances/") && !r.path.contains("/events");
+            if object && r.method == "PATCH" && !r.query.contains("dryRun") && answered.0 == 200 {
+                let mut stored = answered.1.clone();
+                stored["metadata"]["managedFields"] = json!([{"manager": "kudo-manager"}]);
+                cluster.applied.insert(name, stored);
+            }
+            answered
         });
         (Fake { seen, cluster }, client)
     }
@@ -425,6 +447,8 @@ const SETTINGS: Settings = Settings {
     forbidden_grace: Duration::ZERO,
     pipe_max_restarts: 3,
     concurrency: 8,
+    // Not checked: the tests of plans count every request (see the drift tests).
+    drift_interval: Duration::ZERO,
 };
 
 fn context(client: kube::Client, with_ov: bool) -> Arc<Context> {
@@ -1581,4 +1605,151 @@ async fn a_step_failing_the_same_way_backs_off_and_a_new_failure_starts_again() 
     assert_eq!(action, Action::requeue(SETTINGS.backoff));
     // The plan was started once, by the first reconcile.
     assert!(Fake::events(&fake.take()).is_empty());
+}
+
+/// A COMPLETE Instance checked for drift every minute, its `spec.drift` as given, in `fake`.
+async fn drift_round(fake: &Fake, ctx: &Arc<Context>, generation: i64, drift: Value) -> Action {
+    let mut status = deployed(json!({"replicas": 1, "schedule": "daily", "monitoring": false}));
+    let conditions = fake.cluster.lock().unwrap().instance["status"]["conditions"].clone();
+    if conditions.is_array() {
+        status["conditions"] = conditions;
+    }
+    let mut inst = instance(json!({})).finalized().with_status(status);
+    inst.metadata.generation = Some(generation);
+    inst.spec.drift = serde_json::from_value(drift).unwrap();
+    reconcile_in(ctx, inst).await
+}
+
+fn drifted(fake: &Fake) -> (String, String, String) {
+    let st = fake.stored().status.unwrap_or_default();
+    let c = st.conditions.iter().find(|c| c.type_ == "Drifted");
+    let c = c.expect("a Drifted condition");
+    (
+        c.status.clone(),
+        c.reason.clone().unwrap_or_default(),
+        c.message.clone().unwrap_or_default(),
+    )
+}
+
+/// Drift, against the fake API server: deleted objects reported under warn (dry runs only),
+/// applied again under correct (an Event, no plan), a field another manager changed named,
+/// ignored by a rule; the next check waits for the interval unless spec.drift changes.
+#[tokio::test]
+async fn drift_is_reported_under_warn_corrected_under_correct_and_ignored_by_a_rule() {
+    let inst = instance(json!({})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    let settings = Settings {
+        drift_interval: Duration::from_secs(60),
+        ..SETTINGS
+    };
+    let ctx = tenant_context(client, settings);
+
+    // warn (absent): both objects of deploy are gone; only dry runs, as the tenant.
+    let action = drift_round(&fake, &ctx, 1, json!(null)).await;
+    assert_eq!(action, Action::requeue(Duration::from_secs(60)));
+    let seen = fake.take();
+    let patches: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.method == "PATCH" && !s.path.contains("/instances/"))
+        .collect();
+    assert_eq!(patches.len(), 2, "{seen:?}");
+    for p in &patches {
+        assert!(p.query.contains("dryRun=All"), "{p:?}");
+        assert!(p.query.contains("fieldManager=kudo-manager"), "{p:?}");
+        assert!(p.query.contains("force=true"), "{p:?}");
+        assert_eq!(
+            p.impersonate, "system:serviceaccount:ns:kudo-instance",
+            "{p:?}"
+        );
+    }
+    assert_eq!(
+        drifted(&fake),
+        (
+            "True".into(),
+            "Drifted".into(),
+            "ConfigMap demo-config: deleted; Deployment demo-app: deleted".into()
+        )
+    );
+    let events = Fake::events(&seen);
+    assert!(
+        events
+            .iter()
+            .any(|(r, n)| r == "Drifted" && n.contains("Deployment demo-app: deleted")),
+        "{events:?}"
+    );
+
+    // Not due yet (same generation): nothing is sent.
+    drift_round(&fake, &ctx, 1, json!(null)).await;
+    assert!(Fake::calls(&fake.take()).is_empty());
+
+    // correct (a new generation: due at once): applied for real, an Event, no plan.
+    drift_round(&fake, &ctx, 2, json!({"mode": "correct"})).await;
+    let seen = fake.take();
+    let real: Vec<String> = seen
+        .iter()
+        .filter(|s| s.method == "PATCH" && !s.path.contains("/instances/"))
+        .filter(|s| !s.query.contains("dryRun"))
+        .map(|s| s.path.clone())
+        .collect();
+    assert_eq!(
+        real,
+        [
+            "/api/v1/namespaces/ns/configmaps/demo-config",
+            "/apis/apps/v1/namespaces/ns/deployments/demo-app"
+        ]
+    );
+    let (value, reason, _) = drifted(&fake);
+    assert_eq!(
+        (value.as_str(), reason.as_str()),
+        ("False", "DriftCorrected")
+    );
+    let events = Fake::events(&seen);
+    assert!(
+        events.iter().any(|(r, _)| r == "DriftCorrected"),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|(r, _)| r == "PlanStarted"),
+        "{events:?}"
+    );
+
+    // Nothing drifted now.
+    drift_round(&fake, &ctx, 3, json!(null)).await;
+    let (value, reason, _) = drifted(&fake);
+    assert_eq!((value.as_str(), reason.as_str()), ("False", "NoDrift"));
+
+    // Another manager scales the Deployment: named with its field.
+    fake.cluster
+        .lock()
+        .unwrap()
+        .changed
+        .insert("demo-app".into(), vec![("/spec/replicas".into(), json!(5))]);
+    drift_round(&fake, &ctx, 4, json!({"mode": "warn"})).await;
+    assert_eq!(
+        drifted(&fake),
+        (
+            "True".into(),
+            "Drifted".into(),
+            "Deployment demo-app: /spec/replicas".into()
+        )
+    );
+
+    // Ignored by a rule: no drift.
+    let rule = json!({"ignore": [{"kind": "Deployment", "pointers": ["/spec/replicas"]}]});
+    drift_round(&fake, &ctx, 5, rule).await;
+    let (value, reason, _) = drifted(&fake);
+    assert_eq!((value.as_str(), reason.as_str()), ("False", "NoDrift"));
+
+    // ignore: not checked, the condition removed.
+    fake.take();
+    drift_round(&fake, &ctx, 6, json!({"mode": "ignore"})).await;
+    let seen = fake.take();
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.method == "PATCH" && !s.path.contains("/instances/")),
+        "{seen:?}"
+    );
+    let st = fake.stored().status.unwrap_or_default();
+    assert!(!st.conditions.iter().any(|c| c.type_ == "Drifted"));
 }

@@ -19,6 +19,8 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, oneshot};
 use kudo_crd::applied::{self, At};
+use kudo_crd::common::DriftMode;
+use kudo_crd::drift;
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
 use kudo_diag::Diagnostic;
@@ -145,6 +147,12 @@ pub struct ObjectDiff {
     pub planned: Option<String>,
     /// Why it could not be compared (the API server's message).
     pub error: Option<String>,
+    /// The live object as read (unmasked: never shown, for the drift comparison).
+    #[serde(skip)]
+    live_value: Option<Value>,
+    /// The dry run's answer as read (likewise).
+    #[serde(skip)]
+    planned_value: Option<Value>,
 }
 
 impl ObjectDiff {
@@ -430,6 +438,8 @@ async fn compare(
         live: None,
         planned: None,
         error: None,
+        live_value: None,
+        planned_value: None,
     };
     let (ar, namespaced) = match resource(t, &mut obj, notes).await {
         Ok(found) => found,
@@ -477,6 +487,8 @@ async fn compare(
             }
         }
     };
+    d.live_value = live.clone();
+    d.planned_value = planned.clone();
     let live = live.map(comparable);
     let planned = planned.map(comparable);
     d.action = match (&live, &planned) {
@@ -495,23 +507,12 @@ async fn compare(
     d
 }
 
-/// The object as compared and shown: without `metadata.managedFields` (as `kubectl diff` and
-/// `kubectl get` show it) and without kudo's bookkeeping annotations of where a plan applied it
-/// (`kudo.dev/plan`, `phase`, `step`), which every plan rewrites: left in, they would make
-/// every object of a plan differ.
-fn comparable(mut obj: Value) -> Value {
-    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("managedFields");
-        if let Some(Value::Object(a)) = m.get_mut("annotations") {
-            for key in [labels::PLAN, labels::PHASE, labels::STEP] {
-                a.remove(key);
-            }
-            if a.is_empty() {
-                m.remove("annotations");
-            }
-        }
-    }
-    obj
+/// The object as compared and shown: without what the API server maintains and kudo's
+/// record of the step that applied it ([`drift::comparable`]: `status`, `managedFields`,
+/// `resourceVersion`, `generation`, `kudo.dev/plan`, `phase`, `step`), which every write or
+/// plan rewrites: left in, they would make every object differ.
+fn comparable(obj: Value) -> Value {
+    drift::comparable(obj)
 }
 
 /// `obj` as YAML with nothing secret in it: the texts of `writeOnly` values masked wherever
@@ -546,6 +547,121 @@ fn shown(
     }
     redacted.mask_value(&mut obj);
     kudo_yaml::manifest::to_yaml(&obj)
+}
+
+/// `kudo diff NAME` with no change given: where the objects kudo applied for the Instance
+/// drifted from what it applied (`kudo_crd::drift`). Every object is masked as in [`Diffed`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// `namespace/name` of the Instance.
+    pub instance: String,
+    /// The OperatorVersion it runs.
+    pub operator_version: String,
+    /// `spec.drift.mode` (`warn` when absent): what the manager does about it.
+    pub mode: DriftMode,
+    /// How many objects were compared.
+    pub checked: usize,
+    /// The objects that drifted, and those that could not be compared.
+    pub objects: Vec<DriftedObject>,
+    /// What is not shown, and why.
+    pub notes: Vec<String>,
+}
+
+impl Drift {
+    /// Whether an object drifted.
+    pub fn drifted(&self) -> bool {
+        self.objects.iter().any(|o| o.object.error.is_none())
+    }
+
+    /// Whether an object could not be compared: the report is incomplete.
+    pub fn incomplete(&self) -> bool {
+        self.objects.iter().any(|o| o.object.error.is_some())
+    }
+}
+
+/// One object that drifted: the live object against what kudo's apply would make of it
+/// (`planned`), and the fields that differ.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftedObject {
+    /// The object, live and as applied again (`create`: it was deleted).
+    #[serde(flatten)]
+    pub object: ObjectDiff,
+    /// The JSON pointers that drifted (empty when the object was deleted).
+    pub pointers: Vec<String>,
+}
+
+/// The drift of Instance `name` (see [`Drift`]): each object its plans applied
+/// ([`drift::applied_objects`], rendered with its current effective values) sent as a
+/// server-side dry-run apply with kudo-manager's field manager, as the user running it, and
+/// compared with the live object; `spec.drift.ignore` applies.
+pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
+    let req = update::Request {
+        instance: name,
+        inputs: super::Inputs::default(),
+        dry_run: true,
+        force: false,
+        remediation: None,
+    };
+    let done = update::update(t, &req).await?;
+    let (_, reference) = instance_and_version(t, name).await?;
+    let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
+    let values = done.change.values.value();
+    let redacted = Redacted::new(&version.schema, values);
+    let inst = t.instance(name).await?;
+    let status = inst.status.clone().unwrap_or_default();
+    let prepared = Prepared::new(&pkg);
+    let applied =
+        drift::applied_objects(&prepared, &inst, &status, values).map_err(Error::Parameters)?;
+    let rules = inst
+        .spec
+        .drift
+        .as_ref()
+        .map(|d| d.ignore.clone())
+        .unwrap_or_default();
+    let mut out = Drift {
+        instance: format!("{}/{name}", t.namespace),
+        operator_version: done.operator_version,
+        mode: drift::mode(inst.spec.drift.as_ref()),
+        checked: 0,
+        objects: Vec::new(),
+        notes: Vec::new(),
+    };
+    for a in applied {
+        let p = Planned {
+            object: a.object,
+            phase: a.phase,
+            step: a.step,
+            plan: a.plan,
+            delete: false,
+        };
+        let mut d = compare(t, &inst, &pkg, p, &redacted, &mut out.notes).await;
+        if d.error.is_some() {
+            out.objects.push(DriftedObject {
+                object: d,
+                pointers: Vec::new(),
+            });
+            continue;
+        }
+        out.checked += 1;
+        let live = d.live_value.take();
+        let Some(planned) = d.planned_value.take() else {
+            continue;
+        };
+        let Some(found) = drift::Drifted::of(live.as_ref(), &planned, &rules) else {
+            continue;
+        };
+        let pointers = match found.state {
+            drift::State::Changed { pointers } => pointers,
+            drift::State::Deleted => Vec::new(),
+        };
+        out.objects.push(DriftedObject {
+            object: d,
+            pointers,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -595,6 +711,8 @@ mod tests {
             live: None,
             planned: None,
             error: error.map(String::from),
+            live_value: None,
+            planned_value: None,
         }
     }
 
@@ -624,6 +742,37 @@ mod tests {
         );
         d.objects[1] = object(ObjectAction::Update, None);
         assert!(d.changes() && !d.incomplete());
+    }
+
+    #[test]
+    fn a_drifted_object_is_drift_and_one_not_compared_makes_the_report_incomplete() {
+        let mut d = Drift {
+            instance: "ns/i".into(),
+            operator_version: "op-1".into(),
+            mode: DriftMode::Warn,
+            checked: 2,
+            objects: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert!(!d.drifted() && !d.incomplete(), "nothing drifted");
+        d.objects.push(DriftedObject {
+            object: object(ObjectAction::Unknown, Some("cannot read it: forbidden")),
+            pointers: Vec::new(),
+        });
+        assert!(!d.drifted() && d.incomplete(), "not compared is not drift");
+        d.objects.push(DriftedObject {
+            object: object(ObjectAction::Update, None),
+            pointers: vec!["/data/a".into()],
+        });
+        assert!(d.drifted() && d.incomplete());
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["mode"], "warn", "{v}");
+        assert_eq!(v["objects"][1]["pointers"], json!(["/data/a"]), "{v}");
+        assert_eq!(v["objects"][1]["kind"], "ConfigMap", "flattened: {v}");
+        assert!(
+            v["objects"][1].get("liveValue").is_none(),
+            "never serialized: {v}"
+        );
     }
 
     #[test]

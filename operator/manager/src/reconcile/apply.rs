@@ -121,5 +121,9 @@ pub(super) async fn reconcile(
     if let Some(retry) = remediation::check(&mut round, pkg, &record).await {
         revisions::sync(&mut round, compiled, Some(&retry)).await;
     }
-    round.advance(&compiled.prepared, &values).await
+    let action = round.advance(&compiled.prepared, &values).await?;
+    // Once the plan is COMPLETE: the drift of what it applied (crate::drift).
+    let (api, status, now) = (&round.api, &mut round.status, round.now.as_str());
+    let next = crate::drift::check(ctx, api, inst, status, compiled, &values, now).await?;
+    Ok(next.map_or(action, |due| Action::requeue(due.min(ctx.settings.resync))))
 }
