@@ -58,6 +58,19 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
     let ns = s.namespace.clone();
     s.install(&example("cassandra-v1beta2"), "cass", &[]);
     s.wait_plan("cass", "deploy");
+    // What one revision costs (issue 34's note): the cassandra example's first, as stored.
+    let revisions = s.api("apps/v1", "ControllerRevision", "controllerrevisions");
+    let mut first = None;
+    wait_until("revision 1 is recorded", || {
+        first = s.get(&revisions, "cass.r1");
+        first.is_some()
+    });
+    let first = first.unwrap_or_default();
+    say(&format!(
+        "drift: one revision of the cassandra example: {} bytes of data, {} bytes as stored (JSON)",
+        serde_json::to_vec(&first["data"]).map_or(0, |v| v.len()),
+        serde_json::to_vec(&first).map_or(0, |v| v.len()),
+    ));
     let sts = s.api("apps/v1", "StatefulSet", "statefulsets");
     let replicas =
         || s.get(&sts, "cass-node").expect("the StatefulSet")["spec"]["replicas"].clone();
