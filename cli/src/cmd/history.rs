@@ -90,6 +90,14 @@ fn change_column(r: &Revision) -> String {
     parts.join("; ")
 }
 
+/// An RFC 3339 time to the second, as kubectl shows times (`2026-11-27T22:04:01Z`).
+fn to_the_second(time: &str) -> String {
+    match (time.find('.'), time.rfind(['Z', '+', '-'])) {
+        (Some(dot), Some(zone)) if zone > dot => format!("{}{}", &time[..dot], &time[zone..]),
+        _ => time.to_string(),
+    }
+}
+
 /// `kudo history NAME`.
 pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
     let name = a.name.as_str();
@@ -124,7 +132,7 @@ pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
             for r in &h.revisions {
                 table.add_row([
                     r.number.to_string(),
-                    r.record.time.clone(),
+                    to_the_second(&r.record.time),
                     r.record.operator_version.name.clone().unwrap_or_default(),
                     r.record.plan.clone(),
                     r.status.to_string(),
@@ -214,4 +222,26 @@ pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
     };
     super::print(&out)?;
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_to_the_second() {
+        assert_eq!(
+            to_the_second("2026-11-27T22:04:01.256487744Z"),
+            "2026-11-27T22:04:01Z"
+        );
+        assert_eq!(
+            to_the_second("2026-11-27T22:04:01.5+01:00"),
+            "2026-11-27T22:04:01+01:00"
+        );
+        assert_eq!(
+            to_the_second("2026-11-27T22:04:01Z"),
+            "2026-11-27T22:04:01Z"
+        );
+        assert_eq!(to_the_second(""), "");
+    }
 }

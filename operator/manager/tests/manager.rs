@@ -180,6 +180,11 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
                     ),
                 );
             }
+            // A change of the spec is a new generation, as the API server counts them.
+            if inst["spec"] != cluster.instance["spec"] {
+                let g = inst["metadata"]["generation"].as_i64().unwrap_or(0);
+                inst["metadata"]["generation"] = json!(g + 1);
+            }
             cluster.instance = inst.clone();
             (200, inst)
         }
@@ -785,6 +790,120 @@ async fn a_change_to_a_triggered_parameter_runs_its_plan_and_a_failed_job_is_fat
                 "plan `backup` failed: backup: run: Job demo-backup: job failed: Job has reached the specified backoff limit".into()
             ),
         ]
+    );
+}
+
+/// The condition `type_` of a status: (status, reason, message).
+fn condition(status: &Value, type_: &str) -> (String, String, String) {
+    let c = status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .cloned()
+        .unwrap_or_else(|| panic!("no condition {type_}: {status}"));
+    let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+    (text("status"), text("reason"), text("message"))
+}
+
+/// Issue 34: a change whose plan fails, with `onFailure: rollback`, is rolled back to the last
+/// revision that completed, by a write the webhook decides as a rollback; when that rollback's
+/// own plan fails, remediation stops and says so, with no second rollback.
+#[tokio::test]
+async fn a_failed_change_is_rolled_back_once_and_a_failed_rollback_stops_there() {
+    let before = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let mut inst = instance(json!({"schedule": "hourly"}))
+        .finalized()
+        .with_status(deployed(before));
+    inst.metadata.generation = Some(2);
+    inst.spec.remediation = Some(serde_json::from_value(json!({"onFailure": "rollback"})).unwrap());
+    let (fake, client) = Fake::start(&inst);
+    fake.object_status(
+        "demo-backup",
+        json!({"conditions": [{"type": "Failed", "status": "True",
+            "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]}),
+    );
+    // Revision 1: the deploy that completed, with no values set.
+    let first = kudo_crd::revision::Record {
+        time: "2026-11-21T00:00:00Z".into(),
+        operator_version: serde_json::from_value(json!({"name": "demo-1.0.0"})).unwrap(),
+        parameters: json!({}),
+        plan: "deploy".into(),
+        plan_uid: "deploy-g1".into(),
+        ..Default::default()
+    };
+    let mut r1 = serde_json::to_value(kudo_crd::revision::object(&inst, 1, &first)).unwrap();
+    r1["metadata"]["annotations"]["kudo.dev/plan-status"] = json!("COMPLETE");
+    fake.cluster.lock().unwrap().revisions.push(r1);
+    let ctx = context(client, true);
+    // The change runs `backup`, whose Job fails: revision 2, FATAL_ERROR.
+    reconcile_in(&ctx, inst).await;
+    fake.take();
+    // Looked at again: rolled back to revision 1, through a guarded write naming generation 2.
+    reconcile_in(&ctx, fake.stored()).await;
+    let seen = fake.take();
+    let stored = fake.stored();
+    assert_eq!(
+        stored.spec.parameters,
+        Some(json!({})),
+        "revision 1's values"
+    );
+    assert_eq!(stored.metadata.generation, Some(3));
+    assert_eq!(
+        stored.metadata.annotations.as_ref().unwrap()["kudo.dev/rollback"],
+        "1@2"
+    );
+    let revisions = fake.revisions();
+    assert_eq!(revisions.len(), 2);
+    assert_eq!(
+        revisions[1]["metadata"]["annotations"]["kudo.dev/plan-status"],
+        "FATAL_ERROR"
+    );
+    let status = Fake::last_status(&seen);
+    let (value, reason, message) = condition(&status, "Remediated");
+    assert_eq!((value.as_str(), reason.as_str()), ("True", "RolledBack"));
+    assert!(message.contains("rolled back to revision 1"), "{message}");
+    assert!(
+        Fake::events(&seen).iter().any(|(r, _)| r == "RolledBack"),
+        "{:?}",
+        Fake::events(&seen)
+    );
+    assert_eq!(status["remediation"]["rollbackGeneration"], 3, "{status}");
+    // The rollback runs `backup` again (schedule back to daily), whose Job fails again.
+    reconcile_in(&ctx, fake.stored()).await;
+    fake.take();
+    let revisions = fake.revisions();
+    assert_eq!(revisions.len(), 3, "the rollback's revision");
+    assert_eq!(revisions[2]["data"]["rollbackOf"], 1);
+    assert!(
+        revisions[2]["data"]["remediated"]
+            .as_str()
+            .is_some_and(|r| r.contains("rollback to revision 1 after revision 2 failed")),
+        "{}",
+        revisions[2]["data"]
+    );
+    // Remediation stops: no second rollback, and the condition says so.
+    reconcile_in(&ctx, fake.stored()).await;
+    let seen = fake.take();
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.method == "PATCH" && s.path.ends_with("/instances/demo")),
+        "no second rollback: {:?}",
+        Fake::calls(&seen)
+    );
+    let stored = serde_json::to_value(fake.stored().status).unwrap();
+    let (value, reason, _) = condition(&stored, "Remediated");
+    assert_eq!(
+        (value.as_str(), reason.as_str()),
+        ("False", "RollbackFailed")
+    );
+    assert!(
+        Fake::events(&seen)
+            .iter()
+            .any(|(r, _)| r == "RemediationFailed"),
+        "{:?}",
+        Fake::events(&seen)
     );
 }
 

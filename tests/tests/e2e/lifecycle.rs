@@ -184,6 +184,14 @@ fn history_shows_each_change_and_a_rollback_restores_values_version_and_secret()
         let h = history(&s, "app");
         h.len() == 4 && h[3]["rollbackOf"] == 1 && h[3]["status"] == "COMPLETE"
     });
+    let after = s
+        .kudo(&["history", "app", "-n", &s.namespace])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    say(&format!("history: after the rollback:\n{}", text(&after)));
     let h = history(&s, "app");
     assert_eq!(
         h[3]["plan"], "update",
