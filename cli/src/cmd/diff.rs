@@ -133,13 +133,19 @@ fn report(
         ReportFormat::Text => text(&d),
     };
     super::print(&text)?;
-    Ok(if d.incomplete() {
+    Ok(outcome(d.incomplete(), d.changes()))
+}
+
+/// Exit codes as `diff(1)`: 2 when the diff is incomplete (an object not compared), 1 when
+/// something differs, 0 when nothing does (`main` gives the codes).
+fn outcome(incomplete: bool, differs: bool) -> Outcome {
+    if incomplete {
         Outcome::Incomplete
-    } else if d.changes() {
+    } else if differs {
         Outcome::Changes
     } else {
         Outcome::Done
-    })
+    }
 }
 
 /// The human report: the values, the plan, the objects' diffs, the notes.
@@ -258,13 +264,7 @@ fn drift(a: &DiffArgs, name: &str) -> Result<Outcome, Error> {
         ReportFormat::Text => drift_text(&d),
     };
     super::print(&text)?;
-    Ok(if d.incomplete() {
-        Outcome::Incomplete
-    } else if d.drifted() {
-        Outcome::Changes
-    } else {
-        Outcome::Done
-    })
+    Ok(outcome(d.incomplete(), d.drifted()))
 }
 
 /// The human drift report: each drifted object, its fields and its diff (live against what

@@ -21,9 +21,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
-use kube::api::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

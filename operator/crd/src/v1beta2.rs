@@ -125,4 +125,9 @@ impl InstanceSpec {
     pub fn operator_version_name(&self) -> Option<String> {
         self.operator_version.as_ref().and_then(|r| r.name.clone())
     }
+
+    /// `spec.drift.ignore`: what drift never counts (none when absent).
+    pub fn drift_ignores(&self) -> &[crate::common::DriftIgnore] {
+        self.drift.as_ref().map_or(&[], |d| d.ignore.as_slice())
+    }
 }

@@ -190,12 +190,7 @@ async fn look(
     let tenant = ctx.tenants.client_for(inst).map_err(|e| e.to_string())?;
     let objects = drift::applied_objects(&compiled.prepared, inst, status, params)
         .map_err(|d| diagnostics(&d))?;
-    let rules = inst
-        .spec
-        .drift
-        .as_ref()
-        .map(|d| d.ignore.clone())
-        .unwrap_or_default();
+    let rules = inst.spec.drift_ignores().to_vec();
     let mut found = Found {
         checked: 0,
         drifted: Vec::new(),

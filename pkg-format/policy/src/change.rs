@@ -355,25 +355,7 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
 pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Verdict {
     within_limits(proposal)?;
     let from = installed.version;
-    let mut problems = Vec::new();
-    if installed.deleting {
-        problems.push(deleting("upgrade"));
-    }
-    if let Some(running) = installed.in_progress {
-        problems.push(
-            Diagnostic::error(
-                Code::PlanInProgress,
-                "",
-                format!(
-                    "cannot upgrade to {} while plan `{running}` is scheduled or running",
-                    to.name
-                ),
-            )
-            .with_help(format!(
-                "wait until `{running}` ends (kudo plan status), then upgrade"
-            )),
-        );
-    }
+    let mut problems = unsettled(installed, "upgrade", "upgrade to", to, "then upgrade");
     let old_explicit = from.typed(installed.values);
     let Carried {
         migration: m,
@@ -518,25 +500,13 @@ pub fn rollback(
         return update(installed, proposal);
     }
     within_limits(proposal)?;
-    let mut problems = Vec::new();
-    if installed.deleting {
-        problems.push(deleting("roll back"));
-    }
-    if let Some(running) = installed.in_progress {
-        problems.push(
-            Diagnostic::error(
-                Code::PlanInProgress,
-                "",
-                format!(
-                    "cannot roll back to {} while plan `{running}` is scheduled or running",
-                    to.name
-                ),
-            )
-            .with_help(format!(
-                "wait until `{running}` ends (kudo plan status), or roll back with --force"
-            )),
-        );
-    }
+    let mut problems = unsettled(
+        installed,
+        "roll back",
+        "roll back to",
+        to,
+        "or roll back with --force",
+    );
     let kept = kept.map(|k| to.typed(k)).unwrap_or_else(empty);
     let (new, explicit, more) = propose(to, &empty(), &kept, proposal);
     problems.extend(more);
@@ -601,6 +571,38 @@ pub fn rollback(
         report: None,
         warnings,
     })
+}
+
+/// Why `installed` cannot move to version `to` now: it is being deleted, or a plan is
+/// scheduled or running (an upgrade's and a rollback's refusal; `what` and `verb` say which,
+/// `then` ends the help).
+fn unsettled(
+    installed: &Installed<'_>,
+    what: &str,
+    verb: &str,
+    to: &Version,
+    then: &str,
+) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    if installed.deleting {
+        problems.push(deleting(what));
+    }
+    if let Some(running) = installed.in_progress {
+        problems.push(
+            Diagnostic::error(
+                Code::PlanInProgress,
+                "",
+                format!(
+                    "cannot {verb} {} while plan `{running}` is scheduled or running",
+                    to.name
+                ),
+            )
+            .with_help(format!(
+                "wait until `{running}` ends (kudo plan status), {then}"
+            )),
+        );
+    }
+    problems
 }
 
 /// What an upgrade starts from, before the values given with it.

@@ -614,12 +614,7 @@ pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
     let prepared = Prepared::new(&pkg);
     let applied =
         drift::applied_objects(&prepared, &inst, &status, values).map_err(Error::Parameters)?;
-    let rules = inst
-        .spec
-        .drift
-        .as_ref()
-        .map(|d| d.ignore.clone())
-        .unwrap_or_default();
+    let rules = inst.spec.drift_ignores().to_vec();
     let mut out = Drift {
         instance: format!("{}/{name}", t.namespace),
         operator_version: done.operator_version,

@@ -42,7 +42,7 @@ fn running_for(started: Option<&str>, now: &str) -> Option<Duration> {
 /// retry runs with (as [`Round::begin`] takes them). A retry started here is returned, for
 /// its revision to say so.
 pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) -> Option<Began> {
-    let (ctx, inst) = (round.ctx, round.inst);
+    let inst = round.inst;
     // The run of a rollback remediation wrote: its failure is only said (no remediation of a
     // remediation), whatever policy applies to its own change.
     let rolling_back = round.status.remediation.as_ref().is_some_and(|r| {
@@ -75,7 +75,6 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
         format!("plan `{}` failed: {message}", active.name)
     };
     let generation = inst.metadata.generation.unwrap_or_default();
-    let now = round.now.clone();
     let rem = round
         .status
         .remediation
@@ -92,18 +91,14 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
                 "the rollback to revision {} failed too ({why}); remediation stops here: fix the cause, then kudo rollback or kudo upgrade",
                 rem.rolled_back_to.unwrap_or_default()
             );
-            set_condition(
-                &mut round.status,
-                inst,
-                REMEDIATED,
-                "False",
-                "RollbackFailed",
-                &text,
-                &now,
-            );
-            ctx.metrics.remediated("stopped");
-            ctx.event(inst, EventType::Warning, "RemediationFailed", text)
-                .await;
+            say(
+                round,
+                ("False", "RollbackFailed"),
+                "stopped",
+                "RemediationFailed",
+                text,
+            )
+            .await;
         }
         return None;
     }
@@ -125,18 +120,14 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
             reason: format!("retry {n} of {retries}: {why}"),
         };
         let text = format!("retrying plan `{}` ({n} of {retries}): {why}", active.name);
-        set_condition(
-            &mut round.status,
-            inst,
-            REMEDIATED,
-            "False",
-            "Retrying",
-            &text,
-            &now,
-        );
-        ctx.metrics.remediated("retry");
-        ctx.event(inst, EventType::Warning, "RemediationRetry", text)
-            .await;
+        say(
+            round,
+            ("False", "Retrying"),
+            "retry",
+            "RemediationRetry",
+            text,
+        )
+        .await;
         if let Some(number) = active.revision.filter(|_| timed_out) {
             revisions::superseded(round, number, &format!("retry {n} of {retries}")).await;
         }
@@ -153,18 +144,14 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
     if policy.on_failure != Some(OnFailure::Rollback) {
         if !said(round, &["RetriesExhausted"], generation) {
             let text = format!("{why}; {retries} retries spent, and onFailure is none");
-            set_condition(
-                &mut round.status,
-                inst,
-                REMEDIATED,
-                "False",
-                "RetriesExhausted",
-                &text,
-                &now,
-            );
-            ctx.metrics.remediated("stopped");
-            ctx.event(inst, EventType::Warning, "RemediationFailed", text)
-                .await;
+            say(
+                round,
+                ("False", "RetriesExhausted"),
+                "stopped",
+                "RemediationFailed",
+                text,
+            )
+            .await;
         }
         return None;
     }
@@ -181,6 +168,31 @@ fn rem_revision(round: &Round<'_>) -> i64 {
         .unwrap_or_default()
 }
 
+/// What remediation did, said everywhere at once: the condition [`REMEDIATED`] (`condition`:
+/// its value and reason, with `text`), the metric (`action`) and a Warning Event `event`.
+async fn say(
+    round: &mut Round<'_>,
+    condition: (&str, &str),
+    action: &str,
+    event: &str,
+    text: String,
+) {
+    let (ctx, inst) = (round.ctx, round.inst);
+    let now = round.now.clone();
+    let (value, reason) = condition;
+    set_condition(
+        &mut round.status,
+        inst,
+        REMEDIATED,
+        value,
+        reason,
+        &text,
+        &now,
+    );
+    ctx.metrics.remediated(action);
+    ctx.event(inst, EventType::Warning, event, text).await;
+}
+
 /// Whether the condition [`REMEDIATED`] already says `reason` for `generation`.
 fn said(round: &Round<'_>, reasons: &[&str], generation: i64) -> bool {
     round.status.conditions.iter().any(|c| {
@@ -193,7 +205,6 @@ fn said(round: &Round<'_>, reasons: &[&str], generation: i64) -> bool {
 /// Rolls the Instance back to the last revision that completed before the failed one.
 async fn rollback(round: &mut Round<'_>, why: &str) {
     let (ctx, inst) = (round.ctx, round.inst);
-    let now = round.now.clone();
     let generation = inst.metadata.generation.unwrap_or_default();
     // Refused or impossible once for this change: said once, not tried at every reconcile.
     if said(round, &["RollbackRefused", "NoRevision"], generation) {
@@ -205,18 +216,6 @@ async fn rollback(round: &mut Round<'_>, why: &str) {
     let ns = inst.namespace().unwrap_or_default();
     let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
     let failed = active.revision.unwrap_or(i64::MAX);
-    let stop = |round: &mut Round<'_>, reason: &str, text: String| {
-        set_condition(
-            &mut round.status,
-            inst,
-            REMEDIATED,
-            "False",
-            reason,
-            &text,
-            &now,
-        );
-        text
-    };
     let all = match revisions::list(&api, inst).await {
         Ok(all) => all,
         Err(e) => {
@@ -225,14 +224,16 @@ async fn rollback(round: &mut Round<'_>, why: &str) {
         }
     };
     let Some(target) = revision::last_complete_before(&all, failed).cloned() else {
-        let text = stop(
+        let text =
+            format!("{why}; no earlier revision completed, so there is nothing to roll back to");
+        say(
             round,
-            "NoRevision",
-            format!("{why}; no earlier revision completed, so there is nothing to roll back to"),
-        );
-        ctx.metrics.remediated("stopped");
-        ctx.event(inst, EventType::Warning, "RemediationFailed", text)
-            .await;
+            ("False", "NoRevision"),
+            "stopped",
+            "RemediationFailed",
+            text,
+        )
+        .await;
         return;
     };
     let mut annotations = vec![(
@@ -272,33 +273,30 @@ async fn rollback(round: &mut Round<'_>, why: &str) {
                 rem.rolled_back_to = Some(target.number);
                 rem.rollback_generation = written.metadata.generation;
             }
-            set_condition(
-                &mut round.status,
-                inst,
-                REMEDIATED,
-                "True",
-                "RolledBack",
-                &text,
-                &now,
-            );
             tracing::warn!(instance = %key(inst), revision = target.number, %why, "rolled back");
-            ctx.metrics.remediated("rollback");
-            ctx.event(inst, EventType::Warning, "RolledBack", text)
-                .await;
+            say(
+                round,
+                ("True", "RolledBack"),
+                "rollback",
+                "RolledBack",
+                text,
+            )
+            .await;
         }
         Err(e) => {
-            let text = stop(
-                round,
-                "RollbackRefused",
-                format!(
-                    "{why}; the rollback to revision {} was refused: {}",
-                    target.number,
-                    crate::bounded::cut(&e.to_string(), crate::bounded::STATUS_MESSAGE)
-                ),
+            let text = format!(
+                "{why}; the rollback to revision {} was refused: {}",
+                target.number,
+                crate::bounded::cut(&e.to_string(), crate::bounded::STATUS_MESSAGE)
             );
-            ctx.metrics.remediated("stopped");
-            ctx.event(inst, EventType::Warning, "RemediationFailed", text)
-                .await;
+            say(
+                round,
+                ("False", "RollbackRefused"),
+                "stopped",
+                "RemediationFailed",
+                text,
+            )
+            .await;
         }
     }
 }
