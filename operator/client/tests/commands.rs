@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use kudo_client::commands::wait::{self, Goal, Options};
 use kudo_client::commands::{
-    self, Error, Inputs, Target, get, install, plan, uninstall, update, upgrade,
+    self, Error, Inputs, Target, get, history, install, plan, uninstall, update, upgrade,
 };
 use kudo_crd::package;
 use kudo_diag::Code;
@@ -1804,5 +1804,103 @@ async fn a_refused_request_is_one_sentence_naming_the_object_and_the_missing_rig
     assert_eq!(
         err.to_string(),
         "cannot get Instance default/c: scripted InternalError"
+    );
+}
+
+/// Issue 34: a rollback whose revision needs what is gone (its OperatorVersion, the Secret of
+/// its writeOnly values) is refused naming it, and nothing is written; an unknown revision
+/// names those that exist.
+#[tokio::test]
+async fn a_rollback_to_what_is_gone_is_refused_naming_it_and_writes_nothing() {
+    let ov = ov_of(&cassandra());
+    let ov_name = ov["metadata"]["name"].as_str().unwrap().to_string();
+    let inst = instance("cass", &ov_name, json!({"nodeCount": 5}), "9");
+    let revision = |n: i64, ov: &str, secret: Option<&str>| {
+        let record = kudo_crd::revision::Record {
+            time: "2026-11-27T20:00:00Z".into(),
+            operator_version: serde_json::from_value(json!({"name": ov})).unwrap(),
+            parameters: json!({"nodeCount": 3}),
+            parameters_from: secret
+                .map(|s| serde_json::from_value(json!([{"secretRef": {"name": s}}])).unwrap())
+                .unwrap_or_default(),
+            plan: "deploy".into(),
+            plan_uid: format!("deploy-g{n}"),
+            ..Default::default()
+        };
+        let i: kudo_crd::v1beta2::Instance = serde_json::from_value(inst.clone()).unwrap();
+        let mut r = json_of(&kudo_crd::revision::object(&i, n, &record));
+        r["metadata"]["annotations"]["kudo.dev/plan-status"] = json!("COMPLETE");
+        r
+    };
+    let revisions = json!({"apiVersion": "apps/v1", "kind": "ControllerRevisionList",
+    "metadata": {}, "items": [
+        revision(1, "cassandra-gone", None),
+        revision(2, &ov_name, Some("cass-params-gone")),
+        revision(3, &ov_name, None),
+    ]});
+    let list = format!("/apis/apps/v1/namespaces/{NS}/controllerrevisions");
+    let rollback = |n: i64| history::RollbackRequest {
+        instance: "cass",
+        revision: Some(n),
+        dry_run: false,
+        force: false,
+    };
+
+    // Revision 1's OperatorVersion is gone (by either of its names).
+    let (t, log) = serve(vec![
+        ok("GET", at("instances", "cass"), inst.clone()),
+        ok("GET", list.clone(), revisions.clone()),
+        missing("GET", at("operatorversions", "cassandra-gone")),
+        ok(
+            "GET",
+            collection("operatorversions"),
+            json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersionList", "metadata": {}, "items": [ov]}),
+        ),
+    ]);
+    let err = history::rollback(&t, &rollback(1)).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, Error::CannotRollBack { revision: 1, .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("OperatorVersion default/cassandra-gone no longer exists"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was written"), "{text}");
+    assert!(
+        !requests(&log).iter().any(|(m, _)| m == "PATCH"),
+        "nothing written"
+    );
+
+    // Revision 2's Secret is gone.
+    let (t, log) = serve(vec![
+        ok("GET", at("instances", "cass"), inst.clone()),
+        ok("GET", list.clone(), revisions.clone()),
+        ok("GET", at("operatorversions", &ov_name), ov.clone()),
+        missing(
+            "GET",
+            format!("/api/v1/namespaces/{NS}/secrets/cass-params-gone"),
+        ),
+    ]);
+    let err = history::rollback(&t, &rollback(2)).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "Secret default/cass-params-gone, which held its writeOnly values, no longer exists"
+        ),
+        "{text}"
+    );
+    assert!(!requests(&log).iter().any(|(m, _)| m == "PATCH"));
+
+    // An unknown revision names those that exist.
+    let (t, _) = serve(vec![
+        ok("GET", at("instances", "cass"), inst.clone()),
+        ok("GET", list.clone(), revisions.clone()),
+    ]);
+    let err = history::rollback(&t, &rollback(7)).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Instance default/cass has no revision 7; its revisions: 1, 2, 3"
     );
 }
