@@ -119,21 +119,20 @@ fn report(
     .map_err(|e| e.with_sources(sources))?;
     crate::report::diagnostics(&d.warnings);
     let text = match a.output {
-        ReportFormat::Json => {
-            let mut v = serde_json::to_value(&d).unwrap_or_default();
-            for (o, shown) in d
-                .objects
-                .iter()
-                .zip(v["objects"].as_array_mut().into_iter().flatten())
-            {
-                shown["diff"] = json!(unified(o));
-            }
-            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
-        }
+        ReportFormat::Json => with_diffs(&d, d.objects.iter().map(unified)),
         ReportFormat::Text => text(&d),
     };
     super::print(&text)?;
     Ok(outcome(d.incomplete(), d.changes()))
+}
+
+/// `report` as pretty JSON, each of its `objects` with its unified diff (`diffs`, in order).
+fn with_diffs(report: &impl serde::Serialize, diffs: impl Iterator<Item = String>) -> String {
+    let mut v = serde_json::to_value(report).unwrap_or_default();
+    for (diff, shown) in diffs.zip(v["objects"].as_array_mut().into_iter().flatten()) {
+        shown["diff"] = json!(diff);
+    }
+    format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
 }
 
 /// Exit codes as `diff(1)`: 2 when the diff is incomplete (an object not compared), 1 when
@@ -250,17 +249,7 @@ fn drift(a: &DiffArgs, name: &str) -> Result<Outcome, Error> {
         Ok(diff::drift(&t, name).await?)
     })?;
     let text = match a.output {
-        ReportFormat::Json => {
-            let mut v = serde_json::to_value(&d).unwrap_or_default();
-            for (o, shown) in d
-                .objects
-                .iter()
-                .zip(v["objects"].as_array_mut().into_iter().flatten())
-            {
-                shown["diff"] = json!(unified(&o.object));
-            }
-            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
-        }
+        ReportFormat::Json => with_diffs(&d, d.objects.iter().map(|o| unified(&o.object))),
         ReportFormat::Text => drift_text(&d),
     };
     super::print(&text)?;

@@ -81,11 +81,14 @@ fn change_column(r: &Revision) -> String {
         }
         parts.push(list);
     } else if rec.rollback_of.is_none() && rec.remediated.is_none() {
-        parts.push(match rec.plan.as_str() {
-            _ if rec.reason.contains("trigger") => "plan triggered".into(),
-            _ if r.number == 1 => "installed".into(),
-            _ => "-".into(),
-        });
+        let what = if rec.reason.contains("trigger") {
+            "plan triggered"
+        } else if r.number == 1 {
+            "installed"
+        } else {
+            "-"
+        };
+        parts.push(what.into());
     }
     parts.join("; ")
 }

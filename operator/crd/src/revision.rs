@@ -370,6 +370,9 @@ pub fn restore_patch(
 }
 
 /// A Go duration as `spec.remediation.timeout` takes it (`30s`, `5m`, `1h30m`, `1.5h`).
+///
+/// By hand, not `humantime` (which the flags use): the field is a Go duration, as Kubernetes
+/// tools write it (fractions, `ms`), which humantime reads otherwise (`1.5h` it refuses).
 pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
     let mut total = 0f64;
     let mut rest = text.trim();
