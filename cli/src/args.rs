@@ -518,15 +518,41 @@ pub struct UpgradeArgs {
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Supersede the plan the Instance has scheduled or running (a stuck plan) instead of
-    /// refusing: that plan stops where it is and the plan of this change runs. The output says
-    /// which run was superseded.
+    /// Let a value the Instance set go when the new version has no place for it and no
+    /// `oldName` carries it (the preflight refuses the upgrade otherwise). A JSON pointer
+    /// (leading / optional); repeatable; a value at or under it may go.
+    #[arg(long = "allow-drop", value_name = "POINTER")]
+    pub allow_drop: Vec<String>,
+    /// Upgrade despite the preflight: every set value the new version drops goes, and a CRD
+    /// change OLM's rules call unsafe is applied (each said as a warning; a value the new
+    /// version's schema refuses is still refused). Also supersedes the plan the Instance has
+    /// scheduled or running (a stuck plan) instead of refusing: that plan stops where it is
+    /// and the plan of this change runs. The output says which run was superseded.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
     #[command(flatten)]
     pub remediation: RemediationArgs,
+}
+
+impl UpgradeArgs {
+    /// What the upgrade preflight lets through: `--allow-drop` and `--force`.
+    pub fn allow(&self) -> kudo_policy::preflight::Allow {
+        allow(&self.allow_drop, self.force)
+    }
+}
+
+/// What the upgrade preflight lets through, from `--allow-drop` (leading `/` optional) and
+/// `--force`.
+pub fn allow(drop: &[String], force: bool) -> kudo_policy::preflight::Allow {
+    kudo_policy::preflight::Allow {
+        drop: drop
+            .iter()
+            .map(|p| format!("/{}", p.trim_start_matches('/')))
+            .collect(),
+        force,
+    }
 }
 
 /// Parameter inputs shared by the commands that compute parameters.
@@ -1546,8 +1572,12 @@ pub struct DiffArgs {
     /// As `kudo update --reset`: remove the value you set at this parameter.
     #[arg(long = "reset", value_name = "POINTER", conflicts_with = "package", value_parser = reset_arg())]
     pub resets: Vec<Reset>,
+    /// As `kudo upgrade --allow-drop`: the diff of the upgrade that lets this set value go.
+    #[arg(long = "allow-drop", value_name = "POINTER", requires = "package")]
+    pub allow_drop: Vec<String>,
     /// The diff of the change made with --force: the plan scheduled or running would be
-    /// superseded instead of refusing the change.
+    /// superseded instead of refusing the change (and, for an upgrade, what the preflight
+    /// refuses let through as `kudo upgrade --force` does).
     #[arg(long)]
     pub force: bool,
     /// The diff of `kudo rollback NAME REVISION` (`kudo diff NAME --revision N`): the live

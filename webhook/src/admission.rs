@@ -384,7 +384,8 @@ pub fn decide_with(
                 } else if same {
                     change::update(&installed, proposal)
                 } else {
-                    change::upgrade(&installed, &to, proposal)
+                    let allow = revision::preflight_of(annotations(new).as_ref(), old_generation);
+                    change::upgrade(&installed, &to, proposal, &allow)
                 };
             match triggered(old_obj, new) {
                 Some(plan) => change::with_trigger(&installed, plan, decided),

@@ -328,11 +328,45 @@ fn an_upgrade_migrates_by_old_name_or_is_refused() {
             b["request"]["object"]["spec"]["operatorVersion"]["name"] = json!(ov);
         }
     };
+    // The installed /topology has no place in 0.3.0: refused by the preflight, naming it, ...
     let (_, r) = run(
         "admission-mutate-update.json",
         Mode::Mutate,
         &s,
         upgrade_to("sample-db-0.3.0"),
+    );
+    assert_eq!(r["allowed"], false, "{r}");
+    let msg = r["status"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("/topology")
+            && msg.contains("[value-dropped]")
+            && msg.contains("--allow-drop topology"),
+        "{msg}"
+    );
+    // ... unless the write lets it go (`kudo upgrade --allow-drop topology`), on top of the
+    // generation it replaces; the same annotation on top of another generation counts for nothing.
+    let allowing = |generation: i64| {
+        move |b: &mut Value| {
+            upgrade_to("sample-db-0.3.0")(b);
+            let old = b["request"]["oldObject"]["metadata"]["generation"]
+                .as_i64()
+                .unwrap();
+            b["request"]["object"]["metadata"]["annotations"]["kudo.dev/preflight"] =
+                json!(format!("{}:{{\"drop\":[\"/topology\"]}}", old + generation));
+        }
+    };
+    let (_, r) = run(
+        "admission-mutate-update.json",
+        Mode::Mutate,
+        &s,
+        allowing(-1),
+    );
+    assert_eq!(r["allowed"], false, "a stale annotation: {r}");
+    let (_, r) = run(
+        "admission-mutate-update.json",
+        Mode::Mutate,
+        &s,
+        allowing(0),
     );
     assert_eq!(r["allowed"], true, "{r}");
     let patch = patch_of(&r);
@@ -351,9 +385,10 @@ fn an_upgrade_migrates_by_old_name_or_is_refused() {
     );
     let warnings = r["warnings"].as_array().unwrap();
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("/topology")),
+        warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("/topology") && w.contains("allowed by --allow-drop")
+        }),
         "{warnings:?}"
     );
     let (_, r) = run(

@@ -231,6 +231,7 @@ proptest! {
             },
             &v2,
             Proposal::Edits { files: &[], overrides: &args, resets: &[] },
+            &Default::default(),
         ));
         // The client writes the carried-over values with its overrides (or, given none, the
         // installed values as they are: the webhook carries them over itself).

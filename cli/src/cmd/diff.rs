@@ -54,6 +54,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             (docs, crate::report::Sources::default())
         }
     };
+    let allow = crate::args::allow(&a.allow_drop, a.force);
     let inputs = Inputs {
         files: &docs,
         overrides: &a.values.overrides,
@@ -69,6 +70,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             dry_run: true,
             force: a.force,
             remediation: None,
+            allow: &allow,
         }),
         _ => Change::Update(update::Request {
             instance: name,

@@ -25,7 +25,7 @@ pub fn upgrade(a: UpgradeArgs) -> Result<Outcome, Error> {
     let new = super::load(&a.package.clone().unwrap_or_default())?;
     let file = read(&a.edit)?;
     let (docs, sources) = super::value_inputs(new.schema(), &a.values)?;
-    match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides) {
+    match instance::upgrade(&file, &old, &new, &docs, &a.values.overrides, &a.allow()) {
         Ok(outcome) => finish(&a.edit, &file, new.schema(), &outcome, "upgrade"),
         Err(diags) => Err(Error::parameters(diags).with_sources(sources)),
     }

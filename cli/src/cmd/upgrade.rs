@@ -14,6 +14,7 @@ pub fn run(a: UpgradeArgs) -> Result<Outcome, Error> {
     let pkg = loaded.package;
     let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     let remediation = a.remediation.remediation();
+    let allow = a.allow();
     let req = upgrade::Request {
         instance: &name,
         package: &pkg,
@@ -27,6 +28,7 @@ pub fn run(a: UpgradeArgs) -> Result<Outcome, Error> {
         dry_run: a.edit.dry_run,
         force: a.force,
         remediation: remediation.as_ref(),
+        allow: &allow,
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let (namespace, done, waited) = cluster::block_on("upgrade", &a.cluster, async |t| {

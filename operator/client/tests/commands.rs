@@ -1028,6 +1028,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         dry_run: false,
         force: false,
         remediation: None,
+        allow: &Default::default(),
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(
@@ -1128,6 +1129,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         dry_run: false,
         force: false,
         remediation: None,
+        allow: &Default::default(),
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(done.attempts, 2);
@@ -1166,6 +1168,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         dry_run: false,
         force: false,
         remediation: None,
+        allow: &Default::default(),
     };
     let err = upgrade::upgrade(&t, &req).await.unwrap_err();
     assert!(matches!(err, Error::AlreadyRuns { .. }), "{err}");

@@ -49,6 +49,11 @@ pub const ROLLBACK: &str = "kudo.dev/rollback";
 /// remediation (`spec.remediation` as JSON) for the change written on top of generation `G`,
 /// as `G:{...}`. It applies to that one change only.
 pub const REMEDIATE_ONCE: &str = "kudo.dev/remediation";
+/// Annotation of an Instance written by `kudo upgrade --allow-drop POINTER | --force`: what the
+/// upgrade preflight lets through (`kudo_policy::preflight::Allow` as JSON) for the change
+/// written on top of generation `G`, as `G:{...}`. The admission webhook and the manager honour
+/// it for that one change only, so one left behind counts for nothing.
+pub const PREFLIGHT: &str = "kudo.dev/preflight";
 /// Label of a revision (a ControllerRevision): the Instance it belongs to.
 pub const REVISION_OF: &str = "kudo.dev/revision-of";
 /// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,

@@ -306,6 +306,39 @@ pub fn remediation_for(inst: &Instance) -> Option<Remediation> {
     once.or_else(|| inst.spec.remediation.clone())
 }
 
+/// The annotation `kudo upgrade --allow-drop|--force` writes on top of generation `g`
+/// ([`labels::PREFLIGHT`]).
+pub fn preflight_annotation(g: i64, allow: &kudo_policy::preflight::Allow) -> String {
+    format!(
+        "{g}:{}",
+        serde_json::to_string(allow).unwrap_or_else(|_| "{}".into())
+    )
+}
+
+/// What the preflight lets through for a write on top of generation `old_generation` (the
+/// admission webhook): [`labels::PREFLIGHT`] of the new object when written on top of exactly
+/// that generation, else nothing.
+pub fn preflight_of(
+    annotations: Option<&BTreeMap<String, String>>,
+    old_generation: Option<i64>,
+) -> kudo_policy::preflight::Allow {
+    annotations
+        .and_then(|a| a.get(labels::PREFLIGHT))
+        .and_then(|t| t.split_once(':'))
+        .filter(|(g, _)| g.parse::<i64>().ok() == old_generation)
+        .and_then(|(_, a)| serde_json::from_str(a).ok())
+        .unwrap_or_default()
+}
+
+/// What the preflight lets through for the change an Instance at its generation holds (the
+/// manager): [`labels::PREFLIGHT`] written on top of `generation - 1`, else nothing.
+pub fn preflight_for(inst: &Instance) -> kudo_policy::preflight::Allow {
+    preflight_of(
+        inst.metadata.annotations.as_ref(),
+        inst.metadata.generation.map(|g| g - 1),
+    )
+}
+
 /// The `spec` fields of an Instance that restore `record` (a JSON merge patch's `spec`, with
 /// `parameters` whole: a merge patch would merge them, so the caller replaces it).
 pub fn restored_spec(record: &Record) -> Value {

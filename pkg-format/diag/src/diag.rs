@@ -134,6 +134,34 @@ pub enum Code {
     /// The problems not listed because a refusal lists at most
     /// `kudo_policy::limits::MAX_PROBLEMS`.
     TooManyProblems,
+    /// Upgrade preflight: a value's (or a CRD field's) type changed, and the value in use does
+    /// not convert.
+    TypeChanged,
+    /// Upgrade preflight: an `enum` lost a value (in use, for a parameter).
+    EnumRestricted,
+    /// Upgrade preflight: a bound (minimum, maximum, length, items, properties, pattern) was
+    /// tightened or added.
+    BoundTightened,
+    /// Upgrade preflight: a new required parameter (or CRD field) without a default.
+    RequiredAdded,
+    /// Upgrade preflight: a default changed, was added or was removed.
+    DefaultChanged,
+    /// Upgrade preflight: a parameter became `immutable`.
+    ImmutableAdded,
+    /// Upgrade preflight: a parameter is no longer `immutable`.
+    ImmutableRemoved,
+    /// A parameter marked `deprecated` is set, or a value is written by its `oldName`.
+    Deprecated,
+    /// CRD preflight: a field of a served version's schema was removed.
+    FieldRemoved,
+    /// CRD preflight: `spec.scope` changed.
+    ScopeChanged,
+    /// CRD preflight: a version in `status.storedVersions` is no longer in `spec.versions`.
+    StoredVersionRemoved,
+    /// CRD preflight: a served version was removed while objects of the CRD exist.
+    ServedVersionRemoved,
+    /// CRD preflight: a change no rule knows to be safe.
+    UnhandledChange,
 }
 
 impl Code {
@@ -193,6 +221,19 @@ impl Code {
             Code::RemovedApi => "removed-api",
             Code::TooLarge => "too-large",
             Code::TooManyProblems => "too-many-problems",
+            Code::TypeChanged => "type-changed",
+            Code::EnumRestricted => "enum-restricted",
+            Code::BoundTightened => "bound-tightened",
+            Code::RequiredAdded => "required-added",
+            Code::DefaultChanged => "default-changed",
+            Code::ImmutableAdded => "immutable-added",
+            Code::ImmutableRemoved => "immutable-removed",
+            Code::Deprecated => "deprecated",
+            Code::FieldRemoved => "field-removed",
+            Code::ScopeChanged => "scope-changed",
+            Code::StoredVersionRemoved => "stored-version-removed",
+            Code::ServedVersionRemoved => "served-version-removed",
+            Code::UnhandledChange => "unhandled-change",
         }
     }
 }

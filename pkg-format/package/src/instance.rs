@@ -238,6 +238,7 @@ pub fn upgrade(
     new_pkg: &Package,
     files: &[Document],
     overrides: &[Override],
+    allow: &kudo_policy::preflight::Allow,
 ) -> std::result::Result<Edited, Vec<Diagnostic>> {
     if let Some(name) = file.operator_version_name() {
         let expected = old_pkg.operator_version_name();
@@ -266,7 +267,8 @@ pub fn upgrade(
         overrides,
         resets: &[],
     };
-    let decision = change::upgrade(&installed, &to, proposal).map_err(|d| new_pkg.located(d))?;
+    let decision =
+        change::upgrade(&installed, &to, proposal, allow).map_err(|d| new_pkg.located(d))?;
     let api = match new_pkg.params() {
         Params::V1beta1(_) if file.api_version() == V1BETA1 => V1BETA1,
         _ => V1BETA2,
@@ -432,7 +434,14 @@ mod tests {
         let old = "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: i\n  deletionTimestamp: \"2024-05-01T10:00:00Z\"\nspec:\n  operatorVersion:\n    name: my-operator-0.1.0\n  parameters:\n    CLUSTER_NAME: c\n";
         let old = InstanceFile::parse(Path::new("i.yaml"), old).unwrap();
         assert_eq!(
-            codes(upgrade(&old, &kep33("v1"), &kep33("v2"), &[], &[])),
+            codes(upgrade(
+                &old,
+                &kep33("v1"),
+                &kep33("v2"),
+                &[],
+                &[],
+                &Default::default()
+            )),
             Err(vec![Code::Deleting])
         );
         let at_rest = text.replace("  deletionTimestamp: \"2024-05-01T10:00:00Z\"\n", "");

@@ -36,6 +36,7 @@ use serde_json::{Map, Value};
 
 use crate::old_name::{self, Report};
 use crate::params::ParamSchema;
+use crate::preflight::{self, Allow};
 use crate::trigger::{self, Selection};
 use crate::validate::Validator;
 use crate::values::{self, Inputs, Override, Reset, Values, effective};
@@ -352,7 +353,18 @@ pub fn update(installed: &Installed<'_>, proposal: Proposal<'_>) -> Verdict {
 
 /// An upgrade of an installed Instance to `to`: the installed values carried over by `oldName`
 /// ([`old_name`]), then the proposal; the plan is [`upgrade_plan`].
-pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) -> Verdict {
+///
+/// Before anything else is decided, the [`crate::preflight`] compares both versions' schemas
+/// against the values: a set value the new version drops, a value its new rules refuse, a new
+/// required parameter left unset are refused (each naming both versions' rule) unless `allow`
+/// lets them through; a changed default the user never set, an `immutable` added or removed are
+/// warnings.
+pub fn upgrade(
+    installed: &Installed<'_>,
+    to: &Version,
+    proposal: Proposal<'_>,
+    allow: &Allow,
+) -> Verdict {
     within_limits(proposal)?;
     let from = installed.version;
     let mut problems = unsettled(installed, "upgrade", "upgrade to", to, "then upgrade");
@@ -399,7 +411,16 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
     let (base, _) = effective(&to.schema, &current(overlay(&kept, &carried)));
     let baseline = base.value();
     problems.extend(stored_within_limits(&explicit));
-    problems.extend(validate(to, &new, proposal, installed.secrets_elsewhere));
+    // The preflight's findings name both versions' rules: the validator's own refusal of the
+    // same value says less, and goes.
+    let (refused, told): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        preflight::against(from, to, &new, &explicit, &m.report.dropped, allow)
+            .into_iter()
+            .partition(Diagnostic::is_error);
+    let mut checked = validate(to, &new, proposal, installed.secrets_elsewhere);
+    checked.retain(|d| !refused.iter().any(|f| f.pointer == d.pointer));
+    problems.extend(checked);
+    problems.extend(refused);
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
     // Against the installed values too: giving the new default of an immutable value is a
@@ -466,7 +487,7 @@ pub fn upgrade(installed: &Installed<'_>, to: &Version, proposal: Proposal<'_>) 
         ));
     }
     let mut warnings = errors_or_warnings(problems)?;
-    warnings.extend(m.report.warnings());
+    warnings.extend(told);
     Ok(Decision {
         before: installed_values,
         values: new,
@@ -1555,6 +1576,17 @@ mod tests {
         state: State,
         overrides: &[&str],
     ) -> Verdict {
+        upgrade_allowing(from, to, installed, state, overrides, &Allow::NONE)
+    }
+
+    fn upgrade_allowing(
+        from: &Version,
+        to: &Version,
+        installed: Value,
+        state: State,
+        overrides: &[&str],
+        allow: &Allow,
+    ) -> Verdict {
         let o = args(overrides);
         let i = Installed {
             version: from,
@@ -1572,6 +1604,7 @@ mod tests {
                 overrides: &o,
                 resets: &[],
             },
+            allow,
         )
     }
 
@@ -1860,9 +1893,17 @@ mod tests {
                 Err(vec![Code::TriggerConflict]),
             ),
             (
-                "a removed parameter is no change",
+                "a set value the new version drops is refused (the preflight)",
                 ALL,
                 json!({"zone": "z1", "removed": "x"}),
+                IDLE,
+                &["region=eu"],
+                Err(vec![Code::ValueDropped]),
+            ),
+            (
+                "a default value the new version drops is no change",
+                ALL,
+                json!({"zone": "z1"}),
                 IDLE,
                 &["region=eu"],
                 Ok(Some("upgrade")),
@@ -1946,14 +1987,25 @@ mod tests {
     #[test]
     fn an_upgrade_reports_the_changes_given_with_it_and_the_migration() {
         let installed = json!({"clusterName": "c9", "zone": "z1", "removed": "x"});
-        let d = upgrade_with(
+        let d = upgrade_allowing(
             &v1(ALL),
             &v2(&["deploy", "upgrade"]),
             installed,
             IDLE,
             &["region=eu", "nodeCount=5"],
+            &Allow {
+                drop: vec!["/removed".into()],
+                force: false,
+            },
         )
         .unwrap();
+        let let_go: Vec<&Diagnostic> = d
+            .warnings
+            .iter()
+            .filter(|w| w.code == Code::ValueDropped)
+            .collect();
+        assert_eq!(let_go.len(), 1, "{:?}", d.warnings);
+        assert!(let_go[0].message.contains("allowed by --allow-drop"));
         let changed: Vec<(&str, &str)> = d
             .changes
             .iter()
@@ -1987,7 +2039,7 @@ mod tests {
             in_progress: None,
         };
         // region is not a parameter of v1: migration keeps it only if v2 has it (it does).
-        let d = upgrade(&i, &to, Proposal::Values(&stored)).unwrap();
+        let d = upgrade(&i, &to, Proposal::Values(&stored), &Allow::NONE).unwrap();
         assert_eq!(
             d.explicit,
             json!({"cluster": "c9", "zone": "z1", "region": "eu"})
@@ -2033,7 +2085,7 @@ mod tests {
         // Left as installed, through the webhook (the complete spec.parameters) and the CLI.
         for proposal in [Proposal::Values(&installed.explicit), Proposal::NONE] {
             let i = Installed::at_rest(&v1, &installed.explicit);
-            let d = upgrade(&i, &v2, proposal).unwrap();
+            let d = upgrade(&i, &v2, proposal, &Allow::NONE).unwrap();
             assert_eq!(d.explicit, json!({"nodeCount": 4}));
             let v = d.values.value();
             assert_eq!(v["level"], "WARN", "a mutable default follows the version");
@@ -2047,13 +2099,13 @@ mod tests {
 
         // The next upgrade keeps it again; an update leaves it.
         let i = Installed::at_rest(&v1, &installed.explicit);
-        let d2 = upgrade(&i, &v2, Proposal::NONE).unwrap();
+        let d2 = upgrade(&i, &v2, Proposal::NONE, &Allow::NONE).unwrap();
         let i = Installed {
             kept: Some(&d2.kept),
             secrets_elsewhere: false,
             ..Installed::at_rest(&v2, &d2.explicit)
         };
-        let d3 = upgrade(&i, &v3, Proposal::NONE).unwrap();
+        let d3 = upgrade(&i, &v3, Proposal::NONE, &Allow::NONE).unwrap();
         assert_eq!(d3.values.value()["name"], "a");
         assert_eq!(d3.values.value()["level"], "ERROR");
         assert_eq!(d3.kept, json!({"name": "a"}));
@@ -2095,6 +2147,7 @@ mod tests {
                 overrides: &args(&["name=b"]),
                 resets: &[],
             },
+            &Allow::NONE,
         )
         .unwrap_err();
         assert!(
@@ -2121,7 +2174,13 @@ mod tests {
             ALL,
         );
         let stored = json!({});
-        let d = upgrade(&Installed::at_rest(&v1, &stored), &v2, Proposal::NONE).unwrap();
+        let d = upgrade(
+            &Installed::at_rest(&v1, &stored),
+            &v2,
+            Proposal::NONE,
+            &Allow::NONE,
+        )
+        .unwrap();
         assert_eq!(d.values.value()["backup"]["enabled"], false);
         assert_eq!(d.explicit, json!({"backup": {"enabled": false}}));
         assert_eq!(
@@ -2293,6 +2352,7 @@ mod tests {
                 overrides: &o,
                 resets: &r,
             },
+            &Allow::NONE,
         )
         .unwrap();
         assert_eq!(

@@ -15,6 +15,7 @@
 //! | [`validate`] | every problem, at once | [`Validator`], [`validate::resolve`] |
 //! | [`trigger`], [`immutable`] | the plan a change runs; what may never change | [`trigger::select`], [`immutable::check_update`] |
 //! | [`old_name`] | values carried across an upgrade by `oldName` | [`old_name::migrate`] |
+//! | [`preflight`] | what an upgrade would break: both versions' schemas compared, judged against the Instance's values (or offline, for authors) | [`preflight::against`], [`preflight::offline`] |
 //! | [`secrets`] | `writeOnly` values kept in Secrets, never in the Instance | [`secrets::split`] |
 //! | [`change`] | install, update and upgrade as pure decisions (all three extensions applied) | [`change::install`], [`change::update`], [`change::upgrade`] |
 //!
@@ -57,6 +58,7 @@ pub mod immutable;
 pub mod limits;
 pub mod old_name;
 pub mod params;
+pub mod preflight;
 pub mod secrets;
 pub mod trigger;
 pub mod typing;

@@ -10,6 +10,7 @@
 use kube::api::Patch;
 use kudo_pkg::Package;
 use kudo_policy::change::{self, Decision, Version};
+use kudo_policy::preflight::Allow;
 use serde_json::{Value, json};
 
 use super::update::{parameters, resource_version};
@@ -39,6 +40,10 @@ pub struct Request<'a> {
     /// `--rollback-on-failure [--timeout]`: the remediation of this change only
     /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
     pub remediation: Option<&'a kudo_crd::common::Remediation>,
+    /// `--allow-drop POINTER` and `--force`: what the upgrade preflight lets through
+    /// ([`kudo_policy::preflight`]), written for the webhook and the manager
+    /// ([`kudo_crd::labels::PREFLIGHT`]).
+    pub allow: &'a Allow,
 }
 
 /// What an upgrade did (or, with `dry_run`, would do).
@@ -127,6 +132,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             &installed(&inst, &old_version, &current, &blocking),
             &to_version,
             req.inputs.proposal(),
+            req.allow,
         )
         .map_err(|d| Error::Parameters(new_pkg.located(d)))?;
         let exists = match ov_exists {
@@ -164,7 +170,15 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             "metadata": {"resourceVersion": resource_version(&inst)?},
             "spec": spec,
         });
-        let annotations = super::change_annotations(&inst, superseded.as_ref(), req.remediation);
+        let mut annotations =
+            super::change_annotations(&inst, superseded.as_ref(), req.remediation);
+        if !req.allow.is_none() {
+            let g = inst.metadata.generation.unwrap_or_default();
+            annotations.push((
+                kudo_crd::labels::PREFLIGHT,
+                kudo_crd::revision::preflight_annotation(g, req.allow),
+            ));
+        }
         if !annotations.is_empty() {
             patch["metadata"]["annotations"] = super::annotations_object(&annotations);
         }
