@@ -156,6 +156,16 @@ fn text(subject: &Subject, e: &Explanation) -> String {
     if let Some(old) = &e.old_name {
         line("OLD NAME", old);
     }
+    if let Some(message) = &e.deprecated {
+        line(
+            "DEPRECATED",
+            if message.is_empty() {
+                "yes"
+            } else {
+                message.as_str()
+            },
+        );
+    }
     if let Some(c) = &e.current {
         line("VALUE", &current(c));
     }

@@ -86,6 +86,9 @@ fn tree_cell(r: &Row) -> String {
         }
     }
     s.push_str(&r.name);
+    if r.deprecated.is_some() {
+        s.push_str(" (deprecated)");
+    }
     s
 }
 

@@ -53,6 +53,8 @@ const SHOWN_ELSEWHERE: &[&str] = &[
     "immutable",
     "oldName",
     "writeOnly",
+    "deprecated",
+    "deprecationMessage",
     "$ref",
     "$defs",
     "definitions",
@@ -113,6 +115,9 @@ pub struct Explanation {
     /// `oldName`: where an upgrade takes its value from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_name: Option<String>,
+    /// `deprecated: true`: its `deprecationMessage` (empty when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<String>,
     /// An array's item schema.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Items>,
@@ -309,6 +314,7 @@ pub fn explain(
             .get("oldName")
             .and_then(Value::as_str)
             .map(String::from),
+        deprecated: row.deprecated.clone(),
         items,
         fields,
         current: instance.map(|i| current(schema, &row, &ptr, i)),

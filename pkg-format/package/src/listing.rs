@@ -64,6 +64,9 @@ pub struct Row {
     pub immutable_from: Option<Pointer>,
     /// `writeOnly` (itself or an ancestor).
     pub secret: bool,
+    /// `deprecated: true`: its `deprecationMessage` (empty when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<String>,
     /// `title`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -191,6 +194,7 @@ pub(crate) fn row(
         immutable,
         immutable_from,
         secret,
+        deprecated: kudo_policy::preflight::deprecation(node).map(String::from),
         title: text("title"),
         description: text("description"),
     }

@@ -828,7 +828,22 @@ fn unchanged(
 /// The effective values, the values to store and the problems of `proposal` on top of
 /// `baseline` (typed, explicit values of version `to`), with the `kept` installed defaults
 /// under them.
+///
+/// A value written at the `oldName` of a parameter moves there, and a value set at a parameter
+/// marked `deprecated` stays: each with a warning ([`old_name::renamed`],
+/// [`preflight::deprecated`]).
 fn propose(
+    to: &Version,
+    baseline: &Value,
+    kept: &Value,
+    proposal: Proposal<'_>,
+) -> (Values, Value, Vec<Diagnostic>) {
+    let (values, explicit, mut problems) = proposed(to, baseline, kept, proposal);
+    problems.extend(preflight::deprecated(to, &values, &explicit));
+    (values, explicit, problems)
+}
+
+fn proposed(
     to: &Version,
     baseline: &Value,
     kept: &Value,
@@ -867,9 +882,11 @@ fn propose(
             (values, explicit, problems)
         }
         Proposal::Values(given) | Proposal::WithoutSecrets(given) => {
-            let typed = to.typed(given);
+            let (given, mut moved) = old_name::renamed(&to.schema, given);
+            let typed = to.typed(&given);
             let (values, problems) = effective(&to.schema, &current(overlay(kept, &typed)));
-            (values, typed, problems)
+            moved.extend(problems);
+            (values, typed, moved)
         }
     }
 }
@@ -1054,7 +1071,9 @@ pub fn set_aside(
     for (k, v) in values {
         // A parameter the installed version declares is the policy's on an upgrade (carried
         // by `oldName`, or reported where it lands nowhere), never set aside.
+        // A value written by its `oldName` is the policy's: it moves to its parameter.
         let keep = undeclared(to, k)
+            && !old_name::is_old_name(&to.schema, k)
             && installed.is_none_or(|(from, _)| undeclared(from, k))
             && (mode == Undeclared::KeepAll
                 || installed

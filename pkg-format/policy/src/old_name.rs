@@ -136,6 +136,30 @@ pub fn migrate(
 /// (an immutable value may not change across a rollback either). An `oldName` that `older` does
 /// not declare moves nothing.
 pub fn reverse(newer: &ParamSchema, newer_values: &Value, older: &ParamSchema) -> Value {
+    let mut moves = old_names(newer);
+    moves.retain(|(_, old)| pointer::tokens(old).is_ok_and(|t| declared(older, &t)));
+    let mut out = newer_values.clone();
+    for (new, _) in &moves {
+        if let Ok(tokens) = pointer::tokens(new)
+            && !tokens.is_empty()
+        {
+            let (last, parent) = tokens.split_last().expect("not empty");
+            if let Some(Value::Object(m)) = out.pointer_mut(&pointer::from_tokens(parent)) {
+                m.remove(last);
+            }
+        }
+    }
+    for (new, old) in &moves {
+        if let (Some(v), Ok(tokens)) = (newer_values.pointer(new), pointer::tokens(old)) {
+            pointer::set_creating(&mut out, &tokens, v.clone());
+        }
+    }
+    out
+}
+
+/// Every `oldName` of `schema`, as `(pointer, old pointer)`, parents before children (outside
+/// arrays: an array moves whole).
+fn old_names(schema: &ParamSchema) -> Vec<(String, String)> {
     fn pairs(
         schema: &ParamSchema,
         node: &Value,
@@ -166,26 +190,58 @@ pub fn reverse(newer: &ParamSchema, newer_values: &Value, older: &ParamSchema) -
             }
         }
     }
-    let mut moves = Vec::new();
-    pairs(newer, newer.root(), &mut Vec::new(), 0, &mut moves);
-    moves.retain(|(_, old)| pointer::tokens(old).is_ok_and(|t| declared(older, &t)));
-    let mut out = newer_values.clone();
-    for (new, _) in &moves {
-        if let Ok(tokens) = pointer::tokens(new)
-            && !tokens.is_empty()
-        {
-            let (last, parent) = tokens.split_last().expect("not empty");
-            if let Some(Value::Object(m)) = out.pointer_mut(&pointer::from_tokens(parent)) {
-                m.remove(last);
-            }
-        }
-    }
-    for (new, old) in &moves {
-        if let (Some(v), Ok(tokens)) = (newer_values.pointer(new), pointer::tokens(old)) {
-            pointer::set_creating(&mut out, &tokens, v.clone());
-        }
-    }
+    let mut out = Vec::new();
+    pairs(schema, schema.root(), &mut Vec::new(), 0, &mut out);
     out
+}
+
+/// True when `key` (a top-level name of values written for `schema`) is no parameter of
+/// `schema` but the `oldName` of one: [`renamed`] moves it.
+pub fn is_old_name(schema: &ParamSchema, key: &str) -> bool {
+    let at = pointer::push("", key);
+    !declared(schema, &[key.to_string()])
+        && old_names(schema)
+            .iter()
+            .any(|(_, old)| pointer::is_within(old, &at))
+}
+
+/// `given` (values written for `schema`: an Instance's `spec.parameters`) with each value
+/// written at the `oldName` of a parameter moved to that parameter, when `schema` no longer
+/// declares the old place and the new one holds no value; a warning for each (code
+/// `deprecated`), naming where to write it. An old manifest applied after an upgrade keeps
+/// working, and says what to change.
+pub fn renamed(schema: &ParamSchema, given: &Value) -> (Value, Vec<Diagnostic>) {
+    let mut out = given.clone();
+    let mut warnings = Vec::new();
+    for (new, old) in old_names(schema) {
+        let (Ok(old_tokens), Ok(new_tokens)) = (pointer::tokens(&old), pointer::tokens(&new))
+        else {
+            continue;
+        };
+        if declared(schema, &old_tokens) || out.pointer(&new).is_some() {
+            continue;
+        }
+        let Some((last, parent)) = old_tokens.split_last() else {
+            continue;
+        };
+        let taken = match out.pointer_mut(&pointer::from_tokens(parent)) {
+            Some(Value::Object(m)) => m.remove(last),
+            _ => None,
+        };
+        if let Some(v) = taken {
+            pointer::set_creating(&mut out, &new_tokens, v);
+            warnings.push(
+                Diagnostic::warning(
+                    Code::Deprecated,
+                    old.as_str(),
+                    format!("is the old name of {new}: the value was moved there"),
+                )
+                .with_origin(Origin::Instance)
+                .with_help(format!("write it at {new}")),
+            );
+        }
+    }
+    (out, warnings)
 }
 
 struct Migrator<'a> {
@@ -408,6 +464,27 @@ mod tests {
         assert_eq!(m.values.value(), &json!({"clusterName": "x"}));
         assert_eq!(m.report.kept, ["/clusterName"]);
     }
+    #[test]
+    fn a_value_written_by_its_old_name_moves_with_a_warning() {
+        let s = schema(json!({"type": "object", "properties": {
+            "clusterName": {"type": "string", "oldName": "CLUSTER_NAME"},
+            "cluster": {"type": "object", "properties": {
+                "size": {"type": "integer", "oldName": "/NODES"}}}}}));
+        let (moved, warnings) = renamed(&s, &json!({"CLUSTER_NAME": "c1", "NODES": 3}));
+        assert_eq!(moved, json!({"clusterName": "c1", "cluster": {"size": 3}}));
+        assert_eq!(warnings.len(), 2);
+        assert_eq!(
+            warnings[0].to_string(),
+            "/CLUSTER_NAME: is the old name of /clusterName: the value was moved there (from instance parameters) [deprecated]; write it at /clusterName"
+        );
+        // A value at the new place wins: the old one stays, for the policy to refuse.
+        let (kept, warnings) = renamed(&s, &json!({"CLUSTER_NAME": "c1", "clusterName": "c2"}));
+        assert_eq!(kept, json!({"CLUSTER_NAME": "c1", "clusterName": "c2"}));
+        assert!(warnings.is_empty());
+        assert!(is_old_name(&s, "CLUSTER_NAME"));
+        assert!(!is_old_name(&s, "clusterName"));
+    }
+
     #[test]
     fn reverse_reads_old_names_backwards() {
         let older = ParamSchema::from_value(json!({"type": "object", "properties": {

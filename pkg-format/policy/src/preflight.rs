@@ -307,6 +307,57 @@ pub fn against(
     out
 }
 
+/// `deprecated: true` on a schema node (JSON-schema 2019-09's own keyword): `Some` with its
+/// `deprecationMessage` (what to use instead; VS Code's JSON language service shows the same
+/// extension), empty when it has none.
+pub fn deprecation(node: &Value) -> Option<&str> {
+    (node.get("deprecated") == Some(&Value::Bool(true))).then(|| {
+        node.get("deprecationMessage")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    })
+}
+
+/// A warning for each value of `explicit` (what the user set, in `v`'s layout) at a parameter
+/// `v` marks `deprecated` ([`deprecation`]), with its message: accepted, worth changing.
+pub fn deprecated(v: &Version, values: &Values, explicit: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for at in declared_pointers(&v.schema) {
+        let tokens = pointer::tokens(&at).unwrap_or_default();
+        let Some(message) = declared_node(&v.schema, &tokens).and_then(deprecation) else {
+            continue;
+        };
+        for (p, _) in values_at(explicit, &at) {
+            let mut d = Diagnostic::warning(
+                Code::Deprecated,
+                p.as_str(),
+                format!("is deprecated in {}", v.name),
+            )
+            .with_origin(values.origin(&p))
+            .with_rule(schema_pointer(&tokens, "deprecated"));
+            if !message.is_empty() {
+                d = d.with_help(message.to_string());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The place of keyword `keyword` of the node at value `tokens` in a schema of plain
+/// `properties` and `items` (`/properties/a/items/properties/b/deprecated`).
+fn schema_pointer(tokens: &[String], keyword: &str) -> String {
+    let mut at = String::new();
+    for t in tokens {
+        at = if t == ANY_ITEM {
+            pointer::push(&at, "items")
+        } else {
+            pointer::push(&pointer::push(&at, "properties"), t)
+        };
+    }
+    pointer::push(&at, keyword)
+}
+
 fn c_default<'a>(schema: &'a ParamSchema, at: &str) -> Option<&'a Value> {
     let tokens = pointer::tokens(at).ok()?;
     schema.node_at(&tokens)?.get("default")
@@ -1027,5 +1078,32 @@ mod tests {
         );
         let set = Values::new(json!({"n": 4}), Origin::Instance);
         assert!(against(&from, &to, &set, &json!({"n": 4}), &[], &Allow::NONE).is_empty());
+    }
+
+    #[test]
+    fn a_deprecated_parameter_set_is_a_warning_with_its_message() {
+        let v = version(
+            "op-2",
+            props(json!({
+                "old": {"type": "string", "deprecated": true, "deprecationMessage": "use /new"},
+                "bare": {"type": "string", "deprecated": true},
+                "new": {"type": "string"}})),
+        );
+        let explicit = json!({"old": "x", "new": "y"});
+        let values = Values::new(explicit.clone(), Origin::Instance);
+        let warned = deprecated(&v, &values, &explicit);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(!warned[0].is_error());
+        assert_eq!(
+            warned[0].to_string(),
+            "/old: is deprecated in op-2 (from instance parameters) [deprecated]; use /new"
+        );
+        assert_eq!(
+            warned[0].by.as_ref().unwrap().keyword,
+            "/properties/old/deprecated"
+        );
+        let bare = json!({"bare": "z"});
+        let warned = deprecated(&v, &Values::new(bare.clone(), Origin::Instance), &bare);
+        assert_eq!(warned[0].help, None);
     }
 }

@@ -122,6 +122,7 @@ const KEYWORDS: &[&str] = &[
     "trigger",
     "immutable",
     "oldName",
+    "deprecationMessage",
 ];
 
 /// The fields of a v1beta1 parameter (KUDO's `Parameter`).
