@@ -49,6 +49,8 @@ mod limits;
 mod operators;
 #[path = "e2e/pipe.rs"]
 mod pipe;
+#[path = "e2e/preflight.rs"]
+mod preflight;
 #[path = "e2e/repository.rs"]
 mod repository;
 #[path = "e2e/stored.rs"]

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`client`] | the kube client from a kubeconfig, as every kudo binary makes it ([`ConnectError`] says what was tried) |
 //! | [`said`], [`Forbidden`], [`missing_namespace`] | what the API server said, as one sentence (never its `Status` dumped) |
+//! | [`crd_preflight`] | a CRD a plan would apply compared with the cluster's, by OLM v1's rules (`kudo upgrade` and the manager call it) |
 //! | `daemon` (feature `daemon`) | what `kudo-manager` and `kudo-webhook` share as processes: the log format, logging, the runtime, the shutdown signal |
 //!
 //! The in-cluster binaries depend on this crate, not on `kudo-client` (the CLI's cluster
@@ -12,6 +13,7 @@
 
 mod api_status;
 mod cluster;
+pub mod crd_preflight;
 #[cfg(feature = "daemon")]
 pub mod daemon;
 

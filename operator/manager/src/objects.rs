@@ -193,6 +193,9 @@ impl Objects {
         } else {
             format!("{what} (cluster-scoped)")
         };
+        if !dry_run && kudo_pkg::preflight::is_crd(&obj) {
+            crd_preflight(tenant, &obj, inst, notes, &what).await?;
+        }
         let kind_key = format!(
             "{}/{}",
             obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
@@ -495,6 +498,41 @@ impl Objects {
 pub type Notes = std::sync::Mutex<Vec<String>>;
 
 /// `Role r: applied as rbac.authorization.k8s.io/v1: ...`.
+/// The CRD preflight before a CRD is applied in any plan ([`kudo_cluster::crd_preflight`], with
+/// the Instance's identity): a change OLM's rules call unsafe fails the step (FATAL, naming the
+/// CRD, version, field and rule) rather than leave a half-upgraded operator, unless the change
+/// was made with `kudo upgrade --force` ([`kudo_crd::revision::preflight_for`]): then it is
+/// applied and noted.
+async fn crd_preflight(
+    tenant: &Tenant,
+    crd: &Value,
+    inst: &Instance,
+    notes: &Notes,
+    what: &str,
+) -> Result<(), Failure> {
+    let checked = kudo_cluster::crd_preflight::check(&tenant.client, crd).await;
+    let refusals = checked.refusals();
+    if refusals.is_empty() {
+        return Ok(());
+    }
+    let said: Vec<String> = refusals
+        .iter()
+        .map(|f| f.to_diagnostic().to_string())
+        .collect();
+    let said = said.join("; ");
+    if kudo_crd::revision::preflight_for(inst).force {
+        if let Ok(mut n) = notes.lock() {
+            n.push(format!(
+                "{what}: applied despite the CRD preflight, as kudo upgrade --force asked: {said}"
+            ));
+        }
+        return Ok(());
+    }
+    Err(Failure::Invalid(format!(
+        "{what} is not applied: the change is unsafe for the CRD in the cluster: {said} (kudo upgrade --force applies it anyway)"
+    )))
+}
+
 fn conversion_note(obj: &Value, c: &successor::Converted) -> String {
     let r = c.removal;
     let mut note = format!(

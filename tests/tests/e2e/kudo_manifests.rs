@@ -29,7 +29,7 @@ impl Drop for InDefault<'_> {
 
 /// `kubectl apply -f -` of `manifest` (YAML) with the scenario's kubeconfig: its stderr (the
 /// API server's warnings) when it succeeds.
-fn kubectl_apply(s: &Scenario, manifest: &str) -> String {
+pub(super) fn kubectl_apply(s: &Scenario, manifest: &str) -> String {
     let mut child = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(&s.kubeconfig)

@@ -84,6 +84,62 @@ impl std::fmt::Debug for Upgraded {
     }
 }
 
+/// The CRD preflight of an upgrade ([`kudo_cluster::crd_preflight`]): every CRD the new
+/// version's plans apply, rendered with the upgrade's values, compared with the one in the
+/// cluster. An unsafe change refuses the upgrade, every one at once ([`Error::Parameters`], the
+/// CRD, version, field and OLM's rule named), unless `force`: then each is a warning that says
+/// so. A CRD this identity cannot read is a warning (not checked here; the manager checks it
+/// again before applying it).
+async fn crd_preflight(
+    t: &Target,
+    pkg: &Package,
+    change: &Decision,
+    instance: &str,
+    force: bool,
+) -> Result<Vec<kudo_diag::diag::Diagnostic>> {
+    use kudo_cluster::crd_preflight::{self, Preflight};
+    use kudo_diag::diag::{Code, Diagnostic, Severity};
+    let mut refused = Vec::new();
+    let mut told = Vec::new();
+    for crd in kudo_pkg::preflight::crds(pkg, change.values.value(), instance, &t.namespace) {
+        match crd_preflight::check(&t.client, &crd).await {
+            Preflight::New => {}
+            Preflight::Unreadable(why) => {
+                let name = crd
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                told.push(Diagnostic::warning(
+                    Code::UnhandledChange,
+                    "",
+                    format!("CRD {name} was not checked against the cluster's: {why}"),
+                ));
+            }
+            Preflight::Checked(findings) => {
+                for f in findings.iter().filter(|f| !f.safe) {
+                    let d = f.to_diagnostic();
+                    if force {
+                        told.push(Diagnostic {
+                            severity: Severity::Warning,
+                            message: format!("{} (allowed by --force)", d.message),
+                            ..d
+                        });
+                    } else {
+                        refused.push(d.with_help(
+                            "keep the CRD compatible (a new version of it, or optional fields), or apply it anyway: kudo upgrade --force",
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if refused.is_empty() {
+        Ok(told)
+    } else {
+        Err(Error::Parameters(refused))
+    }
+}
+
 /// Upgrades Instance `req.instance` to `req.package`. Refused, with nothing written, when the
 /// package is another operator ([`Error::OtherOperator`]) or the version the Instance runs
 /// ([`Error::AlreadyRuns`]), when the migrated parameters are refused ([`Error::Parameters`]),
@@ -103,6 +159,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let mut ov_exists: Option<bool> = None;
     let mut created = false;
     let mut granted = false;
+    let (mut crds_checked, mut crds_told) = (false, Vec::new());
     for attempt in 1..=MAX_ATTEMPTS {
         let (inst, from_ref) = instance_and_version(t, req.instance).await?;
         let from = from_ref.name.clone();
@@ -128,13 +185,20 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         let current = kudo_policy::secrets::under(&public, &sources.all);
         let run = plan::running(&inst, &old_version);
         let (blocking, superseded) = super::superseding(run, req.force);
-        let change = change::upgrade(
+        let mut change = change::upgrade(
             &installed(&inst, &old_version, &current, &blocking),
             &to_version,
             req.inputs.proposal(),
             req.allow,
         )
         .map_err(|d| Error::Parameters(new_pkg.located(d)))?;
+        if !crds_checked {
+            // The CRDs the new version's plans apply, with the upgrade's values, against the
+            // cluster's: once (a conflict's retry changes the values, not the CRDs' rules).
+            crds_told = crd_preflight(t, new_pkg, &change, req.instance, req.allow.force).await?;
+            crds_checked = true;
+        }
+        change.warnings.extend(crds_told.iter().cloned());
         let exists = match ov_exists {
             Some(e) => e,
             None => {
