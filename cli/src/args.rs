@@ -979,6 +979,8 @@ pub struct VerifyArgs {
     /// A finding is unsafe when it may break an Instance that exists (a parameter dropped or
     /// restricted, a CRD field newly required...): then kudo exits with 1, as `kudo upgrade`
     /// would refuse it for such an Instance. A changed default or immutability is only noted.
+    /// --repo, --operator-version and --app-version choose OLD when it is a name (the released
+    /// version to compare a working copy with); they are ignored for a PACKAGE on disk.
     #[arg(long, value_name = "OLD")]
     pub against: Option<PathBuf>,
     #[command(flatten)]
