@@ -671,6 +671,9 @@ pub enum PackageCommand {
     Convert(ConvertArgs),
     /// Check a package: it loads, its schema is valid, every default validates, every template
     /// renders with the defaults. Exits with 1 when there is an error.
+    ///
+    /// With --against OLD, also checks that upgrading from OLD to this package is safe, as an
+    /// author's CI checks a new version before it is released: no cluster is needed.
     #[command(after_help = crate::examples::VERIFY)]
     Verify(VerifyArgs),
     /// List what a package defines.
@@ -969,6 +972,17 @@ pub struct VerifyArgs {
     /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
     /// operator name in a repository.
     pub package: PathBuf,
+    /// Also check the upgrade from OLD, the previous version of the operator (a directory, a
+    /// .tgz, an http(s):// URL, an oci:// reference or an operator name in a repository, read
+    /// as PACKAGE is): both parameter schemas compared, and every CRD both apply (rendered with
+    /// the defaults) judged by OLM's CRD upgrade-safety rules, with no cluster and no Instance.
+    /// A finding is unsafe when it may break an Instance that exists (a parameter dropped or
+    /// restricted, a CRD field newly required...): then kudo exits with 1, as `kudo upgrade`
+    /// would refuse it for such an Instance. A changed default or immutability is only noted.
+    /// --repo, --operator-version and --app-version choose OLD when it is a name (the released
+    /// version to compare a working copy with); they are ignored for a PACKAGE on disk.
+    #[arg(long, value_name = "OLD")]
+    pub against: Option<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
     /// Output format.

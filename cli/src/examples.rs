@@ -75,6 +75,11 @@ pub const VERIFY: &str = "\
 Examples:
   kudo package verify examples/cassandra-v1beta2
   kudo package verify examples/zookeeper-v1beta1 -o json
+
+  # In an author's CI: is the upgrade from the released version safe? (no cluster needed;
+  # exits with 1 on a change that may break an Instance)
+  kudo package verify examples/cassandra-v1beta2 \\
+    --against examples/repository/cassandra-3.11.6_2.0.0.tgz
 ";
 
 pub const LIST_PARAMETERS: &str = "\

@@ -136,13 +136,24 @@ pub fn verify(a: VerifyArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let diags = kudo_pkg::verify::verify(&pkg);
     let failed = kudo_pkg::verify::failed(&diags);
+    let against = match &a.against {
+        Some(path) => {
+            let old = super::load_with(path, &a.source)?.package;
+            Some(kudo_pkg::preflight::against(&pkg, &old).map_err(Error::parameters)?)
+        }
+        None => None,
+    };
+    let unsafe_upgrade = against.as_ref().is_some_and(|a| a.is_unsafe());
     match a.output {
         ReportFormat::Json => {
-            let report = serde_json::json!({
+            let mut report = serde_json::json!({
                 "package": a.package.display().to_string(),
                 "ok": !failed,
                 "diagnostics": diags,
             });
+            if let Some(against) = &against {
+                report["against"] = against.to_json();
+            }
             super::print(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -157,9 +168,13 @@ pub fn verify(a: VerifyArgs) -> Result<Outcome, Error> {
                     a.package.display()
                 ))?;
             }
+            if let Some(against) = &against {
+                crate::report::diagnostics(&against.diagnostics());
+                super::print(&format!("{}\n", against.summary()))?;
+            }
         }
     }
-    Ok(if failed {
+    Ok(if failed || unsafe_upgrade {
         Outcome::Failed
     } else {
         Outcome::Done

@@ -14,7 +14,7 @@
 //! | [`step`] | what a plan step does: its tasks, each resolved for the parameters (shared by the renderer and the manager) | [`step::tasks`], [`package::TaskKind`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
 //! | [`repo`] | KUDO's repository `index.yaml`: its order, and the entry a name and a version (or a semver range) ask for | [`repo::Index`], [`repo::Want`], [`repo::file_name`] |
-//! | [`preflight`] | the package side of the upgrade preflight: the CRDs a package's plans apply | [`preflight::crds`] |
+//! | [`preflight`] | the package side of the upgrade preflight: the CRDs a package's plans apply; one package against another, offline | [`preflight::crds`], [`preflight::against`] |
 //! | [`verify`] | `package verify` | [`verify::verify`] |
 //! | [`author`], [`listing`], [`explain`] | `package add parameter`; `package list parameters`; `kudo explain` | [`author::add_parameter`], [`listing::rows`], [`explain::explain`] |
 //!
