@@ -1093,6 +1093,12 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
     let p = s.instance("app")["spec"]["parameters"].clone();
     assert_eq!(p["clusterName"], "blue");
     assert_eq!(p["backup"]["credentials"]["name"], "u");
+    // 0.3.0 drops the backup credentials the user set, which no oldName carries: the preflight
+    // refuses the upgrade until --allow-drop lets them go.
+    upgrade("v3")
+        .code(1)
+        .stderr(predicates::str::contains("/backup"))
+        .stderr(predicates::str::contains("value-dropped"));
     // kudo diff of the upgrade: the migration, the plan and the objects, exit 1, nothing
     // written.
     let out = s
@@ -1103,6 +1109,8 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
             "app",
             "-n",
             &s.namespace,
+            "--allow-drop",
+            "backup",
         ])
         .output()
         .expect("kudo diff runs");
@@ -1128,6 +1136,8 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
         "app",
         "-n",
         &s.namespace,
+        "--allow-drop",
+        "backup",
         "--dry-run",
         "-o",
         "json",
@@ -1137,7 +1147,19 @@ fn an_upgrade_carries_values_by_old_name_through_each_version() {
     assert_eq!(report["dryRun"], true, "{report}");
     assert_eq!(report["written"], false, "{report}");
     assert!(report["migration"].is_object(), "{report}");
-    upgrade("v3").success();
+    s.kudo(&[
+        "upgrade",
+        &kep33("v3"),
+        "--instance",
+        "app",
+        "-n",
+        &s.namespace,
+        "--allow-drop",
+        "backup",
+        "--wait",
+    ])
+    .assert()
+    .success();
     wait_until("0.3.0 runs", || {
         s.instance("app")["spec"]["operatorVersion"]["name"] == "my-operator-0.3.0"
             && s.config_map("app-config")["cluster"] == "blue"

@@ -3,7 +3,7 @@
 //! pair of versions of each operator (ordered as KUDO's repository orders them: appVersion, then
 //! operatorVersion, both semver), and every version against itself.
 //!
-//! It prints the table docs/upgrade-safety-corpus.md records (pairs that pass, only warn, or
+//! It prints the table docs/upgrade-safety.md records (pairs that pass, only warn, or
 //! fail; findings per code) and every finding of every pair, for checking by hand. It asserts
 //! only what must hold: every pair is checked without a panic, a version against itself finds
 //! nothing, every finding has a code and a pointer.

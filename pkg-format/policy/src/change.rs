@@ -839,7 +839,7 @@ fn propose(
     proposal: Proposal<'_>,
 ) -> (Values, Value, Vec<Diagnostic>) {
     let (values, explicit, mut problems) = proposed(to, baseline, kept, proposal);
-    problems.extend(preflight::deprecated(to, &values, &explicit));
+    problems.extend(preflight::deprecated(&to.schema, Some(&to.name), &values));
     (values, explicit, problems)
 }
 

@@ -318,23 +318,31 @@ pub fn deprecation(node: &Value) -> Option<&str> {
     })
 }
 
-/// A warning for each value of `explicit` (what the user set, in `v`'s layout) at a parameter
-/// `v` marks `deprecated` ([`deprecation`]), with its message: accepted, worth changing.
-pub fn deprecated(v: &Version, values: &Values, explicit: &Value) -> Vec<Diagnostic> {
+/// A warning for each value of `values` that the user set (not a default) at a parameter
+/// `schema` marks `deprecated` ([`deprecation`]), with its message: accepted, worth changing.
+/// `operator_version` names the version in the warning, when known.
+pub fn deprecated(
+    schema: &ParamSchema,
+    operator_version: Option<&str>,
+    values: &Values,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for at in declared_pointers(&v.schema) {
+    let what = match operator_version {
+        Some(name) => format!("is deprecated in {name}"),
+        None => "is deprecated".to_string(),
+    };
+    for at in declared_pointers(schema) {
         let tokens = pointer::tokens(&at).unwrap_or_default();
-        let Some(message) = declared_node(&v.schema, &tokens).and_then(deprecation) else {
+        let Some(message) = declared_node(schema, &tokens).and_then(deprecation) else {
             continue;
         };
-        for (p, _) in values_at(explicit, &at) {
-            let mut d = Diagnostic::warning(
-                Code::Deprecated,
-                p.as_str(),
-                format!("is deprecated in {}", v.name),
-            )
-            .with_origin(values.origin(&p))
-            .with_rule(schema_pointer(&tokens, "deprecated"));
+        for (p, _) in values_at(values.value(), &at) {
+            if values.origin(&p) == Origin::Default {
+                continue;
+            }
+            let mut d = Diagnostic::warning(Code::Deprecated, p.as_str(), what.clone())
+                .with_origin(values.origin(&p))
+                .with_rule(schema_pointer(&tokens, "deprecated"));
             if !message.is_empty() {
                 d = d.with_help(message.to_string());
             }
@@ -1089,9 +1097,9 @@ mod tests {
                 "bare": {"type": "string", "deprecated": true},
                 "new": {"type": "string"}})),
         );
-        let explicit = json!({"old": "x", "new": "y"});
-        let values = Values::new(explicit.clone(), Origin::Instance);
-        let warned = deprecated(&v, &values, &explicit);
+        let mut values = Values::new(json!({"old": "x", "new": "y"}), Origin::Instance);
+        values.apply_defaults(&v.schema);
+        let warned = deprecated(&v.schema, Some(&v.name), &values);
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(!warned[0].is_error());
         assert_eq!(
@@ -1102,8 +1110,11 @@ mod tests {
             warned[0].by.as_ref().unwrap().keyword,
             "/properties/old/deprecated"
         );
-        let bare = json!({"bare": "z"});
-        let warned = deprecated(&v, &Values::new(bare.clone(), Origin::Instance), &bare);
-        assert_eq!(warned[0].help, None);
+        let bare = Values::new(json!({"bare": "z"}), Origin::Instance);
+        let warned = deprecated(&v.schema, None, &bare);
+        assert_eq!(
+            warned[0].to_string(),
+            "/bare: is deprecated (from instance parameters) [deprecated]"
+        );
     }
 }
