@@ -511,6 +511,13 @@ async fn crd_preflight(
     what: &str,
 ) -> Result<(), Failure> {
     let checked = kudo_cluster::crd_preflight::check(&tenant.client, crd).await;
+    if let kudo_cluster::crd_preflight::Preflight::Unreadable(why) = &checked
+        && let Ok(mut n) = notes.lock()
+    {
+        n.push(format!(
+            "{what}: not checked against the CRD in the cluster (the CRD preflight), which this identity cannot read: {why}"
+        ));
+    }
     let refusals = checked.refusals();
     if refusals.is_empty() {
         return Ok(());

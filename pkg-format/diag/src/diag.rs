@@ -162,6 +162,9 @@ pub enum Code {
     ServedVersionRemoved,
     /// CRD preflight: a change no rule knows to be safe.
     UnhandledChange,
+    /// A check that could not run (the CRD in the cluster could not be read): a warning saying
+    /// what was not checked and why.
+    Unchecked,
 }
 
 impl Code {
@@ -234,6 +237,7 @@ impl Code {
             Code::StoredVersionRemoved => "stored-version-removed",
             Code::ServedVersionRemoved => "served-version-removed",
             Code::UnhandledChange => "unhandled-change",
+            Code::Unchecked => "unchecked",
         }
     }
 }

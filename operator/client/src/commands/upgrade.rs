@@ -110,7 +110,7 @@ async fn crd_preflight(
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 told.push(Diagnostic::warning(
-                    Code::UnhandledChange,
+                    Code::Unchecked,
                     "",
                     format!("CRD {name} was not checked against the cluster's: {why}"),
                 ));
