@@ -311,7 +311,23 @@ pub struct RepoAddArgs {
     #[arg(long)]
     pub skip_check: bool,
     #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
     pub namespace: NoNamespace,
+}
+
+/// A source's signature policy, as `kudo repo add` and `kudo registry trust` set it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TrustArgs {
+    /// Check its packages' cosign signatures: `none`, `warn` (an unsigned package is used,
+    /// with a warning) or `required` (refused). Default: required when --key is given, else
+    /// none.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub verify: Option<crate::trust::Mode>,
+    /// A public key its packages are signed with (PEM, as cosign.pub); repeat for several.
+    /// Kept as an absolute path.
+    #[arg(long, value_name = "FILE")]
+    pub key: Vec<PathBuf>,
 }
 
 /// `kudo repo list`.
@@ -365,6 +381,12 @@ pub struct RepoIndexArgs {
     /// has the same name and versions (the folder's wins).
     #[arg(long, value_name = "FILE")]
     pub merge: Option<PathBuf>,
+    /// Sign every entry with this private key (cosign's encrypted PEM): the entry carries
+    /// cosign's simple-signing payload over the package's sha256 and its signature, which
+    /// `--verify` and a repository's `verify: required` check. Password from $KUDO_PASSWORD
+    /// (or $COSIGN_PASSWORD), else a prompt.
+    #[arg(long, value_name = "FILE")]
+    pub sign_key: Option<PathBuf>,
     #[command(flatten)]
     pub namespace: NoNamespace,
 }
@@ -588,6 +610,18 @@ pub struct SourceArgs {
     /// Talk plain HTTP (no TLS) to an oci:// registry, e.g. one on localhost.
     #[arg(long)]
     pub plain_http: bool,
+    /// Require the package (and each of its dependencies) to be signed: by the key KEY (a PEM
+    /// public key, as cosign.pub) with `--verify=KEY`, else by a key the configuration gives
+    /// its repository or registry. An unsigned or wrongly signed package is refused before
+    /// anything is cached or written. Without it, the configuration's policy applies.
+    #[arg(
+        long,
+        value_name = "KEY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub verify: Option<PathBuf>,
 }
 
 impl SourceArgs {
@@ -603,6 +637,7 @@ impl SourceArgs {
             repo: self.repo.clone(),
             want,
             plain_http: self.plain_http,
+            verify: self.verify.clone(),
         })
     }
 }
@@ -704,6 +739,81 @@ pub enum PackageCommand {
     /// have the digest its manifest gives. Prints the file written.
     #[command(after_help = crate::examples::PULL)]
     Pull(PullArgs),
+    /// Sign a package in an OCI registry with a cosign key.
+    ///
+    /// Writes cosign's signature: a simple-signing payload naming the package's manifest
+    /// digest, signed with the private key, stored as the tag sha256-<DIGEST>.sig beside the
+    /// package (added to the signatures already there). `cosign verify --key cosign.pub`
+    /// accepts it, and kudo accepts what cosign signs. The key's password comes from
+    /// $KUDO_PASSWORD (or $COSIGN_PASSWORD), else a prompt. Keyless signing (Fulcio, Rekor)
+    /// is not offered: it needs the Internet.
+    #[command(after_help = crate::examples::SIGN)]
+    Sign(SignArgs),
+    /// Check that a package in an OCI registry is signed by one of the keys given.
+    ///
+    /// Reads cosign's signatures of the tag's manifest digest. Exits with 0 and names the key
+    /// that signed, or with 1 saying what was found (no signature, none by these keys).
+    #[command(after_help = crate::examples::VERIFY_SIGNATURE)]
+    VerifySignature(VerifySignatureArgs),
+    /// Make a key pair for signing: cosign.key (encrypted, mode 0600) and cosign.pub.
+    ///
+    /// The same files as `cosign generate-key-pair` (ECDSA P-256, the private key in cosign's
+    /// encrypted PEM): cosign signs with kudo's key and kudo with cosign's. The password comes
+    /// from $KUDO_PASSWORD (or $COSIGN_PASSWORD), else a prompt (asked twice). An existing
+    /// file is never replaced.
+    #[command(after_help = crate::examples::GENERATE_KEY)]
+    GenerateKey(GenerateKeyArgs),
+}
+
+/// `kudo package sign`.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The package: oci://REGISTRY/PATH/NAME:TAG.
+    #[arg(value_name = "oci://REGISTRY/PATH/NAME:TAG")]
+    pub reference: String,
+    /// The private key (cosign's encrypted PEM).
+    #[arg(long, value_name = "FILE", default_value = crate::trust::PRIVATE_KEY_FILE)]
+    pub key: PathBuf,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Print what was signed as data instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
+}
+
+/// `kudo package verify-signature`.
+#[derive(Debug, Args)]
+pub struct VerifySignatureArgs {
+    /// The package: oci://REGISTRY/PATH/NAME:TAG.
+    #[arg(value_name = "oci://REGISTRY/PATH/NAME:TAG")]
+    pub reference: String,
+    /// A public key (PEM, as cosign.pub); repeat to accept any of several.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub key: Vec<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Print the result as data instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
+}
+
+/// `kudo package generate-key`.
+#[derive(Debug, Args)]
+pub struct GenerateKeyArgs {
+    /// The folder to write cosign.key and cosign.pub into.
+    #[arg(
+        short = 'd',
+        long = "output-dir",
+        value_name = "DIR",
+        default_value = "."
+    )]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// How to talk to a registry.
@@ -773,6 +883,29 @@ pub enum RegistryCommand {
     /// left alone).
     #[command(after_help = crate::examples::REGISTRY)]
     Logout(LogoutArgs),
+    /// Set the signature policy of a registry, or of a path in it: its packages' cosign
+    /// signatures are checked by every command that takes a PACKAGE (`required`: an unsigned
+    /// or wrongly signed package is refused; `warn`: used, with a warning).
+    ///
+    /// Kept in repositories.yaml (`registries:`); the longest prefix that matches a package's
+    /// oci://REGISTRY/PATH/NAME applies. With no option, prints the policy that applies.
+    #[command(after_help = crate::examples::REGISTRY_TRUST)]
+    Trust(RegistryTrustArgs),
+}
+
+/// `kudo registry trust`.
+#[derive(Debug, Args)]
+pub struct RegistryTrustArgs {
+    /// The registry, or a path in it: oci://HOST[:PORT][/PATH] (or HOST[:PORT][/PATH]).
+    #[arg(value_name = "oci://REGISTRY[/PATH]")]
+    pub prefix: String,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+    /// Remove the policy set for exactly this prefix.
+    #[arg(long, conflicts_with_all = ["verify", "key"])]
+    pub remove: bool,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo registry login`.
@@ -1079,6 +1212,9 @@ mod tests {
             &["package", "create", "pkg"],
             &["package", "push", "pkg", "oci://r/p"],
             &["package", "pull", "oci://r/p/n:1"],
+            &["package", "sign", "oci://r/p/n:1"],
+            &["package", "verify-signature", "oci://r/p/n:1", "--key", "k"],
+            &["package", "generate-key"],
             &["repo", "add", "name", "url"],
             &["repo", "list"],
             &["repo", "remove", "name"],
@@ -1123,6 +1259,7 @@ mod tests {
             &["migrate"],
             &["registry", "login", "r", "-u", "me"],
             &["registry", "logout", "r"],
+            &["registry", "trust", "r"],
         ];
         let mut commands = Vec::new();
         leaves(&Cli::command(), Vec::new(), &mut commands);

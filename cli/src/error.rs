@@ -76,6 +76,9 @@ pub enum Error {
     /// An OCI registry refused or failed.
     #[error(transparent)]
     Oci(#[from] OciError),
+    /// A signing key, or a signature.
+    #[error(transparent)]
+    Trust(#[from] crate::trust::TrustError),
     /// The CLI refuses `subject` (a file, a name, a URL).
     #[error("{subject}: {reason}")]
     Refused {

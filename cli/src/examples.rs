@@ -149,6 +149,9 @@ Examples:
 
   # In a new namespace (made with your rights when missing, as Helm's --create-namespace)
   kudo install examples/zookeeper-v1beta1 -n team-b --create-namespace
+
+  # Only if the package (and each dependency) is signed by cosign.pub:
+  #   kudo install oci://localhost:5000/kudo/zookeeper --plain-http --verify=cosign.pub
 ";
 
 pub const DIFF: &str = "\
@@ -270,6 +273,10 @@ pub const REPO_ADD: &str = "\
 Examples:
   kudo repo add local examples/repository
   kudo repo add staging https://operators.example.com/staging --skip-check
+
+  # Its packages must be signed by the key (`--verify warn`: a warning instead)
+  kudo repo add acme https://operators.example.com/acme --skip-check \\
+    --key examples/signing/cosign.pub
 ";
 
 pub const REPO_LIST: &str = "\
@@ -302,6 +309,9 @@ Examples:
 
   # Add the folder's packages to the index already published (the folder's entries win)
   kudo repo index examples/repository --merge examples/repository/index.yaml
+
+  # Each entry signed (the key's password from $KUDO_PASSWORD, else asked)
+  kudo repo index examples/repository --sign-key examples/signing/cosign.key
 ";
 
 pub const SEARCH: &str = "\
@@ -336,6 +346,49 @@ Examples:
   kudo registry logout localhost:5000
 ";
 
+pub const SIGN: &str = "\
+Examples:
+  # A key pair once (`kudo package generate-key`), then sign what was pushed; the password
+  # from $KUDO_PASSWORD (examples/signing's is `example`)
+  kudo package push examples/zookeeper-v1beta1 oci://localhost:5000/kudo --plain-http
+  kudo package sign oci://localhost:5000/kudo/zookeeper:3.6.2_0.4.0 \\
+    --key examples/signing/cosign.key --plain-http
+
+  # cosign reads it too (kudo writes no Rekor entry, so cosign 2 is told not to ask one):
+  #   cosign verify --key cosign.pub --insecure-ignore-tlog=true \\
+  #     localhost:5000/kudo/zookeeper:3.6.2_0.4.0
+";
+
+pub const VERIFY_SIGNATURE: &str = "\
+Examples:
+  kudo package verify-signature oci://localhost:5000/kudo/zookeeper:3.6.2_0.4.0 \\
+    --key examples/signing/cosign.pub --plain-http
+
+  # Any of two keys (a rotation), the result as JSON
+  kudo package verify-signature oci://ghcr.io/acme/kudo/kafka:2.5.1_1.3.2 \\
+    --key old.pub --key new.pub -o json
+";
+
+pub const GENERATE_KEY: &str = "\
+Examples:
+  # cosign.key and cosign.pub in the current folder; the password is asked twice
+  kudo package generate-key
+
+  # In a script: the password from the environment, the keys in ./keys
+  KUDO_PASSWORD=\"$(cat pw)\" kudo package generate-key -d keys
+";
+
+pub const REGISTRY_TRUST: &str = "\
+Examples:
+  # Every package under ghcr.io/acme must be signed by the key
+  kudo registry trust oci://ghcr.io/acme --verify required --key examples/signing/cosign.pub
+
+  # A warning, not a refusal, for one path; what applies to a package (then undo it with
+  # `kudo registry trust oci://localhost:5000/test --remove`)
+  kudo registry trust oci://localhost:5000/test --verify warn --key examples/signing/cosign.pub
+  kudo registry trust oci://localhost:5000/test/zookeeper
+";
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -367,6 +420,10 @@ mod tests {
             super::PUSH,
             super::PULL,
             super::REGISTRY,
+            super::SIGN,
+            super::VERIFY_SIGNATURE,
+            super::GENERATE_KEY,
+            super::REGISTRY_TRUST,
             super::REPO,
             super::REPO_ADD,
             super::REPO_LIST,

@@ -15,6 +15,7 @@ mod examples;
 mod oci;
 mod repo;
 mod report;
+mod trust;
 
 use std::process::ExitCode;
 

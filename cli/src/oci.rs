@@ -22,6 +22,7 @@ mod artifact;
 pub mod credentials;
 mod error;
 mod reference;
+pub mod signature;
 mod tag;
 
 use std::path::PathBuf;
@@ -99,6 +100,8 @@ impl std::fmt::Debug for Pulled {
 pub struct Registry {
     client: Client,
     plain_http: bool,
+    /// `KUDO_REGISTRY_CA_FILE`'s certificates (the cosign client is given them too).
+    extra_roots: Vec<Certificate>,
 }
 
 impl Registry {
@@ -119,9 +122,14 @@ impl Registry {
         if let Some(path) = std::env::var_os(CA_FILE_ENV).filter(|p| !p.is_empty()) {
             config.extra_root_certificates = pem_certificates(&PathBuf::from(path))?;
         }
+        let extra_roots = config.extra_root_certificates.clone();
         let client = Client::try_from(config)
             .map_err(|e| OciError::Internal(format!("the HTTP client cannot be made: {e}")))?;
-        Ok(Registry { client, plain_http })
+        Ok(Registry {
+            client,
+            plain_http,
+            extra_roots,
+        })
     }
 
     /// Pushes a package's `.tgz` to `target` (`oci://REGISTRY/PATH`; the package's name is
@@ -291,6 +299,17 @@ impl Registry {
             package_digest: actual,
             manifest_digest,
         })
+    }
+
+    /// The digest of the manifest `reference` (`oci://REGISTRY/PATH/NAME:TAG`) names.
+    pub async fn manifest_digest(&self, reference: &Reference) -> Result<String, OciError> {
+        reference.require(true)?;
+        let image = reference.image();
+        let (auth, sent) = self.auth(&reference.registry)?;
+        self.client
+            .fetch_manifest_digest(&image, &auth)
+            .await
+            .map_err(|e| self.error(reference, &sent, e))
     }
 
     /// Checks `credentials` against `registry` (`host[:port]`): a token service (Docker Hub,

@@ -14,6 +14,9 @@ fn kudo(dir: &Path, args: &[String]) -> std::process::Output {
         .env("KUBECONFIG", dir.join("no-kubeconfig"))
         .env("KUDO_REGISTRY_CA_FILE", dir.join("no-ca.pem"))
         .env("HOME", dir)
+        // examples/signing's key, whose password is public
+        .env("KUDO_PASSWORD", "example")
+        .env_remove("COSIGN_PASSWORD")
         .env_remove("CI")
         .output()
         .expect("kudo runs")
@@ -115,7 +118,10 @@ fn needs_cluster(args: &[String]) -> bool {
 fn needs_registry(args: &[String]) -> bool {
     matches!(
         (args[1].as_str(), args.get(2).map(String::as_str)),
-        ("package", Some("push" | "pull")) | ("registry", Some("login"))
+        (
+            "package",
+            Some("push" | "pull" | "sign" | "verify-signature")
+        ) | ("registry", Some("login"))
     )
 }
 

@@ -20,6 +20,7 @@ mod patch;
 pub mod plan;
 mod registry;
 mod repo;
+mod sign;
 mod template;
 pub mod uninstall;
 mod update;
@@ -69,6 +70,10 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Package(PackageCommand::Create(a)) => package::create(a),
         Command::Package(PackageCommand::Push(a)) => registry::push(a),
         Command::Package(PackageCommand::Pull(a)) => registry::pull(a),
+        Command::Package(PackageCommand::Sign(a)) => sign::sign(a),
+        Command::Package(PackageCommand::VerifySignature(a)) => sign::verify_signature(a),
+        Command::Package(PackageCommand::GenerateKey(a)) => sign::generate_key(a),
+        Command::Registry(RegistryCommand::Trust(a)) => sign::registry_trust(a),
         Command::Registry(RegistryCommand::Login(a)) => registry::login(a),
         Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),
         Command::Init(a) => init::run(a),
@@ -176,10 +181,18 @@ impl Loaded {
         match &self.origin {
             Origin::Local => None,
             Origin::Url(url) => Some(format!("{what} from {url}")),
-            Origin::Repository { name, url, digest } => Some(format!(
-                "{what} from repository {name} ({url}, sha256 {digest} checked)"
+            Origin::Repository {
+                name, url, digest, ..
+            } => Some(format!(
+                "{what} from repository {name} ({url}, sha256 {digest} checked){}",
+                self.origin.checked_note()
             )),
-            Origin::Oci(reference) => Some(format!("{what} from {reference}")),
+            Origin::Oci {
+                reference, digest, ..
+            } => Some(format!(
+                "{what} from {reference} ({digest}){}",
+                self.origin.checked_note()
+            )),
         }
     }
 }
@@ -187,9 +200,13 @@ impl Loaded {
 /// [`load`] with `--repo`, `--operator-version`, `--app-version` and `--plain-http`.
 fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
     let source = source.to_source()?;
+    let verify = source.verify.is_some();
     let home = crate::repo::Home::from_env().map_err(|e| Error::from(e).about(path.display()))?;
     let resolver = crate::repo::Resolver::new(home, source);
     if path.exists() {
+        if verify {
+            return Err(crate::repo::RepoError::NothingToVerify(path.display().to_string()).into());
+        }
         // On disk: the package's own errors (file:line), unchanged.
         return Ok(Loaded {
             arg: path.to_path_buf(),

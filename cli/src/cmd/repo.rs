@@ -71,9 +71,12 @@ fn add(a: RepoAddArgs) -> Result<Outcome, Error> {
             },
         ));
     }
+    let (verify, keys) = super::sign::policy_of(&a.trust)?;
     let repo = Repository {
         name: a.name.clone(),
         url: url_of(&a.url)?,
+        verify,
+        keys,
     };
     let mut entries = None;
     if !a.skip_check {
@@ -223,6 +226,21 @@ fn index(a: RepoIndexArgs) -> Result<Outcome, Error> {
         return Err(Error::refused(a.dir.display(), Refusal::NoPackages));
     }
     let merged = merge.as_ref().map(|m| index.merge(m)).unwrap_or(0);
+    let mut signed = 0;
+    if let Some(path) = &a.sign_key {
+        let key = super::sign::signing_key(path)?;
+        for entry in index.entries.values_mut().flatten() {
+            if entry.digest.is_some() {
+                crate::trust::sign_entry(entry, &key)?;
+                signed += 1;
+            }
+        }
+        eprintln!(
+            "signed {signed} entries with {} ({})",
+            path.display(),
+            key.fingerprint
+        );
+    }
     let target = a.dir.join("index.yaml");
     super::write_atomic(&target, &index.to_yaml())?;
     super::print(&format!("{}\n", target.display()))?;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{RepoError, Result, io, write_atomic};
+use crate::trust::{Mode, Policy};
 
 /// The repository KUDO configures by default, and kudo too.
 pub const COMMUNITY: &str = "community";
@@ -93,6 +94,33 @@ pub struct Repository {
     pub name: String,
     /// Its URL: where `index.yaml` is, and what relative package URLs are relative to.
     pub url: String,
+    /// kudo's: whether its packages' signatures are checked (KUDO ignores the field).
+    #[serde(default, skip_serializing_if = "Mode::is_none")]
+    pub verify: Mode,
+    /// kudo's: the public keys its packages are signed with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<PathBuf>,
+}
+
+/// kudo's signature policy for an OCI registry, or a path in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistryPolicy {
+    /// `HOST[:PORT][/PATH]`: the packages whose `REGISTRY/PATH/NAME` starts with it (at a `/`).
+    pub prefix: String,
+    /// Whether their signatures are checked.
+    #[serde(default)]
+    pub verify: Mode,
+    /// The public keys they are signed with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<PathBuf>,
+}
+
+impl RegistryPolicy {
+    /// Whether it applies to `name` (`REGISTRY/PATH/NAME`).
+    pub fn applies_to(&self, name: &str) -> bool {
+        let prefix = self.prefix.trim_end_matches('/');
+        name == prefix || name.starts_with(&format!("{prefix}/"))
+    }
 }
 
 impl Repository {
@@ -126,6 +154,9 @@ pub struct Repositories {
     /// The repositories.
     #[serde(default)]
     pub repositories: Vec<Repository>,
+    /// kudo's: signature policies of OCI registries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registries: Vec<RegistryPolicy>,
 }
 
 fn repo_version() -> String {
@@ -141,7 +172,10 @@ impl Default for Repositories {
             repositories: vec![Repository {
                 name: COMMUNITY.into(),
                 url: COMMUNITY_URL.into(),
+                verify: Mode::None,
+                keys: Vec::new(),
             }],
+            registries: Vec::new(),
         }
     }
 }
@@ -177,6 +211,48 @@ impl Repositories {
     pub fn get(&self, name: &str) -> Option<&Repository> {
         self.repositories.iter().find(|r| r.name == name)
     }
+
+    /// The policy of repository `repo`, its relative key paths made relative to `home`'s
+    /// configuration file.
+    pub fn repository_policy(&self, home: &Home, repo: &Repository) -> Policy {
+        Policy {
+            verify: repo.verify,
+            keys: absolute(home, &repo.keys),
+            from: format!("repository {} in {}", repo.name, home.config.display()),
+        }
+    }
+
+    /// The policy of the registry path `name` (`REGISTRY/PATH/NAME`): the longest prefix that
+    /// applies; none when no prefix does.
+    pub fn registry_policy(&self, home: &Home, name: &str) -> Policy {
+        match self
+            .registries
+            .iter()
+            .filter(|r| r.applies_to(name))
+            .max_by_key(|r| r.prefix.trim_end_matches('/').len())
+        {
+            Some(r) => Policy {
+                verify: r.verify,
+                keys: absolute(home, &r.keys),
+                from: format!("registry {} in {}", r.prefix, home.config.display()),
+            },
+            None => Policy::default(),
+        }
+    }
+}
+
+/// Key paths, relative ones taken relative to the configuration file's folder.
+fn absolute(home: &Home, keys: &[PathBuf]) -> Vec<PathBuf> {
+    let dir = home.config.parent().unwrap_or(Path::new("."));
+    keys.iter()
+        .map(|k| {
+            if k.is_absolute() {
+                k.clone()
+            } else {
+                dir.join(k)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -196,6 +272,8 @@ mod tests {
         let r = Repository {
             name: "local".into(),
             url: "http://127.0.0.1:8080/repo/".into(),
+            verify: Mode::None,
+            keys: Vec::new(),
         };
         assert_eq!(r.index_url(), "http://127.0.0.1:8080/repo/index.yaml");
         assert_eq!(

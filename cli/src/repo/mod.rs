@@ -27,11 +27,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use kudo_pkg::Package;
 use kudo_pkg::dependency::{KudoOperatorTask, Lookup};
 use kudo_pkg::repo::{Entry, Index, Want, sha256_hex};
+use kudo_pkg::{Package, Provenance};
 
 pub use config::{Home, Repositories, Repository};
+
+use crate::trust::{Checked, Mode, Policy, PublicKey};
 
 /// What went wrong with a repository, a download or a package reference.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +101,37 @@ pub enum RepoError {
     /// An OCI registry refused or failed.
     #[error("{0}")]
     Oci(String),
+    /// A key of the signature policy cannot be read.
+    #[error(transparent)]
+    Trust(#[from] crate::trust::TrustError),
+    /// A package the policy requires to be signed is not signed by any key given.
+    #[error("{0}")]
+    Unverified(Box<Unverified>),
+    /// `--verify` for a package that carries no signature (on disk, or at a URL).
+    #[error(
+        "{0}: --verify: a package on disk or at a URL carries no signature; verify a package from a repository or an oci:// registry, or leave --verify out"
+    )]
+    NothingToVerify(String),
+}
+
+/// A package refused by its signature policy: what, which digest, the keys tried, what was
+/// found instead, and where the policy was given.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{package}: refused: not signed by a trusted key: {why}\n  digest: {digest}\n  keys tried: {}\n  policy: verify: required ({from})\nnothing was cached or written",
+    keys.join(", ")
+)]
+pub struct Unverified {
+    /// The package (name and versions, and where from).
+    pub package: String,
+    /// Its digest (`sha256:HEX`: the manifest's in a registry, the `.tgz`'s in a repository).
+    pub digest: String,
+    /// The keys tried (path and fingerprint).
+    pub keys: Vec<String>,
+    /// What was found instead.
+    pub why: String,
+    /// Where the policy was given.
+    pub from: String,
 }
 
 /// A `Result` with a [`RepoError`].
@@ -127,9 +160,39 @@ pub enum Origin {
         url: String,
         /// The package's sha256 (the index's digest).
         digest: String,
+        /// How its signature was checked (`None`: not checked).
+        checked: Option<Checked>,
     },
-    /// An OCI registry: `oci://REGISTRY/PATH/NAME:TAG`.
-    Oci(String),
+    /// An OCI registry.
+    Oci {
+        /// `oci://REGISTRY/PATH/NAME:TAG`.
+        reference: String,
+        /// The manifest's digest, `sha256:HEX`.
+        digest: String,
+        /// How its signature was checked (`None`: not checked).
+        checked: Option<Checked>,
+    },
+}
+
+impl Origin {
+    /// How the package's signature was checked, said in a few words for stderr: `, signed
+    /// by sha256:...` or `, NOT verified`.
+    pub fn checked_note(&self) -> String {
+        let checked = match self {
+            Origin::Repository { checked, .. } | Origin::Oci { checked, .. } => checked,
+            _ => &None,
+        };
+        match checked {
+            Some(Checked::Signed { fingerprint, key }) => {
+                format!(
+                    ", signature verified (key {}, {fingerprint})",
+                    key.display()
+                )
+            }
+            Some(Checked::Unverified(_)) => ", signature NOT verified".into(),
+            None => String::new(),
+        }
+    }
 }
 
 /// Which repository a name is looked up in, and which version: `--repo`,
@@ -142,6 +205,8 @@ pub struct Source {
     pub want: Want,
     /// `--plain-http`, for an `oci://` registry without TLS.
     pub plain_http: bool,
+    /// `--verify[=KEY]`: signatures required, by KEY (empty: by the configuration's keys).
+    pub verify: Option<PathBuf>,
 }
 
 /// A package argument, resolved.
@@ -214,6 +279,9 @@ impl Resolver {
     pub fn package(&self, arg: &str) -> Result<Resolved> {
         let path = Path::new(arg);
         if path.exists() {
+            if self.source.verify.is_some() {
+                return Err(RepoError::NothingToVerify(arg.to_string()));
+            }
             let package = Package::load(path).map_err(|e| RepoError::Package {
                 url: arg.to_string(),
                 source: Box::new(e),
@@ -224,9 +292,17 @@ impl Resolver {
             });
         }
         if arg.starts_with("http://") || arg.starts_with("https://") {
+            if self.source.verify.is_some() {
+                return Err(RepoError::NothingToVerify(arg.to_string()));
+            }
             let bytes = self.with_http(|h| h.get(arg))?;
             let file = self.cache_package(&bytes, arg)?;
-            let package = self.load_cached(&file, arg)?;
+            let package = self.load_cached(&file, arg)?.with_provenance(Provenance {
+                source: arg.to_string(),
+                digest: format!("sha256:{}", sha256_hex(&bytes)),
+                signer: None,
+                verification: Mode::None.as_str().into(),
+            });
             let origin = Origin::Url(arg.to_string());
             return Ok(self.remember(package, origin));
         }
@@ -245,6 +321,70 @@ impl Resolver {
         let repo = self.repository(None)?;
         let (package, origin) = self.in_repository(&repo, arg, &self.source.want)?;
         Ok(self.remember(package, origin))
+    }
+
+    /// The policy a package is checked by: `--verify[=KEY]`, else `configured` (its
+    /// repository's or registry's), with its keys read; `None`: not checked.
+    fn policy(&self, configured: Policy) -> Result<Option<(Policy, Vec<PublicKey>)>> {
+        let policy = match &self.source.verify {
+            Some(key) if !key.as_os_str().is_empty() => Policy {
+                verify: Mode::Required,
+                keys: vec![key.clone()],
+                from: format!("--verify={}", key.display()),
+            },
+            Some(_) if configured.keys.is_empty() => Policy {
+                verify: Mode::Required,
+                keys: Vec::new(),
+                from: "--verify".into(),
+            },
+            Some(_) => Policy {
+                verify: Mode::Required,
+                from: format!("--verify, with the keys of {}", configured.from),
+                keys: configured.keys,
+            },
+            None => configured,
+        };
+        if policy.verify == Mode::None {
+            return Ok(None);
+        }
+        let keys = policy.read_keys()?;
+        Ok(Some((policy, keys)))
+    }
+
+    /// A signature check's end: verified; or, not verified, refused under `required` and
+    /// warned of under `warn`.
+    fn settle(
+        &self,
+        (policy, keys): &(Policy, Vec<PublicKey>),
+        package: &str,
+        digest: &str,
+        found: std::result::Result<&PublicKey, String>,
+    ) -> Result<Checked> {
+        let why = match found {
+            Ok(k) => {
+                return Ok(Checked::Signed {
+                    fingerprint: k.fingerprint.clone(),
+                    key: k.path.clone(),
+                });
+            }
+            Err(why) => why,
+        };
+        let tried: Vec<String> = keys.iter().map(PublicKey::describe).collect();
+        if policy.verify == Mode::Required {
+            return Err(RepoError::Unverified(Box::new(Unverified {
+                package: package.to_string(),
+                digest: digest.to_string(),
+                keys: tried,
+                why,
+                from: policy.from.clone(),
+            })));
+        }
+        eprintln!(
+            "warning: {package}: signature NOT verified: {why}\n  digest: {digest}\n  keys tried: {}\n  used anyway: verify: warn ({})",
+            tried.join(", "),
+            policy.from
+        );
+        Ok(Checked::Unverified(why))
     }
 
     fn remember(&self, package: Package, origin: Origin) -> Resolved {
@@ -314,14 +454,41 @@ impl Resolver {
             }
             Err(e) => return Err(e.into()),
         };
+        let policy = self.policy(self.config()?.repository_policy(&self.home, repo))?;
+        let checked = match &policy {
+            None => None,
+            Some(p) => {
+                let package = format!(
+                    "{} {} from repository {}",
+                    entry.name,
+                    entry.versions(),
+                    repo.name
+                );
+                let digest = entry.digest.as_deref().map(str::to_ascii_lowercase);
+                let found = match &digest {
+                    Some(d) => crate::trust::verify_entry(&entry, d, &p.1),
+                    None => Err(
+                        "the index gives no digest for this package, so no signature can cover it"
+                            .into(),
+                    ),
+                };
+                let shown = format!("sha256:{}", digest.unwrap_or_default());
+                Some(self.settle(p, &package, &shown, found)?)
+            }
+        };
         let (file, url, digest) = self.fetch(repo, &entry)?;
-        let package = self.load_cached(&file, &url)?;
+        let package = self.load_cached(&file, &url)?.with_provenance(provenance(
+            &url,
+            &digest,
+            checked.as_ref(),
+        ));
         Ok((
             package,
             Origin::Repository {
                 name: repo.name.clone(),
                 url,
                 digest,
+                checked,
             },
         ))
     }
@@ -402,6 +569,10 @@ impl Resolver {
         reference: crate::oci::Reference,
         want: &Want,
     ) -> Result<(Package, Origin)> {
+        let policy = self.policy(self.config()?.registry_policy(
+            &self.home,
+            &format!("{}/{}", reference.registry, reference.repository),
+        ))?;
         let registry = crate::oci::Registry::new(self.source.plain_http).map_err(oci)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -436,10 +607,48 @@ impl Resolver {
             }
         };
         let pulled = runtime.block_on(registry.pull(&tagged)).map_err(oci)?;
+        let checked = match &policy {
+            None => None,
+            Some(p) => {
+                let found = runtime
+                    .block_on(registry.verify(&tagged, &pulled.manifest_digest, &p.1))
+                    .map_err(oci)?;
+                Some(self.settle(p, &tagged.to_string(), &pulled.manifest_digest, found)?)
+            }
+        };
         let tag = tagged.tag.clone().unwrap_or_default();
         let file = self.cache_package(&pulled.bytes, &format!("{name}-{tag}.tgz"))?;
-        let package = self.load_cached(&file, &tagged.to_string())?;
-        Ok((package, Origin::Oci(tagged.to_string())))
+        let source = format!("{tagged}@{}", pulled.manifest_digest);
+        let package = self
+            .load_cached(&file, &tagged.to_string())?
+            .with_provenance(provenance(
+                &source,
+                &pulled.package_digest,
+                checked.as_ref(),
+            ));
+        Ok((
+            package,
+            Origin::Oci {
+                reference: tagged.to_string(),
+                digest: pulled.manifest_digest,
+                checked,
+            },
+        ))
+    }
+}
+
+/// What the OperatorVersion records of a package from `source` of sha256 `digest` (hex).
+fn provenance(source: &str, digest: &str, checked: Option<&Checked>) -> Provenance {
+    let (signer, verification) = match checked {
+        Some(Checked::Signed { fingerprint, .. }) => (Some(fingerprint.clone()), "verified"),
+        Some(Checked::Unverified(_)) => (None, "unverified"),
+        None => (None, Mode::None.as_str()),
+    };
+    Provenance {
+        source: source.to_string(),
+        digest: format!("sha256:{digest}"),
+        signer,
+        verification: verification.into(),
     }
 }
 
@@ -461,7 +670,11 @@ impl Lookup for Resolver {
         )
         .map_err(|e| e.to_string())?;
         let origin = self.origins.borrow().get(parent.source()).cloned();
-        if let Some(Origin::Oci(parent_ref)) = &origin {
+        if let Some(Origin::Oci {
+            reference: parent_ref,
+            ..
+        }) = &origin
+        {
             // A sibling of the parent's repository: oci://REGISTRY/PATH/CHILD.
             let mut child = crate::oci::Reference::parse(parent_ref).map_err(|e| e.to_string())?;
             let path = child

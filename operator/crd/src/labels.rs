@@ -54,6 +54,17 @@ pub const REMEDIATE_ONCE: &str = "kudo.dev/remediation";
 /// written on top of generation `G`, as `G:{...}`. The admission webhook and the manager honour
 /// it for that one change only, so one left behind counts for nothing.
 pub const PREFLIGHT: &str = "kudo.dev/preflight";
+/// On an OperatorVersion: where its package came from (`oci://...@sha256:...`, a URL, a
+/// repository), as `kudo install` fetched it.
+pub const PACKAGE_SOURCE: &str = "kudo.dev/package-source";
+/// On an OperatorVersion: its package's sha256 (`sha256:HEX`, the `.tgz`'s).
+pub const PACKAGE_DIGEST: &str = "kudo.dev/package-digest";
+/// On an OperatorVersion: the fingerprint of the key whose cosign signature of its package
+/// was verified (`sha256:HEX` of the public key's DER).
+pub const PACKAGE_SIGNER: &str = "kudo.dev/package-signer";
+/// On an OperatorVersion: how its package's signature was checked (`verified`, `unverified`,
+/// `none`).
+pub const PACKAGE_VERIFICATION: &str = "kudo.dev/package-verification";
 /// Label of a revision (a ControllerRevision): the Instance it belongs to.
 pub const REVISION_OF: &str = "kudo.dev/revision-of";
 /// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,

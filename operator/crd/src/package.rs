@@ -92,6 +92,7 @@ pub fn objects_with(
         metadata: ObjectMeta {
             name: Some(pkg.operator_version_name()),
             namespace: Some(namespace.into()),
+            annotations: pkg.provenance().map(provenance_annotations),
             ..Default::default()
         },
         spec: OperatorVersionSpec {
@@ -112,6 +113,21 @@ pub fn objects_with(
         },
     };
     (operator, ov)
+}
+
+/// What an OperatorVersion records of where its package came from
+/// ([`crate::labels::PACKAGE_SOURCE`] and the others).
+fn provenance_annotations(p: &kudo_pkg::Provenance) -> BTreeMap<String, String> {
+    use crate::labels::{PACKAGE_DIGEST, PACKAGE_SIGNER, PACKAGE_SOURCE, PACKAGE_VERIFICATION};
+    let mut a = BTreeMap::from([
+        (PACKAGE_SOURCE.to_string(), p.source.clone()),
+        (PACKAGE_DIGEST.to_string(), p.digest.clone()),
+        (PACKAGE_VERIFICATION.to_string(), p.verification.clone()),
+    ]);
+    if let Some(signer) = &p.signer {
+        a.insert(PACKAGE_SIGNER.to_string(), signer.clone());
+    }
+    a
 }
 
 /// A task's spec; a KudoOperator task gets the dependency's `operatorName` and exact

@@ -49,4 +49,4 @@ mod fixtures;
 mod gotemplate;
 
 pub use archive::create as create_archive;
-pub use package::{Package, TemplateEngine};
+pub use package::{Package, Provenance, TemplateEngine};

@@ -367,12 +367,29 @@ impl TemplateEngine {
 #[derive(Debug, Clone)]
 pub struct Package {
     source: PathBuf,
+    provenance: Option<Provenance>,
     operator: Operator,
     operator_doc: Document,
     params_doc: Document,
     params: Params,
     schema: ParamSchema,
     templates: BTreeMap<String, String>,
+}
+
+/// Where a package came from and how its signature was checked, as its OperatorVersion
+/// records it (set by whoever fetched it: the CLI's repositories and registries).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// `oci://REGISTRY/PATH/NAME:TAG@sha256:MANIFEST`, a package URL, or `repository NAME`.
+    pub source: String,
+    /// The `.tgz`'s sha256, `sha256:HEX`.
+    pub digest: String,
+    /// The fingerprint of the key that signed it (`sha256:HEX` of its public key), when a
+    /// signature was verified.
+    pub signer: Option<String>,
+    /// How it was checked: `verified`, `unverified` (checked under `warn`, not signed by a
+    /// key given), or `none` (not checked).
+    pub verification: String,
 }
 
 /// The version of a package that names none.
@@ -459,6 +476,7 @@ impl Package {
         }
         Ok(Package {
             source: source.to_path_buf(),
+            provenance: None,
             operator,
             operator_doc: op_doc,
             params_doc,
@@ -471,6 +489,17 @@ impl Package {
     /// Where the package was read from.
     pub fn source(&self) -> &Path {
         &self.source
+    }
+
+    /// Where the package came from and how it was checked, when its fetcher said so.
+    pub fn provenance(&self) -> Option<&Provenance> {
+        self.provenance.as_ref()
+    }
+
+    /// The package, with where it came from.
+    pub fn with_provenance(mut self, provenance: Provenance) -> Package {
+        self.provenance = Some(provenance);
+        self
     }
 
     /// `operator.yaml`.

@@ -73,6 +73,24 @@ pub struct Entry {
     /// KUDO's `removed` flag: a withdrawn package, never chosen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+    /// kudo's: cosign signatures over the package's digest (KUDO ignores the field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<EntrySignature>,
+}
+
+/// A cosign signature of an index entry: cosign's simple-signing payload naming the package
+/// and `sha256:DIGEST` (the entry's `digest`), and the signature over those bytes, as a
+/// package in an OCI registry is signed over its manifest's digest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntrySignature {
+    /// The payload's bytes, base64.
+    pub payload: String,
+    /// The signature, base64 (as cosign's `dev.cosignproject.cosign/signature` annotation).
+    pub signature: String,
+    /// The signing key's fingerprint (`sha256:` of its public key's DER), a hint to readers;
+    /// verification does not trust it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 impl Entry {
@@ -108,6 +126,7 @@ impl Entry {
             urls: vec![url],
             digest: Some(digest.to_string()),
             removed: false,
+            signatures: Vec::new(),
         }
     }
 }

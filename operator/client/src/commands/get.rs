@@ -163,7 +163,7 @@ pub async fn get(t: &Target, q: &Query<'_>) -> Result<Listing> {
             let items = read::<OperatorVersion>(t, q, "OperatorVersion").await?;
             let mut headers = vec!["NAME", "OPERATOR", "VERSION", "APP VERSION"];
             if q.wide {
-                headers.push("AGE");
+                headers.extend(["SOURCE", "SIGNATURE", "AGE"]);
             }
             let rows = items
                 .iter()
@@ -175,6 +175,7 @@ pub async fn get(t: &Target, q: &Query<'_>) -> Result<Listing> {
                         text(o.spec.app_version.as_ref()),
                     ];
                     if q.wide {
+                        row.extend(provenance(&o.metadata));
                         row.push(age(&o.metadata, now));
                     }
                     row
@@ -183,6 +184,21 @@ pub async fn get(t: &Target, q: &Query<'_>) -> Result<Listing> {
             Ok(listing(q, headers, rows, &items, "OperatorVersion"))
         }
     }
+}
+
+/// An OperatorVersion's SOURCE and SIGNATURE columns: where `kudo install` fetched its
+/// package, and how its cosign signature was checked (`verified sha256:...` with the signing
+/// key's fingerprint, `unverified`, `none`); `<none>` for one made otherwise.
+fn provenance(meta: &kube::core::ObjectMeta) -> [String; 2] {
+    use kudo_crd::labels::{PACKAGE_SIGNER, PACKAGE_SOURCE, PACKAGE_VERIFICATION};
+    let a = meta.annotations.as_ref();
+    let get = |k: &str| a.and_then(|a| a.get(k)).filter(|v| !v.is_empty());
+    let signature = match (get(PACKAGE_VERIFICATION), get(PACKAGE_SIGNER)) {
+        (Some(v), Some(signer)) => format!("{v} {signer}"),
+        (Some(v), None) => v.clone(),
+        (None, _) => "<none>".into(),
+    };
+    [text(get(PACKAGE_SOURCE)), signature]
 }
 
 /// The objects `q` names, of kind `K` (`kind` in messages).

@@ -1,0 +1,232 @@
+//! `kudo package sign`, `kudo package verify-signature`, `kudo package generate-key` and `kudo
+//! registry trust`: cosign signatures of packages, and the policy that asks for them. The
+//! format is `crate::trust`'s and `crate::oci::signature`'s; here are the files, the terminal
+//! and the exit codes (a package not signed by a key given: 1).
+
+use serde_json::json;
+
+use super::Outcome;
+use crate::args::{
+    DataFormat, GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs,
+};
+use crate::error::Error;
+use crate::oci::{OciError, Reference, Registry};
+use crate::repo::{Home, Repositories, config::RegistryPolicy};
+use crate::trust::{self, Mode, PublicKey, SigningKey};
+
+fn block_on<T>(call: impl std::future::Future<Output = Result<T, OciError>>) -> Result<T, Error> {
+    Ok(super::runtime()?.block_on(call)?)
+}
+
+fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error> {
+    match format {
+        DataFormat::Json => super::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(value).unwrap_or_default()
+        )),
+        DataFormat::Yaml => super::print(&super::to_yaml(value)),
+    }
+}
+
+/// A private key, its password from the environment or the terminal.
+pub fn signing_key(path: &std::path::Path) -> Result<SigningKey, Error> {
+    let password = trust::password(false)?;
+    Ok(SigningKey::read(path, password.as_bytes())?)
+}
+
+/// `kudo package sign oci://... --key cosign.key`.
+pub fn sign(a: SignArgs) -> Result<Outcome, Error> {
+    let reference = Reference::parse(&a.reference)?;
+    reference.require(true)?;
+    let registry = Registry::new(a.registry.plain_http)?;
+    let key = signing_key(&a.key)?;
+    let signed = block_on(registry.sign(&reference, &key))?;
+    match a.output {
+        Some(format) => print_data(
+            format,
+            &json!({
+                "reference": signed.reference.to_string(),
+                "manifestDigest": signed.manifest_digest,
+                "signature": signed.signature.to_string(),
+                "signatures": signed.signatures,
+                "key": signed.key,
+            }),
+        )?,
+        None => super::print(&format!(
+            "signed {} ({})\nsignature: {}\nkey: {}\n",
+            signed.reference, signed.manifest_digest, signed.signature, signed.key
+        ))?,
+    }
+    Ok(Outcome::Done)
+}
+
+/// `kudo package verify-signature oci://... --key cosign.pub`.
+pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
+    let reference = Reference::parse(&a.reference)?;
+    reference.require(true)?;
+    let registry = Registry::new(a.registry.plain_http)?;
+    let keys = a
+        .key
+        .iter()
+        .map(|k| PublicKey::read(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (digest, found) = block_on(async {
+        let digest = registry.manifest_digest(&reference).await?;
+        let found = registry.verify(&reference, &digest, &keys).await?;
+        Ok((digest, found))
+    })?;
+    let (verified, signer, why) = match &found {
+        Ok(k) => (true, Some(k), None),
+        Err(why) => (false, None, Some(why.clone())),
+    };
+    match a.output {
+        Some(format) => print_data(
+            format,
+            &json!({
+                "reference": reference.to_string(),
+                "manifestDigest": digest,
+                "verified": verified,
+                "key": signer.map(|k| json!({
+                    "path": k.path.display().to_string(),
+                    "fingerprint": k.fingerprint,
+                })),
+                "reason": why,
+                "keysTried": keys.iter().map(PublicKey::describe).collect::<Vec<_>>(),
+            }),
+        )?,
+        None => match signer {
+            Some(k) => super::print(&format!(
+                "verified {reference} ({digest})\nsigned by: {}\n",
+                k.describe()
+            ))?,
+            None => eprintln!(
+                "{reference}: NOT verified: {}\n  digest: {digest}\n  keys tried: {}",
+                why.unwrap_or_default(),
+                keys.iter()
+                    .map(PublicKey::describe)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+    Ok(if verified {
+        Outcome::Done
+    } else {
+        Outcome::Failed
+    })
+}
+
+/// `kudo package generate-key`.
+pub fn generate_key(a: GenerateKeyArgs) -> Result<Outcome, Error> {
+    if !a.dir.is_dir() {
+        return Err(Error::refused(
+            a.dir.display(),
+            crate::error::Refusal::NotADirectory,
+        ));
+    }
+    for file in [trust::PRIVATE_KEY_FILE, trust::PUBLIC_KEY_FILE] {
+        let path = a.dir.join(file);
+        if path.exists() {
+            return Err(trust::TrustError::KeyExists { path }.into());
+        }
+    }
+    let password = trust::password(true)?;
+    let (private, public, fingerprint) = trust::generate(&a.dir, password.as_bytes())?;
+    super::print(&format!(
+        "private key: {} (keep it secret)\npublic key: {}\nfingerprint: {fingerprint}\n",
+        private.display(),
+        public.display()
+    ))?;
+    Ok(Outcome::Done)
+}
+
+/// The policy `--verify` and `--key` ask for: `--key` alone means `required`.
+pub fn policy_of(a: &TrustArgs) -> Result<(Mode, Vec<std::path::PathBuf>), Error> {
+    let mode = a.verify.unwrap_or(if a.key.is_empty() {
+        Mode::None
+    } else {
+        Mode::Required
+    });
+    if mode != Mode::None && a.key.is_empty() {
+        return Err(Error::Usage(format!(
+            "--verify {} needs a public key: add --key cosign.pub",
+            mode.as_str()
+        )));
+    }
+    // Each key must read as one, and is kept as an absolute path.
+    let mut keys = Vec::new();
+    for k in &a.key {
+        PublicKey::read(k)?;
+        keys.push(std::path::absolute(k).map_err(Error::io(k))?);
+    }
+    Ok((mode, keys))
+}
+
+/// `kudo registry trust oci://REGISTRY[/PATH] [--verify MODE] [--key FILE]... [--remove]`.
+pub fn registry_trust(a: RegistryTrustArgs) -> Result<Outcome, Error> {
+    let prefix = a
+        .prefix
+        .strip_prefix("oci://")
+        .unwrap_or(&a.prefix)
+        .trim_end_matches('/')
+        .to_string();
+    if prefix.is_empty() || prefix.contains(char::is_whitespace) {
+        return Err(Error::Usage(format!(
+            "{}: not a registry (HOST[:PORT][/PATH])",
+            a.prefix
+        )));
+    }
+    let home = Home::from_env()?;
+    let mut config = Repositories::load(&home)?;
+    let show = a.trust.verify.is_none() && a.trust.key.is_empty() && !a.remove;
+    if show {
+        let policy = config.registry_policy(&home, &format!("{prefix}/x"));
+        let keys: Vec<String> = policy
+            .keys
+            .iter()
+            .map(|k| k.display().to_string())
+            .collect();
+        super::print(&format!(
+            "{prefix}: verify: {}{}{}\n",
+            policy.verify.as_str(),
+            if keys.is_empty() {
+                String::new()
+            } else {
+                format!(", keys: {}", keys.join(", "))
+            },
+            if policy.from.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", policy.from)
+            }
+        ))?;
+        return Ok(Outcome::Done);
+    }
+    let before = config.registries.len();
+    config
+        .registries
+        .retain(|r| r.prefix.trim_end_matches('/') != prefix);
+    if a.remove {
+        if config.registries.len() == before {
+            return Err(Error::Usage(format!(
+                "{prefix}: no policy is set for exactly this prefix (see `kudo registry trust {prefix}`)"
+            )));
+        }
+        config.save(&home)?;
+        eprintln!("{prefix}: policy removed ({})", home.config.display());
+        return Ok(Outcome::Done);
+    }
+    let (verify, keys) = policy_of(&a.trust)?;
+    config.registries.push(RegistryPolicy {
+        prefix: prefix.clone(),
+        verify,
+        keys,
+    });
+    config.save(&home)?;
+    eprintln!(
+        "{prefix}: verify: {} ({})",
+        verify.as_str(),
+        home.config.display()
+    );
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,248 @@
+//! cosign signatures of packages in a registry: [`Registry::sign`] and [`Registry::verify`].
+//!
+//! A signature is where cosign keeps it: the image manifest tagged `sha256-<DIGEST>.sig` in the
+//! package's repository, one layer per signature (media type
+//! `application/vnd.dev.cosign.simplesigning.v1+json`, the payload's bytes; the signature in
+//! the layer's `dev.cosignproject.cosign/signature` annotation). Verification reads them
+//! through the `sigstore` crate's cosign client (`trusted_signature_layers`, then a
+//! `PublicKeyVerifier` per key), as cosign does. Signing writes the payload and the signature
+//! with the crate too; the manifest is written here because the crate's `push_signature`
+//! replaces the tag's manifest, dropping signatures other keys made, where cosign appends a
+//! layer: kudo appends, as cosign does.
+
+use std::collections::BTreeMap;
+
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use sigstore::cosign::verification_constraint::{PublicKeyVerifier, VerificationConstraint};
+use sigstore::cosign::{ClientBuilder, CosignCapabilities};
+use sigstore::registry::{Auth, OciReference};
+
+use super::artifact::package_layer;
+use super::{OciError, Reference, Registry, sha256_hex};
+use crate::trust::{PublicKey, SigningKey};
+
+/// The media type of a signature layer (cosign's simple signing).
+pub const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// The annotation holding a layer's signature.
+pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+/// The media type of the signature manifest's config (an empty JSON object, as sigstore-rs
+/// writes it).
+const CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.image.config.v1+json";
+const CONFIG: &[u8] = b"{}";
+
+/// A package signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed {
+    /// The package's reference, `oci://REGISTRY/PATH/NAME:TAG`.
+    pub reference: Reference,
+    /// The manifest digest signed, `sha256:HEX`.
+    pub manifest_digest: String,
+    /// The signature's reference (`...:sha256-HEX.sig`).
+    pub signature: Reference,
+    /// How many signatures the tag holds now.
+    pub signatures: usize,
+    /// The signing key's fingerprint.
+    pub key: String,
+}
+
+/// The cosign `.sig` tag of a manifest digest.
+pub fn signature_tag(manifest_digest: &str) -> String {
+    format!("{}.sig", manifest_digest.replace(':', "-"))
+}
+
+/// The identity a payload names: `REGISTRY/PATH/NAME`, as cosign's `docker-reference`.
+pub fn identity(reference: &Reference) -> String {
+    format!("{}/{}", reference.registry, reference.repository)
+}
+
+impl Registry {
+    /// Signs the package at `reference` (`oci://REGISTRY/PATH/NAME:TAG`) with `key`: the
+    /// payload names the manifest's digest; the signature is added to the tag
+    /// `sha256-<DIGEST>.sig` (a signature of the same payload by the same key is replaced). A
+    /// reference that is not a kudo package is refused.
+    pub async fn sign(&self, reference: &Reference, key: &SigningKey) -> Result<Signed, OciError> {
+        reference.require(true)?;
+        let image = reference.image();
+        let (auth, sent) = self.auth(&reference.registry)?;
+        let fail = |e| self.error(reference, &sent, e);
+        self.client
+            .auth(&image, &auth, oci_client::RegistryOperation::Push)
+            .await
+            .map_err(fail)?;
+        let (manifest, digest) = self
+            .client
+            .pull_manifest(&image, &auth)
+            .await
+            .map_err(fail)?;
+        package_layer(&manifest).map_err(|found| OciError::NotKudo {
+            reference: reference.to_string(),
+            found,
+        })?;
+        let signature_ref = reference.with_tag(&signature_tag(&digest));
+        let sig_image = signature_ref.image();
+        let sig_fail = |e| self.error(&signature_ref, &sent, e);
+        let payload = crate::trust::payload(&identity(reference), &digest);
+        let signature = key
+            .sign(&payload)
+            .map_err(|e| OciError::Internal(e.to_string()))?;
+        let existing = match self.client.pull_image_manifest(&sig_image, &auth).await {
+            Ok((m, _)) => Some(m),
+            Err(e) => match sig_fail(e) {
+                OciError::NotFound { .. } => None,
+                e => return Err(e),
+            },
+        };
+        let payload_digest = format!("sha256:{}", sha256_hex(&payload));
+        let config = OciDescriptor {
+            media_type: CONFIG_MEDIA_TYPE.into(),
+            digest: format!("sha256:{}", sha256_hex(CONFIG)),
+            size: CONFIG.len() as i64,
+            urls: None,
+            artifact_type: None,
+            annotations: None,
+        };
+        let mut manifest = existing.unwrap_or_else(|| OciImageManifest {
+            schema_version: 2,
+            media_type: Some(OCI_IMAGE_MEDIA_TYPE.into()),
+            config: config.clone(),
+            layers: Vec::new(),
+            subject: None,
+            artifact_type: None,
+            annotations: None,
+        });
+        manifest.layers.retain(|l| {
+            let by_this_key = l.digest == payload_digest
+                && l.annotations
+                    .as_ref()
+                    .and_then(|a| a.get(SIGNATURE_ANNOTATION))
+                    .is_some_and(|s| key.verifies(&payload, s));
+            !by_this_key
+        });
+        manifest.layers.push(OciDescriptor {
+            media_type: SIGNATURE_MEDIA_TYPE.into(),
+            digest: payload_digest.clone(),
+            size: payload.len() as i64,
+            urls: None,
+            artifact_type: None,
+            annotations: Some(BTreeMap::from([(
+                SIGNATURE_ANNOTATION.to_string(),
+                signature,
+            )])),
+        });
+        // The payload; the config when the manifest is new (an existing one's is there).
+        let mut blobs = vec![(payload, payload_digest)];
+        if manifest.config.digest == config.digest {
+            blobs.push((CONFIG.to_vec(), config.digest));
+        }
+        for (data, digest) in blobs {
+            if !self
+                .client
+                .blob_exists(&sig_image, &digest)
+                .await
+                .map_err(sig_fail)?
+            {
+                self.client
+                    .push_blob(&sig_image, data, &digest)
+                    .await
+                    .map_err(sig_fail)?;
+            }
+        }
+        let body = serde_json::to_vec(&manifest)
+            .map_err(|e| OciError::Internal(format!("the signature manifest: {e}")))?;
+        let content_type = OCI_IMAGE_MEDIA_TYPE
+            .parse()
+            .map_err(|e| OciError::Internal(format!("{e}")))?;
+        self.client
+            .push_manifest_raw(&sig_image, body, content_type)
+            .await
+            .map_err(sig_fail)?;
+        Ok(Signed {
+            reference: reference.clone(),
+            manifest_digest: digest,
+            signature: signature_ref,
+            signatures: manifest.layers.len(),
+            key: key.fingerprint.clone(),
+        })
+    }
+
+    /// The key among `keys` that signed the manifest `manifest_digest` of `reference`'s
+    /// repository, reading cosign's signatures with the sigstore crate. `Ok(Err(why))` when
+    /// none did (no signature, or none by these keys); `Err` when the registry could not be
+    /// asked.
+    pub async fn verify<'k>(
+        &self,
+        reference: &Reference,
+        manifest_digest: &str,
+        keys: &'k [PublicKey],
+    ) -> Result<Result<&'k PublicKey, String>, OciError> {
+        let (auth, _) = self.auth(&reference.registry)?;
+        let auth = match auth {
+            oci_client::secrets::RegistryAuth::Basic(u, p) => Auth::Basic(u, p),
+            _ => Auth::Anonymous,
+        };
+        let mut client = ClientBuilder::default()
+            .with_oci_client_config(self.sigstore_config())
+            .build()
+            .map_err(|e| OciError::Internal(format!("the cosign client: {e}")))?;
+        let image = OciReference::with_digest(
+            reference.registry.clone(),
+            reference.repository.clone(),
+            manifest_digest.to_string(),
+        );
+        let mut layers = client
+            .trusted_signature_layers(&auth, &image)
+            .await
+            .map_err(|e| OciError::Registry {
+                reference: reference.to_string(),
+                answer: format!("its signatures cannot be read: {e}"),
+            })?;
+        // A signature names the package it signs: one of another package (another name) by
+        // the same key is not this one's, whatever registry or mirror serves either.
+        let name = crate::trust::identity_name(&reference.repository);
+        layers.retain(|l| {
+            crate::trust::identity_name(&l.simple_signing.critical.identity.docker_reference)
+                == name
+        });
+        if layers.is_empty() {
+            return Ok(Err(format!(
+                "no cosign signature for {manifest_digest} (no tag {} in {}, or none naming this digest)",
+                signature_tag(manifest_digest),
+                reference.untagged()
+            )));
+        }
+        for key in keys {
+            let Ok(verifier) = PublicKeyVerifier::try_from(&key.pem) else {
+                continue;
+            };
+            let constraints: Vec<Box<dyn VerificationConstraint>> = vec![Box::new(verifier)];
+            if sigstore::cosign::verify_constraints(&layers, constraints.iter()).is_ok() {
+                return Ok(Ok(key));
+            }
+        }
+        Ok(Err(format!(
+            "{} signature(s) for {manifest_digest}, none made by these keys",
+            layers.len()
+        )))
+    }
+
+    /// The sigstore client's configuration: this registry client's protocol and roots.
+    fn sigstore_config(&self) -> sigstore::registry::ClientConfig {
+        use sigstore::registry::{Certificate, CertificateEncoding, ClientProtocol};
+        sigstore::registry::ClientConfig {
+            protocol: if self.plain_http {
+                ClientProtocol::Http
+            } else {
+                ClientProtocol::Https
+            },
+            extra_root_certificates: self
+                .extra_roots
+                .iter()
+                .map(|c| Certificate {
+                    encoding: CertificateEncoding::Pem,
+                    data: c.data.clone(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+}

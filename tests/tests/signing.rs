@@ -1,0 +1,499 @@
+//! cosign signatures of packages (`kudo package generate-key`, `sign`, `verify-signature`,
+//! `--verify`, the policy of `repositories.yaml`) as processes, against a real registry:
+//! Debian's `docker-registry` on a loopback port ([`kudo_testkit::TestRegistry`]), and a
+//! repository served over HTTP. Each registry test skips, saying so, when it is not installed
+//! (in CI that fails).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use base64::Engine;
+use kudo_testkit::{RegistryOptions, TestRegistry, example, kudo_in};
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// `kudo` with its configuration, cache and credentials in `home`, and the keys' password.
+fn kudo(home: &Path) -> Command {
+    let mut c = kudo_in(home);
+    c.env_remove("CI")
+        .env_remove("COSIGN_PASSWORD")
+        .env("KUDO_PASSWORD", "pw");
+    c
+}
+
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A key pair in `home/NAME/`: its private and public key files, and the fingerprint.
+fn key_pair(home: &Path, name: &str) -> (PathBuf, PathBuf, String) {
+    let dir = home.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = kudo(home)
+        .args(["package", "generate-key", "-d"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let fingerprint = text
+        .lines()
+        .find_map(|l| l.strip_prefix("fingerprint: "))
+        .unwrap()
+        .to_string();
+    (dir.join("cosign.key"), dir.join("cosign.pub"), fingerprint)
+}
+
+/// `kudo package push DIR oci://.../kudo --plain-http -o json`.
+fn push(home: &Path, package: &Path, target: &str) -> Value {
+    json_of(
+        kudo(home)
+            .args(["package", "push"])
+            .arg(package)
+            .arg(target)
+            .args(["--plain-http", "-o", "json"])
+            .assert()
+            .success()
+            .get_output(),
+    )
+}
+
+fn sign(home: &Path, reference: &str, key: &Path) -> Value {
+    json_of(
+        kudo(home)
+            .args([
+                "package",
+                "sign",
+                reference,
+                "--plain-http",
+                "-o",
+                "json",
+                "--key",
+            ])
+            .arg(key)
+            .assert()
+            .success()
+            .get_output(),
+    )
+}
+
+/// `kudo package verify-signature REF --key K...`: its exit code and JSON.
+fn verify_signature(home: &Path, reference: &str, keys: &[&Path]) -> (i32, Value) {
+    let mut c = kudo(home);
+    c.args([
+        "package",
+        "verify-signature",
+        reference,
+        "--plain-http",
+        "-o",
+        "json",
+    ]);
+    for k in keys {
+        c.arg("--key").arg(k);
+    }
+    let out = c.output().unwrap();
+    (out.status.code().unwrap(), json_of(&out))
+}
+
+/// The packages kudo's cache holds.
+fn cached_packages(home: &Path) -> usize {
+    let dir = home.join("cache/kudo/packages");
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+/// A package signed and verified; the signature where cosign keeps it, in cosign's layout; a
+/// second key's signature added beside the first; a key that did not sign, a moved tag (the
+/// manifest replaced) and an unsigned package refused by `--verify`, before anything is
+/// cached; `warn` and `required` from `kudo registry trust`.
+#[test]
+fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_refused() {
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (a_key, a_pub, a_fp) = key_pair(home, "a");
+    let (b_key, b_pub, b_fp) = key_pair(home, "b");
+    let (_, c_pub, _) = key_pair(home, "c");
+    let pushed = push(home, &example("zookeeper-v1beta1"), &registry.oci("kudo"));
+    let reference = pushed["reference"].as_str().unwrap().to_string();
+    let digest = pushed["manifestDigest"].as_str().unwrap().to_string();
+
+    // unsigned
+    let (code, v) = verify_signature(home, &reference, &[&a_pub]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["verified"], false);
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no cosign signature"),
+        "{v}"
+    );
+
+    // signed by a: a verifies, b does not
+    let signed = sign(home, &reference, &a_key);
+    assert_eq!(signed["manifestDigest"], digest.as_str());
+    assert_eq!(signed["key"], a_fp.as_str());
+    let (code, v) = verify_signature(home, &reference, &[&a_pub]);
+    assert_eq!(
+        (code, &v["key"]["fingerprint"]),
+        (0, &Value::from(a_fp.clone()))
+    );
+    let (code, v) = verify_signature(home, &reference, &[&b_pub]);
+    assert_eq!(code, 1);
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("1 signature(s) for sha256:"),
+        "{v}"
+    );
+
+    // cosign's layout: the tag sha256-HEX.sig, one simple-signing layer per signature, its
+    // signature in cosign's annotation, its payload naming the manifest digest
+    let sig_tag = format!("{}.sig", digest.replace(':', "-"));
+    let (status, body) = registry
+        .get(&format!("/v2/kudo/zookeeper/manifests/{sig_tag}"))
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let manifest: Value = serde_json::from_str(&body).unwrap();
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 1);
+    assert_eq!(
+        layers[0]["mediaType"],
+        "application/vnd.dev.cosign.simplesigning.v1+json"
+    );
+    assert!(layers[0]["annotations"]["dev.cosignproject.cosign/signature"].is_string());
+    let (_, payload) = registry
+        .get(&format!(
+            "/v2/kudo/zookeeper/blobs/{}",
+            layers[0]["digest"].as_str().unwrap()
+        ))
+        .unwrap();
+    let payload: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(
+        payload["critical"]["type"],
+        "cosign container image signature"
+    );
+    assert_eq!(
+        payload["critical"]["image"]["docker-manifest-digest"],
+        digest.as_str()
+    );
+    assert_eq!(
+        payload["critical"]["identity"]["docker-reference"],
+        format!("{}/kudo/zookeeper", registry.host())
+    );
+
+    // b signs too: both signatures are kept (cosign appends); signing again with a replaces
+    // a's own
+    assert_eq!(sign(home, &reference, &b_key)["signatures"], 2);
+    assert_eq!(sign(home, &reference, &a_key)["signatures"], 2);
+    for (public, fp) in [(&a_pub, &a_fp), (&b_pub, &b_fp)] {
+        let (code, v) = verify_signature(home, &reference, &[&c_pub, public]);
+        assert_eq!(
+            (code, &v["key"]["fingerprint"]),
+            (0, &Value::from(fp.clone()))
+        );
+    }
+
+    // --verify=KEY on a command that takes a PACKAGE: the signer is said; c is refused before
+    // anything is cached
+    let ok = kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .arg(format!("--verify={}", a_pub.display()))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        stderr(&ok).contains(&format!(
+            "signature verified (key {}, {a_fp})",
+            a_pub.display()
+        )),
+        "{}",
+        stderr(&ok)
+    );
+    let cached = cached_packages(home);
+    std::fs::remove_dir_all(home.join("cache/kudo/packages")).unwrap();
+    assert_eq!(cached, 1);
+    let refused = kudo(home)
+        .args(["template", &reference, "--plain-http"])
+        .arg(format!("--verify={}", c_pub.display()))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let e = stderr(&refused);
+    for want in [
+        format!("{reference}: refused: not signed by a trusted key"),
+        "2 signature(s) for sha256:".to_string(),
+        format!("digest: {digest}"),
+        format!("keys tried: {}", c_pub.display()),
+        "policy: verify: required (--verify=".into(),
+        "nothing was cached or written".into(),
+    ] {
+        assert!(e.contains(&want), "{want}\n{e}");
+    }
+    assert_eq!(cached_packages(home), 0);
+
+    // the tag moved: the same versions pushed again with other content; its manifest is not
+    // the one signed
+    let changed = home.join("zookeeper-changed");
+    kudo_testkit::copy_dir(&example("zookeeper-v1beta1"), &changed);
+    let op = std::fs::read_to_string(changed.join("operator.yaml")).unwrap();
+    std::fs::write(changed.join("operator.yaml"), format!("{op}\n# changed\n")).unwrap();
+    let moved = push(home, &changed, &registry.oci("kudo"));
+    assert_eq!(moved["reference"], reference.as_str());
+    assert_ne!(moved["manifestDigest"], digest.as_str());
+    kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .arg(format!("--verify={}", a_pub.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "no cosign signature for {}",
+            moved["manifestDigest"].as_str().unwrap()
+        )));
+    assert_eq!(cached_packages(home), 0);
+
+    // the policy of the registry: warn uses it with a warning, required refuses it
+    let prefix = registry.oci("kudo");
+    kudo(home)
+        .args(["registry", "trust", &prefix, "--verify", "warn", "--key"])
+        .arg(&a_pub)
+        .assert()
+        .success();
+    kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "warning: {reference}: signature NOT verified"
+        )))
+        .stderr(predicate::str::contains(
+            "used anyway: verify: warn (registry",
+        ));
+    kudo(home)
+        .args([
+            "registry", "trust", &prefix, "--verify", "required", "--key",
+        ])
+        .arg(&a_pub)
+        .assert()
+        .success();
+    kudo(home)
+        .args(["registry", "trust", &format!("{prefix}/zookeeper")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("verify: required"));
+    kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "policy: verify: required (registry",
+        ));
+    // signed again (the new manifest), it is used
+    sign(home, &reference, &a_key);
+    kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("signature verified"));
+    kudo(home)
+        .args(["registry", "trust", &prefix, "--remove"])
+        .assert()
+        .success();
+    // a package on disk has no signature to check
+    kudo(home)
+        .args(["params", "examples/zookeeper-v1beta1"])
+        .arg(format!("--verify={}", a_pub.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("carries no signature"));
+}
+
+/// A signature made outside kudo, as cosign lays it out (a manifest tagged sha256-HEX.sig,
+/// a simple-signing layer, the signature in cosign's annotation), with a key ring made
+/// (ECDSA P-256): kudo verifies it. kudo signs with a key the cosign tool generated.
+#[test]
+fn a_signature_made_outside_kudo_in_cosign_s_layout_verifies_and_cosign_s_key_signs() {
+    use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+    use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair};
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let pushed = push(home, &example("zookeeper-v1beta1"), &registry.oci("kudo"));
+    let reference = pushed["reference"].as_str().unwrap().to_string();
+    let digest = pushed["manifestDigest"].as_str().unwrap().to_string();
+
+    // the key, and its public key as PEM (P-256's SubjectPublicKeyInfo prefix, then the point)
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8.as_ref(), &rng).unwrap();
+    let mut spki = hex("3059301306072a8648ce3d020106082a8648ce3d030107034200");
+    spki.extend_from_slice(pair.public_key().as_ref());
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&spki);
+    let pem = format!("-----BEGIN PUBLIC KEY-----\n{b64}\n-----END PUBLIC KEY-----\n");
+    let public = home.join("ring.pub");
+    std::fs::write(&public, pem).unwrap();
+
+    // the payload as cosign writes it, signed, pushed as cosign pushes it
+    let payload = format!(
+        "{{\"critical\":{{\"identity\":{{\"docker-reference\":\"{}/kudo/zookeeper\"}},\"image\":{{\"docker-manifest-digest\":\"{digest}\"}},\"type\":\"cosign container image signature\"}},\"optional\":null}}",
+        registry.host()
+    );
+    let signature = pair.sign(&rng, payload.as_bytes()).unwrap();
+    let signature = base64::engine::general_purpose::STANDARD.encode(signature.as_ref());
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = oci_client::Client::try_from(ClientConfig {
+            protocol: ClientProtocol::Http,
+            ..ClientConfig::default()
+        })
+        .unwrap();
+        let target = oci_client::Reference::with_tag(
+            registry.host().to_string(),
+            "kudo/zookeeper".into(),
+            format!("{}.sig", digest.replace(':', "-")),
+        );
+        let layer = ImageLayer::new(
+            payload.into_bytes(),
+            "application/vnd.dev.cosign.simplesigning.v1+json".into(),
+            Some([("dev.cosignproject.cosign/signature".to_string(), signature)].into()),
+        );
+        let config = Config::oci_v1(b"{}".to_vec(), None);
+        client
+            .push(
+                &target,
+                &[layer],
+                config,
+                &oci_client::secrets::RegistryAuth::Anonymous,
+                None,
+            )
+            .await
+            .unwrap();
+    });
+    let (code, v) = verify_signature(home, &reference, &[&public]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["manifestDigest"], digest.as_str());
+
+    // cosign's own key (sigstore-rs's fixture, made by `cosign generate-key-pair`, empty
+    // password): kudo signs with it, appending to the signature above
+    let cosign_key = kudo_testkit::fixture("signing/cosign_generated_encrypted_empty_private.key");
+    let out = kudo(home)
+        .env("KUDO_PASSWORD", "")
+        .args([
+            "package",
+            "sign",
+            &reference,
+            "--plain-http",
+            "-o",
+            "json",
+            "--key",
+        ])
+        .arg(&cosign_key)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(json_of(&out)["signatures"], 2);
+    let (code, _) = verify_signature(home, &reference, &[&public]);
+    assert_eq!(code, 0, "the other signature is kept");
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// A repository whose index is signed (`kudo repo index --sign-key`): a repository added with
+/// `--key` requires it; an entry whose signature was removed, or another key's, is refused
+/// before the package is downloaded; `--verify=KEY` asks the same of one command.
+#[test]
+fn a_signed_repository_index_is_required_by_its_policy() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (a_key, a_pub, a_fp) = key_pair(home, "a");
+    let (_, b_pub, _) = key_pair(home, "b");
+    let served = home.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    for p in ["zookeeper-v1beta1", "cassandra-v1beta2"] {
+        kudo(home)
+            .args(["package", "create"])
+            .arg(example(p))
+            .arg("-d")
+            .arg(&served)
+            .assert()
+            .success();
+    }
+    kudo(home)
+        .args(["repo", "index"])
+        .arg(&served)
+        .arg("--sign-key")
+        .arg(&a_key)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("signed 2 entries"));
+    // cassandra's signature removed from the index
+    let index_file = served.join("index.yaml");
+    let mut index =
+        kudo_pkg::repo::Index::parse(&std::fs::read_to_string(&index_file).unwrap()).unwrap();
+    for e in index.entries.get_mut("cassandra").unwrap() {
+        assert_eq!(e.signatures.len(), 1);
+        assert_eq!(e.signatures[0].key.as_deref(), Some(a_fp.as_str()));
+        e.signatures.clear();
+    }
+    std::fs::write(&index_file, index.to_yaml()).unwrap();
+    let server = kudo_testkit::serve_dir(&served);
+    kudo(home)
+        .args(["repo", "add", "signed", &server.url, "--key"])
+        .arg(&a_pub)
+        .assert()
+        .success();
+    kudo(home)
+        .args(["params", "zookeeper", "--repo", "signed"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "signature verified (key {}, {a_fp})",
+            a_pub.display()
+        )));
+    kudo(home)
+        .args(["params", "cassandra", "--repo", "signed"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cassandra 3.11.6_2.0.0 from repository signed: refused: not signed by a trusted key: the index gives no signature for this package",
+        ))
+        .stderr(predicate::str::contains("policy: verify: required (repository signed in"));
+    // another key, for one command
+    kudo(home)
+        .args(["params", "zookeeper", "--repo", "signed"])
+        .arg(format!("--verify={}", b_pub.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("none made by these keys"));
+    // only zookeeper was downloaded
+    assert_eq!(cached_packages(home), 1);
+}
