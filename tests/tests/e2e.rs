@@ -53,6 +53,8 @@ mod pipe;
 mod preflight;
 #[path = "e2e/repository.rs"]
 mod repository;
+#[path = "e2e/signing.rs"]
+mod signing;
 #[path = "e2e/stored.rs"]
 mod stored;
 #[path = "e2e/tenancy.rs"]

@@ -110,6 +110,10 @@ pub async fn client(
             }
         }
     };
+    // ring, named: with both of rustls's providers compiled in (the CLI's sigstore brings
+    // aws-lc-rs into a workspace build), rustls picks none by itself. One already installed
+    // is kept.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     kube::Client::try_from(config).map_err(ConnectError::Client)
 }
 

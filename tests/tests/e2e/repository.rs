@@ -92,13 +92,82 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
             .assert()
             .success();
     }
-    kudo_at(&s, &home, &["repo", "index"])
-        .arg(&served)
+    // The index signed (issue 37): each entry carries a cosign signature over its digest.
+    let out = kudo_at(&s, &home, &["package", "generate-key", "-d"])
+        .arg(work.path())
+        .env("KUDO_PASSWORD", "pw")
         .assert()
         .success()
-        .stderr(predicates::str::contains("indexed 7 packages"));
+        .get_output()
+        .stdout
+        .clone();
+    let fingerprint = text(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix("fingerprint: "))
+        .unwrap()
+        .to_string();
+    let public = work.path().join("cosign.pub");
+    kudo_at(&s, &home, &["repo", "index"])
+        .arg(&served)
+        .arg("--sign-key")
+        .arg(work.path().join("cosign.key"))
+        .env("KUDO_PASSWORD", "pw")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("indexed 7 packages"))
+        .stderr(predicates::str::contains("signed 7 entries"));
+    // A copy whose zookeeper entries lost their signatures: flink-demo's dependency is
+    // refused under the repository's `required`, before anything is written.
+    let half = work.path().join("half");
+    kudo_testkit::copy_dir(&served, &half);
+    let mut index =
+        kudo_pkg::repo::Index::parse(&std::fs::read_to_string(half.join("index.yaml")).unwrap())
+            .unwrap();
+    for e in index.entries.get_mut("zookeeper").unwrap() {
+        e.signatures.clear();
+    }
+    std::fs::write(half.join("index.yaml"), index.to_yaml()).unwrap();
+    let half_server = kudo_testkit::serve_dir(&half);
+    kudo_at(
+        &s,
+        &home,
+        &["repo", "add", "half", &half_server.url, "--key"],
+    )
+    .arg(&public)
+    .assert()
+    .success();
+    let refused = kudo_at(
+        &s,
+        &home,
+        &[
+            "install",
+            "flink-demo",
+            "--repo",
+            "half",
+            "--instance",
+            "demo",
+            "-n",
+            &s.namespace,
+        ],
+    )
+    .assert()
+    .code(1)
+    .get_output()
+    .stderr
+    .clone();
+    let refused = text(&refused);
+    assert!(
+        refused.contains(
+            "zookeeper 3.4.14_0.3.1 from repository half: refused: not signed by a trusted key"
+        ),
+        "{refused}"
+    );
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    assert!(s.get(&ovs, "flink-demo-0.1.6").is_none(), "nothing written");
+    assert!(s.get(&s.instances("v1beta2"), "demo").is_none());
     let server = kudo_testkit::serve_dir(&served);
-    kudo_at(&s, &home, &["repo", "add", "local", &server.url])
+    kudo_at(&s, &home, &["repo", "add", "local", &server.url, "--key"])
+        .arg(&public)
         .assert()
         .success();
 
@@ -130,7 +199,6 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         stderr.contains("flink-demo 0.1.6 from repository local"),
         "{stderr}"
     );
-    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
     for ov in [
         // KUDO's names: NAME-APPVERSION-OPERATORVERSION (flink-demo has no appVersion).
         "kafka-2.5.0-1.3.1",
@@ -138,7 +206,13 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         "flink-1.7.2-0.2.1",
         "flink-demo-0.1.6",
     ] {
-        assert!(s.get(&ovs, ov).is_some(), "OperatorVersion {ov} installed");
+        let o = s
+            .get(&ovs, ov)
+            .unwrap_or_else(|| panic!("OperatorVersion {ov} installed"));
+        // each package's signature verified, its signer recorded (the children's too)
+        let a = &o["metadata"]["annotations"];
+        assert_eq!(a["kudo.dev/package-verification"], "verified", "{ov}: {a}");
+        assert_eq!(a["kudo.dev/package-signer"], fingerprint.as_str(), "{ov}");
     }
     let demo = s.get(&ovs, "flink-demo-0.1.6").unwrap();
     let kafka_task = demo["spec"]["tasks"]
