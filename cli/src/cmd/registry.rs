@@ -13,12 +13,14 @@ use crate::error::{Error, Refusal};
 use crate::oci::{self, Credentials, OciError, Reference, Registry};
 
 /// Runs one registry call on the CLI's runtime.
-fn block_on<T>(call: impl std::future::Future<Output = Result<T, OciError>>) -> Result<T, Error> {
+pub(super) fn block_on<T>(
+    call: impl std::future::Future<Output = Result<T, OciError>>,
+) -> Result<T, Error> {
     Ok(super::runtime()?.block_on(call)?)
 }
 
 /// Prints `value` as JSON or YAML.
-fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error> {
+pub(super) fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error> {
     match format {
         DataFormat::Json => super::print(&format!(
             "{}\n",

@@ -109,13 +109,18 @@ fn list(a: RepoListArgs) -> Result<Outcome, Error> {
             super::to_yaml(&serde_json::to_value(&config).unwrap_or_default())
         }
         None => table(
-            &["", "NAME", "URL"],
+            &["", "NAME", "URL", "VERIFY"],
             config
                 .repositories
                 .iter()
                 .map(|r| {
                     let mark = if r.name == config.context { "*" } else { "" };
-                    vec![mark.to_string(), r.name.clone(), r.url.clone()]
+                    vec![
+                        mark.to_string(),
+                        r.name.clone(),
+                        r.url.clone(),
+                        r.verify.as_str().to_string(),
+                    ]
                 })
                 .collect(),
         ),

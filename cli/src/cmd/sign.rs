@@ -6,27 +6,12 @@
 use serde_json::json;
 
 use super::Outcome;
-use crate::args::{
-    DataFormat, GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs,
-};
+use super::registry::{block_on, print_data};
+use crate::args::{GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs};
 use crate::error::Error;
-use crate::oci::{OciError, Reference, Registry};
+use crate::oci::{Reference, Registry};
 use crate::repo::{Home, Repositories, config::RegistryPolicy};
 use crate::trust::{self, Mode, PublicKey, SigningKey};
-
-fn block_on<T>(call: impl std::future::Future<Output = Result<T, OciError>>) -> Result<T, Error> {
-    Ok(super::runtime()?.block_on(call)?)
-}
-
-fn print_data(format: DataFormat, value: &serde_json::Value) -> Result<(), Error> {
-    match format {
-        DataFormat::Json => super::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(value).unwrap_or_default()
-        )),
-        DataFormat::Yaml => super::print(&super::to_yaml(value)),
-    }
-}
 
 /// A private key, its password from the environment or the terminal.
 pub fn signing_key(path: &std::path::Path) -> Result<SigningKey, Error> {

@@ -268,6 +268,33 @@ mod tests {
     }
 
     #[test]
+    fn a_registry_s_policy_is_its_longest_prefix_at_a_path_boundary_and_keys_are_absolute() {
+        let home = Home {
+            config: PathBuf::from("/etc/kudo/repositories.yaml"),
+            cache: PathBuf::from("/tmp/cache"),
+        };
+        let text = "registries:\n- prefix: ghcr.io/acme\n  verify: warn\n  keys: [a.pub]\n- prefix: ghcr.io/acme/prod/\n  verify: required\n  keys: [/k/b.pub]\n";
+        let r = Repositories::parse(Path::new("r.yaml"), text).unwrap();
+        let p = r.registry_policy(&home, "ghcr.io/acme/prod/kafka");
+        assert_eq!(p.verify, Mode::Required);
+        assert_eq!(p.keys, [PathBuf::from("/k/b.pub")]);
+        let p = r.registry_policy(&home, "ghcr.io/acme/dev/kafka");
+        assert_eq!(p.verify, Mode::Warn);
+        assert_eq!(p.keys, [PathBuf::from("/etc/kudo/a.pub")]);
+        // `ghcr.io/acme` is not a prefix of `ghcr.io/acmeco/...`
+        assert_eq!(
+            r.registry_policy(&home, "ghcr.io/acmeco/kafka").verify,
+            Mode::None
+        );
+        // KUDO's file, written back, keeps kudo's fields only where they are set
+        let yaml = serde_json::to_string(&Repositories::default()).unwrap();
+        assert!(
+            !yaml.contains("verify") && !yaml.contains("registries"),
+            "{yaml}"
+        );
+    }
+
+    #[test]
     fn relative_package_urls_are_relative_to_the_repository() {
         let r = Repository {
             name: "local".into(),
