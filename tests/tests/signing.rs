@@ -497,3 +497,61 @@ fn a_signed_repository_index_is_required_by_its_policy() {
     // only zookeeper was downloaded
     assert_eq!(cached_packages(home), 1);
 }
+
+/// A registry that asks for credentials (htpasswd, alice): `sign`, `verify-signature` and
+/// `--verify` send those of `kudo registry login`, as push and pull do; without them the
+/// signature cannot be read, and `--verify` refuses.
+#[test]
+fn signing_and_verifying_use_the_registry_s_credentials() {
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let Some(registry) = TestRegistry::start(RegistryOptions {
+        htpasswd: Some(format!("alice:{hash}\n")),
+        tls: None,
+    }) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (key, public, fingerprint) = key_pair(home, "a");
+    kudo(home)
+        .args(["registry", "login", registry.host(), "-u", "alice"])
+        .args(["--password-stdin", "--plain-http"])
+        .write_stdin("s3cret\n")
+        .assert()
+        .success();
+    let pushed = push(
+        home,
+        &example("zookeeper-v1beta1"),
+        &registry.oci("team/kudo"),
+    );
+    let reference = pushed["reference"].as_str().unwrap().to_string();
+    assert_eq!(sign(home, &reference, &key)["key"], fingerprint.as_str());
+    let (code, v) = verify_signature(home, &reference, &[&public]);
+    assert_eq!(
+        (code, &v["key"]["fingerprint"]),
+        (0, &Value::from(fingerprint.clone()))
+    );
+    kudo(home)
+        .args(["params", &reference, "--plain-http"])
+        .arg(format!("--verify={}", public.display()))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("signature verified"));
+    // logged out: the registry answers 401 and nothing is verified
+    kudo(home)
+        .args(["registry", "logout", registry.host()])
+        .assert()
+        .success();
+    kudo(home)
+        .args([
+            "package",
+            "verify-signature",
+            &reference,
+            "--plain-http",
+            "--key",
+        ])
+        .arg(&public)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("401"));
+}

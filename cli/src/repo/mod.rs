@@ -17,6 +17,12 @@
 //!   for (else the index is downloaded once more); its sha256 must equal the index's `digest`.
 //! - **Dependencies** named by a KudoOperator task are looked up in the parent's repository
 //!   ([`Resolver`] is a [`kudo_pkg::dependency::Lookup`]).
+//! - **Signatures** (`crate::trust`): a repository's or registry's policy in the
+//!   configuration (`verify: none|warn|required`, `keys`), or `--verify[=KEY]` for one command,
+//!   is applied to every package resolved, dependencies included: an index entry's signature is
+//!   checked before the package is downloaded, a registry package's after its manifest and
+//!   bytes are pulled and before anything is cached. The package carries where it came from
+//!   and how it was checked ([`kudo_pkg::Provenance`]), which its OperatorVersion records.
 //!
 //! The index model and version selection are `kudo_pkg::repo`'s; this module does the I/O.
 

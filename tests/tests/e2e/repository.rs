@@ -35,7 +35,7 @@ fn assembled(
 
 /// `kudo ARGS` with its configuration and cache in `home` (with the cluster's kubeconfig
 /// after ARGS for a command that talks to the cluster).
-fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
+pub(super) fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut c = if matches!(args[0], "install" | "upgrade" | "uninstall") {
         s.kudo(args)
     } else {
@@ -93,19 +93,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
             .success();
     }
     // The index signed (issue 37): each entry carries a cosign signature over its digest.
-    let out = kudo_at(&s, &home, &["package", "generate-key", "-d"])
-        .arg(work.path())
-        .env("KUDO_PASSWORD", "pw")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let fingerprint = text(&out)
-        .lines()
-        .find_map(|l| l.strip_prefix("fingerprint: "))
-        .unwrap()
-        .to_string();
+    let fingerprint = super::signing::generate_key(&s, &home, work.path());
     let public = work.path().join("cosign.pub");
     kudo_at(&s, &home, &["repo", "index"])
         .arg(&served)
