@@ -742,7 +742,7 @@ pub enum PackageCommand {
     /// Sign a package in an OCI registry with a cosign key.
     ///
     /// Writes cosign's signature: a simple-signing payload naming the package's manifest
-    /// digest, signed with the private key, stored as the tag sha256-<DIGEST>.sig beside the
+    /// digest, signed with the private key, stored as the tag sha256-DIGEST.sig beside the
     /// package (added to the signatures already there). `cosign verify --key cosign.pub`
     /// accepts it, and kudo accepts what cosign signs. The key's password comes from
     /// $KUDO_PASSWORD (or $COSIGN_PASSWORD), else a prompt. Keyless signing (Fulcio, Rekor)
@@ -896,7 +896,8 @@ pub enum RegistryCommand {
 /// `kudo registry trust`.
 #[derive(Debug, Args)]
 pub struct RegistryTrustArgs {
-    /// The registry, or a path in it: oci://HOST[:PORT][/PATH] (or HOST[:PORT][/PATH]).
+    /// The registry, or a path in it: oci://HOST:PORT/PATH, the port and the path optional
+    /// (oci:// too).
     #[arg(value_name = "oci://REGISTRY[/PATH]")]
     pub prefix: String,
     #[command(flatten)]
