@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use base64::Engine;
 use kudo_testkit::{RegistryOptions, TestRegistry, example, kudo_in};
+use oci_client::client::ImageLayer;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -329,7 +330,6 @@ fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_re
 /// (ECDSA P-256): kudo verifies it. kudo signs with a key the cosign tool generated.
 #[test]
 fn a_signature_made_outside_kudo_in_cosign_s_layout_verifies_and_cosign_s_key_signs() {
-    use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
     use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair};
     let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
         return;
@@ -359,39 +359,12 @@ fn a_signature_made_outside_kudo_in_cosign_s_layout_verifies_and_cosign_s_key_si
     );
     let signature = pair.sign(&rng, payload.as_bytes()).unwrap();
     let signature = base64::engine::general_purpose::STANDARD.encode(signature.as_ref());
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = oci_client::Client::try_from(ClientConfig {
-            protocol: ClientProtocol::Http,
-            ..ClientConfig::default()
-        })
-        .unwrap();
-        let target = oci_client::Reference::with_tag(
-            registry.host().to_string(),
-            "kudo/zookeeper".into(),
-            format!("{}.sig", digest.replace(':', "-")),
-        );
-        let layer = ImageLayer::new(
-            payload.into_bytes(),
-            "application/vnd.dev.cosign.simplesigning.v1+json".into(),
-            Some([("dev.cosignproject.cosign/signature".to_string(), signature)].into()),
-        );
-        let config = Config::oci_v1(b"{}".to_vec(), None);
-        client
-            .push(
-                &target,
-                &[layer],
-                config,
-                &oci_client::secrets::RegistryAuth::Anonymous,
-                None,
-            )
-            .await
-            .unwrap();
-    });
+    let layer = ImageLayer::new(
+        payload.into_bytes(),
+        SIMPLE_SIGNING.into(),
+        Some([(SIGNATURE_ANNOTATION.to_string(), signature)].into()),
+    );
+    push_signatures(&registry, "kudo/zookeeper", &digest, vec![layer]);
     let (code, v) = verify_signature(home, &reference, &[&public]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["manifestDigest"], digest.as_str());
@@ -418,6 +391,86 @@ fn a_signature_made_outside_kudo_in_cosign_s_layout_verifies_and_cosign_s_key_si
     assert_eq!(json_of(&out)["signatures"], 2);
     let (code, _) = verify_signature(home, &reference, &[&public]);
     assert_eq!(code, 0, "the other signature is kept");
+}
+
+const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+
+/// Pushes `layers` as the cosign signature manifest of `digest` in `repository`, with
+/// oci-client, as cosign pushes it (the tag `sha256-HEX.sig`, an empty OCI config).
+fn push_signatures(
+    registry: &TestRegistry,
+    repository: &str,
+    digest: &str,
+    layers: Vec<ImageLayer>,
+) {
+    use oci_client::client::{ClientConfig, ClientProtocol, Config};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = oci_client::Client::try_from(ClientConfig {
+            protocol: ClientProtocol::Http,
+            ..ClientConfig::default()
+        })
+        .unwrap();
+        let target = oci_client::Reference::with_tag(
+            registry.host().to_string(),
+            repository.into(),
+            format!("{}.sig", digest.replace(':', "-")),
+        );
+        client
+            .push(
+                &target,
+                &layers,
+                Config::oci_v1(b"{}".to_vec(), None),
+                &oci_client::secrets::RegistryAuth::Anonymous,
+                None,
+            )
+            .await
+            .unwrap();
+    });
+}
+
+/// A signature manifest larger than kudo reads (more than 100 layers) is refused before the
+/// cosign client reads its layers.
+#[test]
+fn a_signature_manifest_larger_than_kudo_reads_is_refused() {
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (_, public, _) = key_pair(home, "a");
+    let pushed = push(home, &example("zookeeper-v1beta1"), &registry.oci("kudo"));
+    let reference = pushed["reference"].as_str().unwrap().to_string();
+    let digest = pushed["manifestDigest"].as_str().unwrap().to_string();
+    let layers = (0..101)
+        .map(|i| {
+            ImageLayer::new(
+                format!("{{\"n\":{i}}}").into_bytes(),
+                SIMPLE_SIGNING.into(),
+                None,
+            )
+        })
+        .collect();
+    push_signatures(&registry, "kudo/zookeeper", &digest, layers);
+    kudo(home)
+        .args([
+            "package",
+            "verify-signature",
+            &reference,
+            "--plain-http",
+            "--key",
+        ])
+        .arg(&public)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "its signature manifest holds 101 layers; kudo reads at most 100 signatures",
+        ));
 }
 
 fn hex(s: &str) -> Vec<u8> {

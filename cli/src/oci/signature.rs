@@ -30,6 +30,13 @@ pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
 const CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.image.config.v1+json";
 const CONFIG: &[u8] = b"{}";
 
+/// The most signatures a `.sig` manifest may hold for kudo to read it, and the largest payload:
+/// a registry cannot make kudo read without bound (a payload is a few hundred bytes).
+const MAX_SIGNATURES: usize = 100;
+const MAX_PAYLOAD_BYTES: i64 = 64 * 1024;
+/// How long reading the signatures may take, all requests together.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A package signed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -175,7 +182,43 @@ impl Registry {
         manifest_digest: &str,
         keys: &'k [PublicKey],
     ) -> Result<Result<&'k PublicKey, String>, OciError> {
-        let (auth, _) = self.auth(&reference.registry)?;
+        let (auth, sent) = self.auth(&reference.registry)?;
+        // The signature manifest first, with kudo's client (its timeouts): none is a missing
+        // signature; one larger than kudo reads is refused before the cosign client (which
+        // reads every layer, with no timeout of its own) is asked.
+        let signature_ref = reference.with_tag(&signature_tag(manifest_digest));
+        let no_signature = || {
+            format!(
+                "no cosign signature for {manifest_digest} (no tag {} in {}, or none naming this digest)",
+                signature_tag(manifest_digest),
+                reference.untagged()
+            )
+        };
+        match self
+            .client
+            .pull_image_manifest(&signature_ref.image(), &auth)
+            .await
+        {
+            Ok((m, _)) => {
+                let too_large = m.layers.len() > MAX_SIGNATURES
+                    || m.layers
+                        .iter()
+                        .any(|l| l.size < 0 || l.size > MAX_PAYLOAD_BYTES);
+                if too_large {
+                    return Err(OciError::Registry {
+                        reference: signature_ref.to_string(),
+                        answer: format!(
+                            "its signature manifest holds {} layers; kudo reads at most {MAX_SIGNATURES} signatures of at most {MAX_PAYLOAD_BYTES} bytes each",
+                            m.layers.len()
+                        ),
+                    });
+                }
+            }
+            Err(e) => match self.error(&signature_ref, &sent, e) {
+                OciError::NotFound { .. } => return Ok(Err(no_signature())),
+                e => return Err(e),
+            },
+        }
         let auth = match auth {
             oci_client::secrets::RegistryAuth::Basic(u, p) => Auth::Basic(u, p),
             _ => Auth::Anonymous,
@@ -189,13 +232,20 @@ impl Registry {
             reference.repository.clone(),
             manifest_digest.to_string(),
         );
-        let mut layers = client
-            .trusted_signature_layers(&auth, &image)
-            .await
-            .map_err(|e| OciError::Registry {
-                reference: reference.to_string(),
-                answer: format!("its signatures cannot be read: {e}"),
-            })?;
+        let read =
+            tokio::time::timeout(READ_TIMEOUT, client.trusted_signature_layers(&auth, &image))
+                .await
+                .map_err(|_| OciError::Registry {
+                    reference: reference.to_string(),
+                    answer: format!(
+                        "its signatures were not read within {} s",
+                        READ_TIMEOUT.as_secs()
+                    ),
+                })?;
+        let mut layers = read.map_err(|e| OciError::Registry {
+            reference: reference.to_string(),
+            answer: format!("its signatures cannot be read: {e}"),
+        })?;
         // A signature names the package it signs: one of another package (another name) by
         // the same key is not this one's, whatever registry or mirror serves either.
         let name = crate::trust::identity_name(&reference.repository);
@@ -204,11 +254,7 @@ impl Registry {
                 == name
         });
         if layers.is_empty() {
-            return Ok(Err(format!(
-                "no cosign signature for {manifest_digest} (no tag {} in {}, or none naming this digest)",
-                signature_tag(manifest_digest),
-                reference.untagged()
-            )));
+            return Ok(Err(no_signature()));
         }
         for key in keys {
             let Ok(verifier) = PublicKeyVerifier::try_from(&key.pem) else {
