@@ -157,18 +157,36 @@ impl Registry {
             .auth(&image, &auth, RegistryOperation::Push)
             .await
             .map_err(fail)?;
-        for (data, digest) in [
-            (layer.data, &manifest.layers[0].digest),
-            (config.data, &manifest.config.digest),
-        ] {
+        let blobs = vec![
+            (layer.data, manifest.layers[0].digest.clone()),
+            (config.data, manifest.config.digest.clone()),
+        ];
+        self.upload(&image, blobs, body, &fail).await?;
+        Ok(Pushed {
+            reference,
+            manifest_digest,
+            package_digest: sha256_hex(tgz),
+        })
+    }
+
+    /// Uploads an image manifest (`body`) after the blobs it names that the registry lacks
+    /// (`(bytes, digest)`); `fail` names the reference in an error.
+    async fn upload(
+        &self,
+        image: &oci_client::Reference,
+        blobs: Vec<(impl Into<bytes::Bytes>, String)>,
+        body: Vec<u8>,
+        fail: &impl Fn(OciDistributionError) -> OciError,
+    ) -> Result<(), OciError> {
+        for (data, digest) in blobs {
             if !self
                 .client
-                .blob_exists(&image, digest)
+                .blob_exists(image, &digest)
                 .await
                 .map_err(fail)?
             {
                 self.client
-                    .push_blob(&image, data, digest)
+                    .push_blob(image, data, &digest)
                     .await
                     .map_err(fail)?;
             }
@@ -177,14 +195,10 @@ impl Registry {
             .parse()
             .map_err(|e| OciError::Internal(format!("{e}")))?;
         self.client
-            .push_manifest_raw(&image, body, content_type)
+            .push_manifest_raw(image, body, content_type)
             .await
             .map_err(fail)?;
-        Ok(Pushed {
-            reference,
-            manifest_digest,
-            package_digest: sha256_hex(tgz),
-        })
+        Ok(())
     }
 
     /// The tags of a repository (`oci://REGISTRY/PATH/NAME`; a tag in it is ignored), as the

@@ -469,8 +469,8 @@ pub enum Checked {
         /// Its file.
         key: PathBuf,
     },
-    /// Checked under `warn` and not verified: why.
-    Unverified(String),
+    /// Checked under `warn` and not verified (the warning said why).
+    Unverified,
 }
 
 #[cfg(test)]

@@ -165,7 +165,7 @@ pub fn registry_trust(a: RegistryTrustArgs) -> Result<Outcome, Error> {
     let mut config = Repositories::load(&home)?;
     let show = a.trust.verify.is_none() && a.trust.key.is_empty() && !a.remove;
     if show {
-        let policy = config.registry_policy(&home, &format!("{prefix}/x"));
+        let policy = config.registry_policy(&home, &prefix);
         let keys: Vec<String> = policy
             .keys
             .iter()

@@ -141,28 +141,9 @@ impl Registry {
         if manifest.config.digest == config.digest {
             blobs.push((CONFIG.to_vec(), config.digest));
         }
-        for (data, digest) in blobs {
-            if !self
-                .client
-                .blob_exists(&sig_image, &digest)
-                .await
-                .map_err(sig_fail)?
-            {
-                self.client
-                    .push_blob(&sig_image, data, &digest)
-                    .await
-                    .map_err(sig_fail)?;
-            }
-        }
         let body = serde_json::to_vec(&manifest)
             .map_err(|e| OciError::Internal(format!("the signature manifest: {e}")))?;
-        let content_type = OCI_IMAGE_MEDIA_TYPE
-            .parse()
-            .map_err(|e| OciError::Internal(format!("{e}")))?;
-        self.client
-            .push_manifest_raw(&sig_image, body, content_type)
-            .await
-            .map_err(sig_fail)?;
+        self.upload(&sig_image, blobs, body, &sig_fail).await?;
         Ok(Signed {
             reference: reference.clone(),
             manifest_digest: digest,

@@ -195,7 +195,7 @@ impl Origin {
                     key.display()
                 )
             }
-            Some(Checked::Unverified(_)) => ", signature NOT verified".into(),
+            Some(Checked::Unverified) => ", signature NOT verified".into(),
             None => String::new(),
         }
     }
@@ -303,12 +303,11 @@ impl Resolver {
             }
             let bytes = self.with_http(|h| h.get(arg))?;
             let file = self.cache_package(&bytes, arg)?;
-            let package = self.load_cached(&file, arg)?.with_provenance(Provenance {
-                source: arg.to_string(),
-                digest: format!("sha256:{}", sha256_hex(&bytes)),
-                signer: None,
-                verification: Mode::None.as_str().into(),
-            });
+            let package = self.load_cached(&file, arg)?.with_provenance(provenance(
+                arg,
+                &sha256_hex(&bytes),
+                None,
+            ));
             let origin = Origin::Url(arg.to_string());
             return Ok(self.remember(package, origin));
         }
@@ -390,7 +389,7 @@ impl Resolver {
             tried.join(", "),
             policy.from
         );
-        Ok(Checked::Unverified(why))
+        Ok(Checked::Unverified)
     }
 
     fn remember(&self, package: Package, origin: Origin) -> Resolved {
@@ -647,7 +646,7 @@ impl Resolver {
 fn provenance(source: &str, digest: &str, checked: Option<&Checked>) -> Provenance {
     let (signer, verification) = match checked {
         Some(Checked::Signed { fingerprint, .. }) => (Some(fingerprint.clone()), "verified"),
-        Some(Checked::Unverified(_)) => (None, "unverified"),
+        Some(Checked::Unverified) => (None, "unverified"),
         None => (None, Mode::None.as_str()),
     };
     Provenance {
