@@ -621,7 +621,7 @@ pub struct SourceArgs {
         require_equals = true,
         default_missing_value = ""
     )]
-    pub verify: Option<PathBuf>,
+    pub verify: Option<String>,
 }
 
 impl SourceArgs {
@@ -637,7 +637,7 @@ impl SourceArgs {
             repo: self.repo.clone(),
             want,
             plain_http: self.plain_http,
-            verify: self.verify.clone(),
+            verify: self.verify.as_ref().map(PathBuf::from),
         })
     }
 }

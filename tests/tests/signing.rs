@@ -608,3 +608,69 @@ fn signing_and_verifying_use_the_registry_s_credentials() {
         .code(1)
         .stderr(predicate::str::contains("401"));
 }
+
+/// The refusals that need no registry: no password, a policy without a key, a policy removed
+/// that was never set, `--verify` with no key given or configured, a public key given to sign;
+/// none of them writes a file.
+#[test]
+fn a_key_or_policy_that_is_missing_is_refused_and_nothing_is_written() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let keys = home.join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    kudo_in(home)
+        .env_remove("KUDO_PASSWORD")
+        .env_remove("COSIGN_PASSWORD")
+        .args(["package", "generate-key", "-d"])
+        .arg(&keys)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the private key's password: set KUDO_PASSWORD (or COSIGN_PASSWORD)",
+        ));
+    assert_eq!(std::fs::read_dir(&keys).unwrap().count(), 0);
+    let config = home.join("kudo/repository/repositories.yaml");
+    kudo(home)
+        .args([
+            "registry",
+            "trust",
+            "oci://127.0.0.1:5000/acme",
+            "--verify",
+            "required",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--verify required needs a public key",
+        ));
+    kudo(home)
+        .args(["registry", "trust", "oci://127.0.0.1:5000/acme", "--remove"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no policy is set for exactly this prefix",
+        ));
+    assert!(!config.exists());
+    kudo(home)
+        .args(["params", "oci://127.0.0.1:1/kudo/zookeeper:0.1.0", "--plain-http", "--verify"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "verify: required names no public key (give --verify=cosign.pub, or keys: in the configuration)",
+        ));
+    let (_, public, _) = key_pair(home, "a");
+    kudo(home)
+        .args([
+            "package",
+            "sign",
+            "oci://127.0.0.1:1/kudo/zookeeper:0.1.0",
+            "--plain-http",
+        ])
+        .arg("--key")
+        .arg(&public)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "is a public key: signing takes the private key",
+        ));
+}
