@@ -282,6 +282,16 @@ pub fn rollback_of(
     (Some(g) == old_generation).then_some(n)
 }
 
+/// Whether `inst`'s current generation restores a revision (`kudo rollback`, remediation's
+/// rollback): [`labels::ROLLBACK`] written on top of the generation before it.
+pub fn restoring(inst: &Instance) -> bool {
+    rollback_of(
+        inst.metadata.annotations.as_ref(),
+        inst.metadata.generation.map(|g| g - 1),
+    )
+    .is_some()
+}
+
 /// The remediation `--rollback-on-failure` asked for the change written on top of generation
 /// `g` ([`labels::REMEDIATE_ONCE`]).
 pub fn remediate_once_annotation(g: i64, r: &Remediation) -> String {

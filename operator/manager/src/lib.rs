@@ -31,6 +31,7 @@
 //! | `step` | a step being run (`StepRun`), how it ended (`Outcome`), an object's health as an outcome |
 //! | `objects` | discovery, server-side apply, deletes, the Warning events that explain a wait |
 //! | `backoff`, `bounded` | the back-off of a failure that repeats and its log rule; messages cut to a bounded size |
+//! | `forced_rollback` | a StatefulSet's forced rollback: in a run that restores a revision, the Pods left not Ready on the failed revision deleted one at a time |
 //! | `health`, `containers`, `undeclared`, `pod_files`, `tenant`, `digest`, `memo`, `metrics`, `error` | an object's health; why a Pod's containers fail; fields a schema does not declare; reading a Pipe Pod's files; the identity acting for an Instance; the digest key; memo; metrics; errors |
 //!
 //! Steps act with the rights of a ServiceAccount of the Instance's namespace, by impersonation
@@ -70,6 +71,7 @@ mod digest;
 mod drift;
 mod error;
 mod finalizer;
+mod forced_rollback;
 mod health;
 mod memo;
 mod metrics;

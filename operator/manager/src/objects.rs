@@ -655,7 +655,7 @@ const UNTYPED: &str = "failed to create typed patch object";
 
 /// An invalid object will stay invalid: [`Failure::Invalid`]. A refusal by RBAC names the
 /// object and who was refused: [`Failure::Forbidden`]. Anything else may pass later.
-fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str) -> Failure {
+pub(crate) fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str) -> Failure {
     match e {
         kube::Error::Api(s) if s.code == 403 => Failure::Forbidden(format!(
             "{} may not {verb} {what}: {}",

@@ -144,6 +144,9 @@ pub struct StepRun<'a> {
     /// How many times a Pipe Pod's init container may fail before the step fails
     /// (`Settings::pipe_max_restarts`).
     pub pipe_max_restarts: i64,
+    /// The run restores a revision ([`kudo_crd::revision::restoring`]): a StatefulSet that
+    /// waits gets its forced rollback ([`crate::forced_rollback`]).
+    pub restoring: bool,
 }
 
 impl StepRun<'_> {

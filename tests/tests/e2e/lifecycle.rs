@@ -211,7 +211,7 @@ fn history_shows_each_change_and_a_rollback_restores_values_version_and_secret()
 }
 
 #[test]
-fn a_never_ready_upgrade_is_rolled_back_by_remediation() {
+fn a_never_ready_statefulset_upgrade_is_rolled_back_by_remediation() {
     let Some(s) = Scenario::start_with_workloads("remediate", false) else {
         return;
     };
@@ -235,9 +235,22 @@ fn a_never_ready_upgrade_is_rolled_back_by_remediation() {
     });
     let after = Instant::now().saturating_duration_since(timeout_at);
     say(&format!(
-        "remediate: from the upgrade's 30 s timeout to the rolled-back revision COMPLETE: {:.1} s",
+        "remediate: from the upgrade's 30 s timeout to the rolled-back revision COMPLETE (StatefulSet forced rollback): {:.1} s",
         after.as_secs_f64()
     ));
+    // The StatefulSet is back on the restored template, its Pod Ready: the broken Pod of the
+    // failed revision was deleted (Kubernetes' forced rollback), not waited for.
+    let db = s
+        .get(&s.api("apps/v1", "StatefulSet", "statefulsets"), "app-db")
+        .expect("the StatefulSet");
+    assert_eq!(
+        db["status"]["currentRevision"], db["status"]["updateRevision"],
+        "{db}"
+    );
+    assert_eq!(
+        db["status"]["readyReplicas"], db["spec"]["replicas"],
+        "{db}"
+    );
     let inst = s.instance("app");
     let remediated = inst["status"]["conditions"]
         .as_array()

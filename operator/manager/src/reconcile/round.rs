@@ -8,12 +8,14 @@ use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kudo_pkg::Package;
+use kudo_pkg::package::TaskKind;
 use kudo_pkg::render::Prepared;
 use serde_json::Value;
 
 use crate::bounded;
 use crate::context::{Context, key};
 use crate::error::Result;
+use crate::forced_rollback;
 use crate::objects::Notes;
 use crate::status::{ready_from_plan, set_ready, write_status};
 use crate::step::{Outcome, StepRef, StepRun};
@@ -100,9 +102,13 @@ impl<'a> Round<'a> {
             return Ok(Action::requeue(ctx.settings.resync));
         };
         let mut action = Action::requeue(ctx.settings.resync);
-        // Before a plan applies anything: the rights its Pipe tasks take.
+        let restoring = kudo_crd::revision::restoring(inst);
+        // Before a plan applies anything: the rights its Pipe tasks take, and a rollback's
+        // forced rollback of a StatefulSet.
         let refused = match status.plan_status.get(&active.name) {
-            Some(ps) if untouched(ps) => missing_rights(ctx, inst, pkg, &active.name).await,
+            Some(ps) if untouched(ps) => {
+                missing_rights(ctx, inst, pkg, &active.name, restoring).await
+            }
             _ => None,
         };
         while let Some(ps) = status.plan_status.get_mut(&active.name) {
@@ -145,6 +151,7 @@ impl<'a> Round<'a> {
                     at,
                     notes: &notes,
                     pipe_max_restarts: ctx.settings.pipe_max_restarts,
+                    restoring,
                 }))
             });
             let outcomes = future::join_all(runs).await;
@@ -257,15 +264,19 @@ async fn missing_rights(
     inst: &Instance,
     pkg: &Package,
     plan: &str,
+    restoring: bool,
 ) -> Option<String> {
-    let needs = kudo_pkg::pipe::plan_rights(pkg.operator(), Some(plan));
-    if needs.is_empty() {
+    let pipes = kudo_pkg::pipe::plan_rights(pkg.operator(), Some(plan));
+    let rollback = restoring && applies_statefulsets(pkg, plan);
+    if pipes.is_empty() && !rollback {
         return None;
     }
     let tenant = ctx.tenants.client_for(inst).ok()?;
     let ns = inst.namespace().unwrap_or_default();
     let mut all = Vec::new();
-    for r in needs.iter().flat_map(|(_, r)| r) {
+    let wanted = pipes.iter().flat_map(|(_, r)| r);
+    let forced = rollback.then_some(forced_rollback::RIGHTS).into_iter();
+    for r in wanted.chain(forced.flatten()) {
         if !all.contains(r) {
             all.push(*r);
         }
@@ -274,18 +285,50 @@ async fn missing_rights(
     if denied.is_empty() {
         return None;
     }
-    let tasks: Vec<String> = needs
+    let tasks: Vec<String> = pipes
         .iter()
         .filter(|(_, r)| r.iter().any(|x| denied.contains(x)))
         .map(|(t, _)| format!("`{t}`"))
         .collect();
+    let mut needed_by = Vec::new();
+    if !tasks.is_empty() {
+        needed_by.push(format!(
+            "Pipe task {} needs (it runs a Pod and reads its files with exec)",
+            tasks.join(", ")
+        ));
+    }
+    if rollback && forced_rollback::RIGHTS.iter().any(|r| denied.contains(r)) {
+        needed_by.push(
+            "this rollback needs (a StatefulSet's forced rollback deletes the Pods left not Ready on the failed revision)"
+                .into(),
+        );
+    }
     let denied: Vec<String> = denied.iter().map(ToString::to_string).collect();
     Some(format!(
-        "{} may not {} in namespace {ns}, which Pipe task {} needs (it runs a Pod and reads its files with exec): grant them (the built-in admin ClusterRole holds them), then run the plan again with kudo plan trigger; nothing of plan `{plan}` was applied",
+        "{} may not {} in namespace {ns}, which {}: grant them (the built-in admin ClusterRole holds them), then run the plan again with kudo plan trigger; nothing of plan `{plan}` was applied",
         tenant.who(),
         denied.join(", "),
-        tasks.join(", ")
+        needed_by.join(", and which ")
     ))
+}
+
+/// Whether plan `plan` of `pkg` has an Apply or Toggle task whose templates hold a
+/// StatefulSet (read from the template text: no rendering, so a template that names its kind
+/// through a value is not seen, and its forced rollback is refused when it comes).
+fn applies_statefulsets(pkg: &Package, plan: &str) -> bool {
+    let op = pkg.operator();
+    let Some(p) = op.plans.get(plan) else {
+        return false;
+    };
+    p.phases
+        .iter()
+        .flat_map(|ph| &ph.steps)
+        .flat_map(|st| &st.tasks)
+        .filter_map(|t| op.task(t))
+        .filter(|t| matches!(t.kind, TaskKind::Apply | TaskKind::Toggle))
+        .flat_map(|t| &t.resources)
+        .filter_map(|r| pkg.templates().get(r))
+        .any(|text| text.contains("kind: StatefulSet"))
 }
 
 /// A run that ended (`after`: COMPLETE or FATAL_ERROR, with the plan's `message`): counted,

@@ -7,7 +7,8 @@
 //! labelled and owned by the Instance), then checks their health; `Delete` (a `Toggle` whose
 //! parameter is false, any task of a step with `delete: true`) deletes them; `Pipe` is
 //! KUDO's ([`pipe`]); `KudoOperator` applies a child Instance ([`kudo_operator`]); `Dummy`
-//! does nothing.
+//! does nothing. In a run that restores a revision, a StatefulSet that waits gets its forced
+//! rollback ([`crate::forced_rollback`]).
 
 mod kudo_operator;
 mod pipe;
@@ -16,6 +17,7 @@ use kudo_pkg::package::Task;
 use kudo_pkg::step::{self, Action};
 use serde_json::Value;
 
+use crate::forced_rollback;
 use crate::health::{Health, health, with_reports, with_troubles};
 use crate::step::{Outcome, StepRun};
 
@@ -91,6 +93,17 @@ async fn objects(run: StepRun<'_>, task: &Task, apply: bool) -> Outcome {
                 .unwrap_or("")
         );
         let mut h = health(&stored);
+        // A rollback restored a StatefulSet's template: the Pods left on the failed revision.
+        if run.restoring
+            && let Health::Progressing(why) = &h
+            && stored.get("kind").and_then(Value::as_str) == Some("StatefulSet")
+        {
+            match forced_rollback::round(run.tenant, &stored).await {
+                Ok(Some(did)) => h = Health::Progressing(format!("{why}; {did}")),
+                Ok(None) => {}
+                Err(f) => return f.into(),
+            }
+        }
         if matches!(h, Health::Progressing(_)) {
             let (warnings, troubles) = run.objects.reports(run.tenant, &stored).await;
             h = with_reports(h, &stored, &warnings);
