@@ -153,7 +153,12 @@ pub fn manifests(o: &Options) -> Vec<Value> {
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": AGGREGATE_ADMIN, "labels": admin},
         "rules": [{"apiGroups": ["kudo.dev"], "resources": KUDO_RESOURCES,
-            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]}]}));
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]},
+            // `blockOwnerDeletion` on an object an Instance owns, as KUDO writes it: the
+            // OwnerReferencesPermissionEnforcement admission plugin asks for this right. The
+            // Instance's ServiceAccount holds it through the `admin` RoleBinding `kudo install`
+            // makes, and a namespace's admins may grant it.
+            {"apiGroups": ["kudo.dev"], "resources": ["instances/finalizers"], "verbs": ["update"]}]}));
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
         "rules": [
@@ -798,6 +803,11 @@ mod tests {
                 "{name}"
             );
         }
+        // Objects an Instance owns carry blockOwnerDeletion: admin may set it.
+        assert_eq!(
+            find(AGGREGATE_ADMIN)["rules"][1],
+            json!({"apiGroups": ["kudo.dev"], "resources": ["instances/finalizers"], "verbs": ["update"]})
+        );
         // Not `edit`: an Instance's writer acts with its ServiceAccount's rights (admin).
         assert!(!objects.iter().any(
             |o| o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"

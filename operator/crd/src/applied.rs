@@ -2,6 +2,7 @@
 //! the step that applies it, and placed in the Instance's namespace (owned by the Instance) or
 //! left cluster-scoped. The manager applies it; `kudo diff` dry-runs the very same object.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
 
@@ -120,9 +121,23 @@ fn group_kind(obj: &Value) -> (String, String) {
     )
 }
 
+/// The owner reference of an object `inst` owns, as KUDO writes it: `controller: true`,
+/// `blockOwnerDeletion: true` (a foreground deletion of the Instance waits for the object).
+/// Setting `blockOwnerDeletion` takes `update` on `instances/finalizers` where the API server
+/// enforces owner references (the OwnerReferencesPermissionEnforcement admission plugin):
+/// `kudo install` grants it to the Instance's ServiceAccount. `None` before the Instance has
+/// a uid.
+pub fn owner_reference(inst: &Instance) -> Option<OwnerReference> {
+    let owner = inst.controller_owner_ref(&())?;
+    Some(OwnerReference {
+        block_owner_deletion: Some(true),
+        ..owner
+    })
+}
+
 /// Places `obj` for `inst`: a namespaced object goes to its template's namespace, else the
 /// Instance's, and is owned (controller reference) by the Instance when it is in the Instance's
-/// namespace; a cluster-scoped object loses any namespace its template gave it.
+/// namespace ([`owner_reference`]); a cluster-scoped object loses any namespace its template gave it.
 pub fn placed(obj: &mut Value, inst: &Instance, namespaced: bool) {
     let ns = inst.namespace().unwrap_or_default();
     if namespaced {
@@ -133,7 +148,7 @@ pub fn placed(obj: &mut Value, inst: &Instance, namespaced: bool) {
             .unwrap_or_else(|| ns.clone());
         obj["metadata"]["namespace"] = json!(target);
         if target == ns
-            && let Some(owner) = inst.controller_owner_ref(&())
+            && let Some(owner) = owner_reference(inst)
         {
             obj["metadata"]["ownerReferences"] = json!([owner]);
         }
@@ -278,7 +293,11 @@ mod tests {
         let mut here = json!({"metadata": {"name": "a"}});
         placed(&mut here, &inst, true);
         assert_eq!(here["metadata"]["namespace"], "ns");
-        assert_eq!(here["metadata"]["ownerReferences"][0]["uid"], "u1");
+        // As KUDO writes it (its operator tests assert both).
+        let owner = &here["metadata"]["ownerReferences"][0];
+        assert_eq!(owner["uid"], "u1");
+        assert_eq!(owner["controller"], true, "{owner}");
+        assert_eq!(owner["blockOwnerDeletion"], true, "{owner}");
         let mut there = json!({"metadata": {"name": "a", "namespace": "other"}});
         placed(&mut there, &inst, true);
         assert_eq!(there["metadata"]["namespace"], "other");

@@ -596,7 +596,8 @@ async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_depl
                 "annotations": {"kudo.dev/plan": "deploy", "kudo.dev/phase": "main",
                     "kudo.dev/step": "config"},
                 "ownerReferences": [{"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
-                    "name": "demo", "uid": "inst-uid", "controller": true}]},
+                    "name": "demo", "uid": "inst-uid", "controller": true,
+                    "blockOwnerDeletion": true}]},
             "data": {"schedule": "daily"}})
     );
     let deployment = seen
