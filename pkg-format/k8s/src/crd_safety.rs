@@ -28,6 +28,16 @@
 //! removed, an `enum` value added, a new optional field, a `required` name removed, a schema added
 //! where there was none, a new version) produce no finding.
 //!
+//! **Served versions.** Without a conversion webhook (`spec.conversion.strategy` absent or
+//! `None`) the API server serves an object stored at one version at every other served version
+//! by changing its `apiVersion` only, so each served version must accept what an older one
+//! accepted. As crdify's served-version validator (OLM runs it with `Conversion: Ignore`), the
+//! served versions of the new CRD are ordered by Kubernetes' version priority (v1alpha1 <
+//! v1beta1 < v1beta2 < v1 < v2) and each is compared with each newer one by the same property
+//! rules. The findings the live CRD's own served versions already had (same pair, path, rule and
+//! message) are left out: the upgrade did not cause them. Such a finding has
+//! [`Finding::served_from`] set to the older version and [`Finding::version`] to the newer.
+//!
 //! ```
 //! use kudo_k8s::crd_safety::{self, Rule};
 //! use serde_json::json;
@@ -48,6 +58,7 @@
 //! assert!(crd_safety::is_unsafe(&findings));
 //! ```
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use kudo_diag::diag::{Code, Diagnostic};
@@ -69,8 +80,12 @@ pub struct Finding {
     /// `metadata.name` of the CRD.
     pub crd: String,
     /// The CRD version (`spec.versions[].name`) the field belongs to; `None` for CRD-wide rules
-    /// (scope, stored versions).
+    /// (scope, stored versions). For a served-version finding, the newer of the two versions.
     pub version: Option<String>,
+    /// For a served-version finding (two served versions of the new CRD compared with each
+    /// other, see the [module docs](self)): the older version, whose objects `version` must
+    /// accept. `None` for the comparison of the live CRD with the new one.
+    pub served_from: Option<String>,
     /// JSON pointer of the field in the value space of the version's `openAPIV3Schema`:
     /// `/spec/replicas`, `/spec/items/*/name` for array items and map values (`*`), `""` for the
     /// root and for CRD-wide rules.
@@ -130,7 +145,8 @@ impl Rule {
     ///
     /// [`Rule::ServedVersionRemoved`] has no OLM counterpart; its name, `servedVersion`, points at
     /// the nearest one, crdify's served-version validator (which compares served versions with
-    /// each other and is not run by kudo).
+    /// each other; kudo does that too, reporting by the property rules with
+    /// [`Finding::served_from`] set).
     pub fn olm_name(self) -> &'static str {
         match self {
             Rule::Scope => "scope",
@@ -167,16 +183,23 @@ impl Rule {
 
 impl Finding {
     /// The finding as a diagnostic: an error (a warning when safe) with [`Rule::code`], the
-    /// path as pointer and the message "CRD {crd}, version {v}: {message} (OLM rule {name})".
+    /// path as pointer and the message "CRD {crd}, version {v}: {message} (OLM rule {name})",
+    /// or "CRD {crd}, served versions {older} → {newer}: ..." for a served-version finding.
     pub fn to_diagnostic(&self) -> Diagnostic {
-        let message = match &self.version {
-            Some(version) => format!(
+        let message = match (&self.served_from, &self.version) {
+            (Some(older), Some(newer)) => format!(
+                "CRD {}, served versions {older} → {newer}: {} (OLM rule {})",
+                self.crd,
+                self.message,
+                self.rule.olm_name()
+            ),
+            (_, Some(version)) => format!(
                 "CRD {}, version {version}: {} (OLM rule {})",
                 self.crd,
                 self.message,
                 self.rule.olm_name()
             ),
-            None => format!(
+            (_, None) => format!(
                 "CRD {}: {} (OLM rule {})",
                 self.crd,
                 self.message,
@@ -190,18 +213,31 @@ impl Finding {
         }
     }
 
-    /// The finding as JSON: `{"crd", "version", "path", "rule", "code", "message", "safe"}`
-    /// (`rule` is OLM's name, `code` kudo's).
+    /// The finding as JSON: `{"crd", "version", "servedFrom", "path", "rule", "code", "message",
+    /// "safe"}` (`rule` is OLM's name, `code` kudo's; `servedFrom` is `null` but for a
+    /// served-version finding).
     pub fn to_json(&self) -> Value {
         json!({
             "crd": self.crd,
             "version": self.version,
+            "servedFrom": self.served_from,
             "path": self.path,
             "rule": self.rule.olm_name(),
             "code": self.rule.code().as_str(),
             "message": self.message,
             "safe": self.safe,
         })
+    }
+
+    /// What tells two findings of one CRD apart, in the order findings are sorted by.
+    fn key(&self) -> (Option<&str>, Option<&str>, &str, Rule, &str) {
+        (
+            self.version.as_deref(),
+            self.served_from.as_deref(),
+            &self.path,
+            self.rule,
+            &self.message,
+        )
     }
 }
 
@@ -215,17 +251,17 @@ pub fn is_unsafe(findings: &[Finding]) -> bool {
 /// `objects_exist`: the cluster holds objects of this CRD (the caller lists them); only then is
 /// a removed served version unsafe.
 ///
-/// Findings are sorted by version (CRD-wide first), path, rule and message.
+/// Without a conversion webhook in `new`, the served versions of `new` are also compared with
+/// each other, less what those of `live` already had (see the [module docs](self)).
+///
+/// Findings are sorted by version (CRD-wide first), older served version (none first), path,
+/// rule and message.
 pub fn check(live: &Value, new: &Value, objects_exist: bool) -> Vec<Finding> {
     let crd = text_at(new, "/metadata/name")
         .or_else(|| text_at(live, "/metadata/name"))
         .unwrap_or_default()
         .to_string();
-    let mut found = Findings {
-        crd,
-        version: None,
-        list: Vec::new(),
-    };
+    let mut found = Findings::of(&crd);
 
     // crdify pkg/validations/crd/scope/scope.go
     let live_scope = text_at(live, "/spec/scope").unwrap_or_default();
@@ -292,35 +328,143 @@ pub fn check(live: &Value, new: &Value, objects_exist: bool) -> Vec<Finding> {
             continue;
         };
         found.version = Some(old.name.to_string());
-        match (old.schema, new_version.schema) {
-            (Some(a), Some(b)) => compare_schema(a, b, "", 0, &mut found),
-            (Some(_), None) => found.unsafe_at("", Rule::FieldRemoved, "schema removed".into()),
-            // No schema before: nothing was validated, nothing can break (crdify flattens
-            // nothing).
-            (None, _) => {}
-        }
+        compare_versions(old, new_version, &mut found);
+    }
+
+    // crdify pkg/validators/version/served/served.go, with OLM's `Conversion: Ignore`: skipped
+    // when the new CRD converts by webhook; the live CRD's own pairs are compared whatever its
+    // conversion, and what they already found is no finding of this upgrade.
+    if text_at(new, "/spec/conversion/strategy") != Some("Webhook") {
+        let had = served_pairs(live, &crd);
+        let known: BTreeSet<_> = had.iter().map(Finding::key).collect();
+        found.list.extend(
+            served_pairs(new, &crd)
+                .into_iter()
+                .filter(|f| !known.contains(&f.key())),
+        );
     }
 
     let mut list = found.list;
-    list.sort_by(|a, b| {
-        (&a.version, &a.path, a.rule, &a.message).cmp(&(&b.version, &b.path, b.rule, &b.message))
-    });
+    list.sort_by(|a, b| a.key().cmp(&b.key()));
     list.dedup();
     list
 }
 
-/// The findings of one CRD, and the version being compared.
+/// Every served version of `crd` compared with every newer served one (by [`priority`]), each
+/// finding named by both.
+fn served_pairs(crd: &Value, name: &str) -> Vec<Finding> {
+    let mut served: Vec<Version<'_>> = versions(crd).into_iter().filter(|v| v.served).collect();
+    served.sort_by(|a, b| priority(a.name).cmp(&priority(b.name)));
+    let mut found = Findings::of(name);
+    for (i, older) in served.iter().enumerate() {
+        for newer in &served[i + 1..] {
+            found.served_from = Some(older.name.to_string());
+            found.version = Some(newer.name.to_string());
+            compare_versions(older, newer, &mut found);
+        }
+    }
+    found.list
+}
+
+/// Compares the schema of a version with a later one: the same version in the new CRD, or a
+/// newer served version of the same CRD.
+fn compare_versions(old: &Version<'_>, new: &Version<'_>, found: &mut Findings) {
+    match (old.schema, new.schema) {
+        (Some(a), Some(b)) => compare_schema(a, b, "", 0, found),
+        (Some(_), None) => found.unsafe_at("", Rule::FieldRemoved, "schema removed".into()),
+        // No schema before: nothing was validated, nothing can break (crdify flattens
+        // nothing).
+        (None, _) => {}
+    }
+}
+
+/// A version name's place in Kubernetes' version priority, lowest first (apimachinery's
+/// `version.CompareKubeAwareVersionStrings`, by which crdify orders served versions). Names of
+/// the form `v<major>`, `v<major>beta<minor>`, `v<major>alpha<minor>` rank above all others: GA
+/// above beta above alpha, then by major, then by minor (v1alpha1 < v2alpha1 < v1beta1 < v1beta2
+/// < v1 < v2). Other names rank in reverse alphabetical order (`foo` below `bar`).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Priority<'a> {
+    /// Not a Kubernetes version name.
+    Other(Reverse<&'a str>),
+    /// A Kubernetes version name.
+    Kube {
+        stability: Stability,
+        major: i64,
+        minor: i64,
+    },
+}
+
+/// The level of a Kubernetes version name, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stability {
+    Alpha,
+    Beta,
+    Ga,
+}
+
+fn priority(name: &str) -> Priority<'_> {
+    kube_version(name).unwrap_or(Priority::Other(Reverse(name)))
+}
+
+/// `v<major>[(alpha|beta)<minor>]` with decimal numbers, as apimachinery's
+/// `^v([\d]+)(?:(alpha|beta)([\d]+))?$`.
+fn kube_version(name: &str) -> Option<Priority<'_>> {
+    let rest = name.strip_prefix('v')?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (major, rest) = rest.split_at(end);
+    let major = decimal(major)?;
+    if rest.is_empty() {
+        return Some(Priority::Kube {
+            stability: Stability::Ga,
+            major,
+            minor: 0,
+        });
+    }
+    let (stability, minor) = match rest.strip_prefix("beta") {
+        Some(minor) => (Stability::Beta, minor),
+        None => (Stability::Alpha, rest.strip_prefix("alpha")?),
+    };
+    Some(Priority::Kube {
+        stability,
+        major,
+        minor: decimal(minor)?,
+    })
+}
+
+/// ASCII digits only (no sign), within `i64` as Go's `strconv.Atoi`.
+fn decimal(text: &str) -> Option<i64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// The findings of one CRD, and the version (and older served version) being compared.
 struct Findings {
     crd: String,
     version: Option<String>,
+    served_from: Option<String>,
     list: Vec<Finding>,
 }
 
 impl Findings {
+    fn of(crd: &str) -> Findings {
+        Findings {
+            crd: crd.to_string(),
+            version: None,
+            served_from: None,
+            list: Vec::new(),
+        }
+    }
+
     fn push(&mut self, path: &str, rule: Rule, message: String, safe: bool) {
         self.list.push(Finding {
             crd: self.crd.clone(),
             version: self.version.clone(),
+            served_from: self.served_from.clone(),
             path: path.to_string(),
             rule,
             message,
@@ -865,6 +1009,14 @@ mod tests {
             "spec": {"type": "object", "properties": {"field": field}}}})
     }
 
+    /// `crd` with `spec.conversion` set to a webhook.
+    fn converted_by_webhook(mut crd: Value) -> Value {
+        crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"namespace": "widgets", "name": "convert"}}}});
+        crd
+    }
+
     /// (path, rule, safe) of each finding.
     fn summary(findings: &[Finding]) -> Vec<(String, Rule, bool)> {
         findings
@@ -1010,6 +1162,163 @@ mod tests {
         assert!(check(&live, &added, true).is_empty());
     }
 
+    // crdify pkg/validators/version/served/served.go (OLM runs it with `Conversion: Ignore`) and
+    // OLM crdupgradesafety_test.go: "webhook conversion strategy exists", "new crd validation
+    // failure when missing conversion strategy and enum values removed", "success when old crd
+    // and new crd contain the exact same validation issues", "failure when old crd and new crd
+    // contain the exact same validation issues, but new crd introduces another validation issue".
+    #[test]
+    fn served_versions_rule() {
+        /// A CRD with the given versions (name, served, schema of `spec.field`), no conversion.
+        fn widgets(versions: &[(&str, bool, Value)]) -> Value {
+            let versions: Vec<(&str, bool, Value)> = versions
+                .iter()
+                .map(|(name, served, field)| (*name, *served, with_field(field.clone())))
+                .collect();
+            crd("Namespaced", &versions, &[])
+        }
+        struct Case {
+            name: &'static str,
+            live: Value,
+            new: Value,
+            /// (older served version, version, path, rule) of each finding, all unsafe.
+            want: &'static [(Option<&'static str>, &'static str, &'static str, Rule)],
+        }
+        let string = json!({"type": "string"});
+        let integer = json!({"type": "integer"});
+        let at_most_5 = json!({"type": "integer", "maximum": 5});
+        let one_version = widgets(&[("v1beta1", true, string.clone())]);
+        let two_differing = widgets(&[
+            ("v1beta1", true, string.clone()),
+            ("v1", true, integer.clone()),
+        ]);
+        let mut strategy_none = two_differing.clone();
+        strategy_none["spec"]["conversion"] = json!({"strategy": "None"});
+        let cases = [
+            Case {
+                name: "two served versions differ, no conversion",
+                live: one_version.clone(),
+                new: two_differing.clone(),
+                want: &[(Some("v1beta1"), "v1", FIELD, Rule::TypeChanged)],
+            },
+            Case {
+                name: "conversion strategy None written out",
+                live: one_version.clone(),
+                new: strategy_none,
+                want: &[(Some("v1beta1"), "v1", FIELD, Rule::TypeChanged)],
+            },
+            Case {
+                name: "conversion webhook",
+                live: one_version.clone(),
+                new: converted_by_webhook(two_differing.clone()),
+                want: &[],
+            },
+            Case {
+                name: "listed newest first, compared by priority",
+                live: one_version.clone(),
+                new: widgets(&[
+                    ("v1", true, integer.clone()),
+                    ("v1beta1", true, string.clone()),
+                ]),
+                want: &[(Some("v1beta1"), "v1", FIELD, Rule::TypeChanged)],
+            },
+            Case {
+                name: "every pair of three served versions",
+                live: one_version.clone(),
+                new: widgets(&[
+                    ("v1alpha1", true, string.clone()),
+                    ("v1beta1", true, string.clone()),
+                    ("v1", true, integer.clone()),
+                ]),
+                want: &[
+                    (Some("v1alpha1"), "v1", FIELD, Rule::TypeChanged),
+                    (Some("v1beta1"), "v1", FIELD, Rule::TypeChanged),
+                ],
+            },
+            Case {
+                name: "a version not served is not compared",
+                live: one_version.clone(),
+                new: widgets(&[
+                    ("v1alpha1", false, integer.clone()),
+                    ("v1beta1", true, string.clone()),
+                    ("v1", true, string.clone()),
+                ]),
+                want: &[],
+            },
+            Case {
+                name: "the live CRD had the same finding",
+                live: two_differing.clone(),
+                new: two_differing.clone(),
+                want: &[],
+            },
+            Case {
+                name: "the live CRD had one finding, the new CRD adds another",
+                live: two_differing.clone(),
+                new: widgets(&[("v1beta1", true, string.clone()), ("v1", true, at_most_5)]),
+                want: &[
+                    (None, "v1", FIELD, Rule::BoundTightened),
+                    (Some("v1beta1"), "v1", FIELD, Rule::BoundTightened),
+                ],
+            },
+            Case {
+                name: "the live CRD had it between other versions: only the same pair counts",
+                live: two_differing.clone(),
+                new: widgets(&[
+                    ("v1beta1", true, string.clone()),
+                    ("v1", true, integer.clone()),
+                    ("v2", true, integer.clone()),
+                ]),
+                want: &[(Some("v1beta1"), "v2", FIELD, Rule::TypeChanged)],
+            },
+        ];
+        for case in cases {
+            let got = check(&case.live, &case.new, true);
+            let rows: Vec<(Option<&str>, &str, &str, Rule)> = got
+                .iter()
+                .map(|f| {
+                    let version = f.version.as_deref().unwrap_or_default();
+                    (f.served_from.as_deref(), version, f.path.as_str(), f.rule)
+                })
+                .collect();
+            assert_eq!(rows, case.want, "case {}: {got:#?}", case.name);
+            assert!(got.iter().all(|f| !f.safe), "case {}", case.name);
+        }
+
+        let got = check(&one_version, &two_differing, true);
+        assert_eq!(got[0].message, "type changed from string to integer");
+        let diagnostic = got[0].to_diagnostic();
+        assert!(diagnostic.is_error());
+        assert_eq!(diagnostic.code, Code::TypeChanged);
+        assert_eq!(diagnostic.pointer.as_str(), FIELD);
+        assert_eq!(
+            diagnostic.message,
+            "CRD widgets.example.com, served versions v1beta1 → v1: type changed from string to \
+             integer (OLM rule type)"
+        );
+        let json = got[0].to_json();
+        assert_eq!(
+            (&json["servedFrom"], &json["version"]),
+            (&json!("v1beta1"), &json!("v1"))
+        );
+    }
+
+    // apimachinery pkg/version/helpers.go, CompareKubeAwareVersionStrings ("v2, v1, v1beta2,
+    // v1beta1, v1alpha1"; names not of that form below them, in reverse alphabetical order).
+    #[test]
+    fn versions_rank_by_kubernetes_priority() {
+        let lowest_first = [
+            "v1gamma1", "v1beta", "v", "foo", "bar", "v1alpha1", "v1alpha2", "v2alpha1", "v1beta1",
+            "v1beta2", "v0", "v1", "v2", "v10",
+        ];
+        for pair in lowest_first.windows(2) {
+            let (lower, higher) = (pair[0], pair[1]);
+            assert!(
+                priority(lower) < priority(higher),
+                "{lower} should rank below {higher}"
+            );
+        }
+    }
+
     // crdify pkg/validations/property/required_test.go, TestRequired: "no diff, not flagged",
     // "new required field, flagged"; OLM crdupgradesafety_test.go "optional field addition
     // should not fail" (crd-optional-field-*.json).
@@ -1076,21 +1385,22 @@ mod tests {
                 want: &[("/spec/field/*", Rule::FieldRemoved)],
             },
         ]);
-        // A new version without the field is not compared with the old one.
+        // A new version without the field is not compared with the old one (a conversion
+        // webhook keeps the served-version rule out of it, see served_versions_rule).
         let old_schema = with_field(json!({"type": "string"}));
         let live = crd(
             "Namespaced",
             &[("v1alpha1", true, old_schema.clone())],
             &["v1alpha1"],
         );
-        let next = crd(
+        let next = converted_by_webhook(crd(
             "Namespaced",
             &[
                 ("v1alpha1", true, old_schema),
                 ("v1alpha2", true, json!({"type": "object"})),
             ],
             &[],
-        );
+        ));
         assert!(check(&live, &next, true).is_empty());
     }
 
@@ -1428,6 +1738,7 @@ mod tests {
         let finding = Finding {
             crd: "widgets.example.com".into(),
             version: Some("v1".into()),
+            served_from: None,
             path: "/spec/replicas".into(),
             rule: Rule::TypeChanged,
             message: "type changed from integer to string".into(),
@@ -1462,7 +1773,7 @@ mod tests {
 
     /// A realistic CRD with two versions (v1beta1 served, v1 served and stored), upgraded with
     /// safe changes (descriptions, a new optional field, a relaxed bound, an enum value, a new
-    /// version v2) and then with unsafe ones.
+    /// version v2 and the conversion webhook it needs) and then with unsafe ones.
     #[test]
     fn realistic_crd_round_trip() {
         let v1beta1 = json!({"type": "object", "properties": {
@@ -1509,7 +1820,7 @@ mod tests {
         safe_v1["properties"]["spec"]["properties"]["note"] = json!({"type": "string"});
         safe_v1["properties"]["spec"]["properties"]["ports"]["items"]["properties"]["name"]["maxLength"] =
             json!(63);
-        let safe = crd(
+        let unconverted = crd(
             "Namespaced",
             &[
                 ("v1beta1", true, v1beta1.clone()),
@@ -1518,8 +1829,24 @@ mod tests {
             ],
             &[],
         );
+        let safe = converted_by_webhook(unconverted.clone());
         let got = check(&live, &safe, true);
         assert!(got.is_empty(), "{got:#?}");
+
+        // Without the webhook, v2 would serve objects of v1beta1 and v1 as they are, and its
+        // schema has none of their fields. v1beta1 → v1 differ as much as in the live CRD: no
+        // finding of this upgrade.
+        let got = check(&live, &unconverted, true);
+        let pairs: BTreeSet<(Option<&str>, Option<&str>)> = got
+            .iter()
+            .map(|f| (f.served_from.as_deref(), f.version.as_deref()))
+            .collect();
+        assert_eq!(
+            pairs,
+            BTreeSet::from([(Some("v1"), Some("v2")), (Some("v1beta1"), Some("v2"))]),
+            "{got:#?}"
+        );
+        assert!(got.iter().all(|f| f.rule == Rule::FieldRemoved && !f.safe));
 
         // Unsafe changes.
         let mut bad_v1 = v1(json!({"type": "integer"}));
