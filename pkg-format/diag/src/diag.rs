@@ -165,6 +165,9 @@ pub enum Code {
     /// A check that could not run (the CRD in the cluster could not be read): a warning saying
     /// what was not checked and why.
     Unchecked,
+    /// A right the Instance's ServiceAccount needs that the installing user may not grant (a
+    /// kind the built-in `admin` role does not cover): a warning naming it.
+    NotGranted,
 }
 
 impl Code {
@@ -238,6 +241,7 @@ impl Code {
             Code::ServedVersionRemoved => "served-version-removed",
             Code::UnhandledChange => "unhandled-change",
             Code::Unchecked => "unchecked",
+            Code::NotGranted => "not-granted",
         }
     }
 }

@@ -138,7 +138,7 @@ pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
 /// removed again.
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let pkg = req.package;
-    let change = check(pkg, &req.inputs)?;
+    let mut change = check(pkg, &req.inputs)?;
     let name = req
         .instance
         .map(String::from)
@@ -166,7 +166,9 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         .await
         .map_err(t.api("get", "Operator", &op_name))?
         .is_some();
-    let has_ov = same_operator_version(t, &ov).await?;
+    // The same version installed under its other name is the one the Instance runs.
+    let existing_ov = same_operator_version(t, &ov).await?;
+    let has_ov = existing_ov.is_some();
     let service_account = req
         .service_account
         .unwrap_or(labels::DEFAULT_SERVICE_ACCOUNT);
@@ -195,6 +197,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         // A namespace still to make holds nothing: no dry run can be made in it.
         Some(_) if req.dry_run => service_account::Prepared {
             created: grants.iter().map(|(o, _)| o.clone()).collect(),
+            ..Default::default()
         },
         _ => {
             let missing = service_account::missing(t, service_account, &grants).await?;
@@ -224,6 +227,9 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     };
     let mut created: Vec<Value> = namespace.into_iter().collect();
     created.extend(prepared.created.iter().cloned());
+    change.warnings.extend(prepared.warnings.iter().map(|w| {
+        kudo_diag::diag::Diagnostic::warning(kudo_diag::diag::Code::NotGranted, "", w.clone())
+    }));
     for (_, dep_ov, dep_has_ov) in &deps {
         if !dep_has_ov {
             created.push(serde_json::to_value(dep_ov).unwrap_or_default());
@@ -246,6 +252,9 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         object.spec.parameters_from = vec![secrets::entry(s)];
     }
     object.spec.service_account_name = Some(service_account.to_string());
+    if let (Some(existing), Some(r)) = (&existing_ov, object.spec.operator_version.as_mut()) {
+        r.name = Some(existing.clone());
+    }
     if req.dry_run {
         let (instance, server_checked) = if has_ov {
             let params = kube::api::PostParams {

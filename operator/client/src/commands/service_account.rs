@@ -51,13 +51,41 @@ pub struct Reach {
     pub cluster_scoped: Vec<String>,
     /// Objects of other namespaces, by namespace: `Kind name`.
     pub other_namespaces: BTreeMap<String, Vec<String>>,
+    /// Namespaced objects of kinds outside the groups the built-in `admin` role covers
+    /// ([`ADMIN_GROUPS`]: a CRD's kind, such as the Prometheus operator's ServiceMonitor), by
+    /// `(group, resource)`: `Kind name`. Known to the cluster or not: a kind it does not serve
+    /// yet is named by the resource its kind makes (`ServiceMonitor` → `servicemonitors`), as a
+    /// CRD names it, since RBAC grants rights on resources that do not exist yet.
+    pub kinds: BTreeMap<(String, String), Vec<String>>,
 }
+
+/// The API groups whose namespaced kinds the built-in `admin` ClusterRole covers (Kubernetes'
+/// bootstrap policy): the core group, `apps`, `batch`, `autoscaling`, `policy`, `extensions`,
+/// `networking.k8s.io`, `rbac.authorization.k8s.io`. A kind of any other group gets its rights
+/// from the Role `SA-kinds` ([`objects`]).
+pub const ADMIN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "extensions",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+];
+
+/// What the Role `SA-kinds` allows on each of its resources: what kudo-manager does with an
+/// object (server-side apply, read, delete) and what a drift check reads.
+pub const KIND_VERBS: &[&str] = &[
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
 
 /// Every object the plans of `packages` (each with its effective parameters) apply or delete
 /// for Instance `instance` of `t.namespace`, sorted by where it goes. Templates that do not
 /// render are left out: the manager reports them when it runs the plan.
 pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -> Reach {
-    let mut scopes: HashMap<String, bool> = HashMap::new();
+    // By `apiVersion/kind`: namespaced or not, and the resource.
+    let mut scopes: HashMap<String, (bool, String)> = HashMap::new();
     let mut out = Reach::default();
     for (pkg, params) in packages {
         for obj in plan_objects(pkg, params, instance, &t.namespace) {
@@ -65,20 +93,30 @@ pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -
             let kind = obj["kind"].as_str().unwrap_or_default();
             let name = obj["metadata"]["name"].as_str().unwrap_or_default();
             let key = format!("{api_version}/{kind}");
-            let namespaced = match scopes.get(&key) {
-                Some(n) => *n,
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let (namespaced, resource) = match scopes.get(&key) {
+                Some(found) => found.clone(),
                 None => {
-                    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
                     let gvk = GroupVersionKind::gvk(group, version, kind);
-                    let n = oneshot::pinned_kind(&t.client, &gvk)
+                    // Not served yet: namespaced, and the resource its kind makes.
+                    let found = oneshot::pinned_kind(&t.client, &gvk)
                         .await
-                        .map(|(_, caps)| caps.scope == Scope::Namespaced)
-                        .unwrap_or(true);
-                    scopes.insert(key, n);
-                    n
+                        .map(|(ar, caps)| (caps.scope == Scope::Namespaced, ar.plural))
+                        .unwrap_or_else(|_| (true, ApiResource::from_gvk(&gvk).plural));
+                    scopes.insert(key, found.clone());
+                    found
                 }
             };
             let what = format!("{kind} {name}");
+            if namespaced && !ADMIN_GROUPS.contains(&group) {
+                let list = out
+                    .kinds
+                    .entry((group.to_string(), resource.clone()))
+                    .or_default();
+                if !list.contains(&what) {
+                    list.push(what.clone());
+                }
+            }
             if !namespaced {
                 if !out.cluster_scoped.contains(&what) {
                     out.cluster_scoped.push(what);
@@ -186,7 +224,61 @@ pub fn objects(namespace: &str, service_account: &str, reach: &Reach) -> Vec<(Va
             ),
         ));
     }
+    if reach.kinds.is_empty() {
+        return out;
+    }
+    // The kinds `admin` does not cover, by resource name (whether the cluster serves them yet
+    // or not), in every namespace the plans write to.
+    let name = kinds_role(service_account);
+    let rules = kind_rules(&reach.kinds);
+    let why = format!(
+        "for {}, which the built-in {NAMESPACE_ROLE} role does not cover",
+        reach
+            .kinds
+            .values()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for ns in std::iter::once(namespace).chain(reach.other_namespaces.keys().map(String::as_str)) {
+        out.push((
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": name, "namespace": ns, "labels": meta_labels},
+                "rules": rules}),
+            format!("the rights {why}"),
+        ));
+        let mut b = binding("RoleBinding", &name, Some(ns), &name);
+        b["roleRef"]["kind"] = json!("Role");
+        out.push((b, format!("to Role {name}, {why}")));
+    }
     out
+}
+
+/// The Role (and its RoleBinding) with the rights on the kinds `admin` does not cover:
+/// `SA-kinds`.
+pub fn kinds_role(service_account: &str) -> String {
+    format!("{service_account}-kinds")
+}
+
+/// One rule per API group: its resources, [`KIND_VERBS`].
+fn kind_rules(kinds: &BTreeMap<(String, String), Vec<String>>) -> Value {
+    let mut by_group: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (group, resource) in kinds.keys() {
+        by_group.entry(group).or_default().push(resource);
+    }
+    by_group
+        .into_iter()
+        .map(|(group, resources)| {
+            json!({"apiGroups": [group], "resources": resources, "verbs": KIND_VERBS})
+        })
+        .collect()
+}
+
+/// Whether `object` is the Role of the kinds `admin` does not cover, or its binding: a user
+/// who may not grant it is told, not refused (the plans that need it fail, naming it).
+fn is_kinds_grant(object: &Value, service_account: &str) -> bool {
+    object["metadata"]["name"] == kinds_role(service_account).as_str()
 }
 
 /// The rights the Pipe tasks of `packages` take ([`kudo_pkg::pipe::plan_rights`]) that
@@ -268,6 +360,12 @@ pub async fn pipe_rights_lacking(
 pub struct Prepared {
     /// The objects created (with `dry_run`: that would be), in creation order.
     pub created: Vec<Value>,
+    /// The existing Roles given the rules they lacked (with `dry_run`: that would be). Left
+    /// as they are by [`Prepared::undo`]: a rule added stays.
+    pub updated: Vec<Value>,
+    /// The rights on kinds `admin` does not cover that the user may not grant
+    /// ([`kinds_role`]): said, not refused; the plans that need them fail naming them.
+    pub warnings: Vec<String>,
 }
 
 /// Creates `objects` (from [`objects`]) that do not exist yet: all of them through a
@@ -287,44 +385,79 @@ pub async fn prepare(
     create_missing(t, service_account, objects, &missing).await
 }
 
-/// The objects of `objects` that do not exist yet, each checked with a server-side dry run
-/// (authorization and RBAC's escalation check, nothing written): what [`prepare`] would create.
+/// The objects of `objects` that do not exist yet (or, for the Role of [`kinds_role`], lack
+/// a rule), each checked with a server-side dry run (authorization and RBAC's escalation
+/// check, nothing written): what [`prepare`] would create.
 pub async fn missing(
     t: &Target,
     service_account: &str,
     objects: &[(Value, String)],
 ) -> Result<Prepared> {
-    let mut missing = Vec::new();
+    let mut missing = Prepared::default();
+    // Namespaces where the kinds Role was refused: its binding is not made either.
+    let mut refused_in: Vec<String> = Vec::new();
     for (object, why) in objects {
-        if create(t, object, true)
-            .await
-            .map_err(|e| refused(t, service_account, object, why, &e))?
-        {
-            missing.push(object.clone());
+        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        let optional = is_kinds_grant(object, service_account);
+        if optional && refused_in.iter().any(|n| n == ns) {
+            continue;
+        }
+        match create(t, object, true).await {
+            Ok(Written::Created) => missing.created.push(object.clone()),
+            Ok(Written::Updated) => missing.updated.push(object.clone()),
+            Ok(Written::Unchanged) => {}
+            // The binding's Role is made by this same install (the dry run made none): the
+            // API server cannot find it yet.
+            Err(kube::Error::Api(s))
+                if s.code == 404
+                    && optional
+                    && object["kind"] == "RoleBinding"
+                    && missing
+                        .created
+                        .iter()
+                        .any(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == ns) =>
+            {
+                missing.created.push(object.clone())
+            }
+            Err(e) if optional && !kudo_cluster::missing_namespace(&e, ns) => {
+                refused_in.push(ns.to_string());
+                missing
+                    .warnings
+                    .push(not_granted(t, service_account, object, why, &e));
+            }
+            Err(e) => return Err(refused(t, service_account, object, why, &e)),
         }
     }
-    Ok(Prepared { created: missing })
+    Ok(missing)
 }
 
-/// Creates what [`missing`] found missing (of `objects`); on a refusal, removes what it made.
+/// Creates what [`missing`] found missing (of `objects`) and gives the kinds Role the rules
+/// it lacks; on a refusal, removes what it made.
 pub async fn create_missing(
     t: &Target,
     service_account: &str,
     objects: &[(Value, String)],
     missing: &Prepared,
 ) -> Result<Prepared> {
-    let mut done = Prepared::default();
-    for object in &missing.created {
+    let mut done = Prepared {
+        warnings: missing.warnings.clone(),
+        ..Prepared::default()
+    };
+    // In `objects`' order: a Role before its binding.
+    let todo = objects
+        .iter()
+        .filter(|(o, _)| missing.created.contains(o) || missing.updated.contains(o));
+    for (object, why) in todo {
         match create(t, object, false).await {
-            Ok(true) => done.created.push(object.clone()),
-            Ok(false) => {}
+            Ok(Written::Created) => done.created.push(object.clone()),
+            Ok(Written::Updated) => done.updated.push(object.clone()),
+            Ok(Written::Unchanged) => {}
+            Err(e) if is_kinds_grant(object, service_account) => {
+                done.warnings
+                    .push(not_granted(t, service_account, object, why, &e))
+            }
             Err(e) => {
                 done.undo(t).await;
-                let why = objects
-                    .iter()
-                    .find(|(o, _)| o == object)
-                    .map(|(_, w)| w.as_str())
-                    .unwrap_or_default();
                 return Err(refused(t, service_account, object, why, &e));
             }
         }
@@ -343,9 +476,21 @@ impl Prepared {
     }
 }
 
-/// Creates `object` (`dry_run`: only checks it): `true` when created, `false` when it exists.
-async fn create(t: &Target, object: &Value, dry_run: bool) -> Result<bool, kube::Error> {
-    let (api, _) = api(t, object);
+/// What a [`create`] did (or, as a dry run, would do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    /// The object is new.
+    Created,
+    /// A Role that existed got the rules it lacked.
+    Updated,
+    /// It existed (a Role: with every rule).
+    Unchanged,
+}
+
+/// Creates `object` (`dry_run`: only checks it). A Role that exists gets the rules of
+/// `object` it lacks (the kinds of every package installed with that ServiceAccount add up).
+async fn create(t: &Target, object: &Value, dry_run: bool) -> Result<Written, kube::Error> {
+    let (api, name) = api(t, object);
     let obj: DynamicObject =
         serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
     let params = PostParams {
@@ -353,10 +498,30 @@ async fn create(t: &Target, object: &Value, dry_run: bool) -> Result<bool, kube:
         field_manager: Some(labels::CLI_FIELD_MANAGER.into()),
     };
     match api.create(&params, &obj).await {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
-        Err(e) => Err(e),
+        Ok(_) => return Ok(Written::Created),
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => return Err(e),
     }
+    if object["kind"] != "Role" {
+        return Ok(Written::Unchanged);
+    }
+    let mut live = api.get(&name).await?;
+    let mut rules = live.data["rules"].as_array().cloned().unwrap_or_default();
+    let lacking: Vec<Value> = object["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| !rules.contains(r))
+        .cloned()
+        .collect();
+    if lacking.is_empty() {
+        return Ok(Written::Unchanged);
+    }
+    rules.extend(lacking);
+    live.data["rules"] = Value::Array(rules);
+    // Replaced with the resourceVersion read: a Role changed meanwhile is a conflict, not lost.
+    api.replace(&name, &params, &live).await?;
+    Ok(Written::Updated)
 }
 
 fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
@@ -366,6 +531,7 @@ fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
     let plural = match kind {
         "ServiceAccount" => "serviceaccounts",
         "RoleBinding" => "rolebindings",
+        "Role" => "roles",
         _ => "clusterrolebindings",
     };
     let ar =
@@ -379,6 +545,24 @@ fn api(t: &Target, object: &Value) -> (Api<DynamicObject>, String) {
         None => Api::all_with(t.client.clone(), &ar),
     };
     (api, name)
+}
+
+/// A kinds grant the API server refused, as a warning: who would have got what, and why not.
+fn not_granted(
+    t: &Target,
+    service_account: &str,
+    object: &Value,
+    why: &str,
+    e: &kube::Error,
+) -> String {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    format!(
+        "the Instance's ServiceAccount {}/{service_account} gets no {kind} {ns}/{name} ({why}): {}; a plan that applies or deletes one fails until an admin grants it",
+        t.namespace,
+        kudo_cluster::said(e)
+    )
 }
 
 fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kube::Error) -> Error {
@@ -431,6 +615,19 @@ mod tests {
         let cluster = Reach {
             cluster_scoped: vec!["ClusterRoleBinding escalate".into()],
             other_namespaces: elsewhere.other_namespaces.clone(),
+            ..Reach::default()
+        };
+        // zookeeper's ServiceMonitor, whether the cluster serves the kind yet or not.
+        let kinds = Reach {
+            kinds: [(
+                (
+                    "monitoring.coreos.com".to_string(),
+                    "servicemonitors".to_string(),
+                ),
+                vec!["ServiceMonitor zk-monitor".to_string()],
+            )]
+            .into(),
+            ..Reach::default()
         };
         let cases: &[(&str, &Reach, &[&str])] = &[
             (
@@ -459,11 +656,21 @@ mod tests {
                     "ClusterRoleBinding -/kudo:t:kudo-instance -> cluster-admin",
                 ],
             ),
+            (
+                "a kind admin does not cover",
+                &kinds,
+                &[
+                    "ServiceAccount t/kudo-instance -> -",
+                    "RoleBinding t/kudo-instance-admin -> admin",
+                    "Role t/kudo-instance-kinds -> -",
+                    "RoleBinding t/kudo-instance-kinds -> kudo-instance-kinds",
+                ],
+            ),
         ];
         for (case, reach, want) in cases {
             let got = objects("t", "kudo-instance", reach);
             assert_eq!(names(&got), *want, "case: {case}");
-            for (o, _) in got.iter().skip(1) {
+            for (o, _) in got.iter().skip(1).filter(|(o, _)| o["kind"] != "Role") {
                 assert_eq!(
                     o["subjects"],
                     json!([{"kind": "ServiceAccount", "name": "kudo-instance", "namespace": "t"}]),
@@ -471,6 +678,14 @@ mod tests {
                 );
             }
         }
+        let role = &objects("t", "kudo-instance", &kinds)[2].0;
+        assert_eq!(
+            role["rules"],
+            json!([{"apiGroups": ["monitoring.coreos.com"], "resources": ["servicemonitors"],
+                "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}])
+        );
+        let binding = &objects("t", "kudo-instance", &kinds)[3].0;
+        assert_eq!(binding["roleRef"]["kind"], "Role");
         let why = &objects("t", "kudo-instance", &cluster)[2].1;
         assert_eq!(
             why,

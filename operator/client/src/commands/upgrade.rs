@@ -156,7 +156,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let to = new_ov.metadata.name.clone().unwrap_or_default();
     let to_version = new_pkg.policy_version().map_err(Error::Parameters)?;
     let mut old: Option<(String, Package, Version)> = None;
-    let mut ov_exists: Option<bool> = None;
+    let mut ov_exists: Option<Option<String>> = None;
     let mut created = false;
     let mut granted = false;
     let (mut crds_checked, mut crds_told) = (false, Vec::new());
@@ -199,14 +199,17 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             crds_checked = true;
         }
         change.warnings.extend(crds_told.iter().cloned());
-        let exists = match ov_exists {
-            Some(e) => e,
+        // The new version installed under its other name is the one the Instance runs.
+        let existing = match &ov_exists {
+            Some(e) => e.clone(),
             None => {
                 let e = same_operator_version(t, &new_ov).await?;
-                ov_exists = Some(e);
+                ov_exists = Some(e.clone());
                 e
             }
         };
+        let exists = existing.is_some();
+        let to = existing.unwrap_or_else(|| to.clone());
         let mut spec = json!({"operatorVersion": {"name": to}});
         // The new OperatorVersion is in the Instance's namespace: a reference to another
         // namespace (KUDO's manifests reference `default`) goes.
@@ -257,7 +260,14 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             let packages = [(new_pkg, change.values.value().clone())];
             let reach = service_account::reach(t, &packages, req.instance).await;
             let grants = service_account::objects(&t.namespace, &sa, &reach);
-            service_account::prepare(t, &sa, &grants, req.dry_run).await?;
+            let prepared = service_account::prepare(t, &sa, &grants, req.dry_run).await?;
+            change.warnings.extend(prepared.warnings.iter().map(|w| {
+                kudo_diag::diag::Diagnostic::warning(
+                    kudo_diag::diag::Code::NotGranted,
+                    "",
+                    w.clone(),
+                )
+            }));
             granted = true;
         }
         if req.dry_run {
