@@ -210,7 +210,13 @@ pub fn select(
         }));
     }
     let ov = inst.spec.operator_version_name();
-    if ov != applied.operator_version {
+    // The same version named the other way (`zookeeper-0.3.3`, then `zookeeper-3.6.2-0.3.3`)
+    // is no upgrade: the webhook decides it as an update too.
+    let same = applied
+        .operator_version
+        .as_deref()
+        .is_some_and(|a| version.answers_to(a));
+    if ov != applied.operator_version && !same {
         let Some(plan) = change::upgrade_plan(version) else {
             return Err(Refusal::UnknownPlan(change::UPGRADE.into()));
         };
@@ -684,6 +690,39 @@ mod tests {
             .unwrap();
         assert_eq!(got.plan, "deploy", "no upgrade or update plan: deploy");
         assert_eq!(got.reason, "upgrade from demo-0.9.0 to demo-1.0.0");
+    }
+
+    #[test]
+    fn the_same_version_named_the_other_way_is_no_upgrade() {
+        // demo at appVersion 2.0: `demo-2.0-1.0.0` (KUDO's) and `demo-1.0.0` (older KUDO's).
+        let mut files = BTreeMap::new();
+        files.insert(
+            "operator.yaml".to_string(),
+            b"apiVersion: kudo.dev/v1beta1\nname: demo\nappVersion: \"2.0\"\noperatorVersion: 1.0.0\ntasks:\n- name: t\n  kind: Dummy\n  spec: {}\nplans:\n  deploy:\n    phases:\n    - name: x\n      steps:\n      - {name: y, tasks: [t]}\n".to_vec(),
+        );
+        files.insert(
+            "params.yaml".to_string(),
+            b"apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  replicas: {type: integer, default: 1}\n".to_vec(),
+        );
+        let pkg = Package::from_files(Path::new("demo"), files).unwrap();
+        let eff = json!({"replicas": 1});
+        let cases = [
+            ("demo-1.0.0", "demo-2.0-1.0.0", None),
+            ("demo-2.0-1.0.0", "demo-1.0.0", None),
+            (
+                "demo-0.9.0",
+                "demo-2.0-1.0.0",
+                Some("upgrade from demo-0.9.0 to demo-2.0-1.0.0"),
+            ),
+        ];
+        for (before, now, want) in cases {
+            let mut status = applied(eff.clone());
+            status.applied.as_mut().unwrap().operator_version = Some(before.into());
+            let mut inst = instance(5, json!({}));
+            inst.spec.operator_version.as_mut().unwrap().name = Some(now.into());
+            let got = select(&inst, &ver(&pkg), &eff, &status).unwrap();
+            assert_eq!(got.map(|s| s.reason).as_deref(), want, "{before} -> {now}");
+        }
     }
 
     #[test]

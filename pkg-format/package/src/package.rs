@@ -553,15 +553,21 @@ impl Package {
     }
 
     /// What the parameter policy needs of this package ([`kudo_policy::change::Version`]):
-    /// its OperatorVersion name, version, schema (compiled) and plans; `Err` when the schema
+    /// its OperatorVersion name (and the other form of it), version, schema (compiled) and plans; `Err` when the schema
     /// does not compile.
     pub fn policy_version(&self) -> Result<kudo_policy::change::Version, Vec<Diagnostic>> {
+        let names = operator_version_names(
+            &self.operator.name,
+            self.operator.app_version.as_deref(),
+            &self.version(),
+        );
         kudo_policy::change::Version::new(
             self.operator_version_name(),
             self.version(),
             self.schema().clone(),
             self.operator().plans.keys().cloned().collect(),
         )
+        .map(|v| v.with_names(names))
     }
 
     /// The parameter schema (converted from v1beta1 once, at load).

@@ -65,6 +65,9 @@ pub struct Version {
     pub validator: Validator,
     /// The plan names.
     pub plans: Vec<String>,
+    /// Every name an Instance may give this version, `name` first (KUDO's two forms of an
+    /// OperatorVersion's name): moving between them is no upgrade ([`Version::answers_to`]).
+    pub names: Vec<String>,
 }
 
 impl std::fmt::Debug for Version {
@@ -86,12 +89,28 @@ impl Version {
     ) -> Result<Version, Vec<Diagnostic>> {
         let validator = Validator::new(&schema)?;
         Ok(Version {
+            names: vec![name.clone()],
             name,
             version,
             schema,
             validator,
             plans,
         })
+    }
+
+    /// The same version, also answering to `names` (the other forms of its name).
+    pub fn with_names(mut self, names: impl IntoIterator<Item = String>) -> Version {
+        for n in names {
+            if !self.names.contains(&n) {
+                self.names.push(n);
+            }
+        }
+        self
+    }
+
+    /// True when an Instance naming `name` runs this version (in any form of its name).
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
     }
 
     /// True when the operator has plan `name`.

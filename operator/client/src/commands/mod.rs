@@ -651,11 +651,15 @@ async fn operator_version(t: &Target, reference: &OperatorVersionRef) -> Result<
         .ok_or_else(|| at.not_found("OperatorVersion", &reference.name))
 }
 
-/// Reads the OperatorVersion `want` would be, and refuses when it exists with another spec,
-/// or when it could not be read in every version the CRD serves (docs/limits.md: a schema
-/// whose v1beta1 form passes Kubernetes' annotation limit would fail every read of v1beta1
-/// OperatorVersions in the cluster). Returns whether it exists (then nothing needs creating).
-async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<bool> {
+/// Reads the OperatorVersion `want` would be, under each name an OperatorVersion of its
+/// operator and version is given ([`kudo_pkg::package::operator_version_names`]: KUDO's
+/// `zookeeper-3.6.2-0.3.3`, then the older `zookeeper-0.3.3`), and refuses when the one found
+/// has another spec, or when `want` could not be read in every version the CRD serves
+/// (docs/limits.md: a schema whose v1beta1 form passes Kubernetes' annotation limit would
+/// fail every read of v1beta1 OperatorVersions in the cluster). Returns the name of the one
+/// found, which an Instance then names (one OperatorVersion per version: none is created
+/// beside it), or `None` when there is none.
+async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<Option<String>> {
     let name = want.metadata.name.clone().unwrap_or_default();
     let object = serde_json::to_value(want).map_err(|e| Error::Internal(e.to_string()))?;
     kudo_crd::convert::servable(&object, &kudo_crd::convert::NoTypes).map_err(|why| {
@@ -664,24 +668,41 @@ async fn same_operator_version(t: &Target, want: &OperatorVersion) -> Result<boo
             why: Box::new(why),
         }
     })?;
-    let have = t.operator_versions().get_opt(&name).await.map_err(t.api(
-        "get",
-        "OperatorVersion",
-        &name,
-    ))?;
-    let Some(have) = have else {
-        return Ok(false);
-    };
-    let fields = differing_fields(&have.spec, &want.spec);
-    if fields.is_empty() {
-        Ok(true)
-    } else {
-        Err(Error::OperatorVersionDiffers {
-            namespace: t.namespace.clone(),
-            name,
-            fields,
-        })
+    let mut names = vec![name];
+    if let (Some(operator), Some(version)) = (
+        want.spec.operator.as_ref().and_then(|o| o.name.as_deref()),
+        want.spec.version.as_deref(),
+    ) {
+        for other in kudo_pkg::package::operator_version_names(
+            operator,
+            want.spec.app_version.as_deref(),
+            version,
+        ) {
+            if !names.contains(&other) {
+                names.push(other);
+            }
+        }
     }
+    for name in names {
+        let have = t.operator_versions().get_opt(&name).await.map_err(t.api(
+            "get",
+            "OperatorVersion",
+            &name,
+        ))?;
+        let Some(have) = have else {
+            continue;
+        };
+        let fields = differing_fields(&have.spec, &want.spec);
+        if !fields.is_empty() {
+            return Err(Error::OperatorVersionDiffers {
+                namespace: t.namespace.clone(),
+                name,
+                fields,
+            });
+        }
+        return Ok(Some(name));
+    }
+    Ok(None)
 }
 
 /// `given`, or the dependencies of `pkg` resolved from paths.
@@ -706,7 +727,7 @@ async fn dependencies(
     let mut out = Vec::new();
     for dep in deps {
         let (operator, ov) = kudo_crd::package::objects_with(&dep.package, &t.namespace, deps);
-        let has_ov = same_operator_version(t, &ov).await?;
+        let has_ov = same_operator_version(t, &ov).await?.is_some();
         out.push((operator, ov, has_ov));
     }
     Ok(out)
