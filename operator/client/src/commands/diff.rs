@@ -238,8 +238,14 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
     };
     if let Some(plan) = &decision.plan {
         let planned = plan_objects(&pkg, plan, &inst, decision.values.value(), &mut out.notes)?;
+        // In apply order: what the earlier objects would create, which the later ones' dry
+        // runs cannot see (a dry run writes nothing).
+        let mut made: Vec<Made> = Vec::new();
         for p in planned {
-            let d = compare(t, &inst, &pkg, p, &redacted, &mut out.notes).await;
+            let d = compare(t, &inst, &pkg, p, &redacted, &made, &mut out.notes).await;
+            if d.action == ObjectAction::Create {
+                made.push(Made::of(&d));
+            }
             out.objects.push(d);
         }
     }
@@ -338,7 +344,13 @@ fn plan_objects(
                 let rendered = prepared
                     .render_task(params, &opts, &phase.name, &s.name, &task.task.name)
                     .map_err(Error::Parameters)?;
-                for object in rendered.into_iter().flat_map(|r| r.objects) {
+                let mut objects: Vec<Value> =
+                    rendered.into_iter().flat_map(|r| r.objects).collect();
+                // In the order kudo-manager applies them (a Role before its RoleBinding).
+                if !delete {
+                    step::apply_order(&mut objects);
+                }
+                for object in objects {
                     let planned = Planned {
                         object,
                         phase: phase.name.clone(),
@@ -411,13 +423,71 @@ async fn resource(
     }
 }
 
-/// The live object and the dry run's answer for `p`, compared.
+/// An object an earlier part of the plan would create: `kind`, namespace (empty: cluster
+/// scope) and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Made {
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+impl Made {
+    fn of(d: &ObjectDiff) -> Made {
+        Made {
+            kind: d.kind.clone(),
+            namespace: d.namespace.clone().unwrap_or_default(),
+            name: d.name.clone(),
+        }
+    }
+
+    /// What `obj` (placed) needs to exist for its dry run to pass: the Role or ClusterRole a
+    /// binding refers to (RBAC's escalation check reads it), the Namespace it goes to.
+    fn needed_by(obj: &Value) -> Vec<Made> {
+        let text = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let mut out = Vec::new();
+        if matches!(text("/kind"), "RoleBinding" | "ClusterRoleBinding") {
+            let namespace = match text("/roleRef/kind") {
+                "Role" => text("/metadata/namespace"),
+                _ => "",
+            };
+            out.push(Made {
+                kind: text("/roleRef/kind").into(),
+                namespace: namespace.into(),
+                name: text("/roleRef/name").into(),
+            });
+        }
+        if !text("/metadata/namespace").is_empty() {
+            out.push(Made {
+                kind: "Namespace".into(),
+                namespace: String::new(),
+                name: text("/metadata/namespace").into(),
+            });
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for Made {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.namespace.as_str() {
+            "" => write!(f, "{} {}", self.kind, self.name),
+            ns => write!(f, "{} {ns}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// The live object and the dry run's answer for `p`, compared. `made`: what the plan's
+/// earlier objects would create; a dry run refused only because one of them does not exist
+/// yet (`not found`: a RoleBinding's Role, the Namespace) compares the object as it is sent,
+/// and says so in `notes`.
 async fn compare(
     t: &Target,
     inst: &Instance,
     pkg: &kudo_pkg::Package,
     p: Planned,
     redacted: &Redacted,
+    made: &[Made],
     notes: &mut Vec<String>,
 ) -> ObjectDiff {
     let at = At {
@@ -473,8 +543,22 @@ async fn compare(
         let params = PatchParams::apply(labels::MANAGER_FIELD_MANAGER)
             .force()
             .dry_run();
+        let first = Made::needed_by(&obj).into_iter().find(|m| made.contains(m));
         match api.patch(&d.name, &params, &Patch::Apply(&obj)).await {
             Ok(o) => Some(serde_json::to_value(o).unwrap_or_default()),
+            Err(kube::Error::Api(s))
+                if live.is_none()
+                    && first.is_some()
+                    && (s.code == 404 || s.message.contains("not found")) =>
+            {
+                notes.push(format!(
+                    "{} {}: compared as it would be sent: its dry run cannot see {}, which the plan creates before it",
+                    d.kind,
+                    d.name,
+                    first.as_ref().map(ToString::to_string).unwrap_or_default()
+                ));
+                Some(obj.clone())
+            }
             Err(e) => {
                 d.live = live
                     .as_ref()
@@ -631,7 +715,7 @@ pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
             plan: a.plan,
             delete: false,
         };
-        let mut d = compare(t, &inst, &pkg, p, &redacted, &mut out.notes).await;
+        let mut d = compare(t, &inst, &pkg, p, &redacted, &[], &mut out.notes).await;
         if d.error.is_some() {
             out.objects.push(DriftedObject {
                 object: d,
