@@ -39,6 +39,8 @@ mod diff_patch;
 mod drift;
 #[path = "e2e/failover.rs"]
 mod failover;
+#[path = "e2e/habits.rs"]
+mod habits;
 #[path = "e2e/kudo_manifests.rs"]
 mod kudo_manifests;
 #[path = "e2e/lifecycle.rs"]

@@ -484,3 +484,97 @@ fn a_tenant_installs_kafka_and_a_service_account_without_exec_is_named_first() {
         "no Pipe Pod of k3"
     );
 }
+
+/// A tenant's `kudo diff` of an upgrade that adds a Role and its RoleBinding (the binding first
+/// in template order, as kafka's `configuration` task has them) compares every object: the
+/// Role's dry run passes, and the RoleBinding's, refused alone (RBAC's escalation check reads a
+/// Role a dry run never made), is compared as it would be sent, after its Role. Nothing is
+/// "not compared" that the tenant could apply; the upgrade then applies both.
+#[test]
+fn a_tenants_diff_compares_a_role_binding_after_the_role_the_plan_creates() {
+    let Some(s) = Scenario::start("tenant-diff") else {
+        return;
+    };
+    let tenant = tenant(&s);
+    let rbac = |v: &str| fixture("e2e/rbac-app").join(v);
+    tenant
+        .kudo(&[
+            "install",
+            &rbac("v1").to_string_lossy(),
+            "--instance",
+            "ra",
+            "-n",
+            &s.namespace,
+            "--wait",
+        ])
+        .assert()
+        .success();
+    let out = tenant
+        .kudo(&[
+            "diff",
+            &rbac("v2").to_string_lossy(),
+            "--instance",
+            "ra",
+            "-n",
+            &s.namespace,
+            "-o",
+            "json",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let diff: Value = serde_json::from_slice(&out).expect("JSON");
+    let objects = diff["objects"].as_array().cloned().unwrap_or_default();
+    let actions: Vec<(String, String)> = objects
+        .iter()
+        .map(|o| {
+            (
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap_or(""),
+                    o["name"].as_str().unwrap_or("")
+                ),
+                o["action"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        // In apply order (the Role first); the ConfigMap's label names the new version.
+        [
+            ("Role ra-reader".to_string(), "create".to_string()),
+            ("ConfigMap ra-config".to_string(), "update".to_string()),
+            ("RoleBinding ra-reader".to_string(), "create".to_string()),
+        ],
+        "{diff}"
+    );
+    assert!(objects.iter().all(|o| o["error"].is_null()), "{diff}");
+    let notes = diff["notes"].to_string();
+    assert!(
+        notes.contains("Role") && notes.contains("ra-reader"),
+        "{diff}"
+    );
+    tenant
+        .kudo(&[
+            "upgrade",
+            &rbac("v2").to_string_lossy(),
+            "--instance",
+            "ra",
+            "-n",
+            &s.namespace,
+            "--wait",
+        ])
+        .assert()
+        .success();
+    let bindings = s.api(
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        "rolebindings",
+    );
+    assert!(
+        s.get(&bindings, "ra-reader").is_some(),
+        "the RoleBinding applied"
+    );
+}
