@@ -185,6 +185,12 @@ pub enum Command {
     /// Load it when the shell starts, so it always matches this kudo: `source <(kudo completion
     /// bash)` in ~/.bashrc, `source <(kudo completion zsh)` in ~/.zshrc, `kudo completion fish |
     /// source` in ~/.config/fish/config.fish. It is what `COMPLETE=SHELL kudo` prints.
+    ///
+    /// kudo is also a kubectl plugin: kubectl runs an executable named kubectl-kudo in $PATH
+    /// for `kubectl kudo ...`. `cargo install` installs it beside kudo; else link it: `ln -s
+    /// "$(command -v kudo)" ~/.local/bin/kubectl-kudo` (any folder of $PATH), and `kubectl plugin
+    /// list` lists it. Completion stays kudo's: kubectl completes a plugin's arguments only
+    /// through a kubectl_complete-kudo program, which kudo does not ship.
     #[command(after_help = crate::examples::COMPLETION)]
     Completion(CompletionArgs),
     /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of

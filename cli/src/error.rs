@@ -95,8 +95,9 @@ pub enum Error {
         /// The error.
         source: Box<Error>,
     },
-    /// An error of a cluster command, named by the command (`kudo install: ...`).
-    #[error("kudo {command}: {source}")]
+    /// An error of a cluster command, named by the command, after the program's name as shown
+    /// (`kudo install: ...`, `kubectl kudo install: ...`).
+    #[error("{program} {command}: {source}", program = crate::program::shown())]
     In {
         /// The command (`install`, `plan status`).
         command: &'static str,

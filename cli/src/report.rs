@@ -190,14 +190,19 @@ pub fn diagnostics_with(diags: &[Diagnostic], sources: Sources) {
 
 /// Prints the error that stopped a command on stderr: parameter problems as diagnostics, a
 /// usage error as clap prints its own, an interruption as it is, anything else after `error: `.
+/// The commands an error quotes (`` `kudo repo list` ``) name the program as it was called.
 pub fn error(e: Error) {
+    let shown = |text: String| crate::program::quoted_commands(&text, crate::program::shown());
     match e {
         Error::Diff(e) => error(*e),
         Error::Parameters { diags, sources } => diagnostics_with(&diags, sources),
         Error::Usage(message) => {
-            eprintln!("error: {message}\n\nFor more information, try '--help'.")
+            eprintln!(
+                "error: {}\n\nFor more information, try '--help'.",
+                shown(message)
+            )
         }
         e @ Error::Interrupted => eprintln!("{e}"),
-        e => eprintln!("error: {e}"),
+        e => eprintln!("error: {}", shown(e.to_string())),
     }
 }

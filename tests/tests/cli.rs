@@ -659,3 +659,148 @@ fn one_cli_grammar_with_helm_and_kudo_habits_answered() {
             "give --kubeconfig FILE, or set $KUBECONFIG, or write ~/.kube/config",
         ));
 }
+
+/// `program` (kudo's `kubectl-kudo` binary, or a link to `kudo` by that name) as kubectl runs
+/// it, with nothing of the machine's configuration: kudo's own in `home`, as [`kudo`] has it.
+fn plugin(program: &std::path::Path, home: &std::path::Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(program);
+    c.current_dir(kudo_testkit::repo())
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env("HOME", home)
+        .env("KUDO_HOME", home.join("kudo"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"));
+    c
+}
+
+/// kudo's `kubectl-kudo` binary and, where links exist, a link named so in `dir` to `kudo`
+/// (the README's `ln -s`): the two ways kudo is kubectl's plugin.
+fn plugins(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut programs = vec![kudo_testkit::workspace_bin("kubectl-kudo")];
+    #[cfg(unix)]
+    {
+        let link = dir.join("kubectl-kudo");
+        std::os::unix::fs::symlink(kudo_testkit::kudo_bin(), &link).unwrap();
+        programs.push(link);
+    }
+    programs
+}
+
+/// Issue 46: called as kubectl's plugin, kudo's help, usage lines and errors name it as kubectl
+/// users type it, `kubectl kudo`.
+#[test]
+fn as_kubectl_kudo_help_usage_and_errors_say_kubectl_kudo() {
+    let dir = tempfile::tempdir().unwrap();
+    // (arguments, exit code, what stdout (exit code 0) or stderr says)
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--help"], 0, "Usage: kubectl kudo [OPTIONS] <COMMAND>"),
+        (
+            &["--help"],
+            0,
+            "\n  kubectl kudo install examples/cassandra-v1beta2 --instance cassandra",
+        ),
+        (&["list", "--help"], 0, "as `kubectl kudo get instances`"),
+        (&["install"], 2, "Usage: kubectl kudo install <PACKAGE>"),
+        (
+            &["install", "--nope"],
+            2,
+            "Usage: kubectl kudo install [OPTIONS] <PACKAGE>",
+        ),
+        (
+            &["uninstall", "x"],
+            1,
+            "error: kubectl kudo uninstall: the kubeconfig /nonexistent/kubeconfig ($KUBECONFIG) \
+             does not exist",
+        ),
+        (
+            &["template", ".", "--set", "a=1"],
+            2,
+            "error: kubectl kudo has no --set",
+        ),
+        (
+            &["repo", "context", "nowhere"],
+            1,
+            "nowhere: no repository of this name (see `kubectl kudo repo list`)",
+        ),
+    ];
+    for program in &plugins(dir.path()) {
+        for (args, code, says) in cases {
+            let home = tempfile::tempdir().unwrap();
+            let out = plugin(program, home.path())
+                .args(*args)
+                .assert()
+                .code(*code)
+                .get_output()
+                .clone();
+            let shown = if *code == 0 { &out.stdout } else { &out.stderr };
+            let shown = String::from_utf8_lossy(shown);
+            assert!(
+                shown.contains(says),
+                "{} {args:?} does not say {says:?}:\n{shown}",
+                program.display()
+            );
+            // an example (an indented line), a quoted command (wrapped as clap wraps it)
+            let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                !shown.lines().any(|l| l.starts_with("  kudo ")) && !flat.contains("`kudo "),
+                "{} {args:?} names kudo alone:\n{shown}",
+                program.display()
+            );
+        }
+    }
+}
+/// Issue 46: `kubectl plugin list` finds kudo in `$PATH` as `kubectl-kudo`, and `kubectl kudo`
+/// runs it. Skipped, saying so, where kubectl is not installed.
+#[test]
+fn kubectl_plugin_list_finds_kubectl_kudo_and_kubectl_kudo_runs_it() {
+    let Some(kubectl) = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(format!("kubectl{}", std::env::consts::EXE_SUFFIX)))
+            .find(|k| k.is_file())
+    }) else {
+        eprintln!(
+            "kubectl_plugin_list_finds_kubectl_kudo_and_kubectl_kudo_runs_it: skipped: kubectl \
+             is not in $PATH"
+        );
+        return;
+    };
+    // $PATH is a folder holding kubectl-kudo alone (target/debug holds files kubectl warns
+    // about, as kubectl-kudo.d)
+    let dir = tempfile::tempdir().unwrap();
+    let installed = dir
+        .path()
+        .join(format!("kubectl-kudo{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(kudo_testkit::workspace_bin("kubectl-kudo"), &installed).unwrap();
+    let kubectl = |args: &[&str]| {
+        std::process::Command::new(&kubectl)
+            .args(args)
+            .env("PATH", dir.path())
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .env("HOME", dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let out = kubectl(&["plugin", "list"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "kubectl plugin list: {out:?}");
+    assert!(
+        stdout.lines().any(|l| l == installed.to_string_lossy()),
+        "kubectl plugin list does not list {}:\n{stdout}",
+        installed.display()
+    );
+    let out = kubectl(&["kudo", "version", "--client", "-o", "json"]);
+    assert!(out.status.success(), "kubectl kudo version: {out:?}");
+    let version: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        version["client"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{version}"
+    );
+    let out = kubectl(&["kudo", "--help"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Usage: kubectl kudo [OPTIONS] <COMMAND>"),
+        "kubectl kudo --help: {out:?}"
+    );
+}

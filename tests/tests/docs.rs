@@ -22,6 +22,7 @@ const CRATES: &[(&str, &str)] = &[
     ("kudo_client", "operator/client/src"),
     ("kudo_manager", "operator/manager/src"),
     ("kudo_webhook", "webhook/src"),
+    ("kudo_cli", "cli/src"),
     ("kudo_testkit", "tests/testkit/src"),
 ];
 

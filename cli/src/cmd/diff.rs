@@ -31,9 +31,12 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
         (Some(name), _) => name.as_str(),
         (None, Some(name)) if nothing_given => return drift(a, &name.to_string_lossy()),
         (None, _) => {
-            return Err(Error::Usage(
-                "kudo diff NAME shows an Instance's drift and takes no change: give the change's Instance with --instance NAME (kudo diff [PACKAGE] --instance NAME -p ...)".into(),
-            ));
+            return Err(Error::Usage(format!(
+                "{program} diff NAME shows an Instance's drift and takes no change: give the \
+                 change's Instance with --instance NAME ({program} diff [PACKAGE] --instance NAME \
+                 -p ...)",
+                program = crate::program::shown()
+            )));
         }
     };
     let loaded = match &a.package {

@@ -29,9 +29,10 @@ pub fn run(a: ExplainArgs) -> Result<Outcome, Error> {
     let (subject, explained) = match &a.instance {
         None => {
             let Some(package) = &a.package else {
-                return Err(Error::Usage(
-                    "kudo explain: give a PACKAGE, or --instance NAME".into(),
-                ));
+                return Err(Error::Usage(format!(
+                    "{} explain: give a PACKAGE, or --instance NAME",
+                    crate::program::shown()
+                )));
             };
             let pkg = super::load_with(Path::new(package), &a.source)?.package;
             let plans: Vec<&str> = pkg.operator().plans.keys().map(String::as_str).collect();
@@ -47,9 +48,11 @@ pub fn run(a: ExplainArgs) -> Result<Outcome, Error> {
             // PACKAGE and POINTER are positional: with --instance the one given is POINTER.
             let pointer = match (&a.package, &a.pointer) {
                 (Some(_), Some(_)) => {
-                    return Err(Error::Usage(
-                        "kudo explain --instance NAME takes no PACKAGE: give only POINTER (the package is the Instance's)".into(),
-                    ));
+                    return Err(Error::Usage(format!(
+                        "{} explain --instance NAME takes no PACKAGE: give only POINTER (the \
+                         package is the Instance's)",
+                        crate::program::shown()
+                    )));
                 }
                 (p, None) | (None, p) => p.clone(),
             };
