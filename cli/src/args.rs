@@ -33,25 +33,33 @@ pub enum Command {
     /// stdout, every problem on stderr, and exit with code 1.
     #[command(after_help = crate::examples::TEMPLATE)]
     Template(TemplateArgs),
-    /// Print the effective parameters: package defaults, then -P files, then -p overrides.
+    /// Print the effective parameters: defaults, then -P files, then -p overrides.
+    ///
+    /// The package's defaults, then the -P files, then the -p overrides.
     ///
     /// The output is validated and can be fed back with -P. Values of writeOnly parameters are
     /// left out (and listed on stderr) unless --show-secrets is given.
     #[command(after_help = crate::examples::PARAMS)]
     Params(ParamsArgs),
-    /// Explain a parameter, as kubectl explains a field: its type, default, constraints,
-    /// description, the plan a change runs (its own trigger, an ancestor's, or the fallback),
-    /// immutable, writeOnly, oldName, and its fields. With --instance, also its current value
-    /// and who set it (writeOnly values are never shown).
+    /// Explain a parameter as kubectl explains a field: type, default, plan, marks.
+    ///
+    /// Its type, default, constraints, description, the plan a change runs (its own trigger, an
+    /// ancestor's, or the fallback), immutable, writeOnly, oldName, and its fields. With
+    /// --instance, also its current value and who set it (writeOnly values are never shown).
     #[command(after_help = crate::examples::EXPLAIN)]
     Explain(ExplainArgs),
-    /// Work on an operator package: verify, list its parameters, add one, convert it to
-    /// structured parameters, create its archive.
+    /// Work on a package: verify, convert, list or add parameters, create, push, sign.
+    ///
+    /// Verify it, list its parameters, add one, convert it to structured parameters, create its
+    /// archive; push it to an OCI registry, pull it, sign it, verify its signature, make a key
+    /// pair.
     #[command(after_help = crate::examples::PACKAGE)]
     #[command(subcommand)]
     Package(PackageCommand),
-    /// Operator repositories (KUDO's index.yaml, served over HTTP): add, list, remove, choose the
-    /// default, download their indexes into the cache, index a folder of packages.
+    /// Manage operator repositories (KUDO's index.yaml, served over HTTP).
+    ///
+    /// Add, list, remove, choose the default, download their indexes into the cache, index a folder
+    /// of packages.
     ///
     /// The configuration is $KUDO_HOME/repository/repositories.yaml when KUDO_HOME is set, else
     /// $XDG_CONFIG_HOME/kudo/repositories.yaml; with none, KUDO's `community` repository is the
@@ -67,37 +75,40 @@ pub enum Command {
     /// could be.
     #[command(after_help = crate::examples::SEARCH)]
     Search(SearchArgs),
-    /// Change the parameters of an Instance: in the cluster (--instance) or kept in a file (-f).
+    /// Change an Instance's parameters, in the cluster (--instance) or in a file (-f).
     ///
-    /// With --instance NAME: reads the Instance and its OperatorVersion from the cluster,
-    /// applies -P and -p, validates, refuses immutable changes and changes that would run two
-    /// plans, prints the plan that will run and the changed paths, then writes only the changed
-    /// values (a merge patch conditioned on the Instance's resourceVersion; re-read and redone
-    /// on a conflict). --dry-run sends nothing; --wait waits for the plan to complete.
+    /// With --instance NAME: reads the Instance and its OperatorVersion from the cluster, applies
+    /// -P and -p, validates, refuses immutable changes and changes that would run two plans, prints
+    /// the plan that will run and the changed paths, then writes only the changed values (a merge
+    /// patch conditioned on the Instance's resourceVersion; re-read and redone on a conflict).
+    /// --dry-run sends nothing; --wait waits for the plan to complete.
     ///
-    /// With -f FILE --package PACKAGE: applies -P files (merged into the file's values) and -p overrides, validates the result
-    /// against the package's schema, refuses changes to immutable parameters and updates whose
-    /// changes would run two different plans, then rewrites the file in place: only the
-    /// parameter values change, comments and layout stay. Prints the plan that the change
-    /// runs and the changed paths. Any refusal leaves the file untouched and exits with 1.
+    /// With -f FILE --package PACKAGE: applies -P files (merged into the file's values) and -p
+    /// overrides, validates the result against the package's schema, refuses changes to immutable
+    /// parameters and updates whose changes would run two different plans, then rewrites the file
+    /// in place: only the parameter values change, comments and layout stay. Prints the plan that
+    /// the change runs and the changed paths. Any refusal leaves the file untouched and exits with
+    /// 1.
     #[command(after_help = crate::examples::UPDATE)]
     Update(UpdateArgs),
-    /// Upgrade an Instance to another package version: in the cluster (PACKAGE --instance) or
-    /// kept in a file (-f).
+    /// Upgrade an Instance to another package version, in the cluster or in a file.
     ///
-    /// With PACKAGE --instance NAME: the installed OperatorVersion is the old version, PACKAGE
-    /// the new; the new OperatorVersion is created when missing, then the Instance moves to it
-    /// with the migrated parameters (resourceVersion precondition, retried on a conflict).
+    /// With PACKAGE --instance NAME: the installed OperatorVersion is the old version, PACKAGE the
+    /// new; the new OperatorVersion is created when missing, then the Instance moves to it with the
+    /// migrated parameters (resourceVersion precondition, retried on a conflict).
     ///
-    /// With -f FILE --from OLD --package NEW: carries the values over by the new version's `oldName`s (moved, kept, defaulted, and
-    /// values that land nowhere, all reported), then applies -P and -p, validates, checks
-    /// immutable parameters, and writes the new values, apiVersion and operator version into
-    /// the file. A refused upgrade leaves the file untouched and exits with 1.
+    /// With -f FILE --from OLD --package NEW: carries the values over by the new version's
+    /// `oldName`s (moved, kept, defaulted, and values that land nowhere, all reported), then
+    /// applies -P and -p, validates, checks immutable parameters, and writes the new values,
+    /// apiVersion and operator version into the file. A refused upgrade leaves the file untouched
+    /// and exits with 1.
     #[command(after_help = crate::examples::UPGRADE)]
     Upgrade(UpgradeArgs),
+    /// Install kudo in a cluster: its CRDs, RBAC, manager and webhooks.
+    ///
     /// Everything a cluster needs to run kudo: namespace, CRDs (v1beta2 stored, v1beta1 served,
-    /// converted by the webhook), RBAC, the manager and webhook Deployments, the webhook
-    /// Service and PodDisruptionBudget, and the admission webhook configurations.
+    /// converted by the webhook), RBAC, the manager and webhook Deployments, the webhook Service
+    /// and PodDisruptionBudget, and the admission webhook configurations.
     ///
     /// Applied with server-side apply (field manager kudo-init), in order; running it again is
     /// safe. The namespace is applied first, then every other object is checked by a
@@ -109,17 +120,21 @@ pub enum Command {
     /// as.
     #[command(after_help = crate::examples::INIT)]
     Init(InitArgs),
-    /// Install an operator package in a cluster: its Operator and OperatorVersion (when
-    /// missing) and an Instance (default name: OPERATOR-instance) holding the -P/-p values.
+    /// Install a package in a cluster: an Instance holding the -P/-p values.
+    ///
+    /// Its Operator and OperatorVersion (when missing) and an Instance (default name:
+    /// OPERATOR-instance) holding the -P/-p values.
     ///
     /// The parameters are validated first, as `kudo params` does: nothing is written when
     /// anything is refused. An existing Instance, or an OperatorVersion of the same name with
     /// another content, is refused.
     #[command(after_help = crate::examples::INSTALL)]
     Install(InstallArgs),
-    /// Show what an update or upgrade of an Instance would do, writing nothing: the values
-    /// that change (secrets masked), the plan it runs or why it is refused, and for each object
-    /// the plan applies a unified diff of the live object against a server-side dry run.
+    /// Show what an update, upgrade or rollback would change, or an Instance's drift.
+    ///
+    /// What an update or upgrade of an Instance would do, writing nothing: the values that change
+    /// (secrets masked), the plan it runs or why it is refused, and for each object the plan
+    /// applies a unified diff of the live object against a server-side dry run.
     ///
     /// `kudo diff --instance NAME -p ... -P ...` is the diff of `kudo update`;
     /// `kudo diff PACKAGE --instance NAME` the diff of `kudo upgrade`; `kudo diff NAME` (no
@@ -130,8 +145,10 @@ pub enum Command {
     /// server could not dry-run).
     #[command(after_help = crate::examples::DIFF)]
     Diff(DiffArgs),
-    /// Add or remove one array item (or object member) of an Instance's parameters: what -p
-    /// cannot do (KEP-33's `kudo patch`).
+    /// Add or remove an array item of an Instance's parameters (what -p cannot do).
+    ///
+    /// One array item (or object member) of an Instance's parameters, added or removed: KEP-33's
+    /// `kudo patch`.
     ///
     /// The edit applies to the effective value (an array that only has its default is edited
     /// from the default), and the array is stored whole. The result is checked as `kudo update`
@@ -139,8 +156,10 @@ pub enum Command {
     /// with the same guard against concurrent writers.
     #[command(after_help = crate::examples::PATCH)]
     Patch(PatchArgs),
-    /// Delete an Instance (the manager runs its cleanup plan first, when the package has one);
-    /// --wait waits until it is gone.
+    /// Delete an Instance (its cleanup plan runs first) and say what stays.
+    ///
+    /// The manager runs the package's cleanup plan first, when it has one; --wait waits until the
+    /// Instance is gone.
     ///
     /// Says what stays: the Instance's PersistentVolumeClaims (their data), its Operator and
     /// OperatorVersion, and which other Instances use that version. --prune deletes the
@@ -151,36 +170,46 @@ pub enum Command {
     #[command(after_help = crate::examples::PLAN)]
     #[command(subcommand)]
     Plan(PlanCommand),
-    /// List Instances, Operators or OperatorVersions of a namespace (-A: of all), or show one
-    /// by NAME (a table, -o wide for more columns, or -o json|yaml).
+    /// List Instances, Operators or OperatorVersions, or show one by NAME.
+    ///
+    /// Those of a namespace (-A: of all), as a table (-o wide for more columns), or -o json|yaml.
     #[command(after_help = crate::examples::GET)]
     Get(GetArgs),
-    /// List the Instances of a namespace (-A: of all), as `kudo get instances` (Helm's `list`).
+    /// List the Instances of a namespace (-A: of all), as `kudo get instances`.
+    ///
+    /// Helm's `list`.
     #[command(after_help = crate::examples::LIST)]
     List(ListArgs),
     /// The plans of an Instance, as `kudo plan status NAME`.
     #[command(after_help = crate::examples::STATUS)]
     Status(StatusArgs),
-    /// The revisions of an Instance: one per change whose plan ran (install, update,
-    /// upgrade, rollback, plan trigger, remediation), with its plan, how it ended, what
-    /// changed (secrets masked) and who asked.
+    /// List the revisions of an Instance, one per change whose plan ran.
+    ///
+    /// One revision per change whose plan ran (install, update, upgrade, rollback, plan trigger,
+    /// remediation), with its plan, how it ended, what changed (secrets masked) and who asked.
     #[command(after_help = crate::examples::HISTORY)]
     History(HistoryArgs),
-    /// Roll an Instance back to a revision (default: the previous one that completed): its
-    /// values, its OperatorVersion and its Secrets, through the same rules as every change.
-    /// The values run the plans they trigger; back to another version, that version's
-    /// `upgrade` plan runs. Refused, with nothing written, when an immutable value changed
-    /// since, or the revision's OperatorVersion or Secret is gone.
+    /// Roll an Instance back to a revision (default: the last one that completed).
+    ///
+    /// Back to a revision (default: the previous one that completed): its values, its
+    /// OperatorVersion and its Secrets, through the same rules as every change. The values run the
+    /// plans they trigger; back to another version, that version's `upgrade` plan runs. Refused,
+    /// with nothing written, when an immutable value changed since, or the revision's
+    /// OperatorVersion or Secret is gone.
     #[command(after_help = crate::examples::ROLLBACK)]
     Rollback(RollbackArgs),
-    /// Print this client's version and, when a cluster is reachable, its Kubernetes version
-    /// and whether kudo is installed there (the version each kudo CRD stores). --client: no
-    /// cluster is contacted. An unreachable cluster is reported, not an error.
+    /// Print this client's version, and the cluster's when it is reachable.
+    ///
+    /// This client's version and, when a cluster is reachable, its Kubernetes version and whether
+    /// kudo is installed there (the version each kudo CRD stores). --client: no cluster is
+    /// contacted. An unreachable cluster is reported, not an error.
     #[command(after_help = crate::examples::VERSION)]
     Version(VersionArgs),
-    /// Print the shell code that makes the shell complete kudo's commands, flags and values,
-    /// Instance names, plan names and namespaces included (read from the cluster as you type:
-    /// the shell runs `kudo` itself at each TAB; an unreachable cluster completes nothing).
+    /// Print the shell code that completes kudo's commands, flags and names.
+    ///
+    /// The shell then completes kudo's commands, flags and values, Instance names, plan names and
+    /// namespaces included (read from the cluster as you type: the shell runs `kudo` itself at each
+    /// TAB; an unreachable cluster completes nothing).
     ///
     /// Load it when the shell starts, so it always matches this kudo: `source <(kudo completion
     /// bash)` in ~/.bashrc, `source <(kudo completion zsh)` in ~/.zshrc, `kudo completion fish |
@@ -193,17 +222,21 @@ pub enum Command {
     /// through a kubectl_complete-kudo program, which kudo does not ship.
     #[command(after_help = crate::examples::COMPLETION)]
     Completion(CompletionArgs),
-    /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33): pre-flight conversion of
-    /// every OperatorVersion and Instance (nothing is written if one fails), the CRDs with
-    /// v1beta2 stored (their conversion webhook kept), every object rewritten through v1beta2
-    /// and read back compared, then v1beta1 removed from the CRDs' status.storedVersions.
+    /// Migrate the cluster's kudo objects to v1beta2 storage (KEP-33).
+    ///
+    /// Pre-flight conversion of every OperatorVersion and Instance (nothing is written if one
+    /// fails), the CRDs with v1beta2 stored (their conversion webhook kept), every object rewritten
+    /// through v1beta2 and read back compared, then v1beta1 removed from the CRDs'
+    /// status.storedVersions.
     ///
     /// Every phase is idempotent: running it again is safe and resumes an interrupted run.
     /// --dry-run runs the pre-flight only and prints what would be rewritten.
     #[command(after_help = crate::examples::MIGRATE)]
     Migrate(MigrateArgs),
-    /// Log in to an OCI registry (its credentials checked, then kept for `kudo package push`
-    /// and `pull`), or log out.
+    /// Log in to an OCI registry or out; set a registry's signature policy.
+    ///
+    /// Log in (the credentials checked, then kept for `kudo package push` and `pull`), log out, or
+    /// set the signature policy of a registry or of a path in it.
     #[command(after_help = crate::examples::REGISTRY)]
     #[command(subcommand)]
     Registry(RegistryCommand),

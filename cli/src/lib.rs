@@ -23,6 +23,7 @@ mod complete;
 mod error;
 mod examples;
 mod oci;
+mod overview;
 mod program;
 mod repo;
 mod report;

@@ -48,13 +48,14 @@ fn from_argv0(argv0: Option<&OsStr>) -> String {
 }
 
 /// The command line named `shown`: usage lines, clap's errors, the Examples and the quoted
-/// commands of every help text say `shown`.
+/// commands of every help text say `shown`, and `kudo --help` lists the commands in groups
+/// ([`crate::overview`]).
 pub fn command(shown: &str) -> Command {
-    let cmd = Cli::command().bin_name(shown);
-    if shown == KUDO {
-        return cmd;
+    let mut cmd = Cli::command().bin_name(shown);
+    if shown != KUDO {
+        cmd = renamed(cmd, shown);
     }
-    renamed(cmd, shown)
+    crate::overview::grouped(cmd)
 }
 
 /// This process's arguments, parsed by [`command`] with the name [`shown`]. A usage error is
@@ -194,7 +195,8 @@ mod tests {
     #[test]
     fn as_kudo_the_help_texts_are_the_command_line_s_own() {
         let mut named = command(KUDO);
-        let mut own = Cli::command();
+        let mut own = Cli::command().bin_name(KUDO);
+        own.build();
         for sub in ["install", "list", "completion"] {
             let named = named.find_subcommand_mut(sub).unwrap().render_long_help();
             let own = own.find_subcommand_mut(sub).unwrap().render_long_help();

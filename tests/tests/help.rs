@@ -22,16 +22,22 @@ fn kudo(dir: &Path, args: &[String]) -> std::process::Output {
         .expect("kudo runs")
 }
 
-/// The subcommands a `--help` lists (but `help`).
+/// The subcommands a `--help` lists (but `help`): under `Commands:`, or under the groups of
+/// `kudo --help` (`Package commands:`, ...).
 fn subcommands(help: &str) -> Vec<String> {
-    help.lines()
-        .skip_while(|l| *l != "Commands:")
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .filter(|c| c != "help")
-        .collect()
+    let mut out = Vec::new();
+    let mut listing = false;
+    for l in help.lines() {
+        if l.is_empty() {
+            listing = false;
+        } else if !l.starts_with(' ') {
+            listing = l == "Commands:" || l.ends_with(" commands:");
+        } else if listing && !l.starts_with("   ") {
+            out.extend(l.split_whitespace().next().map(String::from));
+        }
+    }
+    out.retain(|c| c != "help");
+    out
 }
 
 /// The example commands of a `--help`: lines after `Examples:` starting with `kudo`, joined
