@@ -290,6 +290,14 @@ pub struct InitArgs {
     /// PEM CA bundle that signed the webhook's certificate.
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
+    /// Validity of the in-cluster webhook's self-managed certificates: `365d` (the default),
+    /// `90d`, `3m`. Passed to the webhook Deployment as --cert-validity.
+    #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "webhook_url")]
+    pub webhook_cert_validity: Option<std::time::Duration>,
+    /// Renew the webhook's certificate when it expires within this: `30d` (the default); shorter
+    /// than the validity, at least 1m. Passed to the webhook Deployment as --cert-renew-before.
+    #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "webhook_url")]
+    pub webhook_cert_renew_before: Option<std::time::Duration>,
     /// After applying, wait until kudo answers: the CRDs established, kudo.dev/v1beta2
     /// served, the conversion and admission webhooks answering through the API server (a
     /// dry-run Instance, nothing written), and with the in-cluster webhook, the manager's

@@ -105,3 +105,77 @@ fn out_of_cluster_webhooks_and_refusals() {
         .stdout("")
         .stderr(predicate::str::contains("/nonexistent/kubeconfig"));
 }
+
+#[test]
+fn the_webhook_certificate_lifetime_reaches_the_webhook_deployment_or_is_refused() {
+    let out = kudo()
+        .args(["init", "--dry-run", "-o", "json"])
+        .args([
+            "--webhook-cert-validity",
+            "3m",
+            "--webhook-cert-renew-before",
+            "2m",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let webhook = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "kudo-webhook")
+        .expect("the webhook Deployment");
+    let args: Vec<&str> = webhook["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args[args.len() - 4..],
+        ["--cert-validity", "3m", "--cert-renew-before", "2m"]
+    );
+    // (flags, what stderr says): usage errors (exit 2), nothing printed.
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--webhook-cert-validity",
+                "2m",
+                "--webhook-cert-renew-before",
+                "2m",
+            ],
+            "renew-before (2m) must be shorter than its validity (2m)",
+        ),
+        // The other at its default: 30 days of renew-before.
+        (
+            &["--webhook-cert-validity", "10d"],
+            "renew-before (30d) must be shorter than its validity (10d)",
+        ),
+        (
+            &["--webhook-cert-renew-before", "10s"],
+            "renew-before (10s) must be at least 1m",
+        ),
+        // No Deployment with --webhook-url: nothing would take the lifetime.
+        (
+            &[
+                "--webhook-url",
+                "https://x",
+                "--webhook-cert-validity",
+                "3m",
+            ],
+            "cannot be used with",
+        ),
+    ];
+    for (flags, says) in refused {
+        kudo()
+            .args(["init", "--dry-run"])
+            .args(*flags)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(*says));
+    }
+}

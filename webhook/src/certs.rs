@@ -39,11 +39,12 @@ pub struct Options {
     pub namespace: String,
     /// Name of the Service the API server calls.
     pub service: String,
-    /// Validity of a new certificate.
+    /// Validity of a new certificate (`--cert-validity`; `kudo-webhook` takes the three from a
+    /// `kudo_crd::webhook_cert::Lifetime`, which refuses a renewal that comes too late).
     pub validity: Duration,
-    /// Renew when the certificate expires within this.
+    /// Renew when the certificate expires within this (`--cert-renew-before`).
     pub renew_before: Duration,
-    /// How often to check.
+    /// How often to check (a third of `renew_before`, at most an hour).
     pub check_every: Duration,
     /// Where the server's files are written (`tls.crt`, `tls.key`).
     pub dir: PathBuf,

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory as _, Parser};
 use kudo_cluster::daemon::LogFormat;
 use kudo_crd::labels;
+use kudo_crd::webhook_cert::{Lifetime, LifetimeError};
 use kudo_webhook::Cache;
 use kudo_webhook::{Config, NoCluster, Offline, Shared};
 
@@ -49,6 +50,14 @@ struct Args {
     /// Directory the self-managed certificate files are written to.
     #[arg(long, value_name = "DIR", default_value = "/certs")]
     cert_dir: PathBuf,
+    /// Validity of a new self-managed certificate: `365d`, `90d`, `3m`.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "365d")]
+    cert_validity: Duration,
+    /// Renew the self-managed certificate when it expires within this (shorter than
+    /// --cert-validity, at least 1m). Each replica checks the Secret every third of it, at
+    /// most hourly.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "30d")]
+    cert_renew_before: Duration,
     /// Largest request body, in MiB (larger: 413).
     #[arg(long, default_value_t = 32)]
     body_limit_mib: usize,
@@ -102,15 +111,25 @@ struct Args {
     capture_dir: Option<PathBuf>,
 }
 
+/// The certificate lifetime of `--cert-validity` and `--cert-renew-before`.
+fn cert_lifetime(args: &Args) -> Result<Lifetime, LifetimeError> {
+    Lifetime::new(args.cert_validity, args.cert_renew_before)
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    let lifetime = cert_lifetime(&args).unwrap_or_else(|e| {
+        Args::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, e)
+            .exit()
+    });
     kudo_cluster::daemon::init_logging(args.log_format);
     let cert_opts = kudo_webhook::certs::Options {
         namespace: args.namespace.clone(),
         service: args.service_name.clone(),
-        validity: Duration::from_secs(365 * 24 * 3600),
-        renew_before: Duration::from_secs(30 * 24 * 3600),
-        check_every: Duration::from_secs(3600),
+        validity: lifetime.validity(),
+        renew_before: lifetime.renew_before(),
+        check_every: lifetime.check_every(),
         dir: args.cert_dir.clone(),
     };
     let (cert, key) = match (&args.tls_cert, &args.tls_key) {
@@ -185,4 +204,52 @@ fn main() -> ExitCode {
         .await
         .map_err(|e| e.to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lifetime(flags: &[&str]) -> Result<Lifetime, LifetimeError> {
+        let argv = ["kudo-webhook", "--self-managed-certs"].iter().chain(flags);
+        cert_lifetime(&Args::try_parse_from(argv).expect("the flags parse"))
+    }
+
+    #[test]
+    fn the_certificate_lifetime_comes_from_the_flags_and_is_checked() {
+        let secs = Duration::from_secs;
+        assert_eq!(lifetime(&[]), Ok(Lifetime::default()));
+        let short = lifetime(&["--cert-validity", "3m", "--cert-renew-before", "2m"]).unwrap();
+        assert_eq!(
+            (short.validity(), short.renew_before(), short.check_every()),
+            (secs(180), secs(120), secs(40))
+        );
+        assert_eq!(
+            lifetime(&["--cert-validity", "2m", "--cert-renew-before", "2m"]),
+            Err(LifetimeError::RenewBeforeNotShorter {
+                validity: secs(120),
+                renew_before: secs(120),
+            })
+        );
+        // Only the renew-before: a year's validity.
+        assert_eq!(
+            lifetime(&["--cert-renew-before", "400d"]),
+            Err(LifetimeError::RenewBeforeNotShorter {
+                validity: secs(365 * 24 * 3600),
+                renew_before: secs(400 * 24 * 3600),
+            })
+        );
+    }
+
+    #[test]
+    fn a_duration_that_is_not_one_is_refused_by_the_parser() {
+        let argv = [
+            "kudo-webhook",
+            "--self-managed-certs",
+            "--cert-validity",
+            "a year",
+        ];
+        let e = Args::try_parse_from(argv).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+    }
 }

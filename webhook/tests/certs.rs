@@ -212,3 +212,36 @@ fn verifies(bundle_pem: &str, leaf_pem: &str) -> bool {
         )
         .is_ok()
 }
+
+#[test]
+fn the_webhook_refuses_to_start_when_renewal_would_not_come_before_expiry() {
+    // (flags, what the user reads)
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--cert-validity", "2m", "--cert-renew-before", "2m"],
+            "error: the certificate renew-before (2m) must be shorter than its validity (2m)",
+        ),
+        (
+            &["--cert-validity", "10d"],
+            "error: the certificate renew-before (30d) must be shorter than its validity (10d)",
+        ),
+        (
+            &["--cert-validity", "3m", "--cert-renew-before", "30s"],
+            "error: the certificate renew-before (30s) must be at least 1m",
+        ),
+    ];
+    for (flags, says) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kudo-webhook"))
+            .arg("--self-managed-certs")
+            .args(*flags)
+            .output()
+            .expect("kudo-webhook runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Refused as a usage error, before it connects to anything.
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(
+            stderr.starts_with(says),
+            "{flags:?}: stderr does not start with {says:?}:\n{stderr}"
+        );
+    }
+}

@@ -8,6 +8,7 @@ use crate::error::{Error, Refusal};
 /// `kudo init`: the installation, applied (or printed with --dry-run).
 pub fn run(a: InitArgs) -> Result<Outcome, Error> {
     use kudo_client::init::{self, Options, WebhookTarget};
+    use kudo_crd::webhook_cert::Lifetime;
     let mut o = Options {
         namespace: a.namespace.clone(),
         ..Options::default()
@@ -18,6 +19,14 @@ pub fn run(a: InitArgs) -> Result<Outcome, Error> {
     if let Some(i) = a.webhook_image {
         o.webhook_image = i;
     }
+    // Refused here, not by a webhook Deployment that would never start.
+    o.webhook_cert = Lifetime::from_flags(a.webhook_cert_validity, a.webhook_cert_renew_before)
+        .transpose()
+        .map_err(|e| {
+            Error::Usage(format!(
+                "--webhook-cert-validity, --webhook-cert-renew-before: {e}"
+            ))
+        })?;
     let ca = match &a.ca_bundle {
         Some(path) => Some(std::fs::read(path).map_err(Error::io(path))?),
         None => None,

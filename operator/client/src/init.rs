@@ -26,6 +26,7 @@ use kudo_crd::labels::{
     AGGREGATE_ADMIN, AGGREGATE_VIEW, INIT_FIELD_MANAGER, INIT_PROBE, MANAGER, MUTATING, NAMESPACE,
     PART_OF, VALIDATING, WEBHOOK,
 };
+use kudo_crd::webhook_cert::Lifetime;
 
 /// Where the API server reaches the webhooks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +57,9 @@ pub struct Options {
     pub webhook_image: String,
     /// How the API server reaches the webhooks.
     pub webhook: WebhookTarget,
+    /// The lifetime of the in-cluster webhook's self-managed certificate (`--cert-validity`,
+    /// `--cert-renew-before`); `None`: the webhook's defaults (a year, renewed 30 days before).
+    pub webhook_cert: Option<Lifetime>,
 }
 
 impl Default for Options {
@@ -66,6 +70,7 @@ impl Default for Options {
             manager_image: format!("kudo/kudo-manager:{version}"),
             webhook_image: format!("kudo/kudo-webhook:{version}"),
             webhook: WebhookTarget::Service { ca_bundle: None },
+            webhook_cert: None,
         }
     }
 }
@@ -216,20 +221,30 @@ pub fn manifests(o: &Options) -> Vec<Value> {
             ]),
             None,
         ));
+        let mut webhook_args = json!([
+            "--listen",
+            "0.0.0.0:8443",
+            "--self-managed-certs",
+            "--cert-dir",
+            "/certs",
+            "--log-format",
+            "json"
+        ]);
+        if let (Some(lifetime), Some(args)) = (&o.webhook_cert, webhook_args.as_array_mut()) {
+            let text = |d| json!(kudo_crd::webhook_cert::written(d));
+            args.extend([
+                json!("--cert-validity"),
+                text(lifetime.validity()),
+                json!("--cert-renew-before"),
+                text(lifetime.renew_before()),
+            ]);
+        }
         out.push(deployment(
             o,
             WEBHOOK,
             &o.webhook_image,
             2,
-            json!([
-                "--listen",
-                "0.0.0.0:8443",
-                "--self-managed-certs",
-                "--cert-dir",
-                "/certs",
-                "--log-format",
-                "json"
-            ]),
+            webhook_args,
             Some(8443),
         ));
         out.push(
@@ -812,6 +827,69 @@ mod tests {
         assert!(!objects.iter().any(
             |o| o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
         ));
+    }
+
+    fn webhook_args(o: &Options) -> Vec<String> {
+        let objects = manifests(o);
+        let webhook = objects
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOK)
+            .expect("the webhook Deployment");
+        let args = &webhook["spec"]["template"]["spec"]["containers"][0]["args"];
+        serde_json::from_value(args.clone()).expect("args are strings")
+    }
+
+    #[test]
+    fn the_webhook_deployment_carries_the_certificate_lifetime_given() {
+        use std::time::Duration;
+        let defaults = webhook_args(&Options::default());
+        assert!(
+            !defaults
+                .iter()
+                .any(|a| a == "--cert-validity" || a == "--cert-renew-before"),
+            "no lifetime given, the webhook's defaults: {defaults:?}"
+        );
+        let cases = [
+            ((180, 120), ["3m", "2m"]),
+            ((90 * 86400, 7 * 86400), ["90d", "7d"]),
+            ((86400 + 3600, 3600), ["25h", "1h"]),
+        ];
+        for ((validity, renew_before), [v, r]) in cases {
+            let lifetime = Lifetime::new(
+                Duration::from_secs(validity),
+                Duration::from_secs(renew_before),
+            )
+            .expect("a lifetime renewal can keep");
+            let o = Options {
+                webhook_cert: Some(lifetime),
+                ..Options::default()
+            };
+            let args = webhook_args(&o);
+            let tail: Vec<&str> = args
+                .iter()
+                .rev()
+                .take(4)
+                .rev()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(
+                tail,
+                ["--cert-validity", v, "--cert-renew-before", r],
+                "{validity} s / {renew_before} s"
+            );
+            // What the webhook's flags read back (humantime) is what was given.
+            assert_eq!(
+                humantime::parse_duration(v),
+                Ok(Duration::from_secs(validity))
+            );
+            assert_eq!(
+                humantime::parse_duration(r),
+                Ok(Duration::from_secs(renew_before))
+            );
+            for o in manifests(&o) {
+                check_typed(&o);
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! | [`revision`] | revisions: an Instance's past as ControllerRevisions, read, numbered, pruned, rolled back to |
 //! | [`drift`] | which objects kudo applied for an Instance, and where a live one drifted from them (the manager and `kudo diff NAME`) |
 //! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
+//! | [`webhook_cert`] | how long the webhook's self-managed certificate lives and when it is renewed (`kudo-webhook` and `kudo init` share the rule) |
 //!
 //! Every parameter rule applied here comes from `kudo-policy`.
 //!
@@ -41,6 +42,7 @@ pub mod reference;
 pub mod revision;
 pub mod v1beta1;
 pub mod v1beta2;
+pub mod webhook_cert;
 
 pub use convert::{NoTypes, TypeSource};
 pub use crds::{STORAGE_VERSION, definitions, yaml as crds_yaml};
