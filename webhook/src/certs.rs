@@ -4,7 +4,7 @@
 //! Secret `kudo-webhook-tls` (`ca.crt`, `tls.crt`, `tls.key`, and the expiry in the annotation
 //! [`CERT_NOT_AFTER`]); every replica uses the same Secret. [`ensure`] creates it when it is missing,
 //! unreadable, or expires within [`Options::renew_before`], and otherwise takes it as it is (two
-//! replicas racing to create it: the loser reads the winner's). [`inject`] writes the CA bundle
+//! replicas racing to create or renew it: the loser reads the winner's). [`inject`] writes the CA bundle
 //! into the CRDs' conversion webhooks and the admission webhook configurations, so the API
 //! server trusts the certificate. [`run`] does both now and then again every
 //! [`Options::check_every`], writing the files the server reloads.
@@ -225,11 +225,30 @@ pub async fn ensure(client: &kube::Client, o: &Options) -> Result<Bundle, Error>
         },
         Some(old) => {
             secret["metadata"]["resourceVersion"] = json!(old.metadata.resource_version);
-            secrets
+            match secrets
                 .replace(WEBHOOK_SECRET, &PostParams::default(), &obj(&secret))
                 .await
-                .map_err(api_error("cannot renew the certificate Secret"))?;
-            Ok(fresh)
+            {
+                Ok(_) => Ok(fresh),
+                // Another replica renewed it first (replicas started together check together):
+                // use its certificate rather than fail this check and serve the old one on.
+                Err(kube::Error::Api(conflict)) if conflict.code == 409 => {
+                    let winner = secrets
+                        .get(WEBHOOK_SECRET)
+                        .await
+                        .map_err(api_error("cannot read the Secret another replica renewed"))?;
+                    serde_json::to_value(&winner)
+                        .ok()
+                        .and_then(|v| from_secret(&v))
+                        .filter(|b| b.not_after - now_unix() > o.renew_before.as_secs() as i64)
+                        .ok_or_else(|| {
+                            api_error("cannot renew the certificate Secret")(kube::Error::Api(
+                                conflict,
+                            ))
+                        })
+                }
+                Err(e) => Err(api_error("cannot renew the certificate Secret")(e)),
+            }
         }
     }
 }
@@ -315,6 +334,10 @@ pub async fn refresh(client: &kube::Client, o: &Options) -> Result<Bundle, Error
     })?;
     for (file, text) in [("tls.key", &b.key_pem), ("tls.crt", &b.cert_pem)] {
         let path = o.dir.join(file);
+        // Unchanged: not written again, so the server does not reload it at every check.
+        if std::fs::read_to_string(&path).is_ok_and(|on_disk| on_disk == *text) {
+            continue;
+        }
         let tmp = o.dir.join(format!(".{file}.new"));
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, &path))

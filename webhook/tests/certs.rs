@@ -192,6 +192,57 @@ async fn an_expired_previous_ca_is_dropped() {
     assert_eq!(certs::pem_blocks(&renewed.ca_pem).len(), 1);
 }
 
+#[tokio::test]
+async fn a_replica_that_loses_the_renewal_race_takes_the_winners_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let names = certs::dns_names("kudo-webhook", "kudo-system");
+    let soon = certs::generate(&names, Duration::from_secs(24 * 3600)).unwrap();
+    let mut expiring = to_secret(&soon, "kudo-system");
+    expiring["metadata"]["resourceVersion"] = json!("42");
+    let winner = certs::generate(&names, o.validity).unwrap();
+    let mut renewed = to_secret(&winner, "kudo-system");
+    renewed["metadata"]["resourceVersion"] = json!("43");
+    // The Secret as read before the replace (expiring), then as the other replica left it.
+    let mut reads = vec![renewed, expiring];
+    let (client, log) = mock_api::client("default", move |r| match r.method.as_str() {
+        "GET" => (200, reads.pop().expect("two reads")),
+        "PUT" => (
+            409,
+            mock_api::status(409, "Conflict", "the object has been modified"),
+        ),
+        _ => (500, mock_api::status(500, "InternalError", "unexpected")),
+    });
+    assert_eq!(certs::ensure(&client, &o).await.unwrap(), winner);
+    let methods: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.method.clone())
+        .collect();
+    assert_eq!(methods, ["GET", "PUT", "GET"]);
+}
+
+#[tokio::test]
+async fn files_already_holding_the_bundle_are_not_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let good =
+        certs::generate(&certs::dns_names("kudo-webhook", "kudo-system"), o.validity).unwrap();
+    let (client, _) = api(Some(to_secret(&good, "kudo-system")));
+    let modified = |f: &str| {
+        std::fs::metadata(dir.path().join(f))
+            .and_then(|m| m.modified())
+            .unwrap()
+    };
+    certs::refresh(&client, &o).await.unwrap();
+    let first = (modified("tls.crt"), modified("tls.key"));
+    std::thread::sleep(Duration::from_millis(20));
+    certs::refresh(&client, &o).await.unwrap();
+    // The server reloads the pair when either file changes: an hourly check changes nothing.
+    assert_eq!((modified("tls.crt"), modified("tls.key")), first);
+}
+
 /// Whether `leaf_pem` verifies for the Service name against any CA of `bundle_pem`.
 fn verifies(bundle_pem: &str, leaf_pem: &str) -> bool {
     let _ = rustls::crypto::ring::default_provider().install_default();
