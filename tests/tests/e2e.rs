@@ -41,6 +41,8 @@ mod drift;
 mod failover;
 #[path = "e2e/habits.rs"]
 mod habits;
+#[path = "e2e/in_cluster.rs"]
+mod in_cluster;
 #[path = "e2e/kudo_manifests.rs"]
 mod kudo_manifests;
 #[path = "e2e/lifecycle.rs"]
