@@ -10,7 +10,7 @@
 //! ```
 //! use std::time::Duration;
 //! use kudo_crd::webhook_cert::{Lifetime, LifetimeError};
-//! let minutes = |m| Duration::from_secs(60 * m);
+//! let minutes = |m: u64| Duration::from_secs(60 * m);
 //! let l = Lifetime::new(minutes(3), minutes(2)).unwrap();
 //! assert_eq!(l.check_every(), Duration::from_secs(40)); // a third of renew-before
 //! assert!(matches!(
