@@ -22,6 +22,9 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// Show no progress on stderr while --wait waits.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 /// Top-level commands.

@@ -25,6 +25,7 @@ mod examples;
 mod oci;
 mod overview;
 mod program;
+mod progress;
 mod repo;
 mod report;
 mod run;

@@ -11,6 +11,7 @@ use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{DataFormat, HistoryArgs, ReportFormat, RollbackArgs};
 use crate::error::Error;
+use crate::progress::Progress;
 
 /// One revision as `-o json|yaml` shows it.
 #[derive(Debug, Serialize)]
@@ -152,7 +153,7 @@ pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
 }
 
 /// `kudo rollback NAME [REVISION]`.
-pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
+pub fn rollback(a: RollbackArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let name = a.name.as_str();
     let req = history::RollbackRequest {
         instance: name,
@@ -163,7 +164,10 @@ pub fn rollback(a: RollbackArgs) -> Result<Outcome, Error> {
     let waiting = a.wait.options().filter(|_| !a.dry_run);
     let (namespace, done, waited) = cluster::block_on("rollback", &a.cluster, async |t| {
         let done = history::rollback(&t, &req).await?;
-        let waited = wait::after_write(&t, name, done.generation, waiting).await?;
+        let waited = wait::after_write(&t, name, done.generation, waiting, &mut |r| {
+            progress.watch(r)
+        })
+        .await?;
         Ok((t.namespace.clone(), done, waited))
     })?;
     crate::report::diagnostics(&done.change.warnings);

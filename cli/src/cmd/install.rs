@@ -4,9 +4,10 @@ use super::Outcome;
 use super::cluster;
 use crate::args::{DataFormat, InstallArgs};
 use crate::error::{Error, Refusal};
+use crate::progress::Progress;
 use kudo_client::commands::{self, Inputs, install, wait};
 
-pub fn run(a: InstallArgs) -> Result<Outcome, Error> {
+pub fn run(a: InstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let loaded = super::load_with(&a.package, &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
@@ -74,7 +75,7 @@ pub fn run(a: InstallArgs) -> Result<Outcome, Error> {
                 generation: done.instance.metadata.generation.unwrap_or(1),
                 uid: None,
             };
-            let plan = wait::plan_done(&t, &name, &goal, &o).await?;
+            let plan = wait::plan_done(&t, &name, &goal, &o, &mut |r| progress.watch(r)).await?;
             out.push_str(&format!("plan {plan} COMPLETE\n"));
         }
         Ok(out)

@@ -39,6 +39,7 @@ use crate::args::{
     AddCommand, Cli, Command, ListCommand, PackageCommand, RegistryCommand, SourceArgs, ValueArgs,
 };
 use crate::error::{Error, Refusal};
+use crate::progress::Progress;
 
 /// How a command that ran ended. `main` alone turns it into the exit code (and an [`Error`],
 /// what stopped a command, into its own).
@@ -59,6 +60,8 @@ pub enum Outcome {
 /// Runs the command. `Err` is an error that stopped it (printed by `main`, which takes its
 /// exit code from it); `Ok` is how a command that ran ended.
 pub fn run(cli: Cli) -> Result<Outcome, Error> {
+    // what --wait shows on stderr while it waits: the commands that wait take it
+    let progress = Progress::on_stderr(cli.quiet);
     match cli.command {
         Command::Template(a) => template::run(a),
         Command::Params(a) => params::run(a),
@@ -81,21 +84,21 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             print(&completion_script(a.shell)?)?;
             Ok(Outcome::Done)
         }
-        Command::Update(a) if a.instance.is_some() || a.name.is_some() => update::run(a),
+        Command::Update(a) if a.instance.is_some() || a.name.is_some() => update::run(a, progress),
         Command::Update(a) => instance_file::update(a),
-        Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a),
+        Command::Upgrade(a) if a.instance.is_some() => upgrade::run(a, progress),
         Command::Upgrade(a) => instance_file::upgrade(a),
         Command::Migrate(a) => migrate::run(a),
-        Command::Install(a) => install::run(a),
+        Command::Install(a) => install::run(a, progress),
         Command::Diff(a) => diff::run(a),
-        Command::Patch(a) => patch::run(a),
-        Command::Uninstall(a) => uninstall::run(a),
-        Command::Plan(c) => plan::run(c),
+        Command::Patch(a) => patch::run(a, progress),
+        Command::Uninstall(a) => uninstall::run(a, progress),
+        Command::Plan(c) => plan::run(c, progress),
         Command::Get(a) => get::run(a),
         Command::List(a) => get::list(a),
-        Command::Status(a) => plan::run(crate::args::PlanCommand::Status(a)),
+        Command::Status(a) => plan::run(crate::args::PlanCommand::Status(a), progress),
         Command::History(a) => history::history(a),
-        Command::Rollback(a) => history::rollback(a),
+        Command::Rollback(a) => history::rollback(a, progress),
         Command::Version(a) => version::run(a),
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),

@@ -6,8 +6,9 @@ use kudo_client::commands::{Inputs, update};
 use super::Outcome;
 use crate::args::PatchArgs;
 use crate::error::Error;
+use crate::progress::Progress;
 
-pub fn run(a: PatchArgs) -> Result<Outcome, Error> {
+pub fn run(a: PatchArgs, progress: Progress) -> Result<Outcome, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();
@@ -23,5 +24,5 @@ pub fn run(a: PatchArgs) -> Result<Outcome, Error> {
         force: a.force,
         remediation: None,
     };
-    super::update::send("patch", &req, &a.cluster, &a.wait, a.output)
+    super::update::send("patch", &req, &a.cluster, &a.wait, a.output, progress)
 }

@@ -5,22 +5,23 @@ use super::changes::Superseded;
 use super::cluster;
 use crate::args::{DataFormat, PlanCommand, StatusArgs, TriggerArgs};
 use crate::error::Error;
+use crate::progress::Progress;
 use kudo_client::commands::{self, plan, wait};
 use kudo_crd::common::ExecStatus;
 
-pub fn run(c: PlanCommand) -> Result<Outcome, Error> {
+pub fn run(c: PlanCommand, progress: Progress) -> Result<Outcome, Error> {
     match c {
-        PlanCommand::Status(a) => status(a),
-        PlanCommand::Trigger(a) => trigger(a),
+        PlanCommand::Status(a) => status(a, progress),
+        PlanCommand::Trigger(a) => trigger(a, progress),
     }
 }
 
-fn status(a: StatusArgs) -> Result<Outcome, Error> {
+fn status(a: StatusArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let name = a.instance.get()?;
     let waiting = a.wait.options();
     let view = cluster::block_on("plan status", &a.cluster, async |t| {
         if let Some(o) = waiting {
-            wait::plan_terminal(&t, &name, &o).await?;
+            wait::plan_terminal(&t, &name, &o, &mut |r| progress.watch(r)).await?;
         }
         Ok(plan::status(&t, &name).await?)
     })?;
@@ -46,7 +47,7 @@ fn status(a: StatusArgs) -> Result<Outcome, Error> {
     })
 }
 
-fn trigger(a: TriggerArgs) -> Result<Outcome, Error> {
+fn trigger(a: TriggerArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let instance = a.instance.get()?;
     let waiting = a.wait.options();
     let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
@@ -64,7 +65,8 @@ fn trigger(a: TriggerArgs) -> Result<Outcome, Error> {
                 generation: done.generation.unwrap_or(0),
                 uid: Some(done.uid.clone()),
             };
-            let plan = wait::plan_done(&t, &instance, &goal, &o).await?;
+            let plan =
+                wait::plan_done(&t, &instance, &goal, &o, &mut |r| progress.watch(r)).await?;
             out.push_str(&format!("plan {plan} COMPLETE\n"));
         }
         Ok(out)

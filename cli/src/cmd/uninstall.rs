@@ -5,9 +5,10 @@ use super::Outcome;
 use super::cluster;
 use crate::args::UninstallArgs;
 use crate::error::Error;
+use crate::progress::Progress;
 use kudo_client::commands::{uninstall, wait};
 
-pub fn run(a: UninstallArgs) -> Result<Outcome, Error> {
+pub fn run(a: UninstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let name = a.instance.get()?;
     // --prune deletes the OperatorVersion the cleanup plan runs from: only once it is gone.
     let waiting = a
@@ -20,7 +21,7 @@ pub fn run(a: UninstallArgs) -> Result<Outcome, Error> {
         let mut out = format!("Instance {ns}/{name} deleted");
         match (waiting, done.cleanup_plan) {
             (Some(o), cleanup) => {
-                wait::gone(&t, &name, &o).await?;
+                wait::gone(&t, &name, &o, &mut |r| progress.watch(r)).await?;
                 out.push_str(match cleanup {
                     true => " (its cleanup plan ran, it is gone)\n",
                     false => " (it is gone)\n",

@@ -5,9 +5,10 @@ use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
 use crate::error::Error;
+use crate::progress::Progress;
 use kudo_client::commands::{Inputs, update, wait};
 
-pub fn run(a: UpdateArgs) -> Result<Outcome, Error> {
+pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();
@@ -28,7 +29,7 @@ pub fn run(a: UpdateArgs) -> Result<Outcome, Error> {
         force: a.force,
         remediation: remediation.as_ref(),
     };
-    send("update", &req, &a.cluster, &a.wait, a.edit.output)
+    send("update", &req, &a.cluster, &a.wait, a.edit.output, progress)
 }
 
 /// Sends the update `req` (or, with `req.dry_run`, computes it), waits as `wait` says and
@@ -39,13 +40,17 @@ pub(super) fn send(
     cluster: &crate::args::ClusterArgs,
     wait: &crate::args::WaitArgs,
     output: ReportFormat,
+    mut progress: Progress,
 ) -> Result<Outcome, Error> {
     let name = req.instance;
     let waiting = wait.options().filter(|_| !req.dry_run);
     // The package is in the cluster: no -P snippet is shown next to parameter problems.
     let (namespace, done, waited) = cluster::block_on(command, cluster, async |t| {
         let done = update::update(&t, req).await?;
-        let waited = wait::after_write(&t, name, done.generation, waiting).await?;
+        let waited = wait::after_write(&t, name, done.generation, waiting, &mut |r| {
+            progress.watch(r)
+        })
+        .await?;
         Ok((t.namespace.clone(), done, waited))
     })?;
     crate::report::diagnostics(&done.change.warnings);

@@ -5,9 +5,10 @@ use super::changes::{ChangeReport, Sent, Superseded};
 use super::cluster;
 use crate::args::{ReportFormat, UpgradeArgs};
 use crate::error::Error;
+use crate::progress::Progress;
 use kudo_client::commands::{Inputs, upgrade, wait};
 
-pub fn run(a: UpgradeArgs) -> Result<Outcome, Error> {
+pub fn run(a: UpgradeArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let name = a.instance.clone().unwrap_or_default();
     let loaded = super::load_with(&a.new_package.clone().unwrap_or_default(), &a.source)?;
     let deps = loaded.dependencies()?;
@@ -33,7 +34,10 @@ pub fn run(a: UpgradeArgs) -> Result<Outcome, Error> {
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let (namespace, done, waited) = cluster::block_on("upgrade", &a.cluster, async |t| {
         let done = upgrade::upgrade(&t, &req).await?;
-        let waited = wait::after_write(&t, &name, done.generation, waiting).await?;
+        let waited = wait::after_write(&t, &name, done.generation, waiting, &mut |r| {
+            progress.watch(r)
+        })
+        .await?;
         Ok((t.namespace.clone(), done, waited))
     })
     .map_err(|e| e.with_sources(sources))?;

@@ -8,10 +8,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kudo_client::commands::wait::{self, Goal, Options};
+use kudo_client::commands::wait::{self, Goal, Options, PlanAt, Reading, Stage, StepAt};
 use kudo_client::commands::{
     self, Error, Inputs, Target, get, history, install, plan, uninstall, update, upgrade,
 };
+use kudo_crd::common::ExecStatus;
 use kudo_crd::package;
 use kudo_diag::Code;
 use kudo_pkg::Package;
@@ -278,6 +279,48 @@ fn fast() -> Options {
     }
 }
 
+/// What a wait's watcher was shown, reading after reading: each stage with the Instance it
+/// names; and the times, which never go back.
+#[derive(Default)]
+struct Watched {
+    stages: Vec<(String, Stage)>,
+    times: Vec<Duration>,
+}
+
+impl Watched {
+    fn watch(&mut self, r: &Reading<'_>) {
+        self.stages.push((r.instance.to_string(), r.stage.clone()));
+        self.times.push(r.elapsed);
+    }
+
+    /// The stages shown, for Instance `c`.
+    fn of_c(&self) -> Vec<Stage> {
+        assert!(self.times.is_sorted(), "{:?}", self.times);
+        self.stages
+            .iter()
+            .map(|(instance, stage)| {
+                assert_eq!(instance, "c");
+                stage.clone()
+            })
+            .collect()
+    }
+}
+
+/// Plan deploy of [`deploy_status`] with its step node (phase nodes) at `step`.
+fn deploy_at(plan: ExecStatus, step: Option<(ExecStatus, Option<&str>)>) -> PlanAt {
+    PlanAt {
+        plan: "deploy".into(),
+        status: plan,
+        message: None,
+        step: step.map(|(status, message)| StepAt {
+            phase: "nodes".into(),
+            name: Some("node".into()),
+            status,
+            message: message.map(str::to_string),
+        }),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // install
 
@@ -290,6 +333,8 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
     ];
     script.extend(granted());
     script.extend([
@@ -320,6 +365,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         ("GET", at("instances", "cassandra-instance")),
         ("GET", at("operators", "cassandra")),
         ("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        ("GET", at("operatorversions", "cassandra-2.0.0")),
     ];
     want.extend(granted_pairs());
     want.extend([
@@ -329,7 +375,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     ]);
     assert_eq!(requests(&seen), pairs(&want));
     let seen = seen.lock().unwrap().clone();
-    for (i, s) in seen[3..].iter().enumerate() {
+    for (i, s) in seen[4..].iter().enumerate() {
         assert_eq!(s.method, "POST");
         let dry_run = if i < 2 { "dryRun=All&" } else { "" };
         assert_eq!(s.query, format!("{dry_run}fieldManager=kudo"));
@@ -337,20 +383,20 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
     }
     // The ServiceAccount the manager acts as, bound to `admin` in the namespace only.
     assert_eq!(
-        seen[5].body,
+        seen[6].body,
         json!({"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": "kudo-instance", "namespace": NS,
                 "labels": {"app.kubernetes.io/managed-by": "kudo"}}})
     );
-    assert_eq!(seen[6].body["roleRef"]["name"], "admin");
-    assert_eq!(seen[6].body["metadata"]["namespace"], NS);
-    assert_eq!(seen[7].body, json_of(&operator));
-    assert_eq!(seen[8].body, json_of(&ov));
+    assert_eq!(seen[7].body["roleRef"]["name"], "admin");
+    assert_eq!(seen[7].body["metadata"]["namespace"], NS);
+    assert_eq!(seen[8].body, json_of(&operator));
+    assert_eq!(seen[9].body, json_of(&ov));
     // The defaults stay in the OperatorVersion: the Instance holds what was given.
     let topology = done.change.values.value()["topology"].clone();
     assert_eq!(topology[0]["datacenterName"], json!("DC1"));
     assert_eq!(
-        seen[9].body,
+        seen[10].body,
         json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
             "metadata": {"name": "cassandra-instance", "namespace": NS,
                 "labels": {"kudo.dev/operator": "cassandra"}},
@@ -369,6 +415,8 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
     ];
     script.extend(granted());
     script.extend([
@@ -431,6 +479,8 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         missing("GET", at("instances", "second")),
         ok("GET", at("operators", "cassandra"), json_of(&operator)),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
         // The ServiceAccount and its RoleBinding exist already (the first install's).
         step(
             "POST",
@@ -469,7 +519,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
     };
     let done = install::install(&t, &req).await.unwrap();
     assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
-    assert_eq!(requests(&seen).len(), 8);
+    assert_eq!(requests(&seen).len(), 9);
 }
 
 #[tokio::test]
@@ -608,6 +658,59 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
     assert_eq!(
         seen.last().unwrap().body["spec"],
         json!({"operatorVersion": {"name": "cassandra-3.11.6-2.0.0"}, "serviceAccountName": "kudo-instance"})
+    );
+}
+
+/// The same version installed under KUDO's older name (`cassandra-2.0.0`, by KUDO before
+/// 0.16 or an older kudo) is the OperatorVersion the Instance runs: no second one is created.
+#[tokio::test]
+async fn install_next_to_the_same_version_under_its_older_name_reuses_it() {
+    let pkg = cassandra();
+    let mut older = ov_of(&pkg);
+    older["metadata"]["name"] = json!("cassandra-2.0.0");
+    let (t, seen) = serve(vec![
+        missing("GET", at("instances", "c")),
+        ok(
+            "GET",
+            at("operators", "cassandra"),
+            json_of(&package::objects(&pkg, NS).0),
+        ),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        ok("GET", at("operatorversions", "cassandra-2.0.0"), older),
+        step(
+            "POST",
+            SERVICE_ACCOUNTS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        step(
+            "POST",
+            ROLE_BINDINGS.into(),
+            409,
+            status(409, "AlreadyExists"),
+        ),
+        created(collection("instances")),
+    ]);
+    let req = install::Request {
+        dependencies: None,
+        package: &pkg,
+        instance: Some("c"),
+        inputs: Inputs::default(),
+        dry_run: false,
+        service_account: None,
+        create_namespace: false,
+    };
+    let done = install::install(&t, &req).await.unwrap();
+    assert!(!done.created_operator_version);
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.method == "POST" && s.path == collection("operatorversions"))
+    );
+    assert_eq!(
+        seen.last().unwrap().body["spec"]["operatorVersion"],
+        json!({"name": "cassandra-2.0.0"})
     );
 }
 
@@ -1229,7 +1332,26 @@ async fn uninstall_deletes_the_instance_and_wait_polls_until_it_is_gone() {
     ]);
     let (t, seen) = serve(script);
     uninstall::uninstall(&t, "c").await.unwrap();
-    wait::gone(&t, "c", &fast()).await.unwrap();
+    let mut watched = Watched::default();
+    wait::gone(&t, "c", &fast(), &mut |r| watched.watch(r))
+        .await
+        .unwrap();
+    // what the wait shows while it waits: the cleanup plan, then the Instance gone
+    let cleanup = PlanAt {
+        plan: "cleanup".into(),
+        status: ExecStatus::InProgress,
+        message: None,
+        step: None,
+    };
+    assert_eq!(
+        watched.of_c(),
+        [
+            Stage::Deleting {
+                cleanup: Some(cleanup)
+            },
+            Stage::Gone
+        ]
+    );
     let requests = requests(&seen);
     assert_eq!(
         requests[4..],
@@ -1508,7 +1630,26 @@ async fn wait_fails_on_fatal_error_naming_the_plan_phase_step_and_message() {
         generation: 2,
         uid: None,
     };
-    let err = wait::plan_done(&t, "c", &goal, &fast()).await.unwrap_err();
+    let mut watched = Watched::default();
+    let err = wait::plan_done(&t, "c", &goal, &fast(), &mut |r| watched.watch(r))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        watched.of_c(),
+        [
+            Stage::Behind {
+                generation: 2,
+                observed: 1
+            },
+            Stage::Failed(deploy_at(
+                ExecStatus::FatalError,
+                Some((
+                    ExecStatus::FatalError,
+                    Some("StatefulSet cassandra: invalid image")
+                ))
+            )),
+        ]
+    );
     match &err {
         Error::PlanFailed {
             plan,
@@ -1552,8 +1693,22 @@ async fn wait_succeeds_once_the_written_generation_is_observed_and_the_plan_is_c
         generation: 2,
         uid: None,
     };
-    let plan = wait::plan_done(&t, "c", &goal, &fast()).await.unwrap();
+    let mut watched = Watched::default();
+    let plan = wait::plan_done(&t, "c", &goal, &fast(), &mut |r| watched.watch(r))
+        .await
+        .unwrap();
     assert_eq!(plan, "deploy");
+    assert_eq!(
+        watched.of_c(),
+        [
+            // the first step not COMPLETE: infra's are, node is PENDING
+            Stage::Running(deploy_at(
+                ExecStatus::InProgress,
+                Some((ExecStatus::Pending, None))
+            )),
+            Stage::Complete(deploy_at(ExecStatus::Complete, None)),
+        ]
+    );
     assert_eq!(requests(&seen).len(), 2);
 }
 
@@ -1578,9 +1733,28 @@ async fn wait_for_a_trigger_ignores_a_complete_plan_of_another_run() {
         generation: 3,
         uid: Some("run-1".into()),
     };
+    let mut watched = Watched::default();
     assert_eq!(
-        wait::plan_done(&t, "c", &goal, &fast()).await.unwrap(),
+        wait::plan_done(&t, "c", &goal, &fast(), &mut |r| watched.watch(r))
+            .await
+            .unwrap(),
         "backup-update"
+    );
+    assert_eq!(
+        watched.of_c(),
+        [
+            Stage::RunNotStarted {
+                uid: "run-1".into(),
+                plan: "deploy".into(),
+                run: "u-1".into()
+            },
+            Stage::Complete(PlanAt {
+                plan: "backup-update".into(),
+                status: ExecStatus::Complete,
+                message: None,
+                step: None
+            }),
+        ]
     );
 }
 
@@ -1602,12 +1776,77 @@ async fn wait_times_out_with_a_message_saying_what_it_last_saw() {
         generation: 2,
         uid: None,
     };
-    let err = wait::plan_done(&t, "c", &goal, &o).await.unwrap_err();
+    let mut watched = Watched::default();
+    let err = wait::plan_done(&t, "c", &goal, &o, &mut |r| watched.watch(r))
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    // every reading was shown, each the same stage
+    let running = Stage::Running(deploy_at(
+        ExecStatus::InProgress,
+        Some((ExecStatus::InProgress, Some("1 of 3 ready"))),
+    ));
+    let stages = watched.of_c();
+    assert!(stages.len() > 1, "{stages:?}");
+    assert!(stages.iter().all(|s| s == &running), "{stages:?}");
     assert_eq!(
         err.to_string(),
         "timed out after 30ms waiting for Instance default/c to run its plan; last seen: plan deploy is IN_PROGRESS (phase nodes, step node IN_PROGRESS: 1 of 3 ready)"
     );
+}
+
+#[tokio::test]
+async fn plan_status_wait_shows_the_active_plan_until_it_ends_whatever_its_generation() {
+    let base = instance("c", "cassandra-2.0.0", json!({}), "10");
+    let reading = |plan: &str, phase: &str, step: &str, message: Option<&str>| {
+        with_status(
+            base.clone(),
+            json!({"observedGeneration": 1, "activePlan": {"name": "deploy", "uid": "u-1"},
+                "planStatus": {"deploy": deploy_status(plan, phase, step, message)}}),
+        )
+    };
+    let (t, seen) = serve(vec![
+        ok(
+            "GET",
+            at("instances", "c"),
+            reading(
+                "IN_PROGRESS",
+                "IN_PROGRESS",
+                "ERROR",
+                Some("image pull failed"),
+            ),
+        ),
+        ok(
+            "GET",
+            at("instances", "c"),
+            reading("IN_PROGRESS", "IN_PROGRESS", "IN_PROGRESS", None),
+        ),
+        ok(
+            "GET",
+            at("instances", "c"),
+            reading("COMPLETE", "COMPLETE", "COMPLETE", None),
+        ),
+    ]);
+    let mut watched = Watched::default();
+    let inst = wait::plan_terminal(&t, "c", &fast(), &mut |r| watched.watch(r))
+        .await
+        .unwrap();
+    assert_eq!(inst.metadata.name.as_deref(), Some("c"));
+    assert_eq!(
+        watched.of_c(),
+        [
+            Stage::Running(deploy_at(
+                ExecStatus::InProgress,
+                Some((ExecStatus::Error, Some("image pull failed")))
+            )),
+            Stage::Running(deploy_at(
+                ExecStatus::InProgress,
+                Some((ExecStatus::InProgress, None))
+            )),
+            Stage::Complete(deploy_at(ExecStatus::Complete, None)),
+        ]
+    );
+    assert_eq!(requests(&seen).len(), 3);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1668,6 +1907,8 @@ async fn install_in_a_namespace_that_does_not_exist_says_so_and_how_to_make_it()
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
         step("POST", SERVICE_ACCOUNTS.into(), 404, no_namespace()),
     ]);
     let err = install::install(&t, &install_req(&pkg, false, false))
@@ -1692,6 +1933,8 @@ async fn install_with_create_namespace_creates_it_first_with_the_user_s_rights()
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
         missing("GET", format!("{NAMESPACES}/{NS}")),
         created(NAMESPACES.into()),
     ];
@@ -1720,6 +1963,8 @@ async fn install_dry_run_with_create_namespace_writes_nothing_and_says_it_would_
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
         missing("GET", format!("{NAMESPACES}/{NS}")),
         created(NAMESPACES.into()),
     ]);
@@ -1759,6 +2004,8 @@ async fn install_with_create_namespace_in_an_existing_namespace_creates_no_names
         missing("GET", at("instances", "cassandra-instance")),
         missing("GET", at("operators", "cassandra")),
         missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        // KUDO's older name of the same version: none either.
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
         ok(
             "GET",
             format!("{NAMESPACES}/{NS}"),

@@ -5,7 +5,8 @@
 //!   data that is not the project's ([`shared`]: the corpus of real KUDO packages);
 //! - the binaries under test, built first ([`kudo_bin`], [`workspace_bin`]), and [`kudo`], the
 //!   `kudo` command in an isolated environment;
-//! - [`mock_api`]: a mocked Kubernetes API server behind a `kube::Client`;
+//! - [`mock_api`]: a mocked Kubernetes API server behind a `kube::Client`, or on loopback for
+//!   the `kudo` binary;
 //! - [`wire`]: the webhook reviews kube-apiserver sent, captured by the end-to-end suite;
 //! - real servers on loopback: [`serve_dir`] (HTTP, for repositories) and [`TestRegistry`]
 //!   (an OCI registry).
@@ -204,8 +205,8 @@ pub fn folders_with(root: &std::path::Path, file: &str) -> Vec<PathBuf> {
     out
 }
 
-/// A folder served over HTTP on loopback (axum with tower-http's `ServeDir`, on its own
-/// thread and runtime) until dropped: a real HTTP server for repositories.
+/// A real HTTP server on loopback (axum, on its own thread and runtime) until dropped: a folder
+/// for repositories ([`serve_dir`]), or the mocked API server ([`mock_api::serve`]).
 pub struct Served {
     /// `http://127.0.0.1:PORT`.
     pub url: String,
@@ -226,11 +227,15 @@ impl Drop for Served {
 
 /// Serves `dir` (files as they are at each request) until the result is dropped.
 pub fn serve_dir(dir: &Path) -> Served {
+    serve_app(axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir)))
+}
+
+/// Serves `app` on a loopback port, on its own thread and runtime, until the result is dropped.
+fn serve_app(app: axum::Router) -> Served {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     listener.set_nonblocking(true).expect("non-blocking");
     let url = format!("http://{}", listener.local_addr().expect("its address"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let dir = dir.to_path_buf();
     let thread = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -238,8 +243,6 @@ pub fn serve_dir(dir: &Path) -> Served {
             .expect("a runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-            let app =
-                axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
                     let _ = stopped.await;

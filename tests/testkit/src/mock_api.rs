@@ -118,6 +118,62 @@ pub fn answering(
     kube::Client::new(service, namespace)
 }
 
+/// The same server on a real socket, `http://127.0.0.1:PORT` ([`crate::Served::url`]), until
+/// dropped: for the `kudo` binary, given a kubeconfig that names it ([`kubeconfig`]).
+pub fn serve(answer: impl FnMut(&Seen) -> (u16, Value) + Send + 'static) -> crate::Served {
+    let answer = Arc::new(Mutex::new(answer));
+    let app = axum::Router::new().fallback(move |request: Request<axum::body::Body>| {
+        let answer = answer.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let header = |name: &str| {
+                parts
+                    .headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let bytes = axum::body::to_bytes(body, usize::MAX)
+                .await
+                .unwrap_or_default();
+            let seen = Seen {
+                method: parts.method.to_string(),
+                path: parts.uri.path().to_string(),
+                query: parts
+                    .uri
+                    .query()
+                    .unwrap_or("")
+                    .trim_start_matches('&')
+                    .to_string(),
+                content_type: header("content-type"),
+                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                impersonate: header("impersonate-user"),
+            };
+            let (code, reply) = (answer.lock().unwrap())(&seen);
+            Response::builder()
+                .status(code)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(
+                    serde_json::to_vec(&reply).unwrap_or_default(),
+                ))
+                .unwrap()
+        }
+    });
+    crate::serve_app(app)
+}
+
+/// A kubeconfig whose current context is `url`, without credentials, namespace `namespace`.
+pub fn kubeconfig(url: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: mock\n\
+         clusters:\n- name: mock\n  cluster:\n    server: {url}\n\
+         users:\n- name: mock\n  user: {{}}\n\
+         contexts:\n- name: mock\n  context:\n    cluster: mock\n    user: mock\n    \
+         namespace: {namespace}\n"
+    )
+}
+
 /// A `Status` failure as kube-apiserver sends it.
 pub fn status(code: u16, reason: &str, message: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
