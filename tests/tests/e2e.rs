@@ -714,6 +714,26 @@ impl Scenario {
             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": self.namespace}]}));
     }
 
+    /// The Prometheus operator's ServiceMonitor CRD (a minimal one, as a cluster running it
+    /// has), applied and established.
+    fn service_monitor_crd(&self) {
+        let file = fixture("e2e/prometheus/servicemonitor-crd.yaml");
+        let crd = kudo_yaml::document::Document::read(&file)
+            .expect("the ServiceMonitor CRD")
+            .into_value();
+        self.apply(&crd);
+        wait_until("the ServiceMonitor CRD is established", || {
+            self.get(&self.crds(), "servicemonitors.monitoring.coreos.com")
+                .is_some_and(|c| {
+                    c["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "Established" && c["status"] == "True")
+                })
+        });
+    }
+
     fn crds(&self) -> Api<DynamicObject> {
         let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
         let ar = ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions");

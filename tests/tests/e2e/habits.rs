@@ -78,20 +78,7 @@ fn a_kind_that_appears_after_the_install_is_granted_and_its_plan_completes() {
         "{role}"
     );
     // Now the Prometheus operator arrives (another scenario may have brought it already).
-    let crd_file = fixture("e2e/prometheus/servicemonitor-crd.yaml");
-    let definition = kudo_yaml::document::Document::read(&crd_file)
-        .expect("the ServiceMonitor CRD")
-        .into_value();
-    s.apply(&definition);
-    wait_until("the ServiceMonitor CRD is established", || {
-        s.get(&s.crds(), crd).is_some_and(|c| {
-            c["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        })
-    });
+    s.service_monitor_crd();
     s.update("zk", &["ENABLE_METRICS=true"]).success();
     let i = s.instance("zk");
     assert_eq!(
@@ -126,7 +113,7 @@ fn the_same_version_under_its_other_name_is_reused_and_switching_names_runs_noth
     // tenant-app with an appVersion: `e2e-tenant-app-1.2-0.1.0`, or `e2e-tenant-app-0.1.0`.
     let dir = tempfile::tempdir().expect("a temporary directory");
     let package = dir.path().join("tenant-app");
-    copy_dir(&fixture("e2e/tenant-app"), &package);
+    kudo_testkit::copy_dir(&fixture("e2e/tenant-app"), &package);
     let operator = package.join("operator.yaml");
     let text = std::fs::read_to_string(&operator).expect("operator.yaml");
     let text = text.replace(
@@ -165,18 +152,4 @@ fn the_same_version_under_its_other_name_is_reused_and_switching_names_runs_noth
             .get("upgrade")
             .is_none_or(|p| p["status"] == "NEVER_RUN")
     );
-}
-
-/// Copies directory `from` to `to`, recursively.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("a directory");
-    for entry in std::fs::read_dir(from).expect("a fixture directory") {
-        let entry = entry.expect("an entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("a file copied");
-        }
-    }
 }

@@ -195,21 +195,7 @@ fn the_real_kudo_operators_install_to_complete_and_uninstall_cleanly() {
     let Some(shared) = kudo_testkit::shared() else {
         return;
     };
-    let crd_file = fixture("e2e/prometheus/servicemonitor-crd.yaml");
-    let crd = kudo_yaml::document::Document::read(&crd_file)
-        .expect("the ServiceMonitor CRD")
-        .into_value();
-    s.apply(&crd);
-    wait_until("the ServiceMonitor CRD is established", || {
-        s.get(&s.crds(), "servicemonitors.monitoring.coreos.com")
-            .is_some_and(|c| {
-                c["status"]["conditions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c["type"] == "Established" && c["status"] == "True")
-            })
-    });
+    s.service_monitor_crd();
     let root = shared.join("corpus/kudo-operators-full");
     let results: Vec<(&str, std::thread::Result<Result<Duration, String>>)> =
         std::thread::scope(|scope| {
