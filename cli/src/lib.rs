@@ -14,7 +14,6 @@
 //!     kudo_cli::run()
 //! }
 //! ```
-#![deny(missing_docs)]
 
 mod args;
 mod atomic;

@@ -1,7 +1,7 @@
 //! The cluster commands as processes, where no cluster is needed: argument errors (exit 2),
 //! parameters refused before any cluster is contacted (exit 1), a missing kubeconfig (exit 1).
 //! What they send to a cluster is tested against a mocked API server in
-//! `operator/client/tests/commands.rs`; `--wait`'s progress lines (stderr not a terminal)
+//! `cli/client/tests/commands.rs`; `--wait`'s progress lines (stderr not a terminal)
 //! against the same mocked server on loopback.
 
 use kudo_testkit::{example, kudo};

@@ -19,7 +19,7 @@ const CRATES: &[(&str, &str)] = &[
     ("kudo_pkg", "pkg-format/package/src"),
     ("kudo_crd", "operator/crd/src"),
     ("kudo_cluster", "operator/cluster/src"),
-    ("kudo_client", "operator/client/src"),
+    ("kudo_client", "cli/client/src"),
     ("kudo_manager", "operator/manager/src"),
     ("kudo_webhook", "webhook/src"),
     ("kudo_cli", "cli/src"),
@@ -368,12 +368,12 @@ fn the_walk_of_an_update_is_what_the_code_does() {
         ),
         (
             "It calls **`change::update`**",
-            "operator/client/src/commands/update.rs",
+            "cli/client/src/commands/update.rs",
             "change::update(",
         ),
         (
             "(`commands::merge::guarded`",
-            "operator/client/src/commands/merge.rs",
+            "cli/client/src/commands/merge.rs",
             "pub fn guarded(",
         ),
         (

@@ -1,7 +1,7 @@
 //! `kudo explain` on packages (offline): the top level, a nested parameter with its inherited
 //! plan and immutability, array items, a `writeOnly` default that never shows, a pointer the
 //! package lacks, the JSON shape, a KUDO (v1beta1) package of the corpus. `--instance` is
-//! covered by kudo-client's mocked-server tests (`operator/client/tests/explain.rs`).
+//! covered by kudo-client's mocked-server tests (`cli/client/tests/explain.rs`).
 
 use std::path::Path;
 

@@ -2,6 +2,8 @@
 //! `tests/fixtures/wire/`, repeated with distinct names), against the floor: serde_json parsing the same
 //! body and serializing it back. Criterion gives the medians; the percentile pass after it
 //! prints p50/p99 of single calls and objects/s.
+// criterion's macros define undocumented public functions.
+#![allow(missing_docs)]
 
 use std::time::{Duration, Instant};
 

@@ -28,7 +28,6 @@
 //! assert_eq!(review["response"]["convertedObjects"][0]["apiVersion"], "kudo.dev/v1beta2");
 //! assert_eq!(counts.objects, 1);
 //! ```
-#![deny(missing_docs)]
 
 mod admission;
 mod cache;

@@ -9,7 +9,6 @@
 //!
 //! The in-cluster binaries depend on this crate, not on `kudo-client` (the CLI's cluster
 //! commands), so they do not link the CLI's command library.
-#![deny(missing_docs)]
 
 mod api_status;
 mod cluster;

@@ -60,8 +60,6 @@
 //! 16th, 32nd… (`backoff`); [`error_policy`] is the one line a failed reconcile logs. At most
 //! [`Settings::concurrency`] Instances are reconciled at once.
 
-#![deny(missing_docs)]
-
 mod backoff;
 mod bounded;
 mod containers;

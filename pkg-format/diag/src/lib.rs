@@ -9,7 +9,6 @@
 //! | [`pointer`](mod@pointer) | JSON pointers (RFC 6901), parsed by `jsonptr` | [`Pointer`], [`pointer::tokens`], [`pointer::from_tokens`] |
 //! | [`error`] | what stops an operation: a file unreadable or malformed, a package that is not one | [`Error`], [`Result`] |
 //! | [`cut`] | text cut to a bound: long pointers, denial lines, status messages | [`cut::cut`], [`cut::shown_pointer`] |
-#![deny(missing_docs)]
 // `Diagnostic` is the error value of the parameter APIs: it carries everything a user needs
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]

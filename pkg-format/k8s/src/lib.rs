@@ -7,7 +7,6 @@
 //! | [`successor`] | an object in an API version Kubernetes no longer serves, as its successor (what kudo-manager applies instead, what `package verify` warns about) | [`successor::convert`], [`successor::REMOVED`] |
 //!
 //! Pure: plain JSON values in, findings out. Depends on `kudo-diag` for JSON pointers.
-#![deny(missing_docs)]
 
 pub mod crd_safety;
 pub mod structural;

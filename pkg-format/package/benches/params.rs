@@ -14,6 +14,8 @@
 //! When `KUDO_BENCH_INPUTS` names a directory, the inputs are written there before measuring
 //! (`package.txt`, `overrides.txt` one `-p` argument a line, `p1.yaml`, `p2.yaml`), so that
 //! `bench/run.sh` can feed the very same inputs to the `kudo` CLI and to Python.
+// criterion's macros define undocumented public functions.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

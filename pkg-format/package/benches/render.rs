@@ -12,6 +12,8 @@
 //!   pays): execute and read the output, nothing parsed.
 //! - `render_cassandra_deploy`: the largest (21 templates, about 4,000 lines of output).
 //! - `load_corpus`: `Package::load` of the 14 packages (reading, YAML, v1beta1 -> v1beta2).
+// criterion's macros define undocumented public functions.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -22,7 +22,6 @@
 //! (problems and pointers), `kudo-yaml` (YAML as Go and Kubernetes read it), `kudo-k8s`
 //! (structural schemas, removed API versions), `kudo-sprig` (sprig's functions) and
 //! `kudo-policy` (the parameter policy).
-#![deny(missing_docs)]
 // `Diagnostic` is the error value of the parameter APIs: it carries everything a user needs
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]

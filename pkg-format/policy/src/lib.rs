@@ -47,7 +47,6 @@
 //! assert_eq!(diags[0].code, Code::OutOfRange);
 //! assert_eq!(diags[0].to_string(), "/nodeCount: must be at least 1, got 0 (from -p argument 2) [out-of-range]");
 //! ```
-#![deny(missing_docs)]
 // `Diagnostic` is the error value of the parameter APIs: it carries everything a user needs
 // (pointer, rule, value, origin, help) and is built only when input is refused.
 #![allow(clippy::result_large_err)]

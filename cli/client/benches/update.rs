@@ -2,6 +2,8 @@
 //! in-process service): GET the Instance, GET its OperatorVersion, rebuild the package from it,
 //! apply three `-p` (all under the `update` trigger), validate, check `immutable` and `trigger`, PATCH with the resourceVersion
 //! precondition. The package is `examples/cassandra-v1beta2`.
+// criterion's macros define undocumented public functions.
+#![allow(missing_docs)]
 
 use std::path::Path;
 

@@ -11,7 +11,6 @@
 //! `kudo-cluster`. The objects and every rule about them come from `kudo-crd`, `kudo-policy`
 //! and `kudo-pkg`; this crate only reads and writes them. (Values moved by `oldName` on an
 //! upgrade are `kudo_policy::old_name`, another thing than [`storage_migration`].)
-#![deny(missing_docs)]
 
 pub mod commands;
 pub mod init;
