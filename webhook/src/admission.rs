@@ -32,12 +32,13 @@ use kube::core::DynamicObject;
 use kube::core::ObjectMeta;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kudo_crd::plan;
+use kudo_crd::baseline;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
 use kudo_crd::{labels, revision};
 use kudo_diag::{Code, Diagnostic, Origin};
 use kudo_policy::change::{self, Installed, Proposal, Undeclared, Version};
+use kudo_policy::run;
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
@@ -208,11 +209,12 @@ fn annotations(obj: &Value) -> Option<BTreeMap<String, String>> {
         .and_then(|a| serde_json::from_value(a.clone()).ok())
 }
 
-/// The plan the old object has scheduled or running, unless the new one supersedes that run
-/// (`--force`): [`plan::blocking`].
-fn blocking(old: &Value, new: &Value, version: &Version) -> Option<String> {
-    let inst: Instance = serde_json::from_value(old.clone()).ok()?;
-    plan::blocking(&inst, annotations(new).as_ref(), version)
+/// The plan the old object `inst` has scheduled or running, unless the new one supersedes that
+/// run (`--force`): [`run::supersede`].
+fn blocking(inst: &Instance, new: &Value, version: &Version) -> Option<String> {
+    let annotations = annotations(new);
+    let running = run::running(&baseline::plan_state(inst), version);
+    run::supersede(running, baseline::force(annotations.as_ref())).blocking
 }
 
 /// `patched` with [`labels::CHANGED_BY`] naming `user`, when the write changes the spec (or
@@ -359,16 +361,15 @@ pub fn decide_with(
                 }
             };
             let values = change::declared(&from, &params(old_obj));
-            let old_kept = kept(old_obj);
-            let running = blocking(old_obj, new, &from);
+            // An old object that is no Instance (it never is: the API server stored it) has
+            // nothing in progress.
+            let old_inst: Instance = serde_json::from_value(old_obj.clone())
+                .unwrap_or_else(|_| Instance::new("", Default::default()));
+            let running = blocking(&old_inst, new, &from);
             let installed = Installed {
-                version: &from,
-                values: &values,
-                kept: old_kept.as_ref(),
-                secrets_elsewhere: false,
                 deleting: new.pointer("/metadata/deletionTimestamp").is_some()
                     || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
-                in_progress: running.as_deref(),
+                ..baseline::installed(&old_inst, &from, &values, running.as_deref())
             };
             // The same OperatorVersion named the other way (`zookeeper-0.3.3` then
             // `zookeeper-3.6.2-0.3.3`) is no upgrade.

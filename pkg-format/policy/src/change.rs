@@ -38,9 +38,9 @@ use crate::old_name::{self, Report};
 use crate::params::ParamSchema;
 use crate::preflight::{self, Allow};
 use crate::trigger::{self, Selection};
-use crate::validate::Validator;
-use crate::values::{self, Inputs, Override, Reset, Values, effective};
-use crate::{immutable, limits, typing};
+use crate::values::{self, Inputs, Override, Reset, Values, effective, overlay};
+pub use crate::version::Version;
+use crate::{immutable, limits};
 use kudo_diag::diag::{Code, Diagnostic, Location, Origin, Severity};
 use kudo_diag::pointer;
 use kudo_yaml::document::Document;
@@ -51,103 +51,6 @@ pub const DEPLOY: &str = "deploy";
 pub const UPGRADE: &str = "upgrade";
 /// The plan a change without a `trigger` runs, when the operator has it (else `deploy`).
 pub const UPDATE: &str = "update";
-
-/// What the policy needs of one operator version: its parameter schema (compiled once) and its
-/// plans. Built from a package (`kudo_pkg::Package::policy_version`) or from an OperatorVersion object.
-pub struct Version {
-    /// The OperatorVersion's name (`{operator}-{version}`).
-    pub name: String,
-    /// The version (`spec.version`).
-    pub version: String,
-    /// The parameter schema (a v1beta1 package's, converted).
-    pub schema: ParamSchema,
-    /// `schema`, compiled.
-    pub validator: Validator,
-    /// The plan names.
-    pub plans: Vec<String>,
-    /// Every name an Instance may give this version, `name` first (KUDO's two forms of an
-    /// OperatorVersion's name): moving between them is no upgrade ([`Version::answers_to`]).
-    pub names: Vec<String>,
-}
-
-impl std::fmt::Debug for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Version")
-            .field("name", &self.name)
-            .field("plans", &self.plans)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Version {
-    /// A version from its parts; `Err` when the schema does not compile.
-    pub fn new(
-        name: String,
-        version: String,
-        schema: ParamSchema,
-        plans: Vec<String>,
-    ) -> Result<Version, Vec<Diagnostic>> {
-        let validator = Validator::new(&schema)?;
-        Ok(Version {
-            names: vec![name.clone()],
-            name,
-            version,
-            schema,
-            validator,
-            plans,
-        })
-    }
-
-    /// The same version, also answering to `names` (the other forms of its name).
-    pub fn with_names(mut self, names: impl IntoIterator<Item = String>) -> Version {
-        for n in names {
-            if !self.names.contains(&n) {
-                self.names.push(n);
-            }
-        }
-        self
-    }
-
-    /// True when an Instance naming `name` runs this version (in any form of its name).
-    pub fn answers_to(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
-
-    /// True when the operator has plan `name`.
-    pub fn has_plan(&self, name: &str) -> bool {
-        self.plans.iter().any(|p| p == name)
-    }
-
-    fn plan_names(&self) -> Vec<&str> {
-        self.plans.iter().map(String::as_str).collect()
-    }
-
-    /// Stored values (`spec.parameters`: v1beta2 values, or v1beta1 strings) typed by this
-    /// version's schema, with the defaults filled in, and the problems met (not validated).
-    pub fn effective(&self, stored: &Value) -> (Values, Vec<Diagnostic>) {
-        self.effective_kept(stored, None)
-    }
-
-    /// [`Version::effective`] of an Instance that also keeps installed defaults
-    /// (`spec.immutableDefaults`, [`Decision::kept`]): they stand under the stored values and
-    /// over this version's defaults.
-    pub fn effective_kept(
-        &self,
-        stored: &Value,
-        kept: Option<&Value>,
-    ) -> (Values, Vec<Diagnostic>) {
-        let kept = kept.map(|k| self.typed(k)).unwrap_or_else(empty);
-        effective(&self.schema, &current(overlay(&kept, &self.typed(stored))))
-    }
-
-    /// Stored values typed by this version's schema (`"7"` -> 7 for an integer parameter).
-    pub fn typed(&self, stored: &Value) -> Value {
-        match stored {
-            Value::Object(_) => typing::typed_by_schema(&self.schema, stored),
-            _ => Value::Object(Map::new()),
-        }
-    }
-}
 
 /// The plan an upgrade to `to` runs: `upgrade`, else `update`, else `deploy` (KUDO's order).
 pub fn upgrade_plan(to: &Version) -> Option<&'static str> {
@@ -1128,25 +1031,6 @@ pub fn declared(to: &Version, values: &Value) -> Value {
 
 fn empty() -> Value {
     Value::Object(Map::new())
-}
-
-/// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
-/// RFC 7396 merge, a `null` in `top` is a value.
-pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
-    match (base, top) {
-        (Value::Object(b), Value::Object(t)) => {
-            let mut out = b.clone();
-            for (k, v) in t {
-                let merged = match out.get(k) {
-                    Some(under) => overlay(under, v),
-                    None => v.clone(),
-                };
-                out.insert(k.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        _ => top.clone(),
-    }
 }
 
 /// `baseline` without the values `--reset` names, and the resets refused.

@@ -1271,6 +1271,25 @@ fn redact_in(
     }
 }
 
+/// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
+/// RFC 7396 merge, a `null` in `top` is a value.
+pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            let mut out = b.clone();
+            for (k, v) in t {
+                let merged = match out.get(k) {
+                    Some(under) => overlay(under, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => top.clone(),
+    }
+}
+
 #[cfg(test)]
 mod redacted_tests {
     use super::*;
