@@ -343,6 +343,40 @@ pub fn upgrade(
     checked.retain(|d| !refused.iter().any(|f| f.pointer == d.pointer));
     problems.extend(checked);
     problems.extend(refused);
+    let immutable_changes = upgrade_immutables(from, to, baseline, &installed_values, &new);
+    problems.extend(with_origins(&new, immutable_changes));
+    problems.extend(immutable::check_unset(&to.schema, new.value()));
+    let changes = upgrade_changes(from, to, baseline, &new, &mut problems);
+    let plan = upgrade_plan(to);
+    if plan.is_none() {
+        problems.push(no_plan(
+            to,
+            "the new version has no `upgrade`, `update` or `deploy` plan to run the upgrade",
+        ));
+    }
+    let mut warnings = errors_or_warnings(problems)?;
+    warnings.extend(told);
+    Ok(Decision {
+        before: installed_values,
+        values: new,
+        explicit,
+        kept,
+        plan: plan.map(String::from),
+        changes,
+        report: Some(m.report),
+        warnings,
+    })
+}
+
+/// The immutable values an upgrade to `to` changes, from the `baseline` it compares against and
+/// from the installed values.
+fn upgrade_immutables(
+    from: &Version,
+    to: &Version,
+    baseline: &Value,
+    installed_values: &Value,
+    new: &Values,
+) -> Vec<Diagnostic> {
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
     // Against the installed values too: giving the new default of an immutable value is a
@@ -355,15 +389,25 @@ pub fn upgrade(
                     || immutable::immutable_at(&from.schema, &d.pointer).is_some()
             })
             .collect();
-    for d in immutable::check_update(&to.schema, &installed_values, new.value()) {
+    for d in immutable::check_update(&to.schema, installed_values, new.value()) {
         if installed_values.pointer(&d.pointer).is_some()
             && !immutable_changes.iter().any(|c| c.pointer == d.pointer)
         {
             immutable_changes.push(d);
         }
     }
-    problems.extend(with_origins(&new, immutable_changes));
-    problems.extend(immutable::check_unset(&to.schema, new.value()));
+    immutable_changes
+}
+
+/// The changes given with an upgrade to `to`, over its `baseline`: refused (into `problems`)
+/// when they run another plan than `deploy` in the new version.
+fn upgrade_changes(
+    from: &Version,
+    to: &Version,
+    baseline: &Value,
+    new: &Values,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<trigger::ValueChange> {
     // The values the upgrade needs (those new immutable parameters) run no plan of their own.
     let mut compared = baseline.clone();
     for p in trigger::changed_paths(baseline, new.value()) {
@@ -376,7 +420,7 @@ pub fn upgrade(
             pointer::set_creating(&mut compared, &tokens, v.clone());
         }
     }
-    let changes = match trigger::select(&to.schema, &to.plan_names(), &compared, new.value()) {
+    match trigger::select(&to.schema, &to.plan_names(), &compared, new.value()) {
         Ok(Selection {
             plan: Some(plan),
             changes,
@@ -397,29 +441,10 @@ pub fn upgrade(
         }
         Ok(s) => s.changes,
         Err(d) => {
-            problems.extend(with_origins(&new, d));
+            problems.extend(with_origins(new, d));
             Vec::new()
         }
-    };
-    let plan = upgrade_plan(to);
-    if plan.is_none() {
-        problems.push(no_plan(
-            to,
-            "the new version has no `upgrade`, `update` or `deploy` plan to run the upgrade",
-        ));
     }
-    let mut warnings = errors_or_warnings(problems)?;
-    warnings.extend(told);
-    Ok(Decision {
-        before: installed_values,
-        values: new,
-        explicit,
-        kept,
-        plan: plan.map(String::from),
-        changes,
-        report: Some(m.report),
-        warnings,
-    })
 }
 
 /// A rollback of an installed Instance to one of its revisions (`kudo rollback`, the manager's
