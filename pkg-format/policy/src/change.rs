@@ -1443,6 +1443,17 @@ mod tests {
         in_progress: None,
     };
 
+    impl State {
+        /// An Instance in this state, installed at `version` with `values`.
+        fn of<'a>(&self, version: &'a Version, values: &'a Value) -> Installed<'a> {
+            Installed {
+                deleting: self.deleting,
+                in_progress: self.in_progress,
+                ..Installed::at_rest(version, values)
+            }
+        }
+    }
+
     fn outcome(r: Verdict) -> Result<Option<String>, Vec<Code>> {
         r.map(|d| d.plan)
             .map_err(|d| d.iter().map(|d| d.code).collect())
@@ -1458,14 +1469,7 @@ mod tests {
 
     fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Verdict {
         let o = args(overrides);
-        let i = Installed {
-            version: v,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(v, &installed);
         update(
             &i,
             Proposal::Edits {
@@ -1535,14 +1539,7 @@ mod tests {
         allow: &Allow,
     ) -> Verdict {
         let o = args(overrides);
-        let i = Installed {
-            version: from,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(from, &installed);
         upgrade(
             &i,
             to,
@@ -1726,14 +1723,7 @@ mod tests {
                 in_progress: Some("backup-update"),
             },
         ] {
-            let i = Installed {
-                version: &v,
-                values: &stored,
-                kept: None,
-                secrets_elsewhere: false,
-                deleting: state.deleting,
-                in_progress: state.in_progress,
-            };
+            let i = state.of(&v, &stored);
             let d = update(&i, Proposal::Values(&typed)).unwrap();
             assert_eq!(d.plan, None);
             assert!(d.changes.is_empty());
@@ -2139,14 +2129,7 @@ mod tests {
 
     fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Verdict {
         let r = self::resets(resets);
-        let i = Installed {
-            version: v,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(v, &installed);
         update(
             &i,
             Proposal::Edits {
@@ -2388,14 +2371,7 @@ mod tests {
         let v = v1(ALL);
         let values = json!({});
         for (rule, state, plan, alongside, want) in cases {
-            let i = Installed {
-                version: &v,
-                values: &values,
-                kept: None,
-                secrets_elsewhere: false,
-                deleting: state.deleting,
-                in_progress: state.in_progress,
-            };
+            let i = state.of(&v, &values);
             let got =
                 trigger_plan(&i, plan, alongside).map_err(|d| d.iter().map(|d| d.code).collect());
             assert_eq!(got, want, "rule: {rule}");
