@@ -55,7 +55,8 @@ pub struct Failure {
 }
 
 /// Where the run whose status is `plan` stands: what the manager's `Ready` condition, `--wait`,
-/// the admission rules ([`running`]) and a parent waiting for its KudoOperator child read.
+/// the admission rules ([`kudo_policy::run::running`], through
+/// [`crate::baseline::plan_state`]) and a parent waiting for its KudoOperator child read.
 /// A status kudo does not know ([`ExecStatus::Unknown`]) has not ended: Running.
 pub fn judge(plan: &PlanStatus) -> Standing {
     match ExecStatus::of(&plan.status) {
