@@ -39,6 +39,8 @@ use crate::params::ParamSchema;
 use crate::preflight::{self, Allow};
 use crate::trigger::{self, Selection};
 use crate::values::{self, Inputs, Override, Reset, Values, effective, overlay};
+/// The version a decision is about ([`crate::version`]), named here where every decision
+/// takes it.
 pub use crate::version::Version;
 use crate::{immutable, limits};
 use kudo_diag::diag::{Code, Diagnostic, Location, Origin, Severity};

@@ -1,6 +1,6 @@
 //! Which plan run an Instance needs, which one it has in progress, and whether a write may
 //! supersede that run: pure decisions over the Instance's plan state, passed in as data
-//! ([`PlanState`]; `kudo_crd::plan::state` reads it from an Instance).
+//! ([`PlanState`]; `kudo_crd::baseline::plan_state` reads it from an Instance).
 //!
 //! A plan starts when the Instance differs from what the manager last acted on ([`Applied`]):
 //! 1. never applied: `deploy`;
