@@ -32,12 +32,13 @@ use kube::core::DynamicObject;
 use kube::core::ObjectMeta;
 use kube::core::Status;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kudo_crd::plan;
+use kudo_crd::baseline;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::v1beta2::{Instance, OperatorVersion, OperatorVersionSpec};
 use kudo_crd::{labels, revision};
 use kudo_diag::{Code, Diagnostic, Origin};
 use kudo_policy::change::{self, Installed, Proposal, Undeclared, Version};
+use kudo_policy::run;
 use serde_json::{Value, json};
 
 /// Why an OperatorVersion object cannot be the policy's [`Version`].
@@ -208,11 +209,12 @@ fn annotations(obj: &Value) -> Option<BTreeMap<String, String>> {
         .and_then(|a| serde_json::from_value(a.clone()).ok())
 }
 
-/// The plan the old object has scheduled or running, unless the new one supersedes that run
-/// (`--force`): [`plan::blocking`].
-fn blocking(old: &Value, new: &Value, version: &Version) -> Option<String> {
-    let inst: Instance = serde_json::from_value(old.clone()).ok()?;
-    plan::blocking(&inst, annotations(new).as_ref(), version)
+/// The plan the old object `inst` has scheduled or running, unless the new one supersedes that
+/// run (`--force`): [`run::supersede`].
+fn blocking(inst: &Instance, new: &Value, version: &Version) -> Option<String> {
+    let annotations = annotations(new);
+    let running = run::running(&baseline::plan_state(inst), version);
+    run::supersede(running, baseline::force(annotations.as_ref())).blocking
 }
 
 /// `patched` with [`labels::CHANGED_BY`] naming `user`, when the write changes the spec (or
@@ -349,51 +351,69 @@ pub fn decide_with(
     let decision = match old {
         None => change::install(&to, proposal),
         Some(old_obj) => {
-            let old_name = ov_ref(old_obj, namespace).unwrap_or_else(|| name.clone());
-            let from = if old_name == name {
-                to.clone()
-            } else {
-                match lookup(store, &old_name, "cannot upgrade from it") {
-                    Ok(from) => from,
-                    Err(unchecked) => return unchecked,
-                }
-            };
-            let values = change::declared(&from, &params(old_obj));
-            let old_kept = kept(old_obj);
-            let running = blocking(old_obj, new, &from);
-            let installed = Installed {
-                version: &from,
-                values: &values,
-                kept: old_kept.as_ref(),
-                secrets_elsewhere: false,
-                deleting: new.pointer("/metadata/deletionTimestamp").is_some()
-                    || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
-                in_progress: running.as_deref(),
-            };
-            // The same OperatorVersion named the other way (`zookeeper-0.3.3` then
-            // `zookeeper-3.6.2-0.3.3`) is no upgrade.
-            let same = old_name.namespace == name.namespace && from.name == to.name;
-            let old_generation = old_obj
-                .pointer("/metadata/generation")
-                .and_then(Value::as_i64);
-            let decided =
-                if revision::rollback_of(annotations(new).as_ref(), old_generation).is_some() {
-                    // `kudo rollback` (or the manager's remediation) restoring a revision, written
-                    // on top of this very generation.
-                    change::rollback(&installed, &to, proposal, kept(new).as_ref())
-                } else if same {
-                    change::update(&installed, proposal)
-                } else {
-                    let allow = revision::preflight_of(annotations(new).as_ref(), old_generation);
-                    change::upgrade(&installed, &to, proposal, &allow)
-                };
-            match triggered(old_obj, new) {
-                Some(plan) => change::with_trigger(&installed, plan, decided),
-                None => decided,
+            match decide_change(namespace, old_obj, new, &name, &to, store, proposal) {
+                Ok(decided) => decided,
+                Err(unchecked) => return unchecked,
             }
         }
     };
-    match decision.map(|d| aside.restore(d)) {
+    verdict(decision.map(|d| aside.restore(d)), new)
+}
+
+/// An update or upgrade of the Instance `old_obj` to `new` (whose OperatorVersion `name` is
+/// `to`) decided by the policy, or the verdict that it cannot be checked.
+fn decide_change(
+    namespace: &str,
+    old_obj: &Value,
+    new: &Value,
+    name: &OperatorVersionRef,
+    to: &Arc<Version>,
+    store: &dyn OperatorVersions,
+    proposal: Proposal<'_>,
+) -> Result<Result<change::Decision, Vec<Diagnostic>>, Verdict> {
+    let old_name = ov_ref(old_obj, namespace).unwrap_or_else(|| name.clone());
+    let from = if old_name == *name {
+        to.clone()
+    } else {
+        lookup(store, &old_name, "cannot upgrade from it")?
+    };
+    let values = change::declared(&from, &params(old_obj));
+    // An old object that is no Instance (it never is: the API server stored it) has
+    // nothing in progress.
+    let old_inst: Instance = serde_json::from_value(old_obj.clone())
+        .unwrap_or_else(|_| Instance::new("", Default::default()));
+    let running = blocking(&old_inst, new, &from);
+    let installed = Installed {
+        deleting: new.pointer("/metadata/deletionTimestamp").is_some()
+            || old_obj.pointer("/metadata/deletionTimestamp").is_some(),
+        ..baseline::installed(&old_inst, &from, &values, running.as_deref())
+    };
+    // The same OperatorVersion named the other way (`zookeeper-0.3.3` then
+    // `zookeeper-3.6.2-0.3.3`) is no upgrade.
+    let same = old_name.namespace == name.namespace && from.name == to.name;
+    let old_generation = old_obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
+    let decided = if revision::rollback_of(annotations(new).as_ref(), old_generation).is_some() {
+        // `kudo rollback` (or the manager's remediation) restoring a revision, written
+        // on top of this very generation.
+        change::rollback(&installed, to, proposal, kept(new).as_ref())
+    } else if same {
+        change::update(&installed, proposal)
+    } else {
+        let allow = revision::preflight_of(annotations(new).as_ref(), old_generation);
+        change::upgrade(&installed, to, proposal, &allow)
+    };
+    Ok(match triggered(old_obj, new) {
+        Some(plan) => change::with_trigger(&installed, plan, decided),
+        None => decided,
+    })
+}
+
+/// The policy's decision on `new` as the webhook answers it: what to store, the plan and the
+/// warnings, or every refusal.
+fn verdict(decision: Result<change::Decision, Vec<Diagnostic>>, new: &Value) -> Verdict {
+    match decision {
         Err(diags) => Verdict::Deny(diags),
         Ok(d) => {
             let warnings = d.warnings.iter().map(ToString::to_string).collect();
@@ -537,37 +557,9 @@ fn answer(
     mode: Mode,
     store: &dyn OperatorVersions,
 ) -> (u16, AdmissionReview<DynamicObject>) {
-    // The body is parsed once: the objects are taken out of it as they are (no second copy
-    // through DynamicObject, which doubled the memory of a large review), and the rest, small,
-    // is read as kube's AdmissionReview.
-    let mut raw: Value = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => {
-            return (
-                400,
-                AdmissionResponse::invalid(format!("not an AdmissionReview: {e}")).into_review(),
-            );
-        }
-    };
-    let mut take = |key: &str| {
-        raw.get_mut("request")
-            .and_then(Value::as_object_mut)
-            .and_then(|r| r.shift_remove(key))
-            .filter(|v| !v.is_null())
-    };
-    let (new, old) = (take("object"), take("oldObject"));
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_value(raw) {
-        Ok(r) => r,
-        Err(e) => {
-            return (
-                400,
-                AdmissionResponse::invalid(format!("not an AdmissionReview: {e}")).into_review(),
-            );
-        }
-    };
-    let request: AdmissionRequest<DynamicObject> = match review.try_into() {
-        Ok(r) => r,
-        Err(e) => return (400, AdmissionResponse::invalid(e).into_review()),
+    let Read { request, new, old } = match read_review(body) {
+        Ok(read) => read,
+        Err(invalid) => return (400, invalid.into_review()),
     };
     if request.uid.is_empty() {
         return (
@@ -624,37 +616,99 @@ fn answer(
             parameters,
             warnings,
             ..
-        } => {
-            let mut r = response;
-            if !warnings.is_empty() {
-                r.warnings = Some(warnings);
-            }
-            match (mode, parameters) {
-                (Mode::Mutate, stored) => {
-                    let patched = stored.map_or_else(|| new.clone(), |s| s.apply(&new));
-                    let user = request.user_info.username.as_deref();
-                    let patched = stamped(old.as_ref(), &new, patched, user);
-                    let patch = json_patch::diff(&new, &patched);
-                    if patch.0.is_empty() {
-                        return (200, r.into_review());
-                    }
-                    match r.clone().with_patch(patch) {
-                        Ok(with) => with,
-                        Err(e) => deny(
-                            r,
-                            &format!(
-                                "internal error, please report it: cannot serialize the patch: {e}"
-                            ),
-                        ),
-                    }
-                }
-                _ => r,
-            }
-        }
+        } => allowed(
+            response,
+            mode,
+            parameters,
+            warnings,
+            &request,
+            old.as_ref(),
+            &new,
+        ),
         Verdict::Deny(diags) => refused(response, &diags),
         Verdict::Unchecked(why) => deny(response, &why),
     };
     (200, reply.into_review())
+}
+
+/// A review read once: its request, and the objects taken out of it as they are (`object`,
+/// `oldObject`); `Err` with the answer to a body that is no AdmissionReview.
+fn read_review(body: &[u8]) -> Result<Read, Box<AdmissionResponse>> {
+    // The body is parsed once: the objects are taken out of it as they are (no second copy
+    // through DynamicObject, which doubled the memory of a large review), and the rest, small,
+    // is read as kube's AdmissionReview.
+    let mut raw: Value = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(Box::new(AdmissionResponse::invalid(format!(
+                "not an AdmissionReview: {e}"
+            ))));
+        }
+    };
+    let mut take = |key: &str| {
+        raw.get_mut("request")
+            .and_then(Value::as_object_mut)
+            .and_then(|r| r.shift_remove(key))
+            .filter(|v| !v.is_null())
+    };
+    let (new, old) = (take("object"), take("oldObject"));
+    let review: AdmissionReview<DynamicObject> = match serde_json::from_value(raw) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(Box::new(AdmissionResponse::invalid(format!(
+                "not an AdmissionReview: {e}"
+            ))));
+        }
+    };
+    let request: AdmissionRequest<DynamicObject> = match review.try_into() {
+        Ok(r) => r,
+        Err(e) => return Err(Box::new(AdmissionResponse::invalid(e))),
+    };
+    Ok(Read { request, new, old })
+}
+
+/// A review as [`read_review`] read it.
+struct Read {
+    request: AdmissionRequest<DynamicObject>,
+    /// `request.object`.
+    new: Option<Value>,
+    /// `request.oldObject`.
+    old: Option<Value>,
+}
+
+/// The answer to an allowed write: its warnings, and for the mutating webhook the patch that
+/// stores what the policy decided (`parameters`) and who changed it.
+fn allowed(
+    mut r: AdmissionResponse,
+    mode: Mode,
+    parameters: Option<Box<Stored>>,
+    warnings: Vec<String>,
+    request: &AdmissionRequest<DynamicObject>,
+    old: Option<&Value>,
+    new: &Value,
+) -> AdmissionResponse {
+    if !warnings.is_empty() {
+        r.warnings = Some(warnings);
+    }
+    match (mode, parameters) {
+        (Mode::Mutate, stored) => {
+            let patched = stored.map_or_else(|| new.clone(), |s| s.apply(new));
+            let user = request.user_info.username.as_deref();
+            let patched = stamped(old, new, patched, user);
+            let patch = json_patch::diff(new, &patched);
+            if patch.0.is_empty() {
+                return r;
+            }
+            match r.clone().with_patch(patch) {
+                Ok(with) => with,
+                Err(e) => deny(
+                    r,
+                    &format!("internal error, please report it: cannot serialize the patch: {e}"),
+                ),
+            }
+        }
+        _ => r,
+    }
 }
 
 /// `Err(denial)` when `new` could not be read in every version the CRD serves

@@ -33,7 +33,7 @@ pub const CLI_FIELD_MANAGER: &str = "kudo";
 /// Annotation of an Instance written by `kudo update --force` and `kudo upgrade --force`: the
 /// run (`status.activePlan.uid`, or the run a spec not yet acted on starts) that the write may
 /// supersede. The admission webhook lets a change that another plan's run would otherwise
-/// block through when it names that very run ([`crate::plan::blocking`]).
+/// block through when it names that very run ([`kudo_policy::run::supersede`], read by [`crate::baseline::force`]).
 pub const SUPERSEDE: &str = "kudo.dev/supersede";
 /// Annotation of an Instance that the mutating admission webhook sets on every write that
 /// changes its `spec`: the user the API server authenticated for that write (the admission

@@ -11,7 +11,8 @@
 //! | [`definitions`], [`crds_yaml`] | the CustomResourceDefinitions generated from the types (`deploy/crds.yaml`) |
 //! | [`convert`] | v1beta1 ⇄ v1beta2 conversion of those objects, total and lossless (what the conversion webhook runs) |
 //! | [`package`] | a package as Operator and OperatorVersion objects, and back |
-//! | [`plan`] | which plan an Instance runs and where it stands (the manager, `kudo update` and the admission webhook share it) |
+//! | [`plan`] | where an Instance's plan stands, and its status bookkeeping (the manager, `kudo update --wait` and the admission webhook share it) |
+//! | [`baseline`] | an Instance as kudo-policy sees it: its installed baseline and plan state (the CLI, both webhooks and the manager call it) |
 //! | [`mod@reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
@@ -29,6 +30,7 @@
 //! ```
 
 pub mod applied;
+pub mod baseline;
 pub mod common;
 pub mod convert;
 mod crds;

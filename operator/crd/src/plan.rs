@@ -1,27 +1,23 @@
-//! Which plan an Instance runs, and where that plan stands: pure functions over the Instance,
-//! its OperatorVersion's package and its status.
+//! Where an Instance's plan stands, and its status bookkeeping: pure functions over the
+//! Instance, its OperatorVersion's package and its status.
 //!
-//! A plan starts when the Instance differs from `status.applied` (what the manager last acted
-//! on):
-//! 1. never applied: `deploy`;
-//! 2. a new `spec.planExecution.uid`: `spec.planExecution.planName` (`kudo plan trigger`);
-//! 3. another OperatorVersion: [`kudo_policy::change::upgrade_plan`] (`upgrade`, else `update`,
-//!    else `deploy`);
-//! 4. other effective parameters: the plan [`kudo_policy::change::update`] decides (the same
-//!    function the CLI and the admission webhook call).
+//! Which plan starts, and which one is in progress, is the policy's to decide
+//! ([`kudo_policy::run`]), over the plan state [`crate::baseline::plan_state`] reads here.
 //!
 //! A plan's phases run one after the other (`serial`, the default) or all at once
 //! (`parallel`); so do a phase's steps. A step's tasks run in order.
 
-use kudo_diag::Diagnostic;
 use kudo_pkg::Package;
-use kudo_policy::change::{self, Installed, Proposal, Version};
+/// A run in progress ([`kudo_policy::run::running`]), named here for the callers that named it
+/// here before it moved to the policy.
+pub use kudo_policy::run::Running;
+/// The run [`begin`] starts, as [`kudo_policy::run::select`] chose it.
+pub use kudo_policy::run::Start;
 use serde_json::Value;
 
 use crate::common::{
     ActivePlan, AppliedState, ExecStatus, InstanceStatus, PhaseStatus, PlanStatus, StepStatus,
 };
-use crate::labels;
 use crate::v1beta2::Instance;
 
 /// The name of the plan that runs when an Instance is deleted.
@@ -59,7 +55,8 @@ pub struct Failure {
 }
 
 /// Where the run whose status is `plan` stands: what the manager's `Ready` condition, `--wait`,
-/// the admission rules ([`running`]) and a parent waiting for its KudoOperator child read.
+/// the admission rules ([`kudo_policy::run::running`], through
+/// [`crate::baseline::plan_state`]) and a parent waiting for its KudoOperator child read.
 /// A status kudo does not know ([`ExecStatus::Unknown`]) has not ended: Running.
 pub fn judge(plan: &PlanStatus) -> Standing {
     match ExecStatus::of(&plan.status) {
@@ -155,167 +152,6 @@ pub fn progress(status: Option<&InstanceStatus>, generation: i64) -> Progress<'_
             standing: judge(plan),
         },
     }
-}
-
-/// A plan to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Start {
-    /// The plan.
-    pub plan: String,
-    /// The run's id.
-    pub uid: String,
-    /// Why it starts (for events and logs).
-    pub reason: String,
-}
-
-/// Why no plan can start.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
-    /// `spec.planExecution.planName` names no plan of the operator.
-    UnknownPlan(String),
-    /// The parameter change is refused by [`kudo_policy::change::update`] (two plans, an
-    /// immutable value: the webhook refuses these; without it, they can land).
-    Refused(Vec<Diagnostic>),
-}
-
-/// The plan the Instance needs now, given its effective parameters; `None` when it is as the
-/// manager last left it.
-pub fn select(
-    inst: &Instance,
-    version: &Version,
-    effective: &Value,
-    status: &InstanceStatus,
-) -> Result<Option<Start>, Refusal> {
-    let generation = inst.metadata.generation.unwrap_or(0);
-    let start = |plan: &str, reason: String| Start {
-        plan: plan.to_string(),
-        uid: format!("{plan}-g{generation}"),
-        reason,
-    };
-    let has = |plan: &str| version.has_plan(plan);
-    let Some(applied) = &status.applied else {
-        return Ok(Some(start("deploy", "first deployment".into())));
-    };
-    if let Some(pe) = &inst.spec.plan_execution
-        && let (Some(uid), Some(plan)) = (&pe.uid, &pe.plan_name)
-        && applied.plan_execution_uid.as_ref() != Some(uid)
-    {
-        if !has(plan) {
-            return Err(Refusal::UnknownPlan(plan.clone()));
-        }
-        return Ok(Some(Start {
-            plan: plan.clone(),
-            uid: uid.clone(),
-            reason: format!("plan `{plan}` triggered"),
-        }));
-    }
-    let ov = inst.spec.operator_version_name();
-    // The same version named the other way (`zookeeper-0.3.3`, then `zookeeper-3.6.2-0.3.3`)
-    // is no upgrade: the webhook decides it as an update too.
-    let same = applied
-        .operator_version
-        .as_deref()
-        .is_some_and(|a| version.answers_to(a));
-    if ov != applied.operator_version && !same {
-        let Some(plan) = change::upgrade_plan(version) else {
-            return Err(Refusal::UnknownPlan(change::UPGRADE.into()));
-        };
-        return Ok(Some(start(
-            plan,
-            format!(
-                "upgrade from {} to {}",
-                applied.operator_version.as_deref().unwrap_or("?"),
-                ov.as_deref().unwrap_or("?")
-            ),
-        )));
-    }
-    let before = applied.parameters.clone().unwrap_or(Value::Null);
-    if &before == effective {
-        return Ok(None);
-    }
-    let installed = Installed::at_rest(version, &before);
-    let decision =
-        change::update(&installed, Proposal::Values(effective)).map_err(Refusal::Refused)?;
-    Ok(decision.plan.map(|plan| {
-        let paths: Vec<&str> = decision
-            .changes
-            .iter()
-            .map(|c| c.pointer.as_str())
-            .collect();
-        start(&plan, format!("parameters changed: {}", paths.join(", ")))
-    }))
-}
-
-/// A run an Instance has scheduled or running.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Running {
-    /// The plan.
-    pub plan: String,
-    /// The run's id (`status.activePlan.uid`, or the one the manager will give it).
-    pub uid: String,
-}
-
-/// The run an Instance has scheduled or running, as the admission rules see it
-/// ([`kudo_policy::change::Installed::in_progress`]):
-/// - the active plan, while its status is not terminal (COMPLETE or FATAL_ERROR);
-/// - else, when the manager has acted on the Instance before but not yet on its latest spec
-///   (its generation is newer than `status.observedGeneration`), the plan that spec will start.
-///
-/// An Instance the manager has never written a status for has nothing in progress: its
-/// `deploy` starts from whatever spec it finds.
-pub fn running(inst: &Instance, version: &Version) -> Option<Running> {
-    let status = inst.status.as_ref()?;
-    if let Some(active) = &status.active_plan
-        && let Some(run) = status.plan_status.get(&active.name)
-        && !judge(run).is_over()
-    {
-        return Some(Running {
-            plan: active.name.clone(),
-            uid: active.uid.clone(),
-        });
-    }
-    let generation = inst.metadata.generation?;
-    if status.applied.is_none() || acted_on(status, generation) {
-        return None;
-    }
-    let given = inst.spec.parameters.clone().unwrap_or_default();
-    let (values, _) = version.effective_kept(&given, inst.spec.immutable_defaults.as_ref());
-    // Secrets are not in the spec (nor readable here): they count as unchanged.
-    let recorded = status
-        .applied
-        .as_ref()
-        .and_then(|a| a.parameters.as_ref())
-        .cloned()
-        .unwrap_or_default();
-    let values = kudo_policy::secrets::carried(&version.schema, &recorded, values.value());
-    match select(inst, version, &values, status) {
-        Ok(Some(start)) => Some(Running {
-            plan: start.plan,
-            uid: start.uid,
-        }),
-        _ => None,
-    }
-}
-
-/// The plan of [`running`].
-pub fn in_progress(inst: &Instance, version: &Version) -> Option<String> {
-    running(inst, version).map(|r| r.plan)
-}
-
-/// The plan that blocks a write over `old` whose new object carries the annotations
-/// `annotations`: the run in progress ([`running`]), unless the write names that very run in
-/// [`labels::SUPERSEDE`] (`--force`: the user replaces it knowingly). A stale annotation,
-/// naming a run that is over, lets nothing through.
-pub fn blocking(
-    old: &Instance,
-    annotations: Option<&std::collections::BTreeMap<String, String>>,
-    version: &Version,
-) -> Option<String> {
-    let run = running(old, version)?;
-    let forced = annotations
-        .and_then(|a| a.get(labels::SUPERSEDE))
-        .is_some_and(|uid| *uid == run.uid);
-    (!forced).then_some(run.plan)
 }
 
 /// A fresh status tree for `plan`: every phase and step PENDING, the plan IN_PROGRESS.
@@ -536,8 +372,12 @@ fn failure_message<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baseline;
     use crate::common::{ObjectRef, PlanExecution};
+    use crate::labels;
     use crate::v1beta2::InstanceSpec;
+    use kudo_policy::change::Version;
+    use kudo_policy::run::{self, Refusal, Running};
     use serde_json::json;
     use std::collections::BTreeMap;
     use std::path::Path;
@@ -550,6 +390,30 @@ mod tests {
         );
         files.insert("params.yaml".to_string(), params.as_bytes().to_vec());
         Package::from_files(Path::new("demo"), files).unwrap()
+    }
+
+    /// [`run::select`] over an Instance and a status, as the manager calls it.
+    fn select(
+        inst: &Instance,
+        version: &Version,
+        effective: &Value,
+        status: &InstanceStatus,
+    ) -> Result<Option<Start>, Refusal> {
+        let applied = baseline::applied(status);
+        run::select(&baseline::spec(inst), applied.as_ref(), version, effective)
+    }
+
+    fn running(inst: &Instance, version: &Version) -> Option<Running> {
+        run::running(&baseline::plan_state(inst), version)
+    }
+
+    /// The plan that blocks a write carrying `annotations`, as the webhook decides it.
+    fn blocking(
+        inst: &Instance,
+        annotations: Option<&BTreeMap<String, String>>,
+        version: &Version,
+    ) -> Option<String> {
+        run::supersede(running(inst, version), baseline::force(annotations)).blocking
     }
 
     fn ver(pkg: &Package) -> Version {

@@ -5,7 +5,7 @@
 //! 1. adds the finalizer [`kudo_crd::labels::FINALIZER`] to a new Instance;
 //! 2. rebuilds the OperatorVersion's package ([`kudo_crd::package::from_operator_version`]) and
 //!    the effective parameters (`kudo-policy`'s defaults and validation, as the CLI);
-//! 3. starts the plan the change needs ([`kudo_crd::plan::select`]: `deploy`, a triggered plan, the
+//! 3. starts the plan the change needs ([`kudo_policy::run::select`]: `deploy`, a triggered plan, the
 //!    `trigger`'s plan, `upgrade`), recording it in `status.activePlan` and what it runs for in
 //!    `status.applied`;
 //! 4. runs the steps that may run now ([`kudo_crd::plan::runnable`]), each through `tasks::run_step`

@@ -38,9 +38,11 @@ use crate::old_name::{self, Report};
 use crate::params::ParamSchema;
 use crate::preflight::{self, Allow};
 use crate::trigger::{self, Selection};
-use crate::validate::Validator;
-use crate::values::{self, Inputs, Override, Reset, Values, effective};
-use crate::{immutable, limits, typing};
+use crate::values::{self, Inputs, Override, Reset, Values, effective, overlay};
+/// The version a decision is about ([`crate::version`]), named here where every decision
+/// takes it.
+pub use crate::version::Version;
+use crate::{immutable, limits};
 use kudo_diag::diag::{Code, Diagnostic, Location, Origin, Severity};
 use kudo_diag::pointer;
 use kudo_yaml::document::Document;
@@ -51,103 +53,6 @@ pub const DEPLOY: &str = "deploy";
 pub const UPGRADE: &str = "upgrade";
 /// The plan a change without a `trigger` runs, when the operator has it (else `deploy`).
 pub const UPDATE: &str = "update";
-
-/// What the policy needs of one operator version: its parameter schema (compiled once) and its
-/// plans. Built from a package (`kudo_pkg::Package::policy_version`) or from an OperatorVersion object.
-pub struct Version {
-    /// The OperatorVersion's name (`{operator}-{version}`).
-    pub name: String,
-    /// The version (`spec.version`).
-    pub version: String,
-    /// The parameter schema (a v1beta1 package's, converted).
-    pub schema: ParamSchema,
-    /// `schema`, compiled.
-    pub validator: Validator,
-    /// The plan names.
-    pub plans: Vec<String>,
-    /// Every name an Instance may give this version, `name` first (KUDO's two forms of an
-    /// OperatorVersion's name): moving between them is no upgrade ([`Version::answers_to`]).
-    pub names: Vec<String>,
-}
-
-impl std::fmt::Debug for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Version")
-            .field("name", &self.name)
-            .field("plans", &self.plans)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Version {
-    /// A version from its parts; `Err` when the schema does not compile.
-    pub fn new(
-        name: String,
-        version: String,
-        schema: ParamSchema,
-        plans: Vec<String>,
-    ) -> Result<Version, Vec<Diagnostic>> {
-        let validator = Validator::new(&schema)?;
-        Ok(Version {
-            names: vec![name.clone()],
-            name,
-            version,
-            schema,
-            validator,
-            plans,
-        })
-    }
-
-    /// The same version, also answering to `names` (the other forms of its name).
-    pub fn with_names(mut self, names: impl IntoIterator<Item = String>) -> Version {
-        for n in names {
-            if !self.names.contains(&n) {
-                self.names.push(n);
-            }
-        }
-        self
-    }
-
-    /// True when an Instance naming `name` runs this version (in any form of its name).
-    pub fn answers_to(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
-
-    /// True when the operator has plan `name`.
-    pub fn has_plan(&self, name: &str) -> bool {
-        self.plans.iter().any(|p| p == name)
-    }
-
-    fn plan_names(&self) -> Vec<&str> {
-        self.plans.iter().map(String::as_str).collect()
-    }
-
-    /// Stored values (`spec.parameters`: v1beta2 values, or v1beta1 strings) typed by this
-    /// version's schema, with the defaults filled in, and the problems met (not validated).
-    pub fn effective(&self, stored: &Value) -> (Values, Vec<Diagnostic>) {
-        self.effective_kept(stored, None)
-    }
-
-    /// [`Version::effective`] of an Instance that also keeps installed defaults
-    /// (`spec.immutableDefaults`, [`Decision::kept`]): they stand under the stored values and
-    /// over this version's defaults.
-    pub fn effective_kept(
-        &self,
-        stored: &Value,
-        kept: Option<&Value>,
-    ) -> (Values, Vec<Diagnostic>) {
-        let kept = kept.map(|k| self.typed(k)).unwrap_or_else(empty);
-        effective(&self.schema, &current(overlay(&kept, &self.typed(stored))))
-    }
-
-    /// Stored values typed by this version's schema (`"7"` -> 7 for an integer parameter).
-    pub fn typed(&self, stored: &Value) -> Value {
-        match stored {
-            Value::Object(_) => typing::typed_by_schema(&self.schema, stored),
-            _ => Value::Object(Map::new()),
-        }
-    }
-}
 
 /// The plan an upgrade to `to` runs: `upgrade`, else `update`, else `deploy` (KUDO's order).
 pub fn upgrade_plan(to: &Version) -> Option<&'static str> {
@@ -440,6 +345,40 @@ pub fn upgrade(
     checked.retain(|d| !refused.iter().any(|f| f.pointer == d.pointer));
     problems.extend(checked);
     problems.extend(refused);
+    let immutable_changes = upgrade_immutables(from, to, baseline, &installed_values, &new);
+    problems.extend(with_origins(&new, immutable_changes));
+    problems.extend(immutable::check_unset(&to.schema, new.value()));
+    let changes = upgrade_changes(from, to, baseline, &new, &mut problems);
+    let plan = upgrade_plan(to);
+    if plan.is_none() {
+        problems.push(no_plan(
+            to,
+            "the new version has no `upgrade`, `update` or `deploy` plan to run the upgrade",
+        ));
+    }
+    let mut warnings = errors_or_warnings(problems)?;
+    warnings.extend(told);
+    Ok(Decision {
+        before: installed_values,
+        values: new,
+        explicit,
+        kept,
+        plan: plan.map(String::from),
+        changes,
+        report: Some(m.report),
+        warnings,
+    })
+}
+
+/// The immutable values an upgrade to `to` changes, from the `baseline` it compares against and
+/// from the installed values.
+fn upgrade_immutables(
+    from: &Version,
+    to: &Version,
+    baseline: &Value,
+    installed_values: &Value,
+    new: &Values,
+) -> Vec<Diagnostic> {
     // A value may be added where the installed version had no immutable value to keep: a
     // parameter that becomes immutable, or a new immutable one (KUDO's KEP-30).
     // Against the installed values too: giving the new default of an immutable value is a
@@ -452,15 +391,25 @@ pub fn upgrade(
                     || immutable::immutable_at(&from.schema, &d.pointer).is_some()
             })
             .collect();
-    for d in immutable::check_update(&to.schema, &installed_values, new.value()) {
+    for d in immutable::check_update(&to.schema, installed_values, new.value()) {
         if installed_values.pointer(&d.pointer).is_some()
             && !immutable_changes.iter().any(|c| c.pointer == d.pointer)
         {
             immutable_changes.push(d);
         }
     }
-    problems.extend(with_origins(&new, immutable_changes));
-    problems.extend(immutable::check_unset(&to.schema, new.value()));
+    immutable_changes
+}
+
+/// The changes given with an upgrade to `to`, over its `baseline`: refused (into `problems`)
+/// when they run another plan than `deploy` in the new version.
+fn upgrade_changes(
+    from: &Version,
+    to: &Version,
+    baseline: &Value,
+    new: &Values,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<trigger::ValueChange> {
     // The values the upgrade needs (those new immutable parameters) run no plan of their own.
     let mut compared = baseline.clone();
     for p in trigger::changed_paths(baseline, new.value()) {
@@ -473,7 +422,7 @@ pub fn upgrade(
             pointer::set_creating(&mut compared, &tokens, v.clone());
         }
     }
-    let changes = match trigger::select(&to.schema, &to.plan_names(), &compared, new.value()) {
+    match trigger::select(&to.schema, &to.plan_names(), &compared, new.value()) {
         Ok(Selection {
             plan: Some(plan),
             changes,
@@ -494,29 +443,10 @@ pub fn upgrade(
         }
         Ok(s) => s.changes,
         Err(d) => {
-            problems.extend(with_origins(&new, d));
+            problems.extend(with_origins(new, d));
             Vec::new()
         }
-    };
-    let plan = upgrade_plan(to);
-    if plan.is_none() {
-        problems.push(no_plan(
-            to,
-            "the new version has no `upgrade`, `update` or `deploy` plan to run the upgrade",
-        ));
     }
-    let mut warnings = errors_or_warnings(problems)?;
-    warnings.extend(told);
-    Ok(Decision {
-        before: installed_values,
-        values: new,
-        explicit,
-        kept,
-        plan: plan.map(String::from),
-        changes,
-        report: Some(m.report),
-        warnings,
-    })
 }
 
 /// A rollback of an installed Instance to one of its revisions (`kudo rollback`, the manager's
@@ -1130,25 +1060,6 @@ fn empty() -> Value {
     Value::Object(Map::new())
 }
 
-/// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
-/// RFC 7396 merge, a `null` in `top` is a value.
-pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
-    match (base, top) {
-        (Value::Object(b), Value::Object(t)) => {
-            let mut out = b.clone();
-            for (k, v) in t {
-                let merged = match out.get(k) {
-                    Some(under) => overlay(under, v),
-                    None => v.clone(),
-                };
-                out.insert(k.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        _ => top.clone(),
-    }
-}
-
 /// `baseline` without the values `--reset` names, and the resets refused.
 fn reset(to: &Version, baseline: &Value, resets: &[Reset]) -> (Value, Vec<Diagnostic>) {
     let mut out = baseline.clone();
@@ -1534,6 +1445,17 @@ mod tests {
         in_progress: None,
     };
 
+    impl State {
+        /// An Instance in this state, installed at `version` with `values`.
+        fn of<'a>(&self, version: &'a Version, values: &'a Value) -> Installed<'a> {
+            Installed {
+                deleting: self.deleting,
+                in_progress: self.in_progress,
+                ..Installed::at_rest(version, values)
+            }
+        }
+    }
+
     fn outcome(r: Verdict) -> Result<Option<String>, Vec<Code>> {
         r.map(|d| d.plan)
             .map_err(|d| d.iter().map(|d| d.code).collect())
@@ -1549,14 +1471,7 @@ mod tests {
 
     fn update_with(v: &Version, installed: Value, state: State, overrides: &[&str]) -> Verdict {
         let o = args(overrides);
-        let i = Installed {
-            version: v,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(v, &installed);
         update(
             &i,
             Proposal::Edits {
@@ -1626,14 +1541,7 @@ mod tests {
         allow: &Allow,
     ) -> Verdict {
         let o = args(overrides);
-        let i = Installed {
-            version: from,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(from, &installed);
         upgrade(
             &i,
             to,
@@ -1817,14 +1725,7 @@ mod tests {
                 in_progress: Some("backup-update"),
             },
         ] {
-            let i = Installed {
-                version: &v,
-                values: &stored,
-                kept: None,
-                secrets_elsewhere: false,
-                deleting: state.deleting,
-                in_progress: state.in_progress,
-            };
+            let i = state.of(&v, &stored);
             let d = update(&i, Proposal::Values(&typed)).unwrap();
             assert_eq!(d.plan, None);
             assert!(d.changes.is_empty());
@@ -2230,14 +2131,7 @@ mod tests {
 
     fn reset_with(v: &Version, installed: Value, state: State, resets: &[&str]) -> Verdict {
         let r = self::resets(resets);
-        let i = Installed {
-            version: v,
-            values: &installed,
-            kept: None,
-            secrets_elsewhere: false,
-            deleting: state.deleting,
-            in_progress: state.in_progress,
-        };
+        let i = state.of(v, &installed);
         update(
             &i,
             Proposal::Edits {
@@ -2479,14 +2373,7 @@ mod tests {
         let v = v1(ALL);
         let values = json!({});
         for (rule, state, plan, alongside, want) in cases {
-            let i = Installed {
-                version: &v,
-                values: &values,
-                kept: None,
-                secrets_elsewhere: false,
-                deleting: state.deleting,
-                in_progress: state.in_progress,
-            };
+            let i = state.of(&v, &values);
             let got =
                 trigger_plan(&i, plan, alongside).map_err(|d| d.iter().map(|d| d.code).collect());
             assert_eq!(got, want, "rule: {rule}");

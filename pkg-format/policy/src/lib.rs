@@ -18,6 +18,8 @@
 //! | [`preflight`] | what an upgrade would break: both versions' schemas compared, judged against the Instance's values (or offline, for authors) | [`preflight::against`], [`preflight::offline`] |
 //! | [`secrets`] | `writeOnly` values kept in Secrets, never in the Instance | [`secrets::split`] |
 //! | [`change`] | install, update and upgrade as pure decisions (all three extensions applied) | [`change::install`], [`change::update`], [`change::upgrade`] |
+//! | [`version`] | one operator version as the policy sees it: schema, plans, names (also [`change::Version`]) | [`version::Version`] |
+//! | [`run`] | the plan run an Instance needs, the one it has in progress, and whether a write supersedes it (`--force`) | [`run::select`], [`run::running`], [`run::supersede`] |
 //!
 //! Text is typed by its parameter's schema in one place ([`TextError`] says why not).
 //!
@@ -58,11 +60,13 @@ pub mod limits;
 pub mod old_name;
 pub mod params;
 pub mod preflight;
+pub mod run;
 pub mod secrets;
 pub mod trigger;
 pub mod typing;
 pub mod validate;
 pub mod values;
+pub mod version;
 
 pub use params::{ParamSchema, Params};
 pub use typing::TextError;

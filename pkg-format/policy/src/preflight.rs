@@ -26,11 +26,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::change::Version;
 use crate::old_name::Dropped;
 use crate::params::ParamSchema;
 use crate::params::v1beta2::Child;
 use crate::values::{MAX_DEPTH, Values};
+use crate::version::Version;
 use kudo_diag::diag::{Code, Diagnostic, Origin, Shown};
 use kudo_diag::pointer;
 
@@ -527,107 +527,125 @@ impl Walk<'_> {
             return;
         }
         let (old, new) = (self.from.resolve(old), self.to.resolve(new));
-        let here = pointer::from_tokens(new_at);
-        let secret = self.to.may_hold_secret(new_at);
-        let change = |code, keyword, from: Option<&Value>, to: Option<&Value>| SchemaChange {
-            code,
-            pointer: here.clone(),
-            keyword,
-            from: from.cloned(),
-            to: to.cloned(),
-            rule_at: to.map(|_| pointer::push(&schema_at, keyword)),
-            secret,
-        };
         if !new_at.is_empty() {
             self.visited.push(pointer::from_tokens(old_at));
-            // type
-            let (ot, nt) = (self.from.types(old), self.to.types(new));
-            let widened = |t: &str| nt.contains(&t) || (t == "integer" && nt.contains(&"number"));
-            if !nt.is_empty() && (ot.is_empty() || !ot.iter().all(|t| widened(t))) {
+            let here = Here {
+                pointer: pointer::from_tokens(new_at),
+                schema_at: &schema_at,
+                secret: self.to.may_hold_secret(new_at),
+            };
+            self.narrowed(old, new, &here);
+            self.changed(old, new, &here);
+        }
+        self.required_added(old, new, old_at, new_at, &schema_at);
+        self.children(old, new, old_at, new_at, &schema_at, depth);
+    }
+
+    /// The rules of the node that accept fewer values now: its type, enum and bounds.
+    fn narrowed(&mut self, old: &Value, new: &Value, here: &Here<'_>) {
+        let change = |code, keyword, from, to| here.change(code, keyword, from, to);
+        // type
+        let (ot, nt) = (self.from.types(old), self.to.types(new));
+        let widened = |t: &str| nt.contains(&t) || (t == "integer" && nt.contains(&"number"));
+        if !nt.is_empty() && (ot.is_empty() || !ot.iter().all(|t| widened(t))) {
+            self.out.push(change(
+                Code::TypeChanged,
+                "type",
+                old.get("type"),
+                new.get("type"),
+            ));
+        }
+        // enum
+        if let Some(Value::Array(ne)) = new.get("enum") {
+            let restricted = match old.get("enum") {
+                Some(Value::Array(oe)) => oe.iter().any(|v| !ne.contains(v)),
+                _ => true,
+            };
+            if restricted {
                 self.out.push(change(
-                    Code::TypeChanged,
-                    "type",
-                    old.get("type"),
-                    new.get("type"),
+                    Code::EnumRestricted,
+                    "enum",
+                    old.get("enum"),
+                    new.get("enum"),
                 ));
-            }
-            // enum
-            if let Some(Value::Array(ne)) = new.get("enum") {
-                let restricted = match old.get("enum") {
-                    Some(Value::Array(oe)) => oe.iter().any(|v| !ne.contains(v)),
-                    _ => true,
-                };
-                if restricted {
-                    self.out.push(change(
-                        Code::EnumRestricted,
-                        "enum",
-                        old.get("enum"),
-                        new.get("enum"),
-                    ));
-                }
-            }
-            // bounds
-            for (kw, larger_is_tighter) in BOUNDS {
-                let (o, n) = (old.get(*kw), new.get(*kw));
-                let tighter = match (o.and_then(Value::as_f64), n.and_then(Value::as_f64)) {
-                    (_, None) => false,
-                    (None, Some(_)) => n.is_some_and(|v| v.is_number()),
-                    (Some(o), Some(n)) => {
-                        if *larger_is_tighter {
-                            n > o
-                        } else {
-                            n < o
-                        }
-                    }
-                };
-                if tighter {
-                    self.out.push(change(Code::BoundTightened, kw, o, n));
-                }
-            }
-            for kw in ["pattern", "multipleOf"] {
-                let (o, n) = (old.get(kw), new.get(kw));
-                if n.is_some() && o != n {
-                    self.out.push(change(Code::BoundTightened, kw, o, n));
-                }
-            }
-            if new.get("uniqueItems") == Some(&Value::Bool(true))
-                && old.get("uniqueItems") != Some(&Value::Bool(true))
-            {
-                self.out.push(change(
-                    Code::BoundTightened,
-                    "uniqueItems",
-                    old.get("uniqueItems"),
-                    new.get("uniqueItems"),
-                ));
-            }
-            // default
-            if old.get("default") != new.get("default") {
-                self.out.push(change(
-                    Code::DefaultChanged,
-                    "default",
-                    old.get("default"),
-                    new.get("default"),
-                ));
-            }
-            // immutable
-            let immutable = |n: &Value| n.get("immutable") == Some(&Value::Bool(true));
-            match (immutable(old), immutable(new)) {
-                (false, true) => self.out.push(change(
-                    Code::ImmutableAdded,
-                    "immutable",
-                    None,
-                    new.get("immutable"),
-                )),
-                (true, false) => self.out.push(change(
-                    Code::ImmutableRemoved,
-                    "immutable",
-                    old.get("immutable"),
-                    None,
-                )),
-                _ => {}
             }
         }
-        // required: a name the new node requires and the old did not, without a default
+        // bounds
+        for (kw, larger_is_tighter) in BOUNDS {
+            let (o, n) = (old.get(*kw), new.get(*kw));
+            let tighter = match (o.and_then(Value::as_f64), n.and_then(Value::as_f64)) {
+                (_, None) => false,
+                (None, Some(_)) => n.is_some_and(|v| v.is_number()),
+                (Some(o), Some(n)) => {
+                    if *larger_is_tighter {
+                        n > o
+                    } else {
+                        n < o
+                    }
+                }
+            };
+            if tighter {
+                self.out.push(change(Code::BoundTightened, kw, o, n));
+            }
+        }
+        for kw in ["pattern", "multipleOf"] {
+            let (o, n) = (old.get(kw), new.get(kw));
+            if n.is_some() && o != n {
+                self.out.push(change(Code::BoundTightened, kw, o, n));
+            }
+        }
+        if new.get("uniqueItems") == Some(&Value::Bool(true))
+            && old.get("uniqueItems") != Some(&Value::Bool(true))
+        {
+            self.out.push(change(
+                Code::BoundTightened,
+                "uniqueItems",
+                old.get("uniqueItems"),
+                new.get("uniqueItems"),
+            ));
+        }
+    }
+
+    /// The rules of the node that changed otherwise: its default, whether it is immutable.
+    fn changed(&mut self, old: &Value, new: &Value, here: &Here<'_>) {
+        let change = |code, keyword, from, to| here.change(code, keyword, from, to);
+        // default
+        if old.get("default") != new.get("default") {
+            self.out.push(change(
+                Code::DefaultChanged,
+                "default",
+                old.get("default"),
+                new.get("default"),
+            ));
+        }
+        // immutable
+        let immutable = |n: &Value| n.get("immutable") == Some(&Value::Bool(true));
+        match (immutable(old), immutable(new)) {
+            (false, true) => self.out.push(change(
+                Code::ImmutableAdded,
+                "immutable",
+                None,
+                new.get("immutable"),
+            )),
+            (true, false) => self.out.push(change(
+                Code::ImmutableRemoved,
+                "immutable",
+                old.get("immutable"),
+                None,
+            )),
+            _ => {}
+        }
+    }
+
+    /// Names the new node requires and the old did not, without a default.
+    fn required_added(
+        &mut self,
+        old: &Value,
+        new: &Value,
+        old_at: &[String],
+        new_at: &mut Vec<String>,
+        schema_at: &str,
+    ) {
         let required = |n: &Value| -> Vec<String> {
             n.get("required")
                 .and_then(Value::as_array)
@@ -649,7 +667,7 @@ impl Walk<'_> {
             // A renamed parameter was required under its old name if its old place was.
             let old_name = child.and_then(|c| old_place(c, old_at, &name));
             let was_required = old_name.as_ref().is_some_and(|(parent, last)| {
-                parent == old_at.as_slice() && old_required.contains(last)
+                parent.as_slice() == old_at && old_required.contains(last)
                     || declared_node(self.from, parent).is_some_and(|p| required(p).contains(last))
             });
             if !has_default && !was_required {
@@ -660,13 +678,24 @@ impl Walk<'_> {
                     keyword: "required",
                     from: old.get("required").cloned(),
                     to: new.get("required").cloned(),
-                    rule_at: Some(pointer::push(&schema_at, "required")),
+                    rule_at: Some(pointer::push(schema_at, "required")),
                     secret: self.to.may_hold_secret(new_at),
                 });
                 new_at.pop();
             }
         }
-        // children: properties, then items
+    }
+
+    /// The node's children, each paired with its installed place: properties, then items.
+    fn children(
+        &mut self,
+        old: &Value,
+        new: &Value,
+        old_at: &mut Vec<String>,
+        new_at: &mut Vec<String>,
+        schema_at: &str,
+        depth: usize,
+    ) {
         for name in self.to.property_names(new) {
             let Child::Property(child) = self.to.child(new, name) else {
                 continue;
@@ -681,7 +710,7 @@ impl Walk<'_> {
                 continue; // a new parameter
             };
             new_at.push(name.to_string());
-            let child_schema_at = pointer::push(&pointer::push(&schema_at, "properties"), name);
+            let child_schema_at = pointer::push(&pointer::push(schema_at, "properties"), name);
             self.pair(
                 old_child,
                 child,
@@ -700,11 +729,42 @@ impl Walk<'_> {
                 ni,
                 old_at,
                 new_at,
-                pointer::push(&schema_at, "items"),
+                pointer::push(schema_at, "items"),
                 depth + 1,
             );
             new_at.pop();
             old_at.pop();
+        }
+    }
+}
+
+/// The node a [`Walk`] compares now: where it is, for the [`SchemaChange`]s it finds.
+struct Here<'a> {
+    /// Its value pointer in the new schema.
+    pointer: String,
+    /// Its place in the new schema.
+    schema_at: &'a str,
+    /// It may hold a secret.
+    secret: bool,
+}
+
+impl Here<'_> {
+    /// A change of `keyword` here, from the installed rule `from` to the new `to`.
+    fn change(
+        &self,
+        code: Code,
+        keyword: &'static str,
+        from: Option<&Value>,
+        to: Option<&Value>,
+    ) -> SchemaChange {
+        SchemaChange {
+            code,
+            pointer: self.pointer.clone(),
+            keyword,
+            from: from.cloned(),
+            to: to.cloned(),
+            rule_at: to.map(|_| pointer::push(self.schema_at, keyword)),
+            secret: self.secret,
         }
     }
 }

@@ -140,7 +140,7 @@ pub fn merged(
 /// The values of an Instance: its Secrets' values (`secret`, [`merged`]) under its
 /// `spec.parameters` (`public`), as Flux merges `valuesFrom` under `values`.
 pub fn under(public: &Value, secret: &Value) -> Value {
-    crate::change::overlay(secret, public)
+    crate::values::overlay(secret, public)
 }
 
 /// `values` split into what an Instance may store and its `writeOnly` values, each at its path.

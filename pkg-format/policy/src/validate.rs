@@ -187,142 +187,14 @@ impl Validator {
         let at = e.instance_path().as_str().to_string();
         let tokens = pointer::tokens(&at).unwrap_or_default();
         let secret = self.schema.may_hold_secret(&tokens);
-        let keyword_value = self.schema.as_value().pointer(e.schema_path().as_str());
-        let list = |v: &Value| match v {
-            Value::Array(items) => items
-                .iter()
-                .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => other.to_string(),
-        };
         let (code, message) = match e.kind() {
             // Our own unknown-parameter check covers these, with suggestions.
             Kind::AdditionalProperties { .. } => return None,
-            Kind::Required { property } => {
-                let name = property.as_str().unwrap_or_default();
-                let p = pointer::push(&at, name);
-                return Some(
-                    Diagnostic::error(Code::Required, p.clone(), "is required but has no value")
-                        .with_rule(e.schema_path().as_str())
-                        .with_help(format!(
-                            "set it with -p {}=VALUE or in a -P file",
-                            p.trim_start_matches('/')
-                        )),
-                );
-            }
-            Kind::Type { kind } => {
-                let want = match kind {
-                    TypeKind::Single(t) => t.to_string(),
-                    TypeKind::Multiple(_) => keyword_value
-                        .map(list)
-                        .unwrap_or_else(|| "the declared types".into()),
-                };
-                let found = value
-                    .pointer(&at)
-                    .map(crate::params::json_type)
-                    .unwrap_or("nothing");
-                (
-                    Code::TypeMismatch,
-                    format!("must be of type {want}, not {found}"),
-                )
-            }
-            Kind::Enum { options } => (
-                Code::NotInEnum,
-                format!("must be one of: {}", list(options)),
-            ),
-            Kind::Constant { expected_value } => {
-                (Code::NotInEnum, format!("must be {expected_value}"))
-            }
-            Kind::Minimum { limit } => (Code::OutOfRange, format!("must be at least {limit}")),
-            Kind::Maximum { limit } => (Code::OutOfRange, format!("must be at most {limit}")),
-            Kind::ExclusiveMinimum { limit } => {
-                (Code::OutOfRange, format!("must be greater than {limit}"))
-            }
-            Kind::ExclusiveMaximum { limit } => {
-                (Code::OutOfRange, format!("must be less than {limit}"))
-            }
-            Kind::MultipleOf { multiple_of } => (
-                Code::MultipleOf,
-                format!("must be a multiple of {multiple_of}"),
-            ),
-            Kind::MinLength { limit } => (
-                Code::Length,
-                format!("must be at least {limit} characters long"),
-            ),
-            Kind::MaxLength { limit } => (
-                Code::Length,
-                format!("must be at most {limit} characters long"),
-            ),
-            Kind::Pattern { pattern } => {
-                (Code::Pattern, format!("must match the pattern `{pattern}`"))
-            }
-            Kind::BacktrackLimitExceeded { .. } | Kind::RegexEngineFailure { .. } => (
-                Code::Pattern,
-                "could not be checked against its pattern (the pattern is too expensive)".into(),
-            ),
-            Kind::Format { format } => (Code::Format, format!("must be a valid {format}")),
-            Kind::MinItems { limit } => {
-                (Code::Items, format!("must have at least {limit} item(s)"))
-            }
-            Kind::MaxItems { limit } => (Code::Items, format!("must have at most {limit} item(s)")),
-            Kind::UniqueItems => (Code::Items, "must not contain the same item twice".into()),
-            Kind::AdditionalItems { limit } => {
-                (Code::Items, format!("must have at most {limit} item(s)"))
-            }
-            Kind::Contains => (
-                Code::Items,
-                "must contain at least one item matching `contains`".into(),
-            ),
-            Kind::UnevaluatedItems { unexpected } => (
-                Code::Items,
-                format!("has items that are not allowed: {}", unexpected.join(", ")),
-            ),
-            Kind::MinProperties { limit } => (
-                Code::Properties,
-                format!("must have at least {limit} entries"),
-            ),
-            Kind::MaxProperties { limit } => (
-                Code::Properties,
-                format!("must have at most {limit} entries"),
-            ),
-            Kind::PropertyNames { .. } => (
-                Code::Properties,
-                "has a key that `propertyNames` does not allow".into(),
-            ),
-            Kind::UnevaluatedProperties { unexpected } => (
-                Code::UnknownParameter,
-                format!(
-                    "has parameters that are not allowed: {}",
-                    unexpected.join(", ")
-                ),
-            ),
-            Kind::AnyOf { .. } => (
-                Code::Composition,
-                "must match at least one of the `anyOf` schemas".into(),
-            ),
-            Kind::OneOfNotValid { .. } => (
-                Code::Composition,
-                "must match one of the `oneOf` schemas".into(),
-            ),
-            Kind::OneOfMultipleValid { .. } => (
-                Code::Composition,
-                "must match exactly one of the `oneOf` schemas, but matches several".into(),
-            ),
-            Kind::Not { .. } => (Code::Composition, "must not match the `not` schema".into()),
-            Kind::FalseSchema => (Code::Constraint, "is not allowed here".into()),
-            Kind::Custom { message, .. } => (Code::Constraint, message.clone()),
-            _ => (
-                Code::Constraint,
-                format!(
-                    "does not satisfy `{}`",
-                    e.schema_path()
-                        .as_str()
-                        .rsplit('/')
-                        .next()
-                        .unwrap_or_default()
-                ),
-            ),
+            Kind::Required { property } => return Some(required(e, &at, property)),
+            Kind::Type { kind } => self.type_mismatch(e, kind, value, &at),
+            kind => value_rule(kind)
+                .or_else(|| container_rule(kind))
+                .unwrap_or_else(|| other_rule(e)),
         };
         let shown = value.pointer(&at).map(|v| Shown::of(v, secret));
         let mut d = Diagnostic::error(code, at.clone(), message)
@@ -333,6 +205,164 @@ impl Validator {
         }
         Some(d)
     }
+
+    /// A value of the wrong type at `at`.
+    fn type_mismatch(
+        &self,
+        e: &jsonschema::ValidationError<'_>,
+        kind: &TypeKind,
+        value: &Value,
+        at: &str,
+    ) -> (Code, String) {
+        let keyword_value = self.schema.as_value().pointer(e.schema_path().as_str());
+        let want = match kind {
+            TypeKind::Single(t) => t.to_string(),
+            TypeKind::Multiple(_) => keyword_value
+                .map(list)
+                .unwrap_or_else(|| "the declared types".into()),
+        };
+        let found = value
+            .pointer(at)
+            .map(crate::params::json_type)
+            .unwrap_or("nothing");
+        (
+            Code::TypeMismatch,
+            format!("must be of type {want}, not {found}"),
+        )
+    }
+}
+
+/// A JSON array as its items, comma-separated; any other value as itself.
+fn list(v: &Value) -> String {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// A required property `property` of the object at `at` that has no value.
+fn required(e: &jsonschema::ValidationError<'_>, at: &str, property: &Value) -> Diagnostic {
+    let name = property.as_str().unwrap_or_default();
+    let p = pointer::push(at, name);
+    Diagnostic::error(Code::Required, p.clone(), "is required but has no value")
+        .with_rule(e.schema_path().as_str())
+        .with_help(format!(
+            "set it with -p {}=VALUE or in a -P file",
+            p.trim_start_matches('/')
+        ))
+}
+
+/// The code and sentence of a rule on a single value: enum, const, bounds, length, pattern,
+/// format.
+fn value_rule(kind: &Kind) -> Option<(Code, String)> {
+    Some(match kind {
+        Kind::Enum { options } => (
+            Code::NotInEnum,
+            format!("must be one of: {}", list(options)),
+        ),
+        Kind::Constant { expected_value } => (Code::NotInEnum, format!("must be {expected_value}")),
+        Kind::Minimum { limit } => (Code::OutOfRange, format!("must be at least {limit}")),
+        Kind::Maximum { limit } => (Code::OutOfRange, format!("must be at most {limit}")),
+        Kind::ExclusiveMinimum { limit } => {
+            (Code::OutOfRange, format!("must be greater than {limit}"))
+        }
+        Kind::ExclusiveMaximum { limit } => {
+            (Code::OutOfRange, format!("must be less than {limit}"))
+        }
+        Kind::MultipleOf { multiple_of } => (
+            Code::MultipleOf,
+            format!("must be a multiple of {multiple_of}"),
+        ),
+        Kind::MinLength { limit } => (
+            Code::Length,
+            format!("must be at least {limit} characters long"),
+        ),
+        Kind::MaxLength { limit } => (
+            Code::Length,
+            format!("must be at most {limit} characters long"),
+        ),
+        Kind::Pattern { pattern } => (Code::Pattern, format!("must match the pattern `{pattern}`")),
+        Kind::BacktrackLimitExceeded { .. } | Kind::RegexEngineFailure { .. } => (
+            Code::Pattern,
+            "could not be checked against its pattern (the pattern is too expensive)".into(),
+        ),
+        Kind::Format { format } => (Code::Format, format!("must be a valid {format}")),
+        _ => return None,
+    })
+}
+
+/// The code and sentence of a rule on an array, an object or a composition of schemas.
+fn container_rule(kind: &Kind) -> Option<(Code, String)> {
+    Some(match kind {
+        Kind::MinItems { limit } => (Code::Items, format!("must have at least {limit} item(s)")),
+        Kind::MaxItems { limit } => (Code::Items, format!("must have at most {limit} item(s)")),
+        Kind::UniqueItems => (Code::Items, "must not contain the same item twice".into()),
+        Kind::AdditionalItems { limit } => {
+            (Code::Items, format!("must have at most {limit} item(s)"))
+        }
+        Kind::Contains => (
+            Code::Items,
+            "must contain at least one item matching `contains`".into(),
+        ),
+        Kind::UnevaluatedItems { unexpected } => (
+            Code::Items,
+            format!("has items that are not allowed: {}", unexpected.join(", ")),
+        ),
+        Kind::MinProperties { limit } => (
+            Code::Properties,
+            format!("must have at least {limit} entries"),
+        ),
+        Kind::MaxProperties { limit } => (
+            Code::Properties,
+            format!("must have at most {limit} entries"),
+        ),
+        Kind::PropertyNames { .. } => (
+            Code::Properties,
+            "has a key that `propertyNames` does not allow".into(),
+        ),
+        Kind::UnevaluatedProperties { unexpected } => (
+            Code::UnknownParameter,
+            format!(
+                "has parameters that are not allowed: {}",
+                unexpected.join(", ")
+            ),
+        ),
+        Kind::AnyOf { .. } => (
+            Code::Composition,
+            "must match at least one of the `anyOf` schemas".into(),
+        ),
+        Kind::OneOfNotValid { .. } => (
+            Code::Composition,
+            "must match one of the `oneOf` schemas".into(),
+        ),
+        Kind::OneOfMultipleValid { .. } => (
+            Code::Composition,
+            "must match exactly one of the `oneOf` schemas, but matches several".into(),
+        ),
+        Kind::Not { .. } => (Code::Composition, "must not match the `not` schema".into()),
+        Kind::FalseSchema => (Code::Constraint, "is not allowed here".into()),
+        Kind::Custom { message, .. } => (Code::Constraint, message.clone()),
+        _ => return None,
+    })
+}
+
+/// The code and sentence of any other rule: the keyword that refused the value.
+fn other_rule(e: &jsonschema::ValidationError<'_>) -> (Code, String) {
+    (
+        Code::Constraint,
+        format!(
+            "does not satisfy `{}`",
+            e.schema_path()
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+        ),
+    )
 }
 
 fn draft_name(d: Draft) -> &'static str {

@@ -356,7 +356,9 @@ impl Values {
         self.set_from(schema, ov, ov.origin())
     }
 
-    /// [`Values::set`], the value recorded as coming from `origin`.
+    /// [`Values::set`], the value recorded as coming from `origin`: the schema must have the
+    /// path ([`schema_path`]), the value is typed by the schema there ([`typed_override`]), then
+    /// set ([`Values::place`]).
     fn set_from(
         &mut self,
         schema: &ParamSchema,
@@ -366,74 +368,25 @@ impl Values {
         let err = |code: Code, at: &str, msg: String| {
             Diagnostic::error(code, at.to_string(), msg).with_origin(origin.clone())
         };
+        let (node, nodes) = schema_path(schema, ov, &err)?;
+        let new_value = typed_override(schema, node, ov, &origin, &err)?;
+        self.place(schema, ov, &nodes, new_value, &err)?;
+        let at = &ov.pointer;
+        self.forget_within(at);
+        self.origins.insert(at.clone(), origin);
+        Ok(())
+    }
 
-        // 1. The schema must have this path.
-        let mut node = schema.root();
-        let mut nodes = Vec::with_capacity(ov.tokens.len());
-        for (i, tok) in ov.tokens.iter().enumerate() {
-            let at = pointer::from_tokens(&ov.tokens[..=i]);
-            if schema.is_array(node) && !schema.is_object(node) {
-                if tok == "-" {
-                    return Err(err(
-                        Code::AppendRefused,
-                        &at,
-                        "`-` (append) is not allowed: set the whole array instead, so that updates stay idempotent".into(),
-                    ));
-                }
-                if tok.parse::<usize>().is_err() || (tok.len() > 1 && tok.starts_with('0')) {
-                    return Err(err(
-                        Code::InvalidIndex,
-                        &at,
-                        format!("`{tok}` is not an array index: use 0, 1, 2, ..."),
-                    ));
-                }
-            }
-            let types = schema.types(node);
-            if !types.is_empty() && !types.iter().any(|t| *t == "object" || *t == "array") {
-                return Err(err(
-                    Code::WalkThroughScalar,
-                    &pointer::from_tokens(&ov.tokens[..i]),
-                    format!(
-                        "is a {}, so it has no parameters below it",
-                        types.join(" or ")
-                    ),
-                ));
-            }
-            match schema.child(node, tok) {
-                Child::Unknown => {
-                    let mut d = err(
-                        Code::UnknownParameter,
-                        &at,
-                        "is not a parameter of this package".into(),
-                    );
-                    if let Some(h) = suggest(schema, &ov.tokens[..i], tok) {
-                        d = d.with_help(h);
-                    }
-                    return Err(d);
-                }
-                c => {
-                    node = schema.resolve(c.schema().unwrap_or(node));
-                    nodes.push(node);
-                }
-            }
-        }
-
-        // 2. Type the value by the schema at the target. `null` is a value only where the
-        // schema allows it; elsewhere the user means the default, which is `--reset`.
-        let secret = schema.may_hold_secret(&ov.tokens);
-        if let Some(d) = null_refused(schema, node, ov) {
-            return Err(d.with_origin(origin));
-        }
-        let new_value = type_override(schema, node, &ov.value).map_err(|why| {
-            let code = match why {
-                crate::typing::TextError::NotShape { yaml: Some(_), .. } => Code::OverrideSyntax,
-                _ => Code::TypeMismatch,
-            };
-            err(code, &ov.pointer, why.to_string())
-                .with_value(Shown::of(&Value::String(ov.value.clone()), secret))
-        })?;
-
-        // 3. Walk the values, creating objects (never arrays) on the way.
+    /// Sets `new_value` at `ov`'s path, walking the values and creating objects (never arrays)
+    /// on the way; `nodes` are the schema nodes along the path ([`schema_path`]).
+    fn place(
+        &mut self,
+        schema: &ParamSchema,
+        ov: &Override,
+        nodes: &[&Value],
+        new_value: Value,
+        err: &dyn Fn(Code, &str, String) -> Diagnostic,
+    ) -> Result<(), Diagnostic> {
         if !self.value.is_object() {
             self.value = Value::Object(Map::new());
         }
@@ -469,11 +422,11 @@ impl Values {
                     let idx = tok.parse::<usize>().unwrap_or(usize::MAX);
                     match items.get_mut(idx) {
                         Some(v) => v,
-                        None => return Err(index_error(&err, &at, idx, n)),
+                        None => return Err(index_error(err, &at, idx, n)),
                     }
                 }
                 scalar => {
-                    return Err(walk_error(&err, &ov.tokens[..i], scalar));
+                    return Err(walk_error(err, &ov.tokens[..i], scalar));
                 }
             };
         }
@@ -498,13 +451,11 @@ impl Values {
                 }
                 match items.get_mut(idx) {
                     Some(slot) => *slot = new_value,
-                    None => return Err(index_error(&err, at, idx, n)),
+                    None => return Err(index_error(err, at, idx, n)),
                 }
             }
-            scalar => return Err(walk_error(&err, parents, scalar)),
+            scalar => return Err(walk_error(err, parents, scalar)),
         }
-        self.forget_within(at);
-        self.origins.insert(at.clone(), origin);
         Ok(())
     }
 }
@@ -649,152 +600,217 @@ impl Edit {
     }
 }
 
-impl Values {
-    /// Applies one `kudo patch` edit ([`Edit`]) to the values.
-    pub fn edit(&mut self, schema: &ParamSchema, e: &Edit) -> Result<(), Diagnostic> {
+/// Where a `kudo patch` edit ([`Edit`]) lands: its pointer, split, and the schema node of its
+/// parent.
+#[derive(Clone)]
+struct EditAt<'a> {
+    tokens: &'a [String],
+    last: &'a String,
+    parents: &'a [String],
+    at: String,
+    parent_at: String,
+    origin: Origin,
+    /// The schema node of the parent.
+    node: &'a Value,
+    /// The parent is an array.
+    in_array: bool,
+}
+
+impl<'a> EditAt<'a> {
+    /// Where `e` lands; `Err` when the schema does not declare its parent.
+    fn new(schema: &'a ParamSchema, e: &'a Edit) -> Result<EditAt<'a>, Diagnostic> {
         let origin = e.origin();
         let tokens = e.tokens();
-        let at = pointer::from_tokens(tokens);
-        let err = |code: Code, msg: String| {
-            Diagnostic::error(code, at.clone(), msg).with_origin(origin.clone())
-        };
         let (last, parents) = tokens
             .split_last()
             .expect("parameter_pointer refuses an empty pointer");
         declared(schema, parents, &origin)?;
-        let parent_at = pointer::from_tokens(parents);
         let node = schema
             .node_at(parents)
             .expect("declared() checked every token");
-        let in_array = schema.is_array(node) && !schema.is_object(node);
-        let items = match self.value.pointer(&parent_at) {
+        Ok(EditAt {
+            tokens,
+            last,
+            parents,
+            at: pointer::from_tokens(tokens),
+            parent_at: pointer::from_tokens(parents),
+            origin,
+            node,
+            in_array: schema.is_array(node) && !schema.is_object(node),
+        })
+    }
+
+    /// A refusal of the edit.
+    fn err(&self, code: Code, msg: String) -> Diagnostic {
+        Diagnostic::error(code, self.at.clone(), msg).with_origin(self.origin.clone())
+    }
+
+    /// The array index the last token names (`-`, when `append` allows it, is `len`).
+    fn index(&self, len: usize, append: bool) -> Result<usize, Diagnostic> {
+        let last = self.last;
+        let bad = || {
+            self.err(
+                Code::InvalidIndex,
+                format!(
+                    "`{last}` is not an array index: use 0, 1, 2, ...{}",
+                    if append { " or - (append)" } else { "" }
+                ),
+            )
+        };
+        if append && last == "-" {
+            return Ok(len);
+        }
+        if last.len() > 1 && last.starts_with('0') {
+            return Err(bad());
+        }
+        last.parse::<usize>().map_err(|_| bad())
+    }
+}
+
+impl Values {
+    /// Applies one `kudo patch` edit ([`Edit`]) to the values.
+    pub fn edit(&mut self, schema: &ParamSchema, e: &Edit) -> Result<(), Diagnostic> {
+        let here = EditAt::new(schema, e)?;
+        match e {
+            Edit::Add { value, .. } => self.add_item(schema, &here, value),
+            Edit::Remove { .. } if here.in_array => self.remove_item(schema, &here),
+            Edit::Remove { .. } => self.remove_member(schema, &here),
+        }
+    }
+
+    /// `--add`: inserts an item into the array the edit names.
+    fn add_item(
+        &mut self,
+        schema: &ParamSchema,
+        here: &EditAt<'_>,
+        value: &str,
+    ) -> Result<(), Diagnostic> {
+        let EditAt {
+            tokens,
+            parents,
+            node,
+            in_array,
+            ..
+        } = *here;
+        let (at, parent_at, origin) = (&here.at, &here.parent_at, &here.origin);
+        let err = |code, msg| here.err(code, msg);
+        let index = |len, append| here.index(len, append);
+        // Which array, and where in it. `ARRAY/INDEX` and `ARRAY/-` insert (an item's
+        // pointer: the parent is the array); a pointer naming an array appends to it
+        // (KEP-33's form). An array of arrays reads `ARRAYS/0` as the item's pointer:
+        // the inner array is appended to with `ARRAYS/0/-`.
+        let (array, node, append) = if in_array {
+            (parents, node, false)
+        } else {
+            declared(schema, tokens, origin)?;
+            match schema.node_at(tokens) {
+                Some(whole) if schema.is_array(whole) && !schema.is_object(whole) => {
+                    (tokens, whole, true)
+                }
+                _ => {
+                    return Err(err(
+                        Code::OverrideSyntax,
+                        format!(
+                            "is not an array, and neither is {}: --add adds array items",
+                            if parent_at.is_empty() {
+                                "the top level"
+                            } else {
+                                parent_at
+                            }
+                        ),
+                    )
+                    .with_help(format!(
+                        "set an object member with -p {}=VALUE",
+                        at.trim_start_matches('/')
+                    )));
+                }
+            }
+        };
+        let array_at = pointer::from_tokens(array);
+        let mut items = match self.value.pointer(&array_at) {
+            Some(Value::Array(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        let idx = if append {
+            items.len()
+        } else {
+            index(items.len(), true)?
+        };
+        if idx > items.len() {
+            return Err(err(
+                Code::IndexOutOfRange,
+                format!(
+                    "index {idx} is past the end: the array has {} item(s); insert at 0 to {}, or append with -",
+                    items.len(),
+                    items.len()
+                ),
+            ));
+        }
+        let mut item_tokens = array.to_vec();
+        item_tokens.push("0".into());
+        let secret = schema.may_hold_secret(&item_tokens);
+        let item_node = schema.node_at(&item_tokens).unwrap_or(node);
+        let item = type_override(schema, item_node, value).map_err(|why| {
+            err(Code::TypeMismatch, why.to_string())
+                .with_value(Shown::of(&Value::String(value.to_string()), secret))
+        })?;
+        if item.is_null() {
+            return Err(err(
+                Code::OverrideSyntax,
+                "the value is empty: give the item to add".into(),
+            ));
+        }
+        items.insert(idx, item);
+        self.replace(schema, array, Value::Array(items), origin.clone())
+    }
+
+    /// `--remove` of an array item.
+    fn remove_item(&mut self, schema: &ParamSchema, here: &EditAt<'_>) -> Result<(), Diagnostic> {
+        let (parents, parent_at, origin) = (here.parents, &here.parent_at, &here.origin);
+        let err = |code, msg| here.err(code, msg);
+        let index = |len, append| here.index(len, append);
+        let items = match self.value.pointer(parent_at) {
             Some(Value::Array(items)) => Some(items.clone()),
             _ => None,
         };
-        let index = |len: usize, append: bool| -> Result<usize, Diagnostic> {
-            let bad = || {
-                err(
-                    Code::InvalidIndex,
-                    format!(
-                        "`{last}` is not an array index: use 0, 1, 2, ...{}",
-                        if append { " or - (append)" } else { "" }
-                    ),
-                )
-            };
-            if append && last == "-" {
-                return Ok(len);
-            }
-            if last.len() > 1 && last.starts_with('0') {
-                return Err(bad());
-            }
-            last.parse::<usize>().map_err(|_| bad())
+        let Some(mut items) = items else {
+            return Err(err(
+                Code::NothingToRemove,
+                format!("{parent_at} has no value, so it has no item to remove"),
+            ));
         };
-        match e {
-            Edit::Add { value, .. } => {
-                // Which array, and where in it. `ARRAY/INDEX` and `ARRAY/-` insert (an item's
-                // pointer: the parent is the array); a pointer naming an array appends to it
-                // (KEP-33's form). An array of arrays reads `ARRAYS/0` as the item's pointer:
-                // the inner array is appended to with `ARRAYS/0/-`.
-                let (array, node, append) = if in_array {
-                    (parents, node, false)
-                } else {
-                    declared(schema, tokens, &origin)?;
-                    match schema.node_at(tokens) {
-                        Some(whole) if schema.is_array(whole) && !schema.is_object(whole) => {
-                            (tokens, whole, true)
-                        }
-                        _ => {
-                            return Err(err(
-                                Code::OverrideSyntax,
-                                format!(
-                                    "is not an array, and neither is {}: --add adds array items",
-                                    if parent_at.is_empty() {
-                                        "the top level"
-                                    } else {
-                                        &parent_at
-                                    }
-                                ),
-                            )
-                            .with_help(format!(
-                                "set an object member with -p {}=VALUE",
-                                at.trim_start_matches('/')
-                            )));
-                        }
-                    }
-                };
-                let array_at = pointer::from_tokens(array);
-                let mut items = match self.value.pointer(&array_at) {
-                    Some(Value::Array(items)) => items.clone(),
-                    _ => Vec::new(),
-                };
-                let idx = if append {
-                    items.len()
-                } else {
-                    index(items.len(), true)?
-                };
-                if idx > items.len() {
-                    return Err(err(
-                        Code::IndexOutOfRange,
-                        format!(
-                            "index {idx} is past the end: the array has {} item(s); insert at 0 to {}, or append with -",
-                            items.len(),
-                            items.len()
-                        ),
-                    ));
-                }
-                let mut item_tokens = array.to_vec();
-                item_tokens.push("0".into());
-                let secret = schema.may_hold_secret(&item_tokens);
-                let item_node = schema.node_at(&item_tokens).unwrap_or(node);
-                let item = type_override(schema, item_node, value).map_err(|why| {
-                    err(Code::TypeMismatch, why.to_string())
-                        .with_value(Shown::of(&Value::String(value.clone()), secret))
-                })?;
-                if item.is_null() {
-                    return Err(err(
-                        Code::OverrideSyntax,
-                        "the value is empty: give the item to add".into(),
-                    ));
-                }
-                items.insert(idx, item);
-                self.replace(schema, array, Value::Array(items), origin.clone())
+        let idx = index(items.len(), false)?;
+        if idx >= items.len() {
+            let have = match items.len() {
+                0 => "the array is empty".to_string(),
+                1 => "the array has 1 item (index 0)".to_string(),
+                n => format!("the array has {n} items (indexes 0 to {})", n - 1),
+            };
+            return Err(err(
+                Code::NothingToRemove,
+                format!("index {idx} does not exist: {have}"),
+            ));
+        }
+        items.remove(idx);
+        self.replace(schema, parents, Value::Array(items), origin.clone())
+    }
+
+    /// `--remove` of an object member.
+    fn remove_member(&mut self, schema: &ParamSchema, here: &EditAt<'_>) -> Result<(), Diagnostic> {
+        let (tokens, last) = (here.tokens, here.last);
+        let (at, parent_at, origin) = (&here.at, &here.parent_at, &here.origin);
+        let err = |code, msg| here.err(code, msg);
+        declared(schema, tokens, origin)?;
+        match self.value.pointer_mut(parent_at) {
+            Some(Value::Object(map)) if map.contains_key(last) => {
+                map.remove(last);
+                self.forget_within(at);
+                Ok(())
             }
-            Edit::Remove { .. } if in_array => {
-                let Some(mut items) = items else {
-                    return Err(err(
-                        Code::NothingToRemove,
-                        format!("{parent_at} has no value, so it has no item to remove"),
-                    ));
-                };
-                let idx = index(items.len(), false)?;
-                if idx >= items.len() {
-                    let have = match items.len() {
-                        0 => "the array is empty".to_string(),
-                        1 => "the array has 1 item (index 0)".to_string(),
-                        n => format!("the array has {n} items (indexes 0 to {})", n - 1),
-                    };
-                    return Err(err(
-                        Code::NothingToRemove,
-                        format!("index {idx} does not exist: {have}"),
-                    ));
-                }
-                items.remove(idx);
-                self.replace(schema, parents, Value::Array(items), origin.clone())
-            }
-            Edit::Remove { .. } => {
-                declared(schema, tokens, &origin)?;
-                match self.value.pointer_mut(&parent_at) {
-                    Some(Value::Object(map)) if map.contains_key(last) => {
-                        map.remove(last);
-                        self.forget_within(&at);
-                        Ok(())
-                    }
-                    _ => Err(err(
-                        Code::NothingToRemove,
-                        "is not set, so there is nothing to remove".into(),
-                    )),
-                }
-            }
+            _ => Err(err(
+                Code::NothingToRemove,
+                "is not set, so there is nothing to remove".into(),
+            )),
         }
     }
 
@@ -872,6 +888,89 @@ pub fn declared(
         }
     }
     Ok(())
+}
+
+/// The schema nodes along `ov`'s path, and the node at its end: `Err` when the schema does not
+/// have the path (an unknown parameter, a scalar walked through, `-` or a bad array index).
+fn schema_path<'s>(
+    schema: &'s ParamSchema,
+    ov: &Override,
+    err: &dyn Fn(Code, &str, String) -> Diagnostic,
+) -> Result<(&'s Value, Vec<&'s Value>), Diagnostic> {
+    let mut node = schema.root();
+    let mut nodes = Vec::with_capacity(ov.tokens.len());
+    for (i, tok) in ov.tokens.iter().enumerate() {
+        let at = pointer::from_tokens(&ov.tokens[..=i]);
+        if schema.is_array(node) && !schema.is_object(node) {
+            if tok == "-" {
+                return Err(err(
+                        Code::AppendRefused,
+                        &at,
+                        "`-` (append) is not allowed: set the whole array instead, so that updates stay idempotent".into(),
+                    ));
+            }
+            if tok.parse::<usize>().is_err() || (tok.len() > 1 && tok.starts_with('0')) {
+                return Err(err(
+                    Code::InvalidIndex,
+                    &at,
+                    format!("`{tok}` is not an array index: use 0, 1, 2, ..."),
+                ));
+            }
+        }
+        let types = schema.types(node);
+        if !types.is_empty() && !types.iter().any(|t| *t == "object" || *t == "array") {
+            return Err(err(
+                Code::WalkThroughScalar,
+                &pointer::from_tokens(&ov.tokens[..i]),
+                format!(
+                    "is a {}, so it has no parameters below it",
+                    types.join(" or ")
+                ),
+            ));
+        }
+        match schema.child(node, tok) {
+            Child::Unknown => {
+                let mut d = err(
+                    Code::UnknownParameter,
+                    &at,
+                    "is not a parameter of this package".into(),
+                );
+                if let Some(h) = suggest(schema, &ov.tokens[..i], tok) {
+                    d = d.with_help(h);
+                }
+                return Err(d);
+            }
+            c => {
+                node = schema.resolve(c.schema().unwrap_or(node));
+                nodes.push(node);
+            }
+        }
+    }
+
+    Ok((node, nodes))
+}
+
+/// `ov`'s value typed by the schema node at its target. `null` is a value only where the
+/// schema allows it; elsewhere the user means the default, which is `--reset`.
+fn typed_override(
+    schema: &ParamSchema,
+    node: &Value,
+    ov: &Override,
+    origin: &Origin,
+    err: &dyn Fn(Code, &str, String) -> Diagnostic,
+) -> Result<Value, Diagnostic> {
+    let secret = schema.may_hold_secret(&ov.tokens);
+    if let Some(d) = null_refused(schema, node, ov) {
+        return Err(d.with_origin(origin.clone()));
+    }
+    type_override(schema, node, &ov.value).map_err(|why| {
+        let code = match why {
+            crate::typing::TextError::NotShape { yaml: Some(_), .. } => Code::OverrideSyntax,
+            _ => Code::TypeMismatch,
+        };
+        err(code, &ov.pointer, why.to_string())
+            .with_value(Shown::of(&Value::String(ov.value.clone()), secret))
+    })
 }
 
 fn index_error(
@@ -1268,6 +1367,25 @@ fn redact_in(
             }
         }
         _ => {}
+    }
+}
+
+/// `top` over `base`: objects merge member by member, any other value of `top` wins. Unlike an
+/// RFC 7396 merge, a `null` in `top` is a value.
+pub(crate) fn overlay(base: &Value, top: &Value) -> Value {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            let mut out = b.clone();
+            for (k, v) in t {
+                let merged = match out.get(k) {
+                    Some(under) => overlay(under, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => top.clone(),
     }
 }
 

@@ -17,7 +17,6 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{ListParams, Patch};
 use kudo_crd::labels;
-use kudo_crd::plan;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::revision::{self, Revision};
 use kudo_crd::v1beta2::Instance;
@@ -109,7 +108,7 @@ pub struct RolledBack {
     /// The generation the write produced (`None`: nothing written).
     pub generation: Option<i64>,
     /// The run superseded (`--force`).
-    pub superseded: Option<plan::Running>,
+    pub superseded: Option<kudo_policy::run::Running>,
 }
 
 /// The patch may hold values: `Debug` leaves them out.
@@ -183,8 +182,7 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
                 )));
             }
         }
-        let run = plan::running(&inst, from);
-        let (blocking, superseded) = superseding(run, req.force);
+        let (blocking, superseded) = superseding(&inst, from, req.force);
         // The revision's values whole: its parameters, with its Secrets' values under them
         // (read as the user, who may read the Secrets of their namespace).
         let mut shadow = inst.clone();

@@ -509,34 +509,30 @@ fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
     Ok((pkg, version))
 }
 
-/// The Instance as [`kudo_policy::change`] sees it: its values, whether it is being deleted, and
-/// the plan it has scheduled or running.
+/// The Instance as [`kudo_policy::change`] sees it ([`kudo_crd::baseline::installed`]): its
+/// values, whether it is being deleted, and the plan it has scheduled or running.
 fn installed<'a>(
     inst: &'a Instance,
     version: &'a Version,
     values: &'a Value,
     in_progress: &'a Option<String>,
 ) -> Installed<'a> {
-    Installed {
-        version,
-        values,
-        kept: inst.spec.immutable_defaults.as_ref(),
-        secrets_elsewhere: false,
-        deleting: inst.metadata.deletion_timestamp.is_some(),
-        in_progress: in_progress.as_deref(),
-    }
+    kudo_crd::baseline::installed(inst, version, values, in_progress.as_deref())
 }
 
-/// With `force`, the run in progress blocks nothing and is superseded (returned second);
-/// without, it blocks the change (its plan returned first).
+/// The run `inst` has in progress ([`kudo_policy::run::running`]) and what the write does with
+/// it ([`kudo_policy::run::supersede`]): with `force`, it blocks nothing and is superseded
+/// (returned second); without, it blocks the change (its plan returned first).
 fn superseding(
-    run: Option<kudo_crd::plan::Running>,
+    inst: &Instance,
+    version: &Version,
     force: bool,
-) -> (Option<String>, Option<kudo_crd::plan::Running>) {
-    match run {
-        Some(run) if force => (None, Some(run)),
-        run => (run.map(|r| r.plan), None),
-    }
+) -> (Option<String>, Option<kudo_policy::run::Running>) {
+    use kudo_policy::run::{self, Force};
+    let running = run::running(&kudo_crd::baseline::plan_state(inst), version);
+    let force = if force { Force::Any } else { Force::No };
+    let s = run::supersede(running, force);
+    (s.blocking, s.superseded)
 }
 
 /// The annotations a change's write sets: [`kudo_crd::labels::SUPERSEDE`] naming the run it
@@ -544,7 +540,7 @@ fn superseding(
 /// change (`--rollback-on-failure`), written on top of `inst`'s generation.
 fn change_annotations(
     inst: &Instance,
-    superseded: Option<&kudo_crd::plan::Running>,
+    superseded: Option<&kudo_policy::run::Running>,
     remediation: Option<&kudo_crd::common::Remediation>,
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();

@@ -19,8 +19,8 @@ use super::{
     version_of,
 };
 use kudo_crd::common::{ActivePlan, ExecStatus, PhaseStatus, PlanStatus};
+use kudo_crd::labels;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
-use kudo_crd::{labels, plan as runs};
 use kudo_policy::change;
 
 /// What a trigger asked for.
@@ -33,7 +33,7 @@ pub struct Triggered {
     /// The `metadata.generation` the write produced.
     pub generation: Option<i64>,
     /// The run the trigger supersedes (`force` while another plan was scheduled or running).
-    pub superseded: Option<runs::Running>,
+    pub superseded: Option<kudo_policy::run::Running>,
 }
 
 /// Asks the manager to run `plan` on Instance `instance`, as run `uid` (see
@@ -61,7 +61,7 @@ pub async fn trigger(
     }
     let (_, version) = version_of(&ov)?;
     let values = super::update::parameters(&inst);
-    let (blocking, superseded) = super::superseding(runs::running(&inst, &version), force);
+    let (blocking, superseded) = super::superseding(&inst, &version, force);
     change::trigger_plan(&installed(&inst, &version, &values, &blocking), plan, None)
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});

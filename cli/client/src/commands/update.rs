@@ -25,7 +25,6 @@ use super::{
     Error, Inputs, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
     merge, operator_version, patch_params, secrets, version_of,
 };
-use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
 
 /// What to update.
@@ -59,7 +58,7 @@ pub struct Updated {
     /// Writes attempted (more than one after conflicts).
     pub attempts: usize,
     /// The run the change supersedes (`--force` while a plan was scheduled or running).
-    pub superseded: Option<plan::Running>,
+    pub superseded: Option<kudo_policy::run::Running>,
 }
 
 /// The patch holds values, secrets included: `Debug` shows the pointers it sets.
@@ -115,8 +114,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
         let (public_known, aside) =
             change::set_aside(&version, &public, None, change::Undeclared::KeepAll);
         let current = kudo_policy::secrets::under(&public_known, &sources.all);
-        let run = plan::running(&inst, &version);
-        let (blocking, superseded) = super::superseding(run, req.force);
+        let (blocking, superseded) = super::superseding(&inst, &version, req.force);
         let change = change::update(
             &installed(&inst, &version, &current, &blocking),
             req.inputs.proposal(),

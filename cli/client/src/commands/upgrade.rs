@@ -19,7 +19,7 @@ use super::{
     instance_and_version, is_conflict, merge, operator_version, patch_params,
     same_operator_version, secrets, service_account, version_of,
 };
-use kudo_crd::{labels, package, plan};
+use kudo_crd::{labels, package};
 
 /// What to upgrade.
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +65,7 @@ pub struct Upgraded {
     /// Writes attempted.
     pub attempts: usize,
     /// The run the upgrade supersedes (`--force` while a plan was scheduled or running).
-    pub superseded: Option<plan::Running>,
+    pub superseded: Option<kudo_policy::run::Running>,
 }
 
 /// The patch holds values, secrets included: `Debug` shows the pointers it sets.
@@ -183,8 +183,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         let sources = secrets::read(t, &inst).await?;
         let public = parameters(&inst);
         let current = kudo_policy::secrets::under(&public, &sources.all);
-        let run = plan::running(&inst, &old_version);
-        let (blocking, superseded) = super::superseding(run, req.force);
+        let (blocking, superseded) = super::superseding(&inst, &old_version, req.force);
         let mut change = change::upgrade(
             &installed(&inst, &old_version, &current, &blocking),
             &to_version,

@@ -1,6 +1,6 @@
 //! An Instance that is not being deleted: its effective values (its parameters, its Secrets'
 //! values, the defaults), validated as the CLI validates them; the plan the change needs
-//! ([`plan::select`]) started; the active plan advanced.
+//! ([`kudo_policy::run::select`]) started; the active plan advanced.
 
 use kube::runtime::controller::Action;
 use serde_json::Value;
@@ -12,8 +12,9 @@ use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
 use crate::step::diagnostics;
+use kudo_crd::baseline;
 use kudo_crd::common::ExecStatus;
-use kudo_crd::plan::{self, Refusal};
+use kudo_policy::run::{self, Refusal};
 
 /// Starts the plan the Instance needs now, if any, and advances the active plan. `given`:
 /// the values the Instance gives (its parameters, its Secrets' values under them), or why its
@@ -60,7 +61,13 @@ pub(super) async fn reconcile(
             .map(|p| kudo_policy::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
     let mut began = None;
-    match plan::select(inst, &compiled.version, &values, &seen) {
+    let applied = baseline::applied(&seen);
+    match run::select(
+        &baseline::spec(inst),
+        applied.as_ref(),
+        &compiled.version,
+        &values,
+    ) {
         // The run the status already holds, which its status write could not record as
         // applied (`status::RECORDED`): not started again, or it would run (and fail) again
         // each time it is looked at.

@@ -124,85 +124,20 @@ impl<'a> Round<'a> {
                     (ph.name.clone(), ph.steps[at.step].name.clone())
                 })
                 .collect();
-            let notes = Notes::default();
-            let tenant = ctx.tenants.client_for(inst);
-            let runs = names.iter().map(|(phase, step)| {
-                let at = StepRef {
-                    plan: &active.name,
-                    phase,
-                    step,
-                };
-                if let Some(why) = &refused {
-                    return Either::Left(future::ready(Outcome::Fatal(why.clone())));
-                }
-                let tenant = match &tenant {
-                    Ok(t) => t,
-                    Err(invalid) => {
-                        let o = Outcome::Fatal(invalid.to_string());
-                        return Either::Left(future::ready(o));
-                    }
-                };
-                Either::Right(tasks::run_step(StepRun {
-                    objects: &ctx.objects,
-                    tenant,
-                    inst,
-                    prepared,
-                    params,
-                    at,
-                    notes: &notes,
-                    pipe_max_restarts: ctx.settings.pipe_max_restarts,
-                    restoring,
-                }))
-            });
-            let outcomes = future::join_all(runs).await;
-            for note in notes.into_inner().unwrap_or_default() {
-                let note = bounded::cut(&note, bounded::STATUS_MESSAGE);
-                if !ps.warnings.contains(&note) {
-                    tracing::warn!(instance = %key(inst), plan = %active.name, %note, "object applied otherwise than its template says");
-                    ctx.event(inst, EventType::Warning, "ObjectConverted", note.clone())
-                        .await;
-                    ps.warnings.push(note);
-                }
-            }
-            let mut completed = false;
-            // The steps that failed worth retrying, and their messages: the failure's
-            // fingerprint in the back-off.
-            let mut retry = Vec::new();
-            for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(&names) {
-                let refused = matches!(outcome, Outcome::Forbidden(_));
-                let step_key = format!("{}/{}/{phase}/{step}", key(inst), active.name);
-                let refused_too_long = ctx.refused_too_long(step_key, refused);
-                let (st, full) = outcome.status(refused_too_long);
-                // What the status holds is cut; the log's one line has more of it.
-                let message = full
-                    .as_deref()
-                    .map(|m| bounded::cut(m, bounded::STATUS_MESSAGE));
-                completed |= st == ExecStatus::Complete;
-                let (phase, step) = (
-                    &ps.phases[at.phase].name,
-                    &ps.phases[at.phase].steps[at.step],
-                );
-                if st == ExecStatus::Error {
-                    let m = message.as_deref().unwrap_or("");
-                    retry.push(format!("{phase}/{}: {m}", step.name));
-                }
-                if step.status.as_ref() != Some(&st) || step.message != message {
-                    let name = &step.name;
-                    let message = bounded::cut(full.as_deref().unwrap_or(""), bounded::LOG_MESSAGE);
-                    let instance = key(inst);
-                    match st {
-                        ExecStatus::Error | ExecStatus::FatalError => {
-                            tracing::warn!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step failed")
-                        }
-                        _ => {
-                            tracing::info!(%instance, plan = %active.name, %phase, step = %name, status = st.as_str(), %message, "step")
-                        }
-                    }
-                }
-                let step = &mut ps.phases[at.phase].steps[at.step];
-                step.status = Some(st);
-                step.message = message;
-            }
+            let (outcomes, notes) = run_steps(
+                ctx,
+                inst,
+                prepared,
+                params,
+                &active.name,
+                &names,
+                &refused,
+                restoring,
+            )
+            .await;
+            record_notes(ctx, inst, &active.name, ps, notes).await;
+            let (completed, retry) =
+                record_outcomes(ctx, inst, &active.name, ps, &steps, outcomes, &names);
             plan::roll_up(ps);
             // A phase's and the plan's messages name their failing steps': cut as written.
             bounded::plan(ps);
@@ -244,6 +179,122 @@ impl<'a> Round<'a> {
         ctx.wrote(inst, rv);
         Ok(action)
     }
+}
+
+/// Runs the steps `names` (phase, step) of plan `plan` at once: each fails at once with
+/// `refused` when the plan lacks rights. Returns their outcomes, in order, and what they noted.
+#[allow(clippy::too_many_arguments)]
+async fn run_steps(
+    ctx: &Context,
+    inst: &Instance,
+    prepared: &Prepared<'_>,
+    params: &Value,
+    plan: &str,
+    names: &[(String, String)],
+    refused: &Option<String>,
+    restoring: bool,
+) -> (Vec<Outcome>, Vec<String>) {
+    let notes = Notes::default();
+    let tenant = ctx.tenants.client_for(inst);
+    let runs = names.iter().map(|(phase, step)| {
+        let at = StepRef { plan, phase, step };
+        if let Some(why) = &refused {
+            return Either::Left(future::ready(Outcome::Fatal(why.clone())));
+        }
+        let tenant = match &tenant {
+            Ok(t) => t,
+            Err(invalid) => {
+                let o = Outcome::Fatal(invalid.to_string());
+                return Either::Left(future::ready(o));
+            }
+        };
+        Either::Right(tasks::run_step(StepRun {
+            objects: &ctx.objects,
+            tenant,
+            inst,
+            prepared,
+            params,
+            at,
+            notes: &notes,
+            pipe_max_restarts: ctx.settings.pipe_max_restarts,
+            restoring,
+        }))
+    });
+    let outcomes = future::join_all(runs).await;
+    (outcomes, notes.into_inner().unwrap_or_default())
+}
+
+/// Records in the plan's status `ps` what the steps noted (an object applied otherwise than
+/// its template says), once each, with a warning event.
+async fn record_notes(
+    ctx: &Context,
+    inst: &Instance,
+    plan: &str,
+    ps: &mut kudo_crd::common::PlanStatus,
+    notes: Vec<String>,
+) {
+    for note in notes {
+        let note = bounded::cut(&note, bounded::STATUS_MESSAGE);
+        if !ps.warnings.contains(&note) {
+            tracing::warn!(instance = %key(inst), plan = %plan, %note, "object applied otherwise than its template says");
+            ctx.event(inst, EventType::Warning, "ObjectConverted", note.clone())
+                .await;
+            ps.warnings.push(note);
+        }
+    }
+}
+
+/// Records the steps' `outcomes` in the plan's status `ps`, logging each change. Returns
+/// whether a step completed, and the steps that failed worth retrying with their messages.
+fn record_outcomes(
+    ctx: &Context,
+    inst: &Instance,
+    plan: &str,
+    ps: &mut kudo_crd::common::PlanStatus,
+    steps: &[plan::StepAt],
+    outcomes: Vec<Outcome>,
+    names: &[(String, String)],
+) -> (bool, Vec<String>) {
+    let mut completed = false;
+    // The steps that failed worth retrying, and their messages: the failure's
+    // fingerprint in the back-off.
+    let mut retry = Vec::new();
+    for ((at, outcome), (phase, step)) in steps.iter().zip(outcomes).zip(names) {
+        let refused = matches!(outcome, Outcome::Forbidden(_));
+        let step_key = format!("{}/{plan}/{phase}/{step}", key(inst));
+        let refused_too_long = ctx.refused_too_long(step_key, refused);
+        let (st, full) = outcome.status(refused_too_long);
+        // What the status holds is cut; the log's one line has more of it.
+        let message = full
+            .as_deref()
+            .map(|m| bounded::cut(m, bounded::STATUS_MESSAGE));
+        completed |= st == ExecStatus::Complete;
+        let (phase, step) = (
+            &ps.phases[at.phase].name,
+            &ps.phases[at.phase].steps[at.step],
+        );
+        if st == ExecStatus::Error {
+            let m = message.as_deref().unwrap_or("");
+            retry.push(format!("{phase}/{}: {m}", step.name));
+        }
+        if step.status.as_ref() != Some(&st) || step.message != message {
+            let name = &step.name;
+            let message = bounded::cut(full.as_deref().unwrap_or(""), bounded::LOG_MESSAGE);
+            let instance = key(inst);
+            match st {
+                ExecStatus::Error | ExecStatus::FatalError => {
+                    tracing::warn!(%instance, plan = %plan, %phase, step = %name, status = st.as_str(), %message, "step failed")
+                }
+                _ => {
+                    tracing::info!(%instance, plan = %plan, %phase, step = %name, status = st.as_str(), %message, "step")
+                }
+            }
+        }
+        let step = &mut ps.phases[at.phase].steps[at.step];
+        step.status = Some(st);
+        step.message = message;
+    }
+    (completed, retry)
 }
 
 /// No step of the plan has run yet (a status kudo does not know is not a run).
