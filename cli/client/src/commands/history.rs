@@ -24,10 +24,8 @@ use kudo_crd::v1beta2::Instance;
 use kudo_policy::change::{self, Decision, Proposal};
 use serde_json::{Value, json};
 
-use super::{
-    Error, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
-    operator_version, patch_params, superseding, version_of,
-};
+use super::entry::{Attempt, Entry};
+use super::{Error, Result, Target, installed, operator_version, superseding, version_of};
 
 /// An Instance and its revisions.
 #[derive(Debug, Clone)]
@@ -128,8 +126,9 @@ impl std::fmt::Debug for RolledBack {
 /// OperatorVersion or Secret is gone ([`Error::CannotRollBack`]), one the policy refuses
 /// ([`Error::Parameters`]: an immutable value changed since, a plan in progress).
 pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBack> {
-    for _ in 1..=MAX_ATTEMPTS {
-        let (inst, ov_ref) = instance_and_version(t, req.instance).await?;
+    let entry = Entry::new(t, req.instance);
+    entry.run(async |_| {
+        let (inst, ov_ref) = entry.get().await?;
         let all = revisions(t, req.instance).await?;
         let target = pick(t, req.instance, &all, req.revision)?.clone();
         let cannot = |why: String| Error::CannotRollBack {
@@ -153,7 +152,7 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
                 .unwrap_or_default(),
         };
         let to = match operator_version(t, &to_ref).await {
-            Ok(ov) => version_of(&ov)?.1,
+            Ok(ov) => version_of(&ov)?,
             Err(Error::NotFound { .. }) => {
                 return Err(cannot(format!(
                     "its OperatorVersion {}/{} no longer exists (install that version's package again, then roll back)",
@@ -166,7 +165,7 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
         let from = if to_ref == ov_ref {
             &to
         } else {
-            other = version_of(&operator_version(t, &ov_ref).await?)?.1;
+            other = version_of(&operator_version(t, &ov_ref).await?)?;
             &other
         };
         let secrets: Api<Secret> = Api::namespaced(t.client.clone(), &t.namespace);
@@ -220,29 +219,15 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
             superseded: superseded.clone(),
         };
         if req.dry_run {
-            return Ok(done(None));
+            return Ok(Attempt::Done(done(None)));
         }
-        let sent = t
-            .instances()
-            .patch(
-                req.instance,
-                &patch_params(),
-                &Patch::<()>::Json(json_patch::Patch(ops)),
-            )
-            .await;
-        match sent {
-            Ok(written) => return Ok(done(written.metadata.generation)),
-            // The Instance moved between the read and the write (its resourceVersion is
-            // tested): read again.
-            Err(e) if is_conflict(&e) || super::merge::test_failed(&e) => {
-                tokio::time::sleep(super::backoff(1)).await;
-            }
-            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
-        }
-    }
-    Err(Error::Conflict {
-        namespace: t.namespace.clone(),
-        name: req.instance.to_string(),
-        attempts: MAX_ATTEMPTS,
+        // The Instance moved between the read and the write (its resourceVersion is tested):
+        // read again.
+        let ops = Patch::Json(json_patch::Patch(ops));
+        Ok(match entry.commit(&inst, None, &ops).await? {
+            Attempt::Done(written) => Attempt::Done(done(written.metadata.generation)),
+            Attempt::Conflict => Attempt::Conflict,
+        })
     })
+    .await
 }

@@ -26,6 +26,7 @@
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
 pub mod diff;
+pub(crate) mod entry;
 pub mod explain;
 pub mod get;
 pub mod history;
@@ -52,18 +53,10 @@ use serde_json::Value;
 use kudo_crd::package::Unusable;
 use kudo_crd::v1beta2::{Instance, Operator, OperatorVersion};
 
+pub use entry::MAX_ATTEMPTS;
+
 /// The result type of the cluster commands.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Writes of the Instance tried before giving up when another writer got there first.
-pub const MAX_ATTEMPTS: usize = 8;
-
-/// The wait before attempt `attempt + 1`: 25 ms doubling per attempt, at most 1.6 s, each
-/// between half and all of that at random, so that writers that met once do not meet again.
-fn backoff(attempt: usize) -> Duration {
-    let ceiling = 25u64 << attempt.min(6);
-    Duration::from_millis(ceiling / 2 + fastrand::u64(0..=ceiling / 2))
-}
 
 /// Where a command works: the cluster client and the namespace of the objects.
 #[derive(Clone)]
@@ -495,18 +488,22 @@ fn package_of(ov: &OperatorVersion) -> Result<kudo_pkg::Package> {
     })
 }
 
-/// The policy's view of an OperatorVersion read from the cluster: its package and
-/// [`Version`] ([`kudo_crd::package::version`]).
-fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
-    let pkg = package_of(ov)?;
-    let version = kudo_crd::package::version(ov).map_err(|e| match e {
+/// The policy's view of an OperatorVersion read from the cluster, its [`Version`]
+/// ([`kudo_crd::package::version`]), read from the object alone (no package is built).
+fn version_of(ov: &OperatorVersion) -> Result<Version> {
+    kudo_crd::package::version(ov).map_err(|e| match e {
         Unusable::Parameters(d) => Error::Parameters(d),
         other => Error::UnusableVersion {
             name: ov.metadata.name.clone().unwrap_or_default(),
             source: other,
         },
-    })?;
-    Ok((pkg, version))
+    })
+}
+
+/// The package an OperatorVersion was made from and its [`Version`], for the commands that
+/// need both (`diff` renders the package; `upgrade` compares its operator).
+fn package_and_version(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
+    Ok((package_of(ov)?, version_of(ov)?))
 }
 
 /// The Instance as [`kudo_policy::change`] sees it: its values, whether it is being deleted, and
@@ -594,11 +591,6 @@ fn annotations_object(annotations: &[(&'static str, String)]) -> Value {
         .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
         .collect::<serde_json::Map<_, _>>()
         .into()
-}
-
-/// Whether the API server answered 409 Conflict.
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 /// Reads an Instance and the OperatorVersion it names ([`kudo_crd::reference`]).

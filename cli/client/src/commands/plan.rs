@@ -59,7 +59,7 @@ pub async fn trigger(
             plans: ov.spec.plans.keys().cloned().collect(),
         });
     }
-    let (_, version) = version_of(&ov)?;
+    let version = version_of(&ov)?;
     let values = super::update::parameters(&inst);
     let (blocking, superseded) = super::superseding(runs::running(&inst, &version), force);
     change::trigger_plan(&installed(&inst, &version, &values, &blocking), plan, None)
