@@ -284,3 +284,93 @@ fn sources_ops(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_diag::diag::Code;
+    use kudo_policy::values::Override;
+
+    fn version() -> Version {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
+        pkg.policy_version().expect("its version")
+    }
+
+    fn instance(parameters: Option<Value>) -> Instance {
+        let mut i = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "10", "generation": 1},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"}}});
+        if let Some(p) = parameters {
+            i["spec"]["parameters"] = p;
+        }
+        serde_json::from_value(i).expect("an Instance")
+    }
+
+    fn no_secrets() -> secrets::Sources {
+        secrets::Sources {
+            all: json!({}),
+            others: json!({}),
+            managed: None,
+        }
+    }
+
+    fn decided(inst: &Instance, overrides: &[&str]) -> Result<Decided> {
+        let overrides = Override::parse_all(overrides).expect("well-formed -p");
+        let req = Request {
+            instance: "c",
+            inputs: Inputs {
+                overrides: &overrides,
+                ..Inputs::default()
+            },
+            dry_run: false,
+            force: false,
+            remediation: None,
+        };
+        decide(inst, &version(), &no_secrets(), &req)
+    }
+
+    #[test]
+    fn a_changed_value_is_a_json_patch_that_tests_the_value_read() {
+        let d = decided(&instance(Some(json!({"nodeCount": 3}))), &["nodeCount=5"]).unwrap();
+        assert_eq!(d.change.plan.as_deref(), Some("update"));
+        let patch = d.patch.expect("a write");
+        assert!(matches!(patch.send, Patch::Json(_)));
+        assert_eq!(
+            patch.shown,
+            json!([{"op": "test", "path": "/spec/parameters/nodeCount", "value": 3},
+                {"op": "replace", "path": "/spec/parameters/nodeCount", "value": 5}])
+        );
+    }
+
+    #[test]
+    fn the_value_it_already_has_is_no_write() {
+        let d = decided(&instance(Some(json!({"nodeCount": 3}))), &["nodeCount=3"]).unwrap();
+        assert!(d.patch.is_none());
+        assert_eq!(d.change.plan, None);
+    }
+
+    #[test]
+    fn an_instance_without_parameters_is_a_merge_patch_on_its_resource_version() {
+        let d = decided(&instance(None), &["nodeCount=5"]).unwrap();
+        let patch = d.patch.expect("a write");
+        assert!(matches!(patch.send, Patch::Merge(_)));
+        assert_eq!(
+            patch.shown,
+            json!({"metadata": {"resourceVersion": "10"}, "spec": {"parameters": {"nodeCount": 5}}})
+        );
+    }
+
+    #[test]
+    fn a_refused_change_is_every_reason_and_no_write() {
+        let Err(Error::Parameters(d)) = decided(&instance(Some(json!({}))), &["clusterName=x"])
+        else {
+            panic!("refused");
+        };
+        assert_eq!(
+            d.iter().map(|d| d.code).collect::<Vec<_>>(),
+            [Code::ImmutableChanged]
+        );
+    }
+}

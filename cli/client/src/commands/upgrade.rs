@@ -358,3 +358,59 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(rel: &str) -> Package {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel);
+        Package::load(&dir).expect("the fixture loads")
+    }
+
+    fn instance(annotations: Option<Value>) -> Instance {
+        serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "mine", "namespace": "ns", "resourceVersion": "20",
+                "generation": 4, "annotations": annotations},
+            "spec": {"operatorVersion": {"name": "my-operator-0.1.0", "namespace": "default"},
+                "parameters": {"CLUSTER_NAME": "prod"}}}))
+        .expect("an Instance")
+    }
+
+    #[test]
+    fn an_upgrade_moves_values_by_old_name_and_is_one_merge_patch_on_the_resource_version() {
+        let (v1, v2) = (
+            load("tests/fixtures/kep33/v1"),
+            load("tests/fixtures/kep33/v2"),
+        );
+        let (old, new) = (v1.policy_version().unwrap(), v2.policy_version().unwrap());
+        let req = Request {
+            instance: "mine",
+            package: &v2,
+            dependencies: None,
+            inputs: Inputs::default(),
+            dry_run: false,
+            force: false,
+            remediation: None,
+            allow: &Allow::default(),
+        };
+        let inst = instance(None);
+        let sources = secrets::Sources {
+            all: json!({}),
+            others: json!({}),
+            managed: None,
+        };
+        let d = decide(&inst, &old, &new, &sources, &req).unwrap();
+        assert_eq!(d.write.public["clusterName"], json!("prod"));
+        let patch = shape(&inst, "my-operator-0.2.0", &d, &req).unwrap();
+        assert_eq!(patch["metadata"], json!({"resourceVersion": "20"}));
+        assert_eq!(
+            patch["spec"]["operatorVersion"],
+            json!({"name": "my-operator-0.2.0", "namespace": null})
+        );
+        assert_eq!(patch["spec"]["parameters"]["clusterName"], json!("prod"));
+        assert_eq!(patch["spec"]["parameters"]["CLUSTER_NAME"], Value::Null);
+    }
+}
