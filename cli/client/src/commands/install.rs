@@ -139,7 +139,7 @@ pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
 /// removed again.
 ///
 /// Prepare (the decision, then every read and check), the ServiceAccount and its bindings,
-/// then perform ([`create`]); a failure there undoes the ServiceAccount's objects.
+/// then perform (`create`); a failure there undoes the ServiceAccount's objects.
 pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installation> {
     let pkg = req.package;
     let mut change = check(pkg, &req.inputs)?;

@@ -1,28 +1,36 @@
 //! The cluster commands: what `kudo install`, `kudo update --instance`, `kudo upgrade
-//! --instance`, `kudo uninstall`, `kudo plan status|trigger` and `kudo get` do, as library
-//! functions the CLI calls and tests drive against a mocked API server.
+//! --instance`, `kudo rollback`, `kudo uninstall`, `kudo plan status|trigger`, `kudo get`,
+//! `kudo diff` and `kudo explain` do, as library functions the CLI calls and tests drive
+//! against a mocked API server.
 //!
-//! Every parameter rule comes from `kudo_pkg::instance` (the same code as `kudo params` and
-//! `kudo update -f`): a command computes and validates the whole change client-side first, and
-//! writes nothing when anything is refused. The package of an installed Instance is rebuilt
-//! from its OperatorVersion with [`kudo_crd::package::from_operator_version`].
+//! A command that changes an Instance is a pure decision and its transport. The decision
+//! (`update::decide`, `upgrade::decide`, [`install::check`]) takes what was read and the
+//! command line and returns the change and the write, or every reason it is refused, with no
+//! cluster: every parameter rule is the policy's ([`kudo_policy::change`], the same as the
+//! admission webhook's and `kudo update -f`'s), and nothing is written when anything is
+//! refused. The transport reads, then commits the write in one get-modify-commit loop with one
+//! back-off (`entry`, after kube-rs's `Api::entry`): a write is guarded by what it read (a
+//! `test` of each value it replaces, or the `metadata.resourceVersion`), and when another
+//! writer got there first the Instance is read again and the decision made again, up to
+//! [`MAX_ATTEMPTS`] times. The policy's view of an installed OperatorVersion is read from the
+//! object ([`kudo_crd::package::version`]); the package is rebuilt from it
+//! ([`kudo_crd::package::from_operator_version`]) only where a command needs the package.
 //!
-//! - [`install::install`]: Operator and OperatorVersion when missing, then the Instance.
+//! - [`install::install`]: the Instance's ServiceAccount and bindings
+//!   ([`service_account`]), the Operator and OperatorVersion when missing, then the Instance
+//!   and kudo's Secret of its `writeOnly` values (`secrets`).
 //! - [`update::update`]: an RFC 6902 JSON patch of only the values that change, each replaced
-//!   or removed value guarded by a `test` of what was read (`merge::guarded`); when a test
-//!   fails the Instance is read again and the overrides applied to the fresh object.
-//! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
-//!   Instance, with the same precondition and retries.
-//! - [`diff::diff`]: what an update or upgrade would do (values, plan, each object from a
-//!   server-side dry-run apply), with nothing written.
+//!   or removed value guarded by a `test` of what was read (`merge::guarded`).
+//! - [`upgrade::upgrade`]: `oldName` migration, the CRD preflight, the new OperatorVersion
+//!   when missing, then a merge patch of the Instance on its `resourceVersion`.
 //! - [`history::history`], [`history::rollback`]: an Instance's revisions (recorded by the
 //!   manager, `kudo_crd::revision`), and a rollback to one through the same policy as every
 //!   change (`kudo_policy::change::rollback`).
+//! - [`diff::diff`]: what an update, upgrade or rollback would do (values, plan, each object
+//!   from a server-side dry-run apply), with nothing written; [`diff::drift`] too.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
 //! - [`explain::read`]: an Instance as `kudo explain` reads it (its package, its values, what
 //!   its Secrets set), nothing written.
-//! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
-//!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
 pub mod diff;

@@ -279,6 +279,16 @@ fn label(
     s
 }
 
+/// A node's branch in the tree and the indent of its children: the last of its siblings
+/// closes the branch.
+fn branch(last: bool) -> (&'static str, &'static str) {
+    if last {
+        ("└── ", "    ")
+    } else {
+        ("├── ", "│   ")
+    }
+}
+
 /// The tree: the active plan first, expanded to its phases and steps; then every other plan on
 /// one line.
 impl fmt::Display for StatusView {
@@ -303,15 +313,10 @@ impl fmt::Display for StatusView {
                 .filter(|p| Some(p.name.as_str()) != active),
         );
         for (i, plan) in order.iter().enumerate() {
-            let last_plan = i + 1 == order.len();
-            let (branch, indent) = if last_plan {
-                ("└── ", "    ")
-            } else {
-                ("├── ", "│   ")
-            };
+            let (b1, indent) = branch(i + 1 == order.len());
             writeln!(
                 f,
-                "{branch}{}",
+                "{b1}{}",
                 label(
                     "plan",
                     &plan.name,
@@ -327,12 +332,7 @@ impl fmt::Display for StatusView {
                 writeln!(f, "{indent}! warning: {w}")?;
             }
             for (j, phase) in plan.phases.iter().enumerate() {
-                let last_phase = j + 1 == plan.phases.len();
-                let (b2, i2) = if last_phase {
-                    ("└── ", "    ")
-                } else {
-                    ("├── ", "│   ")
-                };
+                let (b2, i2) = branch(j + 1 == plan.phases.len());
                 writeln!(
                     f,
                     "{indent}{b2}{}",
@@ -345,11 +345,7 @@ impl fmt::Display for StatusView {
                     )
                 )?;
                 for (k, step) in phase.steps.iter().enumerate() {
-                    let b3 = if k + 1 == phase.steps.len() {
-                        "└── "
-                    } else {
-                        "├── "
-                    };
+                    let (b3, _) = branch(k + 1 == phase.steps.len());
                     writeln!(
                         f,
                         "{indent}{i2}{b3}{}",

@@ -94,7 +94,7 @@ pub(super) fn resource_version(inst: &Instance) -> Result<String> {
     })
 }
 
-/// What an update decides from what it read, with no cluster ([`decide`]): the change, how its
+/// What an update decides from what it read, with no cluster (`decide`): the change, how its
 /// values are written, and the write.
 pub(crate) struct Decided {
     /// The change, as the policy decided it.
@@ -207,7 +207,7 @@ fn shape(
 /// ([`Error::Parameters`]); [`Error::Conflict`] when every attempt met a newer Instance.
 ///
 /// Each attempt: get (the Instance, its OperatorVersion unless the last attempt read the same,
-/// its Secrets), [`decide`], commit ([`Entry::commit`]).
+/// its Secrets), `decide`, commit (`Entry::commit`).
 pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
     let entry = Entry::new(t, req.instance);
     let mut cache: Option<(String, Version)> = None;

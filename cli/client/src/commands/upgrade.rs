@@ -141,7 +141,7 @@ async fn crd_preflight(
     }
 }
 
-/// What an upgrade decides from what it read, with no cluster ([`decide`]).
+/// What an upgrade decides from what it read, with no cluster (`decide`).
 pub(crate) struct Decided {
     /// The change, as the policy decided it.
     pub change: Decision,
@@ -181,7 +181,7 @@ pub(crate) fn decide(
 }
 
 /// The merge patch that moves `inst` to OperatorVersion `to` with `d`'s values, conditioned
-/// on its `metadata.resourceVersion`, with the annotations of the change ([`--force`]'s
+/// on its `metadata.resourceVersion`, with the annotations of the change (`--force`'s
 /// supersede, `--rollback-on-failure`, the preflight's allowances).
 fn shape(inst: &Instance, to: &str, d: &Decided, req: &Request<'_>) -> Result<Value> {
     let mut spec = json!({"operatorVersion": {"name": to}});
@@ -268,8 +268,8 @@ struct Once {
 /// or when the new OperatorVersion exists with another spec.
 ///
 /// Each attempt: get (the Instance, its OperatorVersion unless the last attempt read the same,
-/// its Secrets), [`decide`], then once per upgrade the CRD preflight, the new OperatorVersion
-/// looked for and the ServiceAccount's grants, then commit ([`Entry::commit`]).
+/// its Secrets), `decide`, then once per upgrade the CRD preflight, the new OperatorVersion
+/// looked for and the ServiceAccount's grants, then commit (`Entry::commit`).
 pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
     // Checked (read only) before anything is written; created unless this is a dry run.
