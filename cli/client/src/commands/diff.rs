@@ -204,15 +204,7 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 ..req
             };
             let done = history::rollback(t, &req).await?;
-            let record = &done.revision.record;
-            let reference = kudo_crd::reference::OperatorVersionRef {
-                namespace: record
-                    .operator_version
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| t.namespace.clone()),
-                name: record.operator_version.name.clone().unwrap_or_default(),
-            };
+            let reference = history::reference(t, &done.revision);
             let (pkg, version) = package_and_version(&operator_version(t, &reference).await?)?;
             let (from, to) = (done.from_operator_version, reference.name);
             (done.change, req.instance, from, to, pkg, version)

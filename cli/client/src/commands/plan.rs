@@ -14,10 +14,8 @@ use kube::api::Patch;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{
-    Error, Result, Target, installed, instance_and_version, operator_version, patch_params,
-    version_of,
-};
+use super::entry::{Attempt, Entry};
+use super::{Error, Result, Target, installed, instance_and_version, operator_version, version_of};
 use kudo_crd::common::{ActivePlan, ExecStatus, PhaseStatus, PlanStatus};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 use kudo_crd::{labels, plan as runs};
@@ -49,36 +47,57 @@ pub async fn trigger(
     uid: &str,
     force: bool,
 ) -> Result<Triggered> {
-    let (inst, ov_ref) = instance_and_version(t, instance).await?;
-    let ov = operator_version(t, &ov_ref).await?;
-    let ov_name = ov_ref.name;
+    let entry = Entry::new(t, instance);
+    entry
+        .run(async |_| {
+            let (inst, ov_ref) = entry.get().await?;
+            let ov = operator_version(t, &ov_ref).await?;
+            let (patch, superseded) = decide(&inst, &ov_ref.name, &ov, plan, uid, force)?;
+            Ok(
+                match entry.commit(&inst, None, &Patch::Merge(patch)).await? {
+                    Attempt::Done(written) => Attempt::Done(Triggered {
+                        plan: plan.to_string(),
+                        uid: uid.to_string(),
+                        generation: written.metadata.generation,
+                        superseded,
+                    }),
+                    // Not conditioned on what was read: the API server has no reason to refuse it.
+                    Attempt::Conflict => Attempt::Conflict,
+                },
+            )
+        })
+        .await
+}
+
+/// Decides a trigger of `plan` as run `uid` on `inst`, which runs `ov` (named `ov_name` by
+/// the Instance): the merge patch that asks for it, and the run it supersedes (`force`).
+/// Refused with nothing to write: [`Error::UnknownPlan`], or [`change::trigger_plan`]'s
+/// refusal. Reads nothing.
+fn decide(
+    inst: &Instance,
+    ov_name: &str,
+    ov: &OperatorVersion,
+    plan: &str,
+    uid: &str,
+    force: bool,
+) -> Result<(serde_json::Value, Option<runs::Running>)> {
     if !ov.spec.plans.contains_key(plan) {
         return Err(Error::UnknownPlan {
             plan: plan.to_string(),
-            operator_version: ov_name,
+            operator_version: ov_name.to_string(),
             plans: ov.spec.plans.keys().cloned().collect(),
         });
     }
-    let version = version_of(&ov)?;
-    let values = super::update::parameters(&inst);
-    let (blocking, superseded) = super::superseding(runs::running(&inst, &version), force);
-    change::trigger_plan(&installed(&inst, &version, &values, &blocking), plan, None)
+    let version = &version_of(ov)?;
+    let values = super::update::parameters(inst);
+    let (blocking, superseded) = super::superseding(runs::running(inst, version), force);
+    change::trigger_plan(&installed(inst, version, &values, &blocking), plan, None)
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
     if let Some(run) = &superseded {
         patch["metadata"] = json!({"annotations": {labels::SUPERSEDE: run.uid}});
     }
-    let written = t
-        .instances()
-        .patch(instance, &patch_params(), &Patch::Merge(&patch))
-        .await
-        .map_err(t.api("patch", "Instance", instance))?;
-    Ok(Triggered {
-        plan: plan.to_string(),
-        uid: uid.to_string(),
-        generation: written.metadata.generation,
-        superseded,
-    })
+    Ok((patch, superseded))
 }
 
 /// The plans of an Instance and their statuses.
