@@ -292,3 +292,65 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_crd::common::{ExecStatus, ObjectRef};
+    use kudo_crd::revision::Record;
+
+    fn version() -> Version {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
+        pkg.policy_version().expect("its version")
+    }
+
+    fn revision(parameters: Value) -> Revision {
+        Revision {
+            number: 2,
+            name: revision::name("c", 2),
+            record: Record {
+                operator_version: ObjectRef {
+                    kind: None,
+                    name: Some("cassandra-2.0.0".into()),
+                    namespace: None,
+                },
+                parameters,
+                plan: "update".into(),
+                ..Record::default()
+            },
+            status: ExecStatus::Complete,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn a_rollback_is_the_revision_values_in_one_patch_naming_the_generation_it_replaces() {
+        let inst: Instance = serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2",
+            "kind": "Instance",
+            "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "10", "generation": 7},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
+                "parameters": {"nodeCount": 5}}}))
+        .expect("an Instance");
+        let v = version();
+        let target = revision(json!({"nodeCount": 3}));
+        let (given, values) = (json!({"nodeCount": 3}), json!({"nodeCount": 5}));
+        let read = Read {
+            from: &v,
+            to: &v,
+            given: &given,
+            values: &values,
+        };
+        let d = decide(&inst, &target, &read, false).unwrap();
+        assert_eq!(d.change.plan.as_deref(), Some("update"));
+        assert!(d.superseded.is_none());
+        let patch = serde_json::to_value(&d.ops).unwrap();
+        let text = patch.to_string();
+        assert!(
+            text.contains(&revision::rollback_annotation(2, 7)),
+            "{text}"
+        );
+        assert!(text.contains("/spec/parameters"), "{text}");
+    }
+}

@@ -382,3 +382,47 @@ impl fmt::Display for StatusView {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ov() -> OperatorVersion {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
+        kudo_crd::package::objects(&pkg, "ns").1
+    }
+
+    fn inst() -> Instance {
+        serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "c", "namespace": "ns", "generation": 1},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"}}}))
+        .expect("an Instance")
+    }
+
+    #[test]
+    fn a_trigger_is_a_merge_patch_of_the_plan_execution() {
+        let (patch, superseded) =
+            decide(&inst(), "cassandra-2.0.0", &ov(), "deploy", "u1", false).expect("allowed");
+        assert_eq!(
+            patch,
+            json!({"spec": {"planExecution": {"planName": "deploy", "uid": "u1"}}})
+        );
+        assert!(superseded.is_none());
+    }
+
+    #[test]
+    fn a_plan_the_operator_version_lacks_is_refused_naming_its_plans() {
+        let Err(Error::UnknownPlan {
+            operator_version,
+            plans,
+            ..
+        }) = decide(&inst(), "cassandra", &ov(), "nope", "u1", false)
+        else {
+            panic!("refused");
+        };
+        assert_eq!(operator_version, "cassandra");
+        assert!(plans.contains(&"deploy".to_string()));
+    }
+}
