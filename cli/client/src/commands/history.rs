@@ -296,15 +296,9 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::fixtures::cassandra_version;
     use kudo_crd::common::{ExecStatus, ObjectRef};
     use kudo_crd::revision::Record;
-
-    fn version() -> Version {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/cassandra-v1beta2");
-        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
-        pkg.policy_version().expect("its version")
-    }
 
     fn revision(parameters: Value) -> Revision {
         Revision {
@@ -333,7 +327,7 @@ mod tests {
             "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
                 "parameters": {"nodeCount": 5}}}))
         .expect("an Instance");
-        let v = version();
+        let v = cassandra_version();
         let target = revision(json!({"nodeCount": 3}));
         let (given, values) = (json!({"nodeCount": 3}), json!({"nodeCount": 5}));
         let read = Read {

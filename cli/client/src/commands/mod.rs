@@ -815,6 +815,22 @@ fn patch_params() -> kube::api::PatchParams {
     }
 }
 
+/// What the unit tests of the commands share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// The example package `examples/cassandra-v1beta2` (OperatorVersion `cassandra-2.0.0`).
+    pub fn cassandra() -> kudo_pkg::Package {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        kudo_pkg::Package::load(&dir).expect("the example package loads")
+    }
+
+    /// Its version, as the policy reads it.
+    pub fn cassandra_version() -> super::Version {
+        cassandra().policy_version().expect("its version")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

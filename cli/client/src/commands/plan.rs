@@ -388,10 +388,7 @@ mod tests {
     use super::*;
 
     fn ov() -> OperatorVersion {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/cassandra-v1beta2");
-        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
-        kudo_crd::package::objects(&pkg, "ns").1
+        kudo_crd::package::objects(&crate::commands::fixtures::cassandra(), "ns").1
     }
 
     fn inst() -> Instance {

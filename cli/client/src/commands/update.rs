@@ -288,15 +288,9 @@ fn sources_ops(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::fixtures::cassandra_version;
     use kudo_diag::diag::Code;
     use kudo_policy::values::Override;
-
-    fn version() -> Version {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/cassandra-v1beta2");
-        let pkg = kudo_pkg::Package::load(&dir).expect("the example package loads");
-        pkg.policy_version().expect("its version")
-    }
 
     fn instance(parameters: Option<Value>) -> Instance {
         let mut i = json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
@@ -328,7 +322,7 @@ mod tests {
             force: false,
             remediation: None,
         };
-        decide(inst, &version(), &no_secrets(), &req)
+        decide(inst, &cassandra_version(), &no_secrets(), &req)
     }
 
     #[test]
