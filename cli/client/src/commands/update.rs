@@ -2,9 +2,11 @@
 //! rules of `kudo update -f` and of the admission webhook ([`kudo_policy::change::update`]): the
 //! Instance's deletion and the plan it has scheduled or running count too.
 //!
-//! The Instance and its OperatorVersion are read; the package is rebuilt from the
-//! OperatorVersion; `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
-//! `immutable` and the one-plan-per-update rule run before anything is sent. The write is a
+//! The Instance and its OperatorVersion are read (as the policy's `Version`: no package is
+//! built); `-P` and `-p` are applied to the Instance's `spec.parameters`; validation,
+//! `immutable` and the one-plan-per-update rule run before anything is sent, all in one pure
+//! function (`decide`) that also shapes the write; [`update`] is the transport around it
+//! (`commands::entry`: get, modify, commit). The write is a
 //! JSON patch (`merge::guarded`) of only the parameter values that change, each replaced or
 //! removed value guarded by a `test` of the value this update read: updates of different
 //! parameters never conflict, whatever else (the manager's status, other updates) changed the
