@@ -1,5 +1,5 @@
 //! What `kudo update --instance` costs end to end, the API server answering at once (an
-//! in-process service): GET the Instance, GET its OperatorVersion, rebuild the package from it,
+//! in-process service): GET the Instance, GET its OperatorVersion, read its version from it,
 //! apply three `-p` (all under the `update` trigger), validate, check `immutable` and `trigger`, PATCH with the resourceVersion
 //! precondition. The package is `examples/cassandra-v1beta2`.
 // criterion's macros define undocumented public functions.

@@ -117,11 +117,26 @@ fn client_config(o: &Options, path: &str) -> Value {
     }
 }
 
-/// Every object of the installation, in apply order.
+/// Every object of the installation, in apply order: the Namespace, the CRDs, the
+/// identities and their rights, the in-cluster Deployments (with
+/// [`WebhookTarget::Service`]), the admission webhook configurations.
 pub fn manifests(o: &Options) -> Vec<Value> {
-    let ns = &o.namespace;
     let mut out = vec![json!({"apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": ns, "labels": labels("namespace")}})];
+        "metadata": {"name": o.namespace, "labels": labels("namespace")}})];
+    out.extend(crds(o));
+    out.extend(identities(o));
+    // With the webhooks outside the cluster, the manager runs outside too (under the
+    // ServiceAccount made here): an in-cluster one as well would run every plan twice.
+    if matches!(o.webhook, WebhookTarget::Service { .. }) {
+        out.extend(in_cluster(o));
+    }
+    out.extend(webhook_configurations(o));
+    out
+}
+
+/// kudo's CRDs, converted by the webhook (`Operator`, the same in both versions, is not).
+fn crds(o: &Options) -> Vec<Value> {
+    let mut out = Vec::new();
     for crd in kudo_crd::definitions() {
         let mut v = serde_json::to_value(&crd).unwrap_or(Value::Null);
         v["metadata"]["labels"] = labels("crd");
@@ -135,6 +150,14 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         };
         out.push(v);
     }
+    out
+}
+
+/// The manager's and the webhook's ServiceAccounts, their roles and bindings, and the roles
+/// the built-in `view` and `admin` aggregate.
+fn identities(o: &Options) -> Vec<Value> {
+    let ns = &o.namespace;
+    let mut out = Vec::new();
     for sa in [MANAGER, WEBHOOK] {
         out.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": sa, "namespace": ns, "labels": labels(sa)}}));
@@ -202,61 +225,70 @@ pub fn manifests(o: &Options) -> Vec<Value> {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": WEBHOOK},
         "subjects": [{"kind": "ServiceAccount", "name": WEBHOOK, "namespace": ns}]}),
     );
-    // With the webhooks outside the cluster, the manager runs outside too (under the
-    // ServiceAccount made here): an in-cluster one as well would run every plan twice.
-    if matches!(o.webhook, WebhookTarget::Service { .. }) {
-        out.push(deployment(
-            o,
-            MANAGER,
-            &o.manager_image,
-            1,
-            json!([
-                "--leader-elect",
-                "--default-service-account",
-                kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
-                "--metrics-addr",
-                "0.0.0.0:8080",
-                "--log-format",
-                "json"
-            ]),
-            None,
-        ));
-        let mut webhook_args = json!([
-            "--listen",
-            "0.0.0.0:8443",
-            "--self-managed-certs",
-            "--cert-dir",
-            "/certs",
+    out
+}
+
+/// The manager's and the webhook's Deployments, the webhook's PodDisruptionBudget and Service.
+fn in_cluster(o: &Options) -> Vec<Value> {
+    let ns = &o.namespace;
+    let mut out = Vec::new();
+    out.push(deployment(
+        o,
+        MANAGER,
+        &o.manager_image,
+        1,
+        json!([
+            "--leader-elect",
+            "--default-service-account",
+            kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
+            "--metrics-addr",
+            "0.0.0.0:8080",
             "--log-format",
             "json"
+        ]),
+        None,
+    ));
+    let mut webhook_args = json!([
+        "--listen",
+        "0.0.0.0:8443",
+        "--self-managed-certs",
+        "--cert-dir",
+        "/certs",
+        "--log-format",
+        "json"
+    ]);
+    if let (Some(lifetime), Some(args)) = (&o.webhook_cert, webhook_args.as_array_mut()) {
+        let text = |d| json!(kudo_crd::webhook_cert::written(d));
+        args.extend([
+            json!("--cert-validity"),
+            text(lifetime.validity()),
+            json!("--cert-renew-before"),
+            text(lifetime.renew_before()),
         ]);
-        if let (Some(lifetime), Some(args)) = (&o.webhook_cert, webhook_args.as_array_mut()) {
-            let text = |d| json!(kudo_crd::webhook_cert::written(d));
-            args.extend([
-                json!("--cert-validity"),
-                text(lifetime.validity()),
-                json!("--cert-renew-before"),
-                text(lifetime.renew_before()),
-            ]);
-        }
-        out.push(deployment(
-            o,
-            WEBHOOK,
-            &o.webhook_image,
-            2,
-            webhook_args,
-            Some(8443),
-        ));
-        out.push(
-            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
-            "spec": {"minAvailable": 1, "selector": {"matchLabels": labels(WEBHOOK)}}}),
-        );
-        out.push(json!({"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
-            "spec": {"selector": labels(WEBHOOK),
-                "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}]}}));
     }
+    out.push(deployment(
+        o,
+        WEBHOOK,
+        &o.webhook_image,
+        2,
+        webhook_args,
+        Some(8443),
+    ));
+    out.push(
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": labels(WEBHOOK)}}}),
+    );
+    out.push(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": WEBHOOK, "namespace": ns, "labels": labels(WEBHOOK)},
+        "spec": {"selector": labels(WEBHOOK),
+            "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}]}}));
+    out
+}
+
+/// The mutating and validating webhook configurations of Instances.
+fn webhook_configurations(o: &Options) -> Vec<Value> {
+    let mut out = Vec::new();
     let rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta2"],
         "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
     let v1beta1_rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta1"],
@@ -485,11 +517,6 @@ pub async fn wait_ready(
     }
 }
 
-/// What the API server said: its message alone for a refusal (not the whole Status).
-fn said(e: &kube::Error) -> String {
-    kudo_cluster::said(e)
-}
-
 async fn crds_established(client: &kube::Client) -> Result<String, String> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
@@ -504,7 +531,7 @@ async fn crds_established(client: &kube::Client) -> Result<String, String> {
             .map_err(|e| {
                 format!(
                     "CustomResourceDefinition/{name} cannot be read: {}",
-                    said(&e)
+                    kudo_cluster::said(&e)
                 )
             })?
             .ok_or_else(|| format!("CustomResourceDefinition/{name} does not exist"))?;
@@ -534,7 +561,7 @@ async fn instances_served(client: &kube::Client, namespace: &str) -> Result<Stri
         .map_err(|e| {
             format!(
                 "kudo.dev/v1beta2 Instances are not served yet: {}",
-                said(&e)
+                kudo_cluster::said(&e)
             )
         })?;
     Ok("kudo.dev/v1beta2 is served".into())
@@ -565,7 +592,10 @@ async fn webhooks_answer(client: &kube::Client, namespace: &str) -> Result<Strin
                 s.message
             ))
         }
-        Err(e) => Err(format!("the webhooks do not answer yet: {}", said(&e))),
+        Err(e) => Err(format!(
+            "the webhooks do not answer yet: {}",
+            kudo_cluster::said(&e)
+        )),
     }
 }
 
@@ -578,7 +608,7 @@ async fn manager_available(client: &kube::Client, namespace: &str) -> Result<Str
         .map_err(|e| {
             format!(
                 "Deployment {namespace}/{MANAGER} cannot be read: {}",
-                said(&e)
+                kudo_cluster::said(&e)
             )
         })?
         .ok_or_else(|| format!("Deployment {namespace}/{MANAGER} does not exist"))?;

@@ -34,12 +34,14 @@ use kudo_policy::ParamSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::commands::entry::{Attempt, retry};
 use kudo_crd::STORAGE_VERSION;
 use kudo_crd::convert::{self, TypeSource};
 use kudo_crd::labels;
 use kudo_crd::reference::OperatorVersionRef;
 
-/// How many times a rewrite is tried when the object keeps changing under it (HTTP 409).
+/// How many times a rewrite is tried when the object keeps changing under it (HTTP 409), with
+/// the cluster commands' back-off between tries (`commands::entry`).
 pub const MAX_ATTEMPTS: usize = 5;
 /// The version objects are listed in during pre-flight.
 pub const OLD_VERSION: &str = "v1beta1";
@@ -684,7 +686,7 @@ fn stored_versions(crd: &Value) -> Vec<String> {
 async fn rewrite(client: &kube::Client, c: &Converted, types: &Schemas) -> Result<Rewrite, Error> {
     let path = c.id.path(STORAGE_VERSION);
     let mut expected = c.new.clone();
-    for attempt in 1..=MAX_ATTEMPTS {
+    let done = retry(MAX_ATTEMPTS, async |attempt| {
         // An Instance's writeOnly values move to a Secret of kudo's first (never stored in an
         // Instance); the Secret is deleted again when the rewrite does not land.
         let moved = match c.id.kind {
@@ -709,31 +711,34 @@ async fn rewrite(client: &kube::Client, c: &Converted, types: &Schemas) -> Resul
                 .await
                 .map_err(|e| Error::Secret(e.to_string()))?;
         }
+        let gone = || {
+            Attempt::Done(Rewrite::Gone {
+                object: c.id.clone(),
+            })
+        };
         match sent {
-            Ok(Some(written)) => return verify(client, c, &expected, &written, attempt).await,
-            Ok(None) => {
-                return Ok(Rewrite::Gone {
-                    object: c.id.clone(),
-                });
-            }
+            Ok(Some(written)) => Ok(Attempt::Done(
+                verify(client, c, &expected, &written, attempt).await?,
+            )),
+            Ok(None) => Ok(gone()),
             Err(Error::Api {
                 source: kube::Error::Api(status),
                 ..
             }) if status.is_conflict() => {
                 let old_path = c.id.path(OLD_VERSION);
                 let Some(now) = send(client, Method::GET, &old_path, None, None).await? else {
-                    return Ok(Rewrite::Gone {
-                        object: c.id.clone(),
-                    });
+                    return Ok(gone());
                 };
                 expected = convert_one(c.id.kind, &now, types)
                     .map_err(|mut p| Error::Problem(p.remove(0)))?
                     .new;
+                Ok(Attempt::Conflict)
             }
-            Err(e) => return Err(e),
+            Err(e) => Err(e),
         }
-    }
-    Err(Error::Conflict {
+    })
+    .await?;
+    done.ok_or_else(|| Error::Conflict {
         object: c.id.clone(),
         attempts: MAX_ATTEMPTS,
     })
@@ -826,7 +831,7 @@ async fn clean_stored_versions(
     crd: &str,
 ) -> Result<Option<StoredVersions>, Error> {
     let path = format!("{CRD_PATH}/{crd}");
-    for _ in 0..MAX_ATTEMPTS {
+    let done = retry(MAX_ATTEMPTS, async |_| {
         let current = send(client, Method::GET, &path, None, None)
             .await?
             .ok_or_else(|| Error::Response {
@@ -835,7 +840,7 @@ async fn clean_stored_versions(
             })?;
         let before = stored_versions(&current);
         if before == [STORAGE_VERSION] {
-            return Ok(None);
+            return Ok(Attempt::Done(None));
         }
         let patch = json!({
             "metadata": {"resourceVersion": current.pointer("/metadata/resourceVersion")},
@@ -851,27 +856,24 @@ async fn clean_stored_versions(
         )
         .await
         {
-            Ok(Some(after)) => {
-                return Ok(Some(StoredVersions {
-                    crd: crd.to_string(),
-                    before,
-                    after: stored_versions(&after),
-                }));
-            }
-            Ok(None) => {
-                return Err(Error::Response {
-                    path: status_path,
-                    what: "the CRD is gone".into(),
-                });
-            }
+            Ok(Some(after)) => Ok(Attempt::Done(Some(StoredVersions {
+                crd: crd.to_string(),
+                before,
+                after: stored_versions(&after),
+            }))),
+            Ok(None) => Err(Error::Response {
+                path: status_path,
+                what: "the CRD is gone".into(),
+            }),
             Err(Error::Api {
                 source: kube::Error::Api(status),
                 ..
-            }) if status.is_conflict() => continue,
-            Err(e) => return Err(e),
+            }) if status.is_conflict() => Ok(Attempt::Conflict),
+            Err(e) => Err(e),
         }
-    }
-    Err(Error::CrdConflict {
+    })
+    .await?;
+    done.ok_or_else(|| Error::CrdConflict {
         crd: crd.to_string(),
         attempts: MAX_ATTEMPTS,
     })

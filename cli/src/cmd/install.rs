@@ -108,7 +108,7 @@ fn no_namespace_hint(e: Error, create_namespace: bool) -> Error {
 /// What `install --dry-run` prints: the objects as a `List` (`-o`), or a summary.
 fn dry_run_report(
     namespace: &str,
-    done: &install::Installed,
+    done: &install::Installation,
     name: &str,
     ov: &str,
     output: Option<DataFormat>,

@@ -35,8 +35,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
-    Error, Result, Target, history, instance_and_version, operator_version, update, upgrade,
-    version_of,
+    Error, Result, Target, history, instance_and_version, operator_version, package_and_version,
+    update, upgrade,
 };
 
 /// The change to show.
@@ -177,7 +177,7 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
             };
             let done = update::update(t, &req).await?;
             let (_, reference) = instance_and_version(t, req.instance).await?;
-            let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
+            let (pkg, version) = package_and_version(&operator_version(t, &reference).await?)?;
             let ov = done.operator_version;
             (done.change, req.instance, ov.clone(), ov, pkg, version)
         }
@@ -204,16 +204,8 @@ pub async fn diff(t: &Target, change: Change<'_>) -> Result<Diffed> {
                 ..req
             };
             let done = history::rollback(t, &req).await?;
-            let record = &done.revision.record;
-            let reference = kudo_crd::reference::OperatorVersionRef {
-                namespace: record
-                    .operator_version
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| t.namespace.clone()),
-                name: record.operator_version.name.clone().unwrap_or_default(),
-            };
-            let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
+            let reference = history::reference(t, &done.revision);
+            let (pkg, version) = package_and_version(&operator_version(t, &reference).await?)?;
             let (from, to) = (done.from_operator_version, reference.name);
             (done.change, req.instance, from, to, pkg, version)
         }
@@ -690,7 +682,7 @@ pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
     };
     let done = update::update(t, &req).await?;
     let (_, reference) = instance_and_version(t, name).await?;
-    let (pkg, version) = version_of(&operator_version(t, &reference).await?)?;
+    let (pkg, version) = package_and_version(&operator_version(t, &reference).await?)?;
     let values = done.change.values.value();
     let redacted = Redacted::new(&version.schema, values);
     let inst = t.instance(name).await?;

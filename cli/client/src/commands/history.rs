@@ -20,13 +20,11 @@ use kudo_crd::labels;
 use kudo_crd::reference::OperatorVersionRef;
 use kudo_crd::revision::{self, Revision};
 use kudo_crd::v1beta2::Instance;
-use kudo_policy::change::{self, Decision, Proposal};
+use kudo_policy::change::{self, Decision, Proposal, Version};
 use serde_json::{Value, json};
 
-use super::{
-    Error, MAX_ATTEMPTS, Result, Target, installed, instance_and_version, is_conflict,
-    operator_version, patch_params, superseding, version_of,
-};
+use super::entry::{Attempt, Entry};
+use super::{Error, Result, Target, installed, operator_version, superseding, version_of};
 
 /// An Instance and its revisions.
 #[derive(Debug, Clone)]
@@ -122,125 +120,229 @@ impl std::fmt::Debug for RolledBack {
     }
 }
 
+/// What a rollback decides from what it read, with no cluster ([`decide`]).
+pub(crate) struct Decided {
+    /// The change, as the policy decided it.
+    pub change: Decision,
+    /// The run the rollback supersedes (`--force`).
+    pub superseded: Option<kudo_policy::run::Running>,
+    /// The JSON patch that restores the revision ([`revision::restore_patch`]).
+    pub ops: Vec<json_patch::PatchOperation>,
+}
+
+/// What a rollback reads besides the Instance: the versions it goes from and to, and the
+/// values whole (Secrets' values under the parameters) of the revision and of the Instance.
+pub(crate) struct Read<'a> {
+    /// The version the Instance runs.
+    pub from: &'a Version,
+    /// The revision's version.
+    pub to: &'a Version,
+    /// The revision's values.
+    pub given: &'a Value,
+    /// The Instance's values.
+    pub values: &'a Value,
+}
+
+/// Decides the rollback of `inst` to revision `target` ([`change::rollback`]) and the patch
+/// that restores it, naming the generation it replaces ([`labels::ROLLBACK`]) and, with
+/// `force`, the run it supersedes. Refused with every reason ([`Error::Parameters`]). Reads and
+/// writes nothing.
+pub(crate) fn decide(
+    inst: &Instance,
+    target: &Revision,
+    read: &Read<'_>,
+    force: bool,
+) -> Result<Decided> {
+    let (blocking, superseded) = superseding(inst, read.from, force);
+    let change = change::rollback(
+        &installed(inst, read.from, read.values, &blocking),
+        read.to,
+        Proposal::Values(read.given),
+        target.record.immutable_defaults.as_ref(),
+    )
+    .map_err(Error::Parameters)?;
+    let generation = inst.metadata.generation.unwrap_or_default();
+    let mut annotations = vec![(
+        labels::ROLLBACK,
+        revision::rollback_annotation(target.number, generation),
+    )];
+    if let Some(run) = &superseded {
+        annotations.push((labels::SUPERSEDE, run.uid.clone()));
+    }
+    let ops = revision::restore_patch(inst, &target.record, &annotations);
+    Ok(Decided {
+        change,
+        superseded,
+        ops,
+    })
+}
+
+/// The reference to the OperatorVersion revision `target` ran.
+pub(crate) fn reference(t: &Target, target: &Revision) -> OperatorVersionRef {
+    let ov = &target.record.operator_version;
+    OperatorVersionRef {
+        namespace: ov.namespace.clone().unwrap_or_else(|| t.namespace.clone()),
+        name: ov.name.clone().unwrap_or_default(),
+    }
+}
+
+/// The [`Version`] of the OperatorVersion revision `target` of Instance `name` ran;
+/// [`Error::CannotRollBack`] when that OperatorVersion is gone.
+async fn revision_version(t: &Target, name: &str, target: &Revision) -> Result<Version> {
+    let cannot = |why: String| Error::CannotRollBack {
+        namespace: t.namespace.clone(),
+        name: name.to_string(),
+        revision: target.number,
+        why,
+    };
+    let to_ref = reference(t, target);
+    match operator_version(t, &to_ref).await {
+        Ok(ov) => version_of(&ov),
+        Err(Error::NotFound { .. }) => Err(cannot(format!(
+            "its OperatorVersion {}/{} no longer exists (install that version's package again, then roll back)",
+            to_ref.namespace, to_ref.name
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Fails with [`Error::CannotRollBack`] when a Secret revision `target` names is gone.
+async fn secrets_there(t: &Target, name: &str, target: &Revision) -> Result<()> {
+    let secrets: Api<Secret> = Api::namespaced(t.client.clone(), &t.namespace);
+    for s in &target.record.parameters_from {
+        let secret = &s.secret_ref.name;
+        let got = secrets
+            .get_metadata_opt(secret)
+            .await
+            .map_err(t.api("get", "Secret", secret))?;
+        if got.is_none() {
+            return Err(Error::CannotRollBack {
+                namespace: t.namespace.clone(),
+                name: name.to_string(),
+                revision: target.number,
+                why: format!(
+                    "Secret {}/{secret}, which held its writeOnly values, no longer exists",
+                    t.namespace
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Rolls Instance `req.instance` back to a revision (see the module docs). Refused with nothing
 /// written: an unknown revision ([`Error::UnknownRevision`], naming those that exist), one whose
 /// OperatorVersion or Secret is gone ([`Error::CannotRollBack`]), one the policy refuses
 /// ([`Error::Parameters`]: an immutable value changed since, a plan in progress).
+///
+/// Each attempt: get (the Instance, its revisions, both versions, what the revision needs, the
+/// values of both), `decide`, commit (`Entry::commit`).
 pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBack> {
-    for _ in 1..=MAX_ATTEMPTS {
-        let (inst, ov_ref) = instance_and_version(t, req.instance).await?;
-        let all = revisions(t, req.instance).await?;
-        let target = pick(t, req.instance, &all, req.revision)?.clone();
-        let cannot = |why: String| Error::CannotRollBack {
-            namespace: t.namespace.clone(),
-            name: req.instance.to_string(),
-            revision: target.number,
-            why,
-        };
-        let to_ref = OperatorVersionRef {
-            namespace: target
-                .record
-                .operator_version
-                .namespace
-                .clone()
-                .unwrap_or_else(|| t.namespace.clone()),
-            name: target
-                .record
-                .operator_version
-                .name
-                .clone()
-                .unwrap_or_default(),
-        };
-        let to = match operator_version(t, &to_ref).await {
-            Ok(ov) => version_of(&ov)?.1,
-            Err(Error::NotFound { .. }) => {
-                return Err(cannot(format!(
-                    "its OperatorVersion {}/{} no longer exists (install that version's package again, then roll back)",
-                    to_ref.namespace, to_ref.name
-                )));
+    let entry = Entry::new(t, req.instance);
+    entry
+        .run(async |_| {
+            let (inst, ov_ref) = entry.get().await?;
+            let all = revisions(t, req.instance).await?;
+            let target = pick(t, req.instance, &all, req.revision)?.clone();
+            let to = revision_version(t, req.instance, &target).await?;
+            let other;
+            let from = if reference(t, &target) == ov_ref {
+                &to
+            } else {
+                other = version_of(&operator_version(t, &ov_ref).await?)?;
+                &other
+            };
+            secrets_there(t, req.instance, &target).await?;
+            // The revision's values whole: its parameters, with its Secrets' values under them
+            // (read as the user, who may read the Secrets of their namespace).
+            let mut shadow = inst.clone();
+            shadow.spec.parameters_from = target.record.parameters_from.clone();
+            let held = super::secrets::read(t, &shadow).await?;
+            let given = kudo_policy::secrets::under(&target.record.parameters, &held.all);
+            let current = super::secrets::read(t, &inst).await?;
+            let values =
+                kudo_policy::secrets::under(&super::update::parameters(&inst), &current.all);
+            let read = Read {
+                from,
+                to: &to,
+                given: &given,
+                values: &values,
+            };
+            let d = decide(&inst, &target, &read, req.force)?;
+            let done = |d: Decided, generation| RolledBack {
+                revision: target.clone(),
+                from_operator_version: ov_ref.name.clone(),
+                change: d.change,
+                patch: serde_json::to_value(&d.ops).unwrap_or_else(|_| json!([])),
+                generation,
+                superseded: d.superseded,
+            };
+            if req.dry_run {
+                return Ok(Attempt::Done(done(d, None)));
             }
-            Err(e) => return Err(e),
-        };
-        let other;
-        let from = if to_ref == ov_ref {
-            &to
-        } else {
-            other = version_of(&operator_version(t, &ov_ref).await?)?.1;
-            &other
-        };
-        let secrets: Api<Secret> = Api::namespaced(t.client.clone(), &t.namespace);
-        for s in &target.record.parameters_from {
-            let name = &s.secret_ref.name;
-            let got = secrets
-                .get_metadata_opt(name)
-                .await
-                .map_err(t.api("get", "Secret", name))?;
-            if got.is_none() {
-                return Err(cannot(format!(
-                    "Secret {}/{name}, which held its writeOnly values, no longer exists",
-                    t.namespace
-                )));
-            }
-        }
-        let (blocking, superseded) = superseding(&inst, from, req.force);
-        // The revision's values whole: its parameters, with its Secrets' values under them
-        // (read as the user, who may read the Secrets of their namespace).
-        let mut shadow = inst.clone();
-        shadow.spec.parameters_from = target.record.parameters_from.clone();
-        let held = super::secrets::read(t, &shadow).await?;
-        let given = kudo_policy::secrets::under(&target.record.parameters, &held.all);
-        let current = super::secrets::read(t, &inst).await?;
-        let values = kudo_policy::secrets::under(&super::update::parameters(&inst), &current.all);
-        let proposal = Proposal::Values(&given);
-        let change = change::rollback(
-            &installed(&inst, from, &values, &blocking),
-            &to,
-            proposal,
-            target.record.immutable_defaults.as_ref(),
-        )
-        .map_err(Error::Parameters)?;
-        let generation = inst.metadata.generation.unwrap_or_default();
-        let mut annotations = vec![(
-            labels::ROLLBACK,
-            revision::rollback_annotation(target.number, generation),
-        )];
-        if let Some(run) = &superseded {
-            annotations.push((labels::SUPERSEDE, run.uid.clone()));
-        }
-        let ops = revision::restore_patch(&inst, &target.record, &annotations);
-        let patch = serde_json::to_value(&ops).unwrap_or_else(|_| json!([]));
-        let done = |generation| RolledBack {
-            revision: target.clone(),
-            from_operator_version: ov_ref.name.clone(),
-            change: change.clone(),
-            patch: patch.clone(),
-            generation,
-            superseded: superseded.clone(),
-        };
-        if req.dry_run {
-            return Ok(done(None));
-        }
-        let sent = t
-            .instances()
-            .patch(
-                req.instance,
-                &patch_params(),
-                &Patch::<()>::Json(json_patch::Patch(ops)),
-            )
-            .await;
-        match sent {
-            Ok(written) => return Ok(done(written.metadata.generation)),
             // The Instance moved between the read and the write (its resourceVersion is
             // tested): read again.
-            Err(e) if is_conflict(&e) || super::merge::test_failed(&e) => {
-                tokio::time::sleep(super::backoff(1)).await;
-            }
-            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
+            let ops = Patch::Json(json_patch::Patch(d.ops.clone()));
+            Ok(match entry.commit(&inst, None, &ops).await? {
+                Attempt::Done(written) => Attempt::Done(done(d, written.metadata.generation)),
+                Attempt::Conflict => Attempt::Conflict,
+            })
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::fixtures::cassandra_version;
+    use kudo_crd::common::{ExecStatus, ObjectRef};
+    use kudo_crd::revision::Record;
+
+    fn revision(parameters: Value) -> Revision {
+        Revision {
+            number: 2,
+            name: revision::name("c", 2),
+            record: Record {
+                operator_version: ObjectRef {
+                    kind: None,
+                    name: Some("cassandra-2.0.0".into()),
+                    namespace: None,
+                },
+                parameters,
+                plan: "update".into(),
+                ..Record::default()
+            },
+            status: ExecStatus::Complete,
+            message: None,
         }
     }
-    Err(Error::Conflict {
-        namespace: t.namespace.clone(),
-        name: req.instance.to_string(),
-        attempts: MAX_ATTEMPTS,
-    })
+
+    #[test]
+    fn a_rollback_is_the_revision_values_in_one_patch_naming_the_generation_it_replaces() {
+        let inst: Instance = serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2",
+            "kind": "Instance",
+            "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "10", "generation": 7},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"},
+                "parameters": {"nodeCount": 5}}}))
+        .expect("an Instance");
+        let v = cassandra_version();
+        let target = revision(json!({"nodeCount": 3}));
+        let (given, values) = (json!({"nodeCount": 3}), json!({"nodeCount": 5}));
+        let read = Read {
+            from: &v,
+            to: &v,
+            given: &given,
+            values: &values,
+        };
+        let d = decide(&inst, &target, &read, false).unwrap();
+        assert_eq!(d.change.plan.as_deref(), Some("update"));
+        assert!(d.superseded.is_none());
+        let patch = serde_json::to_value(&d.ops).unwrap();
+        let text = patch.to_string();
+        assert!(
+            text.contains(&revision::rollback_annotation(2, 7)),
+            "{text}"
+        );
+        assert!(text.contains("/spec/parameters"), "{text}");
+    }
 }

@@ -43,9 +43,10 @@ pub struct Request<'a> {
     pub create_namespace: bool,
 }
 
-/// What was installed.
+/// What an install made: the result of [`install`] (not the policy's installed baseline,
+/// `kudo_policy::change::Installed`).
 #[derive(Clone)]
-pub struct Installed {
+pub struct Installation {
     /// The Instance as the API server created it (its `metadata.generation` is what `--wait`
     /// waits for).
     pub instance: Instance,
@@ -65,7 +66,7 @@ pub struct Installed {
 }
 
 /// The Instance and the objects hold values, secrets included: `Debug` shows names and pointers.
-impl std::fmt::Debug for Installed {
+impl std::fmt::Debug for Installation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let created: Vec<String> = self
             .created
@@ -78,7 +79,7 @@ impl std::fmt::Debug for Installed {
                 )
             })
             .collect();
-        f.debug_struct("Installed")
+        f.debug_struct("Installation")
             .field("instance", &super::instance_shape(&self.instance))
             .field("created_operator", &self.created_operator)
             .field("created_operator_version", &self.created_operator_version)
@@ -136,24 +137,23 @@ pub fn check(pkg: &Package, inputs: &Inputs<'_>) -> Result<Decision> {
 /// the user may not give the Instance's ServiceAccount the rights the package needs
 /// ([`Error::Grant`]). When a later write fails, the ServiceAccount and bindings made here are
 /// removed again.
-pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
+///
+/// Prepare (the decision, then every read and check), the ServiceAccount and its bindings,
+/// then perform (`create`); a failure there undoes the ServiceAccount's objects.
+pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installation> {
     let pkg = req.package;
     let mut change = check(pkg, &req.inputs)?;
     let name = req
         .instance
         .map(String::from)
         .unwrap_or_else(|| instance_name(pkg));
-    let exists = || Error::InstanceExists {
-        namespace: t.namespace.clone(),
-        name: name.clone(),
-    };
     if t.instances()
         .get_opt(&name)
         .await
         .map_err(t.api("get", "Instance", &name))?
         .is_some()
     {
-        return Err(exists());
+        return Err(exists(t, &name));
     }
     // Every dependency's objects checked (read only) before anything is written.
     let resolved = super::resolved(pkg, req.dependencies)?;
@@ -172,59 +172,22 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     let service_account = req
         .service_account
         .unwrap_or(labels::DEFAULT_SERVICE_ACCOUNT);
-    let mut packages = vec![(pkg, change.values.value().clone())];
-    for dep in &resolved {
-        // A dependency's parameters come from its parent's parameterFile, rendered by the
-        // manager: its defaults stand for them here.
-        let values = dep
-            .package
-            .policy_version()
-            .map(|v| {
-                v.effective(&Value::Object(Default::default()))
-                    .0
-                    .into_value()
-            })
-            .unwrap_or_default();
-        packages.push((&dep.package, values));
-    }
+    let packages = packages(pkg, change.values.value(), &resolved);
     let reach = service_account::reach(t, &packages, &name).await;
     let grants = service_account::objects(&t.namespace, service_account, &reach);
     let namespace = match req.create_namespace {
         true => ensure_namespace(t, req.dry_run).await?,
         false => None,
     };
-    let prepared = match &namespace {
-        // A namespace still to make holds nothing: no dry run can be made in it.
-        Some(_) if req.dry_run => service_account::Prepared {
-            created: grants.iter().map(|(o, _)| o.clone()).collect(),
-            ..Default::default()
-        },
-        _ => {
-            let missing = service_account::missing(t, service_account, &grants).await?;
-            // A ServiceAccount whose bindings all exist gets nothing from this install: the
-            // rights its Pipe tasks take are asked of the API server before anything is
-            // written.
-            if missing.created.is_empty() {
-                let all: Vec<&Package> = packages.iter().map(|(p, _)| *p).collect();
-                if let Some((tasks, rights)) =
-                    service_account::pipe_rights_lacking(t, service_account, &all).await?
-                {
-                    return Err(Error::Lacks {
-                        service_account: format!("{}/{service_account}", t.namespace),
-                        namespace: t.namespace.clone(),
-                        tasks,
-                        rights,
-                    });
-                }
-            }
-            match req.dry_run {
-                true => missing,
-                false => {
-                    service_account::create_missing(t, service_account, &grants, &missing).await?
-                }
-            }
-        }
-    };
+    let prepared = grant(
+        t,
+        req,
+        service_account,
+        &packages,
+        &grants,
+        namespace.is_some(),
+    )
+    .await?;
     let mut created: Vec<Value> = namespace.into_iter().collect();
     created.extend(prepared.created.iter().cloned());
     change.warnings.extend(prepared.warnings.iter().map(|w| {
@@ -241,42 +204,22 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
     if !has_ov {
         created.push(serde_json::to_value(&ov).unwrap_or_default());
     }
-    // writeOnly values go to a Secret of their own, never into the Instance.
-    let (public, secret) = kudo_policy::secrets::split(pkg.schema(), &change.explicit);
-    let mut object = instance_object(pkg, &t.namespace, &name, &public);
-    let secret_name = match &secret {
-        Some(_) => Some(secrets::new_name(&name)?),
-        None => None,
-    };
-    if let Some(s) = &secret_name {
-        object.spec.parameters_from = vec![secrets::entry(s)];
-    }
+    let (mut object, secret) = instance_and_secret(pkg, &t.namespace, &name, &change)?;
     object.spec.service_account_name = Some(service_account.to_string());
     if let (Some(existing), Some(r)) = (&existing_ov, object.spec.operator_version.as_mut()) {
         r.name = Some(existing.clone());
     }
+    let done = |instance, server_checked| Installation {
+        instance,
+        created_operator: !has_operator,
+        created_operator_version: !has_ov,
+        change,
+        created,
+        server_checked,
+    };
     if req.dry_run {
-        let (instance, server_checked) = if has_ov {
-            let params = kube::api::PostParams {
-                dry_run: true,
-                ..post_params()
-            };
-            match t.instances().create(&params, &object).await {
-                Ok(i) => (i, true),
-                Err(kube::Error::Api(s)) if s.code == 409 => return Err(exists()),
-                Err(e) => return Err(t.api("create (dry run)", "Instance", &name)(e)),
-            }
-        } else {
-            (object, false)
-        };
-        return Ok(Installed {
-            instance,
-            created_operator: !has_operator,
-            created_operator_version: !has_ov,
-            change,
-            created,
-            server_checked,
-        });
+        let (instance, server_checked) = dry_run(t, object, has_ov).await?;
+        return Ok(done(instance, server_checked));
     }
     let written = async {
         create_missing(t, &deps).await?;
@@ -286,21 +229,7 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
         if !has_ov {
             create_operator_version(t, &ov).await?;
         }
-        if let (Some(s), Some(values)) = (&secret_name, &secret) {
-            secrets::create(t, &name, s, None, values).await?;
-        }
-        match t.instances().create(&post_params(), &object).await {
-            Ok(i) => Ok(i),
-            Err(e) => {
-                if let Some(s) = &secret_name {
-                    secrets::delete(t, s).await?;
-                }
-                Err(match e {
-                    kube::Error::Api(s) if s.code == 409 => exists(),
-                    e => t.api("create", "Instance", &name)(e),
-                })
-            }
-        }
+        create(t, &object, secret.as_ref()).await
     };
     let instance = match written.await {
         Ok(i) => i,
@@ -309,17 +238,146 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installed> {
             return Err(e);
         }
     };
-    if let Some(s) = &secret_name {
+    if let Some((s, _)) = &secret {
         secrets::own(t, s, &instance).await?;
     }
-    Ok(Installed {
-        instance,
-        created_operator: !has_operator,
-        created_operator_version: !has_ov,
-        change,
-        created,
-        server_checked: true,
-    })
+    Ok(done(instance, true))
+}
+
+/// [`Error::InstanceExists`] for Instance `name`.
+fn exists(t: &Target, name: &str) -> Error {
+    Error::InstanceExists {
+        namespace: t.namespace.clone(),
+        name: name.to_string(),
+    }
+}
+
+/// The packages the Instance's ServiceAccount acts for, each with its values: `pkg` with
+/// `values`, and each dependency with its defaults (a dependency's parameters come from its
+/// parent's parameterFile, rendered by the manager: its defaults stand for them here).
+fn packages<'p>(
+    pkg: &'p Package,
+    values: &Value,
+    resolved: &'p [kudo_pkg::dependency::Dependency],
+) -> Vec<(&'p Package, Value)> {
+    let mut packages = vec![(pkg, values.clone())];
+    for dep in resolved {
+        let values = dep
+            .package
+            .policy_version()
+            .map(|v| {
+                v.effective(&Value::Object(Default::default()))
+                    .0
+                    .into_value()
+            })
+            .unwrap_or_default();
+        packages.push((&dep.package, values));
+    }
+    packages
+}
+
+/// The ServiceAccount `service_account` and the bindings `grants` that are missing, created
+/// (with `dry_run`: found). In a namespace still to make (`new_namespace`), all of them, and
+/// no dry run can be made there. A ServiceAccount whose bindings all exist gets nothing from
+/// this install: the rights its Pipe tasks take are asked of the API server before anything
+/// is written ([`Error::Lacks`]).
+async fn grant(
+    t: &Target,
+    req: &Request<'_>,
+    service_account: &str,
+    packages: &[(&Package, Value)],
+    grants: &[(Value, String)],
+    new_namespace: bool,
+) -> Result<service_account::Prepared> {
+    if new_namespace && req.dry_run {
+        return Ok(service_account::Prepared {
+            created: grants.iter().map(|(o, _)| o.clone()).collect(),
+            ..Default::default()
+        });
+    }
+    let missing = service_account::missing(t, service_account, grants).await?;
+    if missing.created.is_empty() {
+        let all: Vec<&Package> = packages.iter().map(|(p, _)| *p).collect();
+        if let Some((tasks, rights)) =
+            service_account::pipe_rights_lacking(t, service_account, &all).await?
+        {
+            return Err(Error::Lacks {
+                service_account: format!("{}/{service_account}", t.namespace),
+                namespace: t.namespace.clone(),
+                tasks,
+                rights,
+            });
+        }
+    }
+    match req.dry_run {
+        true => Ok(missing),
+        false => service_account::create_missing(t, service_account, grants, &missing).await,
+    }
+}
+
+/// The Instance of `pkg` named `name` holding the public values of `change`, and kudo's
+/// Secret of its `writeOnly` values (a new name, and the values), which it names in
+/// `spec.parametersFrom`: never a secret value in the Instance.
+fn instance_and_secret(
+    pkg: &Package,
+    namespace: &str,
+    name: &str,
+    change: &Decision,
+) -> Result<(Instance, Option<(String, Value)>)> {
+    let (public, secret) = kudo_policy::secrets::split(pkg.schema(), &change.explicit);
+    let mut object = instance_object(pkg, namespace, name, &public);
+    let secret = match secret {
+        Some(values) => Some((secrets::new_name(name)?, values)),
+        None => None,
+    };
+    if let Some((s, _)) = &secret {
+        object.spec.parameters_from = vec![secrets::entry(s)];
+    }
+    Ok((object, secret))
+}
+
+/// With `dry_run`: the Instance sent as a server-side dry run when its OperatorVersion exists
+/// (`has_ov`: the API server and kudo's admission webhook check it), else as it is; and
+/// whether the server checked it.
+async fn dry_run(t: &Target, object: Instance, has_ov: bool) -> Result<(Instance, bool)> {
+    if !has_ov {
+        return Ok((object, false));
+    }
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let params = kube::api::PostParams {
+        dry_run: true,
+        ..post_params()
+    };
+    match t.instances().create(&params, &object).await {
+        Ok(i) => Ok((i, true)),
+        Err(kube::Error::Api(s)) if s.code == 409 => Err(exists(t, &name)),
+        Err(e) => Err(t.api("create (dry run)", "Instance", &name)(e)),
+    }
+}
+
+/// Creates kudo's Secret `secret` (its name and values), then the Instance `object`; the
+/// Secret is deleted again when the Instance is refused.
+async fn create(
+    t: &Target,
+    object: &Instance,
+    secret: Option<&(String, Value)>,
+) -> Result<Instance> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    if let Some((s, values)) = secret {
+        secrets::create(t, &name, s, None, values).await?;
+    }
+    match t.instances().create(&post_params(), object).await {
+        Ok(i) => Ok(i),
+        Err(e) => {
+            if let Some((s, _)) = secret {
+                secrets::delete(t, s).await?;
+            }
+            Err(match e {
+                kube::Error::Api(s) if s.code == 409 => exists(t, &name),
+                e => t.api("create", "Instance", &name)(e),
+            })
+        }
+    }
 }
 
 /// Creates the target namespace when it is missing (`dry_run`: a server-side dry run, which

@@ -1,31 +1,40 @@
 //! The cluster commands: what `kudo install`, `kudo update --instance`, `kudo upgrade
-//! --instance`, `kudo uninstall`, `kudo plan status|trigger` and `kudo get` do, as library
-//! functions the CLI calls and tests drive against a mocked API server.
+//! --instance`, `kudo rollback`, `kudo uninstall`, `kudo plan status|trigger`, `kudo get`,
+//! `kudo diff` and `kudo explain` do, as library functions the CLI calls and tests drive
+//! against a mocked API server.
 //!
-//! Every parameter rule comes from `kudo_pkg::instance` (the same code as `kudo params` and
-//! `kudo update -f`): a command computes and validates the whole change client-side first, and
-//! writes nothing when anything is refused. The package of an installed Instance is rebuilt
-//! from its OperatorVersion with [`kudo_crd::package::from_operator_version`].
+//! A command that changes an Instance is a pure decision and its transport. The decision
+//! (`update::decide`, `upgrade::decide`, [`install::check`]) takes what was read and the
+//! command line and returns the change and the write, or every reason it is refused, with no
+//! cluster: every parameter rule is the policy's ([`kudo_policy::change`], the same as the
+//! admission webhook's and `kudo update -f`'s), and nothing is written when anything is
+//! refused. The transport reads, then commits the write in one get-modify-commit loop with one
+//! back-off (`entry`, after kube-rs's `Api::entry`): a write is guarded by what it read (a
+//! `test` of each value it replaces, or the `metadata.resourceVersion`), and when another
+//! writer got there first the Instance is read again and the decision made again, up to
+//! [`MAX_ATTEMPTS`] times. The policy's view of an installed OperatorVersion is read from the
+//! object ([`kudo_crd::package::version`]); the package is rebuilt from it
+//! ([`kudo_crd::package::from_operator_version`]) only where a command needs the package.
 //!
-//! - [`install::install`]: Operator and OperatorVersion when missing, then the Instance.
+//! - [`install::install`]: the Instance's ServiceAccount and bindings
+//!   ([`service_account`]), the Operator and OperatorVersion when missing, then the Instance
+//!   and kudo's Secret of its `writeOnly` values (`secrets`).
 //! - [`update::update`]: an RFC 6902 JSON patch of only the values that change, each replaced
-//!   or removed value guarded by a `test` of what was read (`merge::guarded`); when a test
-//!   fails the Instance is read again and the overrides applied to the fresh object.
-//! - [`upgrade::upgrade`]: `oldName` migration, the new OperatorVersion when missing, then the
-//!   Instance, with the same precondition and retries.
-//! - [`diff::diff`]: what an update or upgrade would do (values, plan, each object from a
-//!   server-side dry-run apply), with nothing written.
+//!   or removed value guarded by a `test` of what was read (`merge::guarded`).
+//! - [`upgrade::upgrade`]: `oldName` migration, the CRD preflight, the new OperatorVersion
+//!   when missing, then a merge patch of the Instance on its `resourceVersion`.
 //! - [`history::history`], [`history::rollback`]: an Instance's revisions (recorded by the
 //!   manager, `kudo_crd::revision`), and a rollback to one through the same policy as every
 //!   change (`kudo_policy::change::rollback`).
+//! - [`diff::diff`]: what an update, upgrade or rollback would do (values, plan, each object
+//!   from a server-side dry-run apply), with nothing written; [`diff::drift`] too.
 //! - [`uninstall::uninstall`], [`plan::trigger`], [`plan::status`], [`get::list`].
 //! - [`explain::read`]: an Instance as `kudo explain` reads it (its package, its values, what
 //!   its Secrets set), nothing written.
-//! - [`service_account`]: the ServiceAccount the manager acts as for an Instance, and its
-//!   bindings, made by `install` and `upgrade` with the user's own rights (`docs/tenancy.md`).
 //! - [`wait`]: the contract with the manager (the Instance status) that `--wait` polls.
 
 pub mod diff;
+pub(crate) mod entry;
 pub mod explain;
 pub mod get;
 pub mod history;
@@ -52,18 +61,10 @@ use serde_json::Value;
 use kudo_crd::package::Unusable;
 use kudo_crd::v1beta2::{Instance, Operator, OperatorVersion};
 
+pub use entry::MAX_ATTEMPTS;
+
 /// The result type of the cluster commands.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Writes of the Instance tried before giving up when another writer got there first.
-pub const MAX_ATTEMPTS: usize = 8;
-
-/// The wait before attempt `attempt + 1`: 25 ms doubling per attempt, at most 1.6 s, each
-/// between half and all of that at random, so that writers that met once do not meet again.
-fn backoff(attempt: usize) -> Duration {
-    let ceiling = 25u64 << attempt.min(6);
-    Duration::from_millis(ceiling / 2 + fastrand::u64(0..=ceiling / 2))
-}
 
 /// Where a command works: the cluster client and the namespace of the objects.
 #[derive(Clone)]
@@ -495,18 +496,22 @@ fn package_of(ov: &OperatorVersion) -> Result<kudo_pkg::Package> {
     })
 }
 
-/// The policy's view of an OperatorVersion read from the cluster: its package and
-/// [`Version`] ([`kudo_crd::package::version`]).
-fn version_of(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
-    let pkg = package_of(ov)?;
-    let version = kudo_crd::package::version(ov).map_err(|e| match e {
+/// The policy's view of an OperatorVersion read from the cluster, its [`Version`]
+/// ([`kudo_crd::package::version`]), read from the object alone (no package is built).
+fn version_of(ov: &OperatorVersion) -> Result<Version> {
+    kudo_crd::package::version(ov).map_err(|e| match e {
         Unusable::Parameters(d) => Error::Parameters(d),
         other => Error::UnusableVersion {
             name: ov.metadata.name.clone().unwrap_or_default(),
             source: other,
         },
-    })?;
-    Ok((pkg, version))
+    })
+}
+
+/// The package an OperatorVersion was made from and its [`Version`], for the commands that
+/// need both (`diff` renders the package; `upgrade` compares its operator).
+fn package_and_version(ov: &OperatorVersion) -> Result<(kudo_pkg::Package, Version)> {
+    Ok((package_of(ov)?, version_of(ov)?))
 }
 
 /// The Instance as [`kudo_policy::change`] sees it ([`kudo_crd::baseline::installed`]): its
@@ -590,11 +595,6 @@ fn annotations_object(annotations: &[(&'static str, String)]) -> Value {
         .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
         .collect::<serde_json::Map<_, _>>()
         .into()
-}
-
-/// Whether the API server answered 409 Conflict.
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 /// Reads an Instance and the OperatorVersion it names ([`kudo_crd::reference`]).
@@ -808,6 +808,22 @@ fn patch_params() -> kube::api::PatchParams {
     kube::api::PatchParams {
         field_manager: Some(kudo_crd::labels::CLI_FIELD_MANAGER.into()),
         ..Default::default()
+    }
+}
+
+/// What the unit tests of the commands share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// The example package `examples/cassandra-v1beta2` (OperatorVersion `cassandra-2.0.0`).
+    pub fn cassandra() -> kudo_pkg::Package {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        kudo_pkg::Package::load(&dir).expect("the example package loads")
+    }
+
+    /// Its version, as the policy reads it.
+    pub fn cassandra_version() -> super::Version {
+        cassandra().policy_version().expect("its version")
     }
 }
 

@@ -14,10 +14,8 @@ use kube::api::Patch;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{
-    Error, Result, Target, installed, instance_and_version, operator_version, patch_params,
-    version_of,
-};
+use super::entry::{Attempt, Entry};
+use super::{Error, Result, Target, installed, instance_and_version, operator_version, version_of};
 use kudo_crd::common::{ActivePlan, ExecStatus, PhaseStatus, PlanStatus};
 use kudo_crd::labels;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
@@ -49,36 +47,57 @@ pub async fn trigger(
     uid: &str,
     force: bool,
 ) -> Result<Triggered> {
-    let (inst, ov_ref) = instance_and_version(t, instance).await?;
-    let ov = operator_version(t, &ov_ref).await?;
-    let ov_name = ov_ref.name;
+    let entry = Entry::new(t, instance);
+    entry
+        .run(async |_| {
+            let (inst, ov_ref) = entry.get().await?;
+            let ov = operator_version(t, &ov_ref).await?;
+            let (patch, superseded) = decide(&inst, &ov_ref.name, &ov, plan, uid, force)?;
+            Ok(
+                match entry.commit(&inst, None, &Patch::Merge(patch)).await? {
+                    Attempt::Done(written) => Attempt::Done(Triggered {
+                        plan: plan.to_string(),
+                        uid: uid.to_string(),
+                        generation: written.metadata.generation,
+                        superseded,
+                    }),
+                    // Not conditioned on what was read: the API server has no reason to refuse it.
+                    Attempt::Conflict => Attempt::Conflict,
+                },
+            )
+        })
+        .await
+}
+
+/// Decides a trigger of `plan` as run `uid` on `inst`, which runs `ov` (named `ov_name` by
+/// the Instance): the merge patch that asks for it, and the run it supersedes (`force`).
+/// Refused with nothing to write: [`Error::UnknownPlan`], or [`change::trigger_plan`]'s
+/// refusal. Reads nothing.
+fn decide(
+    inst: &Instance,
+    ov_name: &str,
+    ov: &OperatorVersion,
+    plan: &str,
+    uid: &str,
+    force: bool,
+) -> Result<(serde_json::Value, Option<kudo_policy::run::Running>)> {
     if !ov.spec.plans.contains_key(plan) {
         return Err(Error::UnknownPlan {
             plan: plan.to_string(),
-            operator_version: ov_name,
+            operator_version: ov_name.to_string(),
             plans: ov.spec.plans.keys().cloned().collect(),
         });
     }
-    let (_, version) = version_of(&ov)?;
-    let values = super::update::parameters(&inst);
-    let (blocking, superseded) = super::superseding(&inst, &version, force);
-    change::trigger_plan(&installed(&inst, &version, &values, &blocking), plan, None)
+    let version = &version_of(ov)?;
+    let values = super::update::parameters(inst);
+    let (blocking, superseded) = super::superseding(inst, version, force);
+    change::trigger_plan(&installed(inst, version, &values, &blocking), plan, None)
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
     if let Some(run) = &superseded {
         patch["metadata"] = json!({"annotations": {labels::SUPERSEDE: run.uid}});
     }
-    let written = t
-        .instances()
-        .patch(instance, &patch_params(), &Patch::Merge(&patch))
-        .await
-        .map_err(t.api("patch", "Instance", instance))?;
-    Ok(Triggered {
-        plan: plan.to_string(),
-        uid: uid.to_string(),
-        generation: written.metadata.generation,
-        superseded,
-    })
+    Ok((patch, superseded))
 }
 
 /// The plans of an Instance and their statuses.
@@ -279,6 +298,16 @@ fn label(
     s
 }
 
+/// A node's branch in the tree and the indent of its children: the last of its siblings
+/// closes the branch.
+fn branch(last: bool) -> (&'static str, &'static str) {
+    if last {
+        ("└── ", "    ")
+    } else {
+        ("├── ", "│   ")
+    }
+}
+
 /// The tree: the active plan first, expanded to its phases and steps; then every other plan on
 /// one line.
 impl fmt::Display for StatusView {
@@ -303,15 +332,10 @@ impl fmt::Display for StatusView {
                 .filter(|p| Some(p.name.as_str()) != active),
         );
         for (i, plan) in order.iter().enumerate() {
-            let last_plan = i + 1 == order.len();
-            let (branch, indent) = if last_plan {
-                ("└── ", "    ")
-            } else {
-                ("├── ", "│   ")
-            };
+            let (b1, indent) = branch(i + 1 == order.len());
             writeln!(
                 f,
-                "{branch}{}",
+                "{b1}{}",
                 label(
                     "plan",
                     &plan.name,
@@ -327,12 +351,7 @@ impl fmt::Display for StatusView {
                 writeln!(f, "{indent}! warning: {w}")?;
             }
             for (j, phase) in plan.phases.iter().enumerate() {
-                let last_phase = j + 1 == plan.phases.len();
-                let (b2, i2) = if last_phase {
-                    ("└── ", "    ")
-                } else {
-                    ("├── ", "│   ")
-                };
+                let (b2, i2) = branch(j + 1 == plan.phases.len());
                 writeln!(
                     f,
                     "{indent}{b2}{}",
@@ -345,11 +364,7 @@ impl fmt::Display for StatusView {
                     )
                 )?;
                 for (k, step) in phase.steps.iter().enumerate() {
-                    let b3 = if k + 1 == phase.steps.len() {
-                        "└── "
-                    } else {
-                        "├── "
-                    };
+                    let (b3, _) = branch(k + 1 == phase.steps.len());
                     writeln!(
                         f,
                         "{indent}{i2}{b3}{}",
@@ -365,5 +380,46 @@ impl fmt::Display for StatusView {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ov() -> OperatorVersion {
+        kudo_crd::package::objects(&crate::commands::fixtures::cassandra(), "ns").1
+    }
+
+    fn inst() -> Instance {
+        serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "c", "namespace": "ns", "generation": 1},
+            "spec": {"operatorVersion": {"name": "cassandra-2.0.0"}}}))
+        .expect("an Instance")
+    }
+
+    #[test]
+    fn a_trigger_is_a_merge_patch_of_the_plan_execution() {
+        let (patch, superseded) =
+            decide(&inst(), "cassandra-2.0.0", &ov(), "deploy", "u1", false).expect("allowed");
+        assert_eq!(
+            patch,
+            json!({"spec": {"planExecution": {"planName": "deploy", "uid": "u1"}}})
+        );
+        assert!(superseded.is_none());
+    }
+
+    #[test]
+    fn a_plan_the_operator_version_lacks_is_refused_naming_its_plans() {
+        let Err(Error::UnknownPlan {
+            operator_version,
+            plans,
+            ..
+        }) = decide(&inst(), "cassandra", &ov(), "nope", "u1", false)
+        else {
+            panic!("refused");
+        };
+        assert_eq!(operator_version, "cassandra");
+        assert!(plans.contains(&"deploy".to_string()));
     }
 }

@@ -13,12 +13,13 @@ use kudo_policy::change::{self, Decision, Version};
 use kudo_policy::preflight::Allow;
 use serde_json::{Value, json};
 
+use super::entry::{Attempt, Entry};
 use super::update::{parameters, resource_version};
 use super::{
-    Error, Inputs, MAX_ATTEMPTS, Result, Target, create_operator_version, installed,
-    instance_and_version, is_conflict, merge, operator_version, patch_params,
-    same_operator_version, secrets, service_account, version_of,
+    Error, Inputs, Result, Target, create_operator_version, installed, merge, operator_version,
+    package_and_version, same_operator_version, secrets, service_account,
 };
+use kudo_crd::v1beta2::Instance;
 use kudo_crd::{labels, package};
 
 /// What to upgrade.
@@ -140,10 +141,134 @@ async fn crd_preflight(
     }
 }
 
+/// What an upgrade decides from what it read, with no cluster (`decide`).
+pub(crate) struct Decided {
+    /// The change, as the policy decided it.
+    pub change: Decision,
+    /// Where its values go: `spec.parameters`, kudo's Secret.
+    pub write: secrets::Write,
+    /// The run the upgrade supersedes (`--force`).
+    pub superseded: Option<kudo_policy::run::Running>,
+}
+
+/// Decides the upgrade of `inst` (running `old`, its Secrets holding `sources`) to `new` with
+/// `req`'s inputs ([`change::upgrade`]). Refused with every reason, located in the new
+/// package ([`Error::Parameters`]). Reads and writes nothing.
+pub(crate) fn decide(
+    inst: &Instance,
+    old: &Version,
+    new: &Version,
+    sources: &secrets::Sources,
+    req: &Request<'_>,
+) -> Result<Decided> {
+    let current = kudo_policy::secrets::under(&parameters(inst), &sources.all);
+    let (blocking, superseded) = super::superseding(inst, old, req.force);
+    let change = change::upgrade(
+        &installed(inst, old, &current, &blocking),
+        new,
+        req.inputs.proposal(),
+        req.allow,
+    )
+    .map_err(|d| Error::Parameters(req.package.located(d)))?;
+    // writeOnly values (moved by oldName, or given) go to kudo's Secret.
+    let write = secrets::Write::of(&new.schema, &change.explicit, sources, inst)?;
+    Ok(Decided {
+        change,
+        write,
+        superseded,
+    })
+}
+
+/// The merge patch that moves `inst` to OperatorVersion `to` with `d`'s values, conditioned
+/// on its `metadata.resourceVersion`, with the annotations of the change (`--force`'s
+/// supersede, `--rollback-on-failure`, the preflight's allowances).
+fn shape(inst: &Instance, to: &str, d: &Decided, req: &Request<'_>) -> Result<Value> {
+    let mut spec = json!({"operatorVersion": {"name": to}});
+    // The new OperatorVersion is in the Instance's namespace: a reference to another
+    // namespace (KUDO's manifests reference `default`) goes.
+    if inst
+        .spec
+        .operator_version
+        .as_ref()
+        .is_some_and(|r| r.namespace.is_some())
+    {
+        spec["operatorVersion"]["namespace"] = Value::Null;
+    }
+    if let Some(diff) = merge::diff(&parameters(inst), &d.write.public) {
+        spec["parameters"] = diff;
+    }
+    if let Some(list) = &d.write.sources {
+        spec["parametersFrom"] = if list.is_empty() {
+            Value::Null
+        } else {
+            serde_json::to_value(list).unwrap_or_default()
+        };
+    }
+    let mut patch = json!({
+        "metadata": {"resourceVersion": resource_version(inst)?},
+        "spec": spec,
+    });
+    let mut annotations = super::change_annotations(inst, d.superseded.as_ref(), req.remediation);
+    if !req.allow.is_none() {
+        let g = inst.metadata.generation.unwrap_or_default();
+        annotations.push((
+            kudo_crd::labels::PREFLIGHT,
+            kudo_crd::revision::preflight_annotation(g, req.allow),
+        ));
+    }
+    if !annotations.is_empty() {
+        patch["metadata"]["annotations"] = super::annotations_object(&annotations);
+    }
+    Ok(patch)
+}
+
+/// The Instance's ServiceAccount given what the new version needs (it may write where the old
+/// one did not: a CRD, another namespace), with the user's own rights; what could not be
+/// granted is added to `change`'s warnings.
+async fn grant(
+    t: &Target,
+    inst: &Instance,
+    req: &Request<'_>,
+    change: &mut Decision,
+) -> Result<()> {
+    let sa = inst
+        .spec
+        .service_account_name
+        .clone()
+        .unwrap_or_else(|| labels::DEFAULT_SERVICE_ACCOUNT.into());
+    let packages = [(req.package, change.values.value().clone())];
+    let reach = service_account::reach(t, &packages, req.instance).await;
+    let grants = service_account::objects(&t.namespace, &sa, &reach);
+    let prepared = service_account::prepare(t, &sa, &grants, req.dry_run).await?;
+    change.warnings.extend(prepared.warnings.iter().map(|w| {
+        kudo_diag::diag::Diagnostic::warning(kudo_diag::diag::Code::NotGranted, "", w.clone())
+    }));
+    Ok(())
+}
+
+/// What the attempts of one upgrade share: what is read, checked or made once.
+#[derive(Default)]
+struct Once {
+    /// The OperatorVersion the last attempt read, its package and version.
+    old: Option<(String, Package, Version)>,
+    /// The name of the new OperatorVersion when it exists already (read once).
+    existing: Option<Option<String>>,
+    /// Whether the new OperatorVersion was created.
+    created: bool,
+    /// Whether the ServiceAccount was given what the new version needs.
+    granted: bool,
+    /// What the CRD preflight said (`None`: not run yet).
+    crds_told: Option<Vec<kudo_diag::diag::Diagnostic>>,
+}
+
 /// Upgrades Instance `req.instance` to `req.package`. Refused, with nothing written, when the
 /// package is another operator ([`Error::OtherOperator`]) or the version the Instance runs
 /// ([`Error::AlreadyRuns`]), when the migrated parameters are refused ([`Error::Parameters`]),
 /// or when the new OperatorVersion exists with another spec.
+///
+/// Each attempt: get (the Instance, its OperatorVersion unless the last attempt read the same,
+/// its Secrets), `decide`, then once per upgrade the CRD preflight, the new OperatorVersion
+/// looked for and the ServiceAccount's grants, then commit (`Entry::commit`).
 pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let new_pkg = req.package;
     // Checked (read only) before anything is written; created unless this is a dry run.
@@ -155,163 +280,136 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
     let (_, new_ov) = package::objects_with(new_pkg, &t.namespace, &resolved);
     let to = new_ov.metadata.name.clone().unwrap_or_default();
     let to_version = new_pkg.policy_version().map_err(Error::Parameters)?;
-    let mut old: Option<(String, Package, Version)> = None;
-    let mut ov_exists: Option<Option<String>> = None;
-    let mut created = false;
-    let mut granted = false;
-    let (mut crds_checked, mut crds_told) = (false, Vec::new());
-    for attempt in 1..=MAX_ATTEMPTS {
-        let (inst, from_ref) = instance_and_version(t, req.instance).await?;
-        let from = from_ref.name.clone();
-        if from_ref.namespace == t.namespace && new_pkg.is_operator_version(&from) {
-            return Err(Error::AlreadyRuns {
-                instance: format!("{}/{}", t.namespace, req.instance),
-                operator_version: from,
-            });
-        }
-        let (old_pkg, old_version) = match old.take() {
-            Some((name, pkg, v)) if name == from => (pkg, v),
-            _ => version_of(&operator_version(t, &from_ref).await?)?,
-        };
-        if old_pkg.operator().name != new_pkg.operator().name {
-            return Err(Error::OtherOperator {
-                instance: format!("{}/{}", t.namespace, req.instance),
-                package: new_pkg.operator().name.clone(),
-                installed: old_pkg.operator().name.clone(),
-            });
-        }
-        let sources = secrets::read(t, &inst).await?;
-        let public = parameters(&inst);
-        let current = kudo_policy::secrets::under(&public, &sources.all);
-        let (blocking, superseded) = super::superseding(&inst, &old_version, req.force);
-        let mut change = change::upgrade(
-            &installed(&inst, &old_version, &current, &blocking),
-            &to_version,
-            req.inputs.proposal(),
-            req.allow,
-        )
-        .map_err(|d| Error::Parameters(new_pkg.located(d)))?;
-        if !crds_checked {
-            // The CRDs the new version's plans apply, with the upgrade's values, against the
-            // cluster's: once (a conflict's retry changes the values, not the CRDs' rules).
-            crds_told = crd_preflight(t, new_pkg, &change, req.instance, req.allow.force).await?;
-            crds_checked = true;
-        }
-        change.warnings.extend(crds_told.iter().cloned());
-        // The new version installed under its other name is the one the Instance runs.
-        let existing = match &ov_exists {
-            Some(e) => e.clone(),
-            None => {
-                let e = same_operator_version(t, &new_ov).await?;
-                ov_exists = Some(e.clone());
-                e
-            }
-        };
-        let exists = existing.is_some();
-        let to = existing.unwrap_or_else(|| to.clone());
-        let mut spec = json!({"operatorVersion": {"name": to}});
-        // The new OperatorVersion is in the Instance's namespace: a reference to another
-        // namespace (KUDO's manifests reference `default`) goes.
-        if inst
-            .spec
-            .operator_version
-            .as_ref()
-            .is_some_and(|r| r.namespace.is_some())
-        {
-            spec["operatorVersion"]["namespace"] = Value::Null;
-        }
-        // writeOnly values (moved by oldName, or given) go to kudo's Secret.
-        let write = secrets::Write::of(&to_version.schema, &change.explicit, &sources, &inst)?;
-        if let Some(diff) = merge::diff(&public, &write.public) {
-            spec["parameters"] = diff;
-        }
-        if let Some(list) = &write.sources {
-            spec["parametersFrom"] = if list.is_empty() {
-                Value::Null
-            } else {
-                serde_json::to_value(list).unwrap_or_default()
-            };
-        }
-        let mut patch = json!({
-            "metadata": {"resourceVersion": resource_version(&inst)?},
-            "spec": spec,
-        });
-        let mut annotations =
-            super::change_annotations(&inst, superseded.as_ref(), req.remediation);
-        if !req.allow.is_none() {
-            let g = inst.metadata.generation.unwrap_or_default();
-            annotations.push((
-                kudo_crd::labels::PREFLIGHT,
-                kudo_crd::revision::preflight_annotation(g, req.allow),
-            ));
-        }
-        if !annotations.is_empty() {
-            patch["metadata"]["annotations"] = super::annotations_object(&annotations);
-        }
-        if !granted {
-            // The new version may write where the old one did not (a CRD, another namespace):
-            // the Instance's ServiceAccount gets what it needs, with the user's own rights.
-            let sa = inst
-                .spec
-                .service_account_name
-                .clone()
-                .unwrap_or_else(|| labels::DEFAULT_SERVICE_ACCOUNT.into());
-            let packages = [(new_pkg, change.values.value().clone())];
-            let reach = service_account::reach(t, &packages, req.instance).await;
-            let grants = service_account::objects(&t.namespace, &sa, &reach);
-            let prepared = service_account::prepare(t, &sa, &grants, req.dry_run).await?;
-            change.warnings.extend(prepared.warnings.iter().map(|w| {
-                kudo_diag::diag::Diagnostic::warning(
-                    kudo_diag::diag::Code::NotGranted,
-                    "",
-                    w.clone(),
-                )
-            }));
-            granted = true;
-        }
-        if req.dry_run {
-            return Ok(Upgraded {
-                change,
-                from,
-                to,
-                created_operator_version: false,
-                patch,
-                generation: None,
-                attempts: 0,
-                superseded,
-            });
-        }
-        if !exists && !created {
-            create_operator_version(t, &new_ov).await?;
-            created = true;
-        }
-        write.prepare(t, &inst).await?;
-        let sent = t
-            .instances()
-            .patch(req.instance, &patch_params(), &Patch::Merge(&patch))
-            .await;
-        // Exactly one of the old and the new Secret stays: the one the Instance names.
-        write.settle(t, sent.is_ok()).await?;
-        match sent {
-            Ok(written) => {
-                return Ok(Upgraded {
-                    change,
-                    from,
-                    to,
-                    created_operator_version: created,
-                    patch,
-                    generation: written.metadata.generation,
-                    attempts: attempt,
-                    superseded,
+    let entry = Entry::new(t, req.instance);
+    let mut once = Once::default();
+    entry
+        .run(async |attempt| {
+            let (inst, from_ref) = entry.get().await?;
+            let from = from_ref.name.clone();
+            if from_ref.namespace == t.namespace && new_pkg.is_operator_version(&from) {
+                return Err(Error::AlreadyRuns {
+                    instance: format!("{}/{}", t.namespace, req.instance),
+                    operator_version: from,
                 });
             }
-            Err(e) if is_conflict(&e) => old = Some((from, old_pkg, old_version)),
-            Err(e) => return Err(t.api("patch", "Instance", req.instance)(e)),
-        }
+            let (old_pkg, old_version) = match once.old.take() {
+                Some((name, pkg, v)) if name == from => (pkg, v),
+                _ => package_and_version(&operator_version(t, &from_ref).await?)?,
+            };
+            if old_pkg.operator().name != new_pkg.operator().name {
+                return Err(Error::OtherOperator {
+                    instance: format!("{}/{}", t.namespace, req.instance),
+                    package: new_pkg.operator().name.clone(),
+                    installed: old_pkg.operator().name.clone(),
+                });
+            }
+            let sources = secrets::read(t, &inst).await?;
+            let mut d = decide(&inst, &old_version, &to_version, &sources, req)?;
+            // The CRDs the new version's plans apply, with the upgrade's values, against the
+            // cluster's: once (a conflict's retry changes the values, not the CRDs' rules).
+            let told = match once.crds_told.take() {
+                Some(told) => told,
+                None => crd_preflight(t, new_pkg, &d.change, req.instance, req.allow.force).await?,
+            };
+            d.change.warnings.extend(told.iter().cloned());
+            once.crds_told = Some(told);
+            // The new version installed under its other name is the one the Instance runs.
+            let existing = match &once.existing {
+                Some(e) => e.clone(),
+                None => same_operator_version(t, &new_ov).await?,
+            };
+            once.existing = Some(existing.clone());
+            let exists = existing.is_some();
+            let to = existing.unwrap_or_else(|| to.clone());
+            let patch = shape(&inst, &to, &d, req)?;
+            if !once.granted {
+                grant(t, &inst, req, &mut d.change).await?;
+                once.granted = true;
+            }
+            let done = |d: Decided, patch, generation, attempts, created| Upgraded {
+                change: d.change,
+                from: from.clone(),
+                to: to.clone(),
+                created_operator_version: created,
+                patch,
+                generation,
+                attempts,
+                superseded: d.superseded,
+            };
+            if req.dry_run {
+                return Ok(Attempt::Done(done(d, patch, None, 0, false)));
+            }
+            if !exists && !once.created {
+                create_operator_version(t, &new_ov).await?;
+                once.created = true;
+            }
+            let sent = Patch::Merge(patch.clone());
+            Ok(match entry.commit(&inst, Some(&d.write), &sent).await? {
+                Attempt::Done(written) => {
+                    let generation = written.metadata.generation;
+                    Attempt::Done(done(d, patch, generation, attempt, once.created))
+                }
+                Attempt::Conflict => {
+                    once.old = Some((from.clone(), old_pkg, old_version));
+                    Attempt::Conflict
+                }
+            })
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(rel: &str) -> Package {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel);
+        Package::load(&dir).expect("the fixture loads")
     }
-    Err(Error::Conflict {
-        namespace: t.namespace.clone(),
-        name: req.instance.to_string(),
-        attempts: MAX_ATTEMPTS,
-    })
+
+    fn instance(annotations: Option<Value>) -> Instance {
+        serde_json::from_value(json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": "mine", "namespace": "ns", "resourceVersion": "20",
+                "generation": 4, "annotations": annotations},
+            "spec": {"operatorVersion": {"name": "my-operator-0.1.0", "namespace": "default"},
+                "parameters": {"CLUSTER_NAME": "prod"}}}))
+        .expect("an Instance")
+    }
+
+    #[test]
+    fn an_upgrade_moves_values_by_old_name_and_is_one_merge_patch_on_the_resource_version() {
+        let (v1, v2) = (
+            load("tests/fixtures/kep33/v1"),
+            load("tests/fixtures/kep33/v2"),
+        );
+        let (old, new) = (v1.policy_version().unwrap(), v2.policy_version().unwrap());
+        let req = Request {
+            instance: "mine",
+            package: &v2,
+            dependencies: None,
+            inputs: Inputs::default(),
+            dry_run: false,
+            force: false,
+            remediation: None,
+            allow: &Allow::default(),
+        };
+        let inst = instance(None);
+        let sources = secrets::Sources {
+            all: json!({}),
+            others: json!({}),
+            managed: None,
+        };
+        let d = decide(&inst, &old, &new, &sources, &req).unwrap();
+        assert_eq!(d.write.public["clusterName"], json!("prod"));
+        let patch = shape(&inst, "my-operator-0.2.0", &d, &req).unwrap();
+        assert_eq!(patch["metadata"], json!({"resourceVersion": "20"}));
+        assert_eq!(
+            patch["spec"]["operatorVersion"],
+            json!({"name": "my-operator-0.2.0", "namespace": null})
+        );
+        assert_eq!(patch["spec"]["parameters"]["clusterName"], json!("prod"));
+        assert_eq!(patch["spec"]["parameters"]["CLUSTER_NAME"], Value::Null);
+    }
 }
