@@ -159,12 +159,12 @@ fn unchecked_note(unchecked: &[String]) -> String {
     if unchecked.is_empty() {
         return String::new();
     }
-    let shown: Vec<&str> = unchecked
+    let listed: Vec<&str> = unchecked
         .iter()
         .take(drift::OBJECTS_SHOWN)
         .map(String::as_str)
         .collect();
-    format!("; not compared: {}", shown.join("; "))
+    format!("; not compared: {}", listed.join("; "))
 }
 
 /// What a drift check found.
@@ -211,14 +211,16 @@ async fn look(
                     found.applied.push(o.object);
                 }
             }
-            Err(f) => found.unchecked.push(format!("{title}: {}", said(&f))),
+            Err(f) => found
+                .unchecked
+                .push(format!("{title}: {}", failure_message(&f))),
         }
     }
     Ok(found)
 }
 
 /// The API server's words in a [`Failure`].
-fn said(f: &Failure) -> &str {
+fn failure_message(f: &Failure) -> &str {
     match f {
         Failure::Unavailable(m) | Failure::Invalid(m) | Failure::Forbidden(m) => m,
     }
@@ -236,7 +238,7 @@ async fn correct(ctx: &Context, inst: &Instance, found: &Found) -> (Vec<Drifted>
     for (d, obj) in found.drifted.iter().zip(&found.applied) {
         match ctx.objects.apply(&tenant, obj.clone(), inst, &notes).await {
             Ok(_) => fixed.push(d.clone()),
-            Err(f) => failed.push(format!("{}: {}", d.title(""), said(&f))),
+            Err(f) => failed.push(format!("{}: {}", d.title(""), failure_message(&f))),
         }
     }
     (fixed, failed)

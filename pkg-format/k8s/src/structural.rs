@@ -367,9 +367,14 @@ impl Checker<'_> {
         out
     }
 
-    /// A node of the structural core (reached through `properties`, `items`,
-    /// `additionalProperties`, from the root).
-    fn core(&mut self, node: &Value, level: Level, at: &mut Vec<String>, depth: usize) {
+    /// The object of a schema node, its common rules checked: `None` (and a violation) when the
+    /// node is not an object, `None` past [`MAX_DEPTH`].
+    fn enter<'n>(
+        &mut self,
+        node: &'n Value,
+        at: &[String],
+        depth: usize,
+    ) -> Option<&'n Map<String, Value>> {
         let Value::Object(n) = node else {
             self.push(
                 at,
@@ -377,22 +382,52 @@ impl Checker<'_> {
                 Reason::Invalid(node.clone()),
                 "must be a schema object",
             );
-            return;
+            return None;
         };
         if depth > MAX_DEPTH {
-            return;
+            return None;
         }
         self.common(n, at);
-        let ty = n.get("type");
-        let preserve = is_true(n, PRESERVE);
-        let int_or_string = is_true(n, INT_OR_STRING);
-        let embedded = is_true(n, EMBEDDED);
-        let props = n.get("properties").and_then(Value::as_object);
+        Some(n)
+    }
 
+    /// A `type` that `detail` requires is missing or another one.
+    fn wrong_type(&mut self, at: &[String], ty: Option<&Value>, detail: &str) {
+        match ty {
+            None => self.push(at, &["type"], Reason::Required, detail),
+            Some(t) => self.push(at, &["type"], Reason::Invalid(t.clone()), detail),
+        }
+    }
+
+    /// A node of the structural core (reached through `properties`, `items`,
+    /// `additionalProperties`, from the root).
+    fn core(&mut self, node: &Value, level: Level, at: &mut Vec<String>, depth: usize) {
+        let Some(n) = self.enter(node, at, depth) else {
+            return;
+        };
+        self.core_children(n, level, at, depth);
+        // value validation, skipping kube's two int-or-string patterns
+        let skip_any_of = is_int_or_string_any_of(n);
+        let skip_first_all_of_any_of = is_int_or_string_all_of(n);
+        self.value_validation(n, at, skip_any_of, skip_first_all_of_any_of, depth);
+        self.completeness(n, at, depth);
+        self.core_extensions(n, at);
+        self.core_type(n, level, at);
+        self.resource_fields(n, level, at);
+    }
+
+    /// The core's children: `properties`, `items` and `additionalProperties`.
+    fn core_children(
+        &mut self,
+        n: &Map<String, Value>,
+        level: Level,
+        at: &mut Vec<String>,
+        depth: usize,
+    ) {
         if type_of(n) == Some("array") && !n.contains_key("items") && !self.opts.free_form_arrays {
             self.push(at, &["items"], Reason::Required, "must be specified");
         }
-        if let Some(props) = props {
+        if let Some(props) = n.get("properties").and_then(Value::as_object) {
             for (k, v) in props {
                 at.push("properties".into());
                 at.push(k.clone());
@@ -406,72 +441,82 @@ impl Checker<'_> {
             at.pop();
         }
         if let Some(ap) = n.get("additionalProperties") {
-            let has_props = props.is_some_and(|p| !p.is_empty());
-            let closed = ap == &Value::Bool(false);
-            let tolerated = closed && self.opts.closed_objects;
-            if has_props && ap != &Value::Bool(true) && !tolerated {
-                self.push(
-                    at,
-                    &["additionalProperties"],
-                    Reason::Forbidden,
-                    "additionalProperties and properties are mutual exclusive",
-                );
-            }
-            if level == Level::Root && self.opts.resource_root && !tolerated {
-                self.push(
-                    at,
-                    &["additionalProperties"],
-                    Reason::Forbidden,
-                    "must not be used at the root",
-                );
-            }
-            if embedded {
-                self.push(
-                    at,
-                    &["additionalProperties"],
-                    Reason::Forbidden,
-                    "must not be used if x-kubernetes-embedded-resource is set",
-                );
-            }
-            if ap.is_object() {
-                at.push("additionalProperties".into());
-                self.core(ap, Level::Field, at, depth + 1);
-                at.pop();
-            }
+            self.additional_properties(n, ap, level, at, depth);
         }
+    }
 
-        // value validation, skipping kube's two int-or-string patterns
-        let skip_any_of = is_int_or_string_any_of(n);
-        let skip_first_all_of_any_of = is_int_or_string_all_of(n);
-        self.value_validation(n, at, skip_any_of, skip_first_all_of_any_of, depth);
-        self.completeness(n, at, depth);
-
-        // extensions
-        if int_or_string && preserve {
+    /// `additionalProperties` (`ap`) of a core node: where it may stand, and its schema.
+    fn additional_properties(
+        &mut self,
+        n: &Map<String, Value>,
+        ap: &Value,
+        level: Level,
+        at: &mut Vec<String>,
+        depth: usize,
+    ) {
+        let props = n.get("properties").and_then(Value::as_object);
+        let has_props = props.is_some_and(|p| !p.is_empty());
+        let closed = ap == &Value::Bool(false);
+        let tolerated = closed && self.opts.closed_objects;
+        if has_props && ap != &Value::Bool(true) && !tolerated {
             self.push(
                 at,
-                &[PRESERVE],
-                Reason::Invalid(Value::Bool(true)),
-                "must be false if x-kubernetes-int-or-string is true",
+                &["additionalProperties"],
+                Reason::Forbidden,
+                "additionalProperties and properties are mutual exclusive",
             );
         }
-        if int_or_string && embedded {
+        if level == Level::Root && self.opts.resource_root && !tolerated {
             self.push(
                 at,
-                &[EMBEDDED],
-                Reason::Invalid(Value::Bool(true)),
-                "must be false if x-kubernetes-int-or-string is true",
+                &["additionalProperties"],
+                Reason::Forbidden,
+                "must not be used at the root",
             );
         }
+        if is_true(n, EMBEDDED) {
+            self.push(
+                at,
+                &["additionalProperties"],
+                Reason::Forbidden,
+                "must not be used if x-kubernetes-embedded-resource is set",
+            );
+        }
+        if ap.is_object() {
+            at.push("additionalProperties".into());
+            self.core(ap, Level::Field, at, depth + 1);
+            at.pop();
+        }
+    }
 
-        // types
-        if embedded && type_of(n) != Some("object") {
-            let detail = "must be object if x-kubernetes-embedded-resource is true";
-            match ty {
-                None => self.push(at, &["type"], Reason::Required, detail),
-                Some(t) => self.push(at, &["type"], Reason::Invalid(t.clone()), detail),
+    /// The extensions that exclude `x-kubernetes-int-or-string`.
+    fn core_extensions(&mut self, n: &Map<String, Value>, at: &[String]) {
+        if !is_true(n, INT_OR_STRING) {
+            return;
+        }
+        for extension in [PRESERVE, EMBEDDED] {
+            if is_true(n, extension) {
+                self.push(
+                    at,
+                    &[extension],
+                    Reason::Invalid(Value::Bool(true)),
+                    "must be false if x-kubernetes-int-or-string is true",
+                );
             }
-        } else if ty.is_none() && !int_or_string && !preserve {
+        }
+    }
+
+    /// The `type` a core node must have.
+    fn core_type(&mut self, n: &Map<String, Value>, level: Level, at: &[String]) {
+        let ty = n.get("type");
+        let int_or_string = is_true(n, INT_OR_STRING);
+        if is_true(n, EMBEDDED) && type_of(n) != Some("object") {
+            self.wrong_type(
+                at,
+                ty,
+                "must be object if x-kubernetes-embedded-resource is true",
+            );
+        } else if ty.is_none() && !int_or_string && !is_true(n, PRESERVE) {
             let detail = match level {
                 Level::Root => "must not be empty at the root",
                 Level::Item => "must not be empty for specified array items",
@@ -490,8 +535,12 @@ impl Checker<'_> {
                 "must be object at the root",
             );
         }
+    }
 
-        // a resource's kind, apiVersion and metadata
+    /// A resource's (the root's, or an embedded one's) `kind`, `apiVersion` and `metadata`.
+    fn resource_fields(&mut self, n: &Map<String, Value>, level: Level, at: &[String]) {
+        let embedded = is_true(n, EMBEDDED);
+        let props = n.get("properties").and_then(Value::as_object);
         let resource = (level == Level::Root && self.opts.resource_root) || embedded;
         if let Some(props) = props {
             if resource {
@@ -527,7 +576,7 @@ impl Checker<'_> {
                 }
             }
         }
-        if embedded && !preserve && props.is_none_or(Map::is_empty) {
+        if embedded && !is_true(n, PRESERVE) && props.is_none_or(Map::is_empty) {
             self.push(
                 at,
                 &["properties"],
@@ -635,49 +684,14 @@ impl Checker<'_> {
         }
     }
 
+    /// `x-kubernetes-map-type`, `x-kubernetes-list-type` and `x-kubernetes-list-map-keys`.
     fn map_and_list_types(&mut self, n: &Map<String, Value>, at: &[String]) {
-        let ty = n.get("type");
-        let ty_is = |want: &str| type_of(n) == Some(want);
         if let Some(mt) = n.get(MAP_TYPE) {
-            if !ty_is("object") {
-                let detail = "must be object if x-kubernetes-map-type is specified";
-                match ty {
-                    None => self.push(at, &["type"], Reason::Required, detail),
-                    Some(t) => self.push(at, &["type"], Reason::Invalid(t.clone()), detail),
-                }
-            }
-            if !matches!(mt.as_str(), Some("atomic" | "granular")) {
-                self.push(
-                    at,
-                    &[MAP_TYPE],
-                    Reason::NotSupported {
-                        value: mt.clone(),
-                        supported: &["atomic", "granular"],
-                    },
-                    "",
-                );
-            }
+            self.map_type(n, mt, at);
         }
         let list_type = n.get(LIST_TYPE);
         if let Some(lt) = list_type {
-            if !ty_is("array") {
-                let detail = "must be array if x-kubernetes-list-type is specified";
-                match ty {
-                    None => self.push(at, &["type"], Reason::Required, detail),
-                    Some(t) => self.push(at, &["type"], Reason::Invalid(t.clone()), detail),
-                }
-            }
-            if !matches!(lt.as_str(), Some("atomic" | "set" | "map")) {
-                self.push(
-                    at,
-                    &[LIST_TYPE],
-                    Reason::NotSupported {
-                        value: lt.clone(),
-                        supported: &["atomic", "map", "set"],
-                    },
-                    "",
-                );
-            }
+            self.list_type(n, lt, at);
         }
         let keys: Vec<&Value> = n
             .get(LIST_MAP_KEYS)
@@ -694,9 +708,57 @@ impl Checker<'_> {
                 Some(_) => {}
             }
         }
-        if list_type.and_then(Value::as_str) != Some("map") {
-            return;
+        if list_type.and_then(Value::as_str) == Some("map") {
+            self.list_map(n, &keys, at);
         }
+    }
+
+    /// `x-kubernetes-map-type` (`mt`): on an object, `atomic` or `granular`.
+    fn map_type(&mut self, n: &Map<String, Value>, mt: &Value, at: &[String]) {
+        if type_of(n) != Some("object") {
+            self.wrong_type(
+                at,
+                n.get("type"),
+                "must be object if x-kubernetes-map-type is specified",
+            );
+        }
+        if !matches!(mt.as_str(), Some("atomic" | "granular")) {
+            self.push(
+                at,
+                &[MAP_TYPE],
+                Reason::NotSupported {
+                    value: mt.clone(),
+                    supported: &["atomic", "granular"],
+                },
+                "",
+            );
+        }
+    }
+
+    /// `x-kubernetes-list-type` (`lt`): on an array, `atomic`, `set` or `map`.
+    fn list_type(&mut self, n: &Map<String, Value>, lt: &Value, at: &[String]) {
+        if type_of(n) != Some("array") {
+            self.wrong_type(
+                at,
+                n.get("type"),
+                "must be array if x-kubernetes-list-type is specified",
+            );
+        }
+        if !matches!(lt.as_str(), Some("atomic" | "set" | "map")) {
+            self.push(
+                at,
+                &[LIST_TYPE],
+                Reason::NotSupported {
+                    value: lt.clone(),
+                    supported: &["atomic", "map", "set"],
+                },
+                "",
+            );
+        }
+    }
+
+    /// A list of type `map`: its `keys`, scalar properties of its one object item schema.
+    fn list_map(&mut self, n: &Map<String, Value>, keys: &[&Value], at: &[String]) {
         if keys.is_empty() {
             self.push(
                 at,
@@ -791,19 +853,9 @@ impl Checker<'_> {
 
     /// A schema inside a junctor: it may only validate values, never declare structure.
     fn nested(&mut self, node: &Value, at: &mut Vec<String>, skip_any_of: bool, depth: usize) {
-        let Value::Object(n) = node else {
-            self.push(
-                at,
-                &[],
-                Reason::Invalid(node.clone()),
-                "must be a schema object",
-            );
+        let Some(n) = self.enter(node, at, depth) else {
             return;
         };
-        if depth > MAX_DEPTH {
-            return;
-        }
-        self.common(n, at);
         self.value_validation(n, at, skip_any_of, false, depth);
         if let Some(items @ Value::Object(_)) = n.get("items") {
             at.push("items".into());

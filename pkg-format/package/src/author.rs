@@ -173,7 +173,7 @@ pub fn places(pkg: &Package) -> Vec<(String, String)> {
             && !schema.is_array(node)
             && (node.get("properties").is_some() || schema.types(node) == ["object"])
         {
-            let shown = tokens
+            let tree_path = tokens
                 .iter()
                 .map(|t| {
                     if t == "0" {
@@ -184,7 +184,7 @@ pub fn places(pkg: &Package) -> Vec<(String, String)> {
                 })
                 .collect::<Vec<_>>()
                 .join("/");
-            out.push((p, format!("/{shown}")));
+            out.push((p, format!("/{tree_path}")));
         }
     }
     out

@@ -40,7 +40,7 @@ use kudo_policy::params::ParamSchema;
 use kudo_policy::values::{self, Redacted};
 
 /// Keywords shown in a place of their own, never among [`Explanation::constraints`].
-const SHOWN_ELSEWHERE: &[&str] = &[
+const KEYWORDS_WITH_OWN_PLACE: &[&str] = &[
     "type",
     "title",
     "description",
@@ -288,7 +288,7 @@ pub fn explain(
         .as_object()
         .map(|n| {
             n.iter()
-                .filter(|(k, _)| !SHOWN_ELSEWHERE.contains(&k.as_str()))
+                .filter(|(k, _)| !KEYWORDS_WITH_OWN_PLACE.contains(&k.as_str()))
                 .filter(|(k, _)| !(secret && VALUE_KEYWORDS.contains(&k.as_str())))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect()
@@ -447,7 +447,7 @@ fn current(schema: &ParamSchema, row: &Row, ptr: &str, inst: &Instance<'_>) -> C
         ..Default::default()
     };
     let effective = values::effective(schema, &inputs).0;
-    let shown = Redacted::new(schema, effective.value());
+    let redacted = Redacted::new(schema, effective.value());
     let has = |v: Option<&Value>| v.is_some_and(|v| v.pointer(ptr).is_some());
     out.source = if has(Some(inst.parameters)) {
         ValueSource::User
@@ -475,7 +475,7 @@ fn current(schema: &ParamSchema, row: &Row, ptr: &str, inst: &Instance<'_>) -> C
         ValueSource::Unset | ValueSource::Unknown => {}
         ValueSource::Secret => out.masked = row.secret,
         _ if row.secret => out.masked = true,
-        _ => out.value = shown.value().pointer(ptr).cloned(),
+        _ => out.value = redacted.value().pointer(ptr).cloned(),
     }
     out
 }

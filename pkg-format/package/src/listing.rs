@@ -140,13 +140,13 @@ pub fn row_at(schema: &ParamSchema, plans: &[&str], value_pointer: &str) -> Opti
             .get("required")
             .and_then(Value::as_array)
             .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)));
-    let shown = if item { "[]" } else { name.as_str() };
+    let tree_name = if item { "[]" } else { name.as_str() };
     let last = vec![true; tokens.len()];
     Some(row(
         schema,
         plans,
         node,
-        shown,
+        tree_name,
         value_pointer,
         required,
         &last,

@@ -29,7 +29,7 @@ use saphyr_parser::{
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use crate::manifest::{self, Refusal};
+use crate::scalar::{self, Refusal};
 use kudo_diag::diag::Location;
 use kudo_diag::error::Error;
 use kudo_diag::pointer;
@@ -217,7 +217,7 @@ impl<'t> Builder<'t> {
                     (Value::String(s), _) => s,
                     (Value::Array(_) | Value::Object(_), _) => return Err(key_error(start)),
                     (other, Schema::Core) => other.to_string(),
-                    (other, Schema::Kubernetes) => manifest::key_of(other)
+                    (other, Schema::Kubernetes) => scalar::key_of(other)
                         .map_err(|r| refused(start, &r))?
                         .ok_or_else(|| key_error(start))?,
                 };
@@ -295,13 +295,13 @@ impl<'t> Builder<'t> {
             && matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
             && span.end.index() == self.source.chars().count()
             && text.ends_with('\n')
-            && manifest::line_break_unwritten(self.source, start.index(), last_line)
+            && scalar::line_break_unwritten(self.source, start.index(), last_line)
         {
             text.to_mut().pop();
         }
         let is_key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
-        let merge = is_key && manifest::is_merge(&text, style, tag);
-        let scalar = manifest::Scalar::read(text, style, tag).map_err(|r| refused(start, &r))?;
+        let merge = is_key && scalar::is_merge(&text, style, tag);
+        let scalar = scalar::Scalar::read(text, style, tag).map_err(|r| refused(start, &r))?;
         if !is_key {
             let value = scalar.into_value().map_err(|r| refused(start, &r))?;
             self.enter(start, false);
@@ -527,7 +527,7 @@ fn run(mut builder: Builder<'_>) -> Result<Builder<'_>, ScanError> {
 /// A text whose last line has no line break is parsed with one: saphyr gives a block scalar
 /// that ends the input a final line break that was not written (and more, after a blank last
 /// line), where libyaml, and so go-yaml, keeps only the line breaks written. The block scalar
-/// then loses the line break added, unless it was not its own ([`manifest::line_break_unwritten`]).
+/// then loses the line break added, unless it was not its own ([`scalar::line_break_unwritten`]).
 pub(crate) fn load_manifests(text: &str) -> Result<(Vec<Value>, Option<usize>), ScanError> {
     let unterminated = !text.is_empty() && !text.ends_with(['\n', '\r']);
     let source: Cow<'_, str> = match unterminated {

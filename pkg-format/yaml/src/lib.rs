@@ -13,6 +13,7 @@
 pub mod document;
 pub mod edit;
 pub mod manifest;
+mod scalar;
 pub mod strconv;
 
 pub use document::Document;

@@ -81,12 +81,12 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
         .get_or_insert_with(RemediationStatus::default);
     // The rollback's own run failed: remediation stops here.
     if rem.rollback_generation == Some(generation) {
-        let said = round
+        let reported = round
             .status
             .conditions
             .iter()
             .any(|c| c.type_ == REMEDIATED && c.reason.as_deref() == Some("RollbackFailed"));
-        if !said {
+        if !reported {
             let text = format!(
                 "the rollback to revision {} failed too ({why}); remediation stops here: fix the cause, then kudo rollback or kudo upgrade",
                 rem.rolled_back_to.unwrap_or_default()
@@ -142,7 +142,7 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
         });
     }
     if policy.on_failure != Some(OnFailure::Rollback) {
-        if !said(round, &["RetriesExhausted"], generation) {
+        if !condition_reports(round, &["RetriesExhausted"], generation) {
             let text = format!("{why}; {retries} retries spent, and onFailure is none");
             say(
                 round,
@@ -193,8 +193,8 @@ async fn say(
     ctx.event(inst, EventType::Warning, event, text).await;
 }
 
-/// Whether the condition [`REMEDIATED`] already says `reason` for `generation`.
-fn said(round: &Round<'_>, reasons: &[&str], generation: i64) -> bool {
+/// Whether the condition [`REMEDIATED`] already reports one of `reasons` for `generation`.
+fn condition_reports(round: &Round<'_>, reasons: &[&str], generation: i64) -> bool {
     round.status.conditions.iter().any(|c| {
         c.type_ == REMEDIATED
             && c.observed_generation == Some(generation)
@@ -207,7 +207,7 @@ async fn rollback(round: &mut Round<'_>, why: &str) {
     let (ctx, inst) = (round.ctx, round.inst);
     let generation = inst.metadata.generation.unwrap_or_default();
     // Refused or impossible once for this change: said once, not tried at every reconcile.
-    if said(round, &["RollbackRefused", "NoRevision"], generation) {
+    if condition_reports(round, &["RollbackRefused", "NoRevision"], generation) {
         return;
     }
     let Some(active) = round.status.active_plan.clone() else {

@@ -348,7 +348,7 @@ impl fmt::Display for Refusal {
                     f,
                     "the schema of version {version} is not structural, as apiextensions.k8s.io/v1 requires: "
                 )?;
-                let shown: Vec<String> = violations
+                let listed: Vec<String> = violations
                     .iter()
                     .take(VIOLATIONS_SHOWN)
                     .map(|v| {
@@ -358,7 +358,7 @@ impl fmt::Display for Refusal {
                         format!("{pointer}{rest}")
                     })
                     .collect();
-                f.write_str(&shown.join("; "))?;
+                f.write_str(&listed.join("; "))?;
                 if violations.len() > VIOLATIONS_SHOWN {
                     write!(f, " (and {} more)", violations.len() - VIOLATIONS_SHOWN)?;
                 }
