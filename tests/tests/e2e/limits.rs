@@ -2,15 +2,13 @@
 //! take the webhook's memory, flood a client with a denial, or break the reads of every
 //! Instance in the cluster.
 
-use super::*;
+use crate::harness::*;
 
 /// `kubectl VERB -f FILE` with the scenario's kubeconfig, in its namespace: success, stdout and
 /// stderr.
 fn kubectl_file(s: &Scenario, verb: &str, file: &Path) -> (bool, String, String) {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&s.kubeconfig)
-        .args([verb, "-n", &s.namespace, "-f"])
+    let out = s
+        .kubectl(&[verb, "-n", &s.namespace, "-f"])
         .arg(file)
         .output()
         .expect("kubectl runs (it is on the PATH)");
@@ -19,10 +17,8 @@ fn kubectl_file(s: &Scenario, verb: &str, file: &Path) -> (bool, String, String)
 
 /// `kubectl get instances.VERSION.kudo.dev -A -o name`: success and stderr.
 fn list_every_instance(s: &Scenario, version: &str) -> (bool, String) {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&s.kubeconfig)
-        .args([
+    let out = s
+        .kubectl(&[
             "get",
             &format!("instances.{version}.kudo.dev"),
             "-A",
@@ -62,7 +58,7 @@ fn a_150000_key_instance_is_refused_in_a_short_denial_and_the_webhook_stays_smal
     let Some(s) = Scenario::start_alone("limits-keys") else {
         return;
     };
-    s.install(&configs(), "cfg", &[]);
+    s.install(&configs(), "cfg").ok();
     let keys: serde_json::Map<String, Value> = (0..150_000)
         .map(|i| (format!("key{i:06}"), json!("value")))
         .collect();
@@ -104,7 +100,7 @@ fn an_instance_that_could_not_be_read_as_v1beta1_is_refused_and_lists_keep_worki
     let Some(s) = Scenario::start("limits-v1beta1") else {
         return;
     };
-    s.install(&configs(), "cfg", &[]);
+    s.install(&configs(), "cfg").ok();
     let dir = tempfile::tempdir().unwrap();
     let huge = dir.path().join("huge.json");
     let value = "x".repeat(300 * 1024);
