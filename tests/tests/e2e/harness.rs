@@ -753,7 +753,10 @@ impl Scenario {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.to_string());
-        assert!(fresh, "two scenarios are named {name}: each needs a name of its own");
+        assert!(
+            fresh,
+            "two scenarios are named {name}: each needs a name of its own"
+        );
         let (shared, exclusive) = if alone {
             (
                 None,

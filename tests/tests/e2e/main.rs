@@ -22,16 +22,14 @@
 mod harness;
 
 mod admission;
-mod bounded;
+mod alone;
 mod diff_patch;
 mod drift;
-mod failover;
 mod habits;
 mod in_cluster;
 mod kudo_manifests;
 mod lifecycle;
 mod limits;
-mod migration;
 mod operators;
 mod pipe;
 mod plans;
