@@ -1,6 +1,6 @@
 //! The Examples section of each command's `--help` (lines of at most 96 characters, so that
 //! clap never wraps them; a command continues on the next line after ` \`). Every command
-//! (a line that starts with `  kudo `) is run by `tests/tests/help.rs` on a copy of the shipped
+//! (a line that starts with `  kudo `) is run by `tests/tests/offline/help.rs` on a copy of the shipped
 //! examples: offline commands must succeed; cluster commands are run against a kubeconfig
 //! that does not exist, so they must get past argument parsing, the package and the
 //! parameters, and stop at the cluster.

@@ -267,7 +267,7 @@ mod tests {
 }
 
 // =============================================================================================
-// An OCI registry (tests/oci.rs, the `oci` module of kudo-cli): Debian's `docker-registry`, the
+// An OCI registry (tests/tests/offline/oci.rs, the `oci` module of kudo-cli): Debian's `docker-registry`, the
 // CNCF distribution server, on a free loopback port.
 
 /// How [`TestRegistry::start`] configures the registry.

@@ -2,12 +2,7 @@
 //! topology array, its update and backup-update plans, and its writeOnly backup password that a
 //! template puts into a Secret.
 
-use super::*;
-
-/// Every output of `kudo` in `out`, stdout and stderr together.
-fn both(out: &std::process::Output) -> String {
-    format!("{}{}", text(&out.stdout), text(&out.stderr))
-}
+use crate::harness::*;
 
 #[test]
 fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secret_shown() {
@@ -18,11 +13,9 @@ fn diff_shows_values_plan_and_objects_and_patch_edits_an_array_with_nothing_secr
     let cassandra = example("cassandra-v1beta2");
     let old_secret = "first-backup-secret-1234";
     let new_secret = "second-backup-secret-5678";
-    s.install(
-        &cassandra,
-        "cass",
-        &[&format!("backup/credentials/password={old_secret}")],
-    );
+    s.install(&cassandra, "cass")
+        .param(&format!("backup/credentials/password={old_secret}"))
+        .ok();
     s.wait_plan("cass", "deploy");
     let generation = || s.instance("cass")["metadata"]["generation"].clone();
     let before = generation();

@@ -4,33 +4,11 @@
 //! condition, an Event, `kudo diff NAME` exiting 1), not reported when `/spec/replicas` is
 //! ignored, and restored under `correct`; a deleted ConfigMap is recreated under `correct`.
 
-use super::*;
-
-/// Every output of `kudo` in `out`, stdout and stderr together.
-fn both(out: &std::process::Output) -> String {
-    format!("{}{}", text(&out.stdout), text(&out.stderr))
-}
-
-/// The Instance's `Drifted` condition (`Null` when it has none).
-fn drifted(s: &Scenario, name: &str) -> Value {
-    let i = s.instance(name);
-    i["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Drifted")
-        .cloned()
-        .unwrap_or(Value::Null)
-}
+use crate::harness::*;
 
 /// Waits (at most the suite's timeout) for `done`, polling every 100 ms: how long it took.
-fn timed(what: &str, mut done: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < TIMEOUT, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    started.elapsed()
+fn timed(what: &str, done: impl FnMut() -> bool) -> Duration {
+    wait_for(what, TIMEOUT, Duration::from_millis(100), done)
 }
 
 /// The reasons of the namespace's Events about Instance `name`.
@@ -56,7 +34,7 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
         return;
     };
     let ns = s.namespace.clone();
-    s.install(&example("cassandra-v1beta2"), "cass", &[]);
+    s.install(&example("cassandra-v1beta2"), "cass").ok();
     s.wait_plan("cass", "deploy");
     // What one revision costs (issue 34's note): the cassandra example's first, as stored.
     let revisions = s.api("apps/v1", "ControllerRevision", "controllerrevisions");
@@ -82,7 +60,7 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
 
     // Nothing drifted: the first check after the plan says so, and kudo diff exits 0.
     timed("the first drift check", || {
-        drifted(&s, "cass")["reason"] == "NoDrift"
+        s.condition("cass", "Drifted")["reason"] == "NoDrift"
     });
     let out = diff(&[]);
     assert_eq!(out.status.code(), Some(0), "{}", both(&out));
@@ -104,14 +82,12 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
             .expect("the StatefulSet is scaled");
     };
     scale(5);
-    let latency = timed("the Drifted condition", || {
-        drifted(&s, "cass")["status"] == "True"
-    });
+    let latency = s.wait_condition("cass", "Drifted", "True", Duration::from_millis(100));
     say(&format!(
         "e2e: drift (StatefulSet scaled to 5) detected under warn in {:.1} s (--drift-interval {DRIFT_INTERVAL})",
         latency.as_secs_f64()
     ));
-    let c = drifted(&s, "cass");
+    let c = s.condition("cass", "Drifted");
     assert_eq!(c["reason"], "Drifted", "{c}");
     assert_eq!(c["message"], "StatefulSet cass-node: /spec/replicas", "{c}");
     timed("the Drifted Event", || {
@@ -152,13 +128,13 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
     )
     .expect("spec.drift is written");
     timed("the ignore rule applied", || {
-        drifted(&s, "cass")["reason"] == "NoDrift"
+        s.condition("cass", "Drifted")["reason"] == "NoDrift"
     });
     let out = diff(&[]);
     assert_eq!(out.status.code(), Some(0), "{}", both(&out));
     std::thread::sleep(Duration::from_secs(6));
     assert_eq!(replicas(), json!(5), "ignored: left as scaled");
-    assert_eq!(drifted(&s, "cass")["reason"], "NoDrift");
+    assert_eq!(s.condition("cass", "Drifted")["reason"], "NoDrift");
 
     // correct: the replicas are restored, no plan runs.
     let runs = s.instance("cass")["status"]["planStatus"].clone();
@@ -178,7 +154,7 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
             .iter()
             .any(|r| r == "DriftCorrected")
     });
-    let c = drifted(&s, "cass");
+    let c = s.condition("cass", "Drifted");
     assert_eq!(c["status"], "False", "{c}");
     // Scaled again while correct: restored within the interval.
     scale(4);

@@ -3,8 +3,8 @@
 //! install (zookeeper's ServiceMonitor), and one OperatorVersion per version whichever of
 //! KUDO's two names it was installed under.
 
-use super::tenancy::tenant;
-use super::*;
+use crate::harness::*;
+use crate::tenancy::tenant;
 
 /// Every object an Instance owns carries `controller: true, blockOwnerDeletion: true`, set by
 /// the tenant's ServiceAccount (the API server enforces owner references: `.ci/run` turns on
@@ -17,18 +17,7 @@ fn owned_objects_block_a_foreground_deletion_until_they_are_gone() {
     };
     let tenant = tenant(&s);
     let package = fixture("e2e/tenant-app");
-    tenant
-        .kudo(&[
-            "install",
-            &package.to_string_lossy(),
-            "--instance",
-            "fg",
-            "-n",
-            &s.namespace,
-            "--wait",
-        ])
-        .assert()
-        .success();
+    s.install(&package, "fg").by(&tenant).ok();
     let deployments = s.api("apps/v1", "Deployment", "deployments");
     let config_maps = s.api("v1", "ConfigMap", "configmaps");
     for (api, name) in [(&deployments, "fg-app"), (&config_maps, "fg-config")] {
@@ -38,11 +27,9 @@ fn owned_objects_block_a_foreground_deletion_until_they_are_gone() {
         assert_eq!(owner["controller"], true, "{name}: {owner}");
         assert_eq!(owner["blockOwnerDeletion"], true, "{name}: {owner}");
     }
-    let out = Command::new("kubectl")
-        .args(["delete", "instances.kudo.dev", "fg", "-n", &s.namespace])
+    let out = s
+        .kubectl(&["delete", "instances.kudo.dev", "fg", "-n", &s.namespace])
         .args(["--cascade=foreground", "--wait=true", "--timeout=120s"])
-        .arg("--kubeconfig")
-        .arg(&s.kubeconfig)
         .output()
         .expect("kubectl runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -63,7 +50,7 @@ fn a_kind_that_appears_after_the_install_is_granted_and_its_plan_completes() {
     let crd = "servicemonitors.monitoring.coreos.com";
     let existed = s.get(&s.crds(), crd).is_some();
     let zookeeper = example("zookeeper-v1beta1");
-    s.install(&zookeeper, "zk", &[]);
+    s.install(&zookeeper, "zk").ok();
     s.wait_plan("zk", "deploy");
     let role = s
         .get(
@@ -79,7 +66,7 @@ fn a_kind_that_appears_after_the_install_is_granted_and_its_plan_completes() {
     );
     // Now the Prometheus operator arrives (another scenario may have brought it already).
     s.service_monitor_crd();
-    s.update("zk", &["ENABLE_METRICS=true"]).success();
+    s.update("zk").params(&["ENABLE_METRICS=true"]).ok();
     let i = s.instance("zk");
     assert_eq!(
         i["status"]["planStatus"]["update-metrics"]["status"], "COMPLETE",
@@ -130,7 +117,7 @@ fn the_same_version_under_its_other_name_is_reused_and_switching_names_runs_noth
     s.apply(&serde_json::to_value(op).expect("JSON"));
     s.apply(&ov);
     s.instance_service_account();
-    s.install(&package, "one", &[]);
+    s.install(&package, "one").ok();
     s.wait_plan("one", "deploy");
     let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
     assert!(s.get(&ovs, long).is_none(), "a second OperatorVersion");

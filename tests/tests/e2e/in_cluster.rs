@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use super::*;
+use crate::harness::*;
 
 /// The webhook certificate's lifetime: renewed when it expires within 2 minutes, checked every
 /// 40 s by each replica, so the first renewal comes 60 to 100 s after `kudo init`, and the next
@@ -98,13 +98,7 @@ impl ControlPlane {
 
     /// `k8s/NAME ARGS` with this control plane's settings.
     fn script(&self, name: &str, args: &[&str]) -> std::process::Output {
-        Command::new(self.k8s.join(name))
-            .args(args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env_remove("KUBECONFIG")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("{name} runs: {e}"))
+        k8s_script(&self.k8s, name, args, &self.env)
     }
 
     /// The control plane's logs and the containers' (before `--clean` deletes them).
@@ -154,77 +148,25 @@ impl Drop for ControlPlane {
 // ---------------------------------------------------------------------------------------------
 // The cluster, as the test reads and writes it
 
-struct Cluster {
-    runtime: tokio::runtime::Runtime,
-    client: kube::Client,
-    kubeconfig: PathBuf,
-}
+/// The in-cluster control plane's admin ([`Kube`], through [`Deref`]) and what this scenario
+/// reads of kudo's installation in it.
+struct Cluster(Kube);
 
-fn api_resource(version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = version.split_once('/').unwrap_or(("", version));
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
-}
+impl Deref for Cluster {
+    type Target = Kube;
 
-fn namespaced(
-    client: &kube::Client,
-    ns: &str,
-    v: &str,
-    kind: &str,
-    plural: &str,
-) -> Api<DynamicObject> {
-    Api::namespaced_with(client.clone(), ns, &api_resource(v, kind, plural))
-}
-
-fn cluster_scoped(client: &kube::Client, v: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    Api::all_with(client.clone(), &api_resource(v, kind, plural))
+    fn deref(&self) -> &Kube {
+        &self.0
+    }
 }
 
 impl Cluster {
     fn new(kubeconfig: &Path) -> Cluster {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let client = runtime
-            .block_on(kudo_cluster::client(Some(kubeconfig), None))
-            .expect("a client for the in-cluster control plane");
-        Cluster {
-            runtime,
-            client,
-            kubeconfig: kubeconfig.to_path_buf(),
-        }
-    }
-
-    /// `kudo ARGS --kubeconfig K`.
-    fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
-        let mut c = kudo_testkit::kudo();
-        c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
-        c.timeout(TIMEOUT);
-        c
-    }
-
-    fn get(&self, api: &Api<DynamicObject>, name: &str) -> Option<Value> {
-        let got = self
-            .runtime
-            .block_on(api.get_opt(name))
-            .unwrap_or_else(|e| panic!("reading {name}: {e}"));
-        got.map(|o| serde_json::to_value(o).expect("an object is JSON"))
-    }
-
-    fn list(&self, api: &Api<DynamicObject>, labels: &str) -> Vec<Value> {
-        let params = kube::api::ListParams::default().labels(labels);
-        let list = self
-            .runtime
-            .block_on(api.list(&params))
-            .unwrap_or_else(|e| panic!("listing ({labels}): {e}"));
-        list.items
-            .into_iter()
-            .map(|o| serde_json::to_value(o).expect("an object is JSON"))
-            .collect()
+        Cluster(Kube::connect(kubeconfig))
     }
 
     fn kudo_system(&self, v: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-        namespaced(&self.client, KUDO_NAMESPACE, v, kind, plural)
+        self.namespaced(KUDO_NAMESPACE, v, kind, plural)
     }
 
     fn deployment(&self, name: &str) -> Value {
@@ -269,12 +211,8 @@ impl Cluster {
 
     /// The holder of the manager's Lease (`None` while it is free).
     fn lease_holder(&self) -> Option<String> {
-        let api = self.kudo_system("coordination.k8s.io/v1", "Lease", "leases");
-        let lease = self.get(&api, kudo_crd::labels::MANAGER)?;
-        lease["spec"]["holderIdentity"]
-            .as_str()
-            .filter(|h| !h.is_empty())
-            .map(String::from)
+        self.0
+            .lease_holder(KUDO_NAMESPACE, kudo_crd::labels::MANAGER)
     }
 
     /// The webhook's certificate Secret, decoded: (`ca.crt`, `tls.crt`, expiry in Unix seconds).
@@ -291,12 +229,7 @@ impl Cluster {
     /// webhook of the two configurations, named.
     fn ca_bundles(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let crds = cluster_scoped(
-            &self.client,
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        );
+        let crds = self.crds();
         for name in kudo_crd::labels::CONVERTED_CRDS {
             let crd = self.get(&crds, name).expect("the CRD");
             let ca = &crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"];
@@ -317,12 +250,7 @@ impl Cluster {
                 kudo_crd::labels::VALIDATING,
             ),
         ] {
-            let api = cluster_scoped(
-                &self.client,
-                "admissionregistration.k8s.io/v1",
-                kind,
-                plural,
-            );
+            let api = self.cluster_api("admissionregistration.k8s.io/v1", kind, plural);
             let config = self.get(&api, name).expect("the webhook configuration");
             for w in config["webhooks"].as_array().into_iter().flatten() {
                 let ca = w["clientConfig"]["caBundle"].as_str().unwrap_or_default();
@@ -356,24 +284,6 @@ fn served_certificate(ip: &str) -> Option<String> {
         .output()
         .ok()?;
     first_certificate(&text(&out.stdout))
-}
-
-/// Polls `done` every `every` until it holds; panics after `timeout`. Returns the time taken.
-fn wait_for(
-    what: &str,
-    timeout: Duration,
-    every: Duration,
-    mut done: impl FnMut() -> bool,
-) -> Duration {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < timeout,
-            "timed out after {timeout:?} waiting until {what}"
-        );
-        std::thread::sleep(every);
-    }
-    started.elapsed()
 }
 
 fn unix_now() -> f64 {
@@ -423,13 +333,7 @@ impl Load {
         let thread = std::thread::spawn(move || {
             let cluster = Cluster::new(&kubeconfig);
             let instances = |v: &str| {
-                namespaced(
-                    &cluster.client,
-                    NAMESPACE,
-                    &format!("kudo.dev/{v}"),
-                    "Instance",
-                    "instances",
-                )
+                cluster.namespaced(NAMESPACE, &format!("kudo.dev/{v}"), "Instance", "instances")
             };
             let (v1beta1, v1beta2) = (instances("v1beta1"), instances("v1beta2"));
             let mut n = 0u64;
@@ -625,12 +529,7 @@ fn the_in_cluster_installation_fails_over_and_renews_its_certificate_refusing_no
     for (what, bundle) in c.ca_bundles() {
         assert_eq!(bundle, b64(&ca), "{what} trusts the Secret's CA");
     }
-    let crds = cluster_scoped(
-        &c.client,
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-    );
+    let crds = c.crds();
     let crd = c
         .get(&crds, "instances.kudo.dev")
         .expect("the Instance CRD");
@@ -643,7 +542,7 @@ fn the_in_cluster_installation_fails_over_and_renews_its_certificate_refusing_no
     assert!(client_config["url"].is_null(), "{client_config}");
 
     // 2. An operator installed through the in-cluster webhooks and run by the in-cluster manager.
-    let ns = cluster_scoped(&c.client, "v1", "Namespace", "namespaces");
+    let ns = c.cluster_api("v1", "Namespace", "namespaces");
     let namespace: DynamicObject = serde_json::from_value(
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}),
     )
@@ -654,31 +553,14 @@ fn the_in_cluster_installation_fails_over_and_renews_its_certificate_refusing_no
     let package = configs();
     for instance in [INSTANCE, LOADED] {
         let started = Instant::now();
-        c.kudo(&[
-            "install",
-            &package.to_string_lossy(),
-            "--instance",
-            instance,
-            "-n",
-            NAMESPACE,
-            "--wait",
-        ])
-        .assert()
-        .success();
+        c.install_in(NAMESPACE, &package, instance).ok();
         say(&format!(
             "in-cluster: kudo install --wait ({instance}) COMPLETE in {:.1} s",
             started.elapsed().as_secs_f64()
         ));
     }
-    let instances = |v: &str| {
-        namespaced(
-            &c.client,
-            NAMESPACE,
-            &format!("kudo.dev/{v}"),
-            "Instance",
-            "instances",
-        )
-    };
+    let instances =
+        |v: &str| c.namespaced(NAMESPACE, &format!("kudo.dev/{v}"), "Instance", "instances");
     let installed = c
         .get(&instances("v1beta2"), INSTANCE)
         .expect("the Instance");
@@ -722,21 +604,10 @@ fn the_in_cluster_installation_fails_over_and_renews_its_certificate_refusing_no
     );
     assert!(successor.starts_with("kudo-manager-"), "{successor}");
     let started = Instant::now();
-    c.kudo(&[
-        "update",
-        "--instance",
-        INSTANCE,
-        "-n",
-        NAMESPACE,
-        "-p",
-        "replicas=2",
-        "--wait",
-    ])
-    .assert()
-    .success();
+    c.update_in(NAMESPACE, INSTANCE).param("replicas=2").ok();
     let updated = started.elapsed();
     let cm = c.get(
-        &namespaced(&c.client, NAMESPACE, "v1", "ConfigMap", "configmaps"),
+        &c.namespaced(NAMESPACE, "v1", "ConfigMap", "configmaps"),
         &format!("{INSTANCE}-config"),
     );
     assert_eq!(cm.expect("the ConfigMap")["data"]["replicas"], "2");

@@ -4,7 +4,7 @@
 //! parameter the OperatorVersion does not declare (kept, ignored, warned about), and the labels
 //! KUDO's enhancer put on Pod templates and claim templates.
 
-use super::*;
+use crate::harness::*;
 
 /// The OperatorVersion and Operator a scenario made in `default`, deleted when it ends
 /// (whatever the outcome), so `default` is left as it was found. Deleted through the
@@ -29,23 +29,12 @@ impl Drop for InDefault<'_> {
 
 /// `kubectl apply -f -` of `manifest` (YAML) with the scenario's kubeconfig: its stderr (the
 /// API server's warnings) when it succeeds.
-pub(super) fn kubectl_apply(s: &Scenario, manifest: &str) -> String {
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&s.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+pub(crate) fn kubectl_apply(s: &Scenario, manifest: &str) -> String {
+    let out = s
+        .kubectl(&["apply", "-f", "-"])
+        .write_stdin(manifest)
+        .output()
         .expect("kubectl runs (it is on the PATH)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(manifest.as_bytes())
-        .expect("kubectl reads the manifest");
-    let out = child.wait_with_output().expect("kubectl ends");
     assert!(
         out.status.success(),
         "kubectl apply failed: {}{}",
@@ -81,14 +70,8 @@ fn a_kudo_written_v1beta1_instance_runs_an_operator_version_of_default() {
     ov["metadata"]["name"] = json!(old_name);
     ov["spec"]["version"] = json!(ov_version);
     ov["spec"]["appVersion"] = json!("3.6.2");
-    let ov_resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("kudo.dev", "v1beta1", "OperatorVersion"),
-        "operatorversions",
-    );
-    let op_resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("kudo.dev", "v1beta1", "Operator"),
-        "operators",
-    );
+    let ov_resource = api_resource("kudo.dev/v1beta1", "OperatorVersion", "operatorversions");
+    let op_resource = api_resource("kudo.dev/v1beta1", "Operator", "operators");
     // The Operator is shared by every version: made (and deleted) only when missing.
     let operators: Api<DynamicObject> =
         Api::namespaced_with(s.client.clone(), "default", &op_resource);
@@ -212,7 +195,7 @@ spec:
 
     // A v1beta2 write (kudo update) keeps the parameter the Instance already holds, and a new
     // undeclared one through v1beta2 is refused.
-    s.update("zk", &["MEMORY=512Mi"]).success();
+    s.update("zk").params(&["MEMORY=512Mi"]).ok();
     assert_eq!(
         s.instance("zk")["spec"]["parameters"]["NOT_A_ZOOKEEPER_PARAMETER"],
         "kept"
@@ -226,14 +209,5 @@ spec:
         "{refused}"
     );
 
-    s.kudo(&[
-        "uninstall",
-        "--instance",
-        "zk",
-        "-n",
-        &s.namespace,
-        "--wait",
-    ])
-    .assert()
-    .success();
+    s.uninstall("zk").ok();
 }

@@ -5,8 +5,8 @@
 //! with the manager and the webhook as their ServiceAccounts, and a tenant that has `admin` in
 //! its namespace only.
 
-use super::tenancy::tenant;
-use super::*;
+use crate::harness::*;
+use crate::tenancy::tenant;
 
 /// The lifecycle fixture's version `v` (`v1`, `v2`, `v3`).
 fn lifecycle(v: &str) -> PathBuf {
@@ -59,14 +59,6 @@ fn revision_objects(s: &Scenario) -> String {
     serde_json::to_string(&list.items).expect("JSON")
 }
 
-fn upgrade(s: &Scenario, name: &str, v: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
-    let package = lifecycle(v);
-    let package = package.to_string_lossy();
-    let mut args = vec!["upgrade", &*package, "--instance", name, "-n", &s.namespace];
-    args.extend(extra);
-    s.kudo(&args).assert()
-}
-
 #[test]
 fn history_shows_each_change_and_a_rollback_restores_values_version_and_secret() {
     let Some(s) = Scenario::start_with_workloads("history", false) else {
@@ -74,12 +66,16 @@ fn history_shows_each_change_and_a_rollback_restores_values_version_and_secret()
     };
     s.instance_service_account();
     let pw = |p: &str| format!("password={p}");
-    s.install(&lifecycle("v1"), "app", &["greeting=one", &pw(FIRST)]);
+    s.install(&lifecycle("v1"), "app")
+        .params(&["greeting=one", &pw(FIRST)])
+        .ok();
     s.wait_plan("app", "deploy");
-    s.update("app", &["greeting=two", "replicas=2", &pw(SECOND)])
+    s.update("app")
+        .params(&["greeting=two", "replicas=2", &pw(SECOND)])
+        .assert()
         .success();
     s.wait_plan("app", "update");
-    upgrade(&s, "app", "v2", &["--wait"]).success();
+    s.upgrade(&lifecycle("v2"), "app").ok();
     s.wait_plan("app", "upgrade");
     assert_eq!(s.config_map("app-config")["greeting"], "two");
     assert_eq!(secret(&s, "app-credentials")["password"], SECOND);
@@ -216,16 +212,15 @@ fn a_never_ready_statefulset_upgrade_is_rolled_back_by_remediation() {
         return;
     };
     s.instance_service_account();
-    s.install(&lifecycle("v2"), "app", &["message=steady"]);
+    s.install(&lifecycle("v2"), "app")
+        .params(&["message=steady"])
+        .ok();
     s.wait_plan("app", "deploy");
     let started = Instant::now();
-    upgrade(
-        &s,
-        "app",
-        "v3",
-        &["--rollback-on-failure", "--timeout", "30s"],
-    )
-    .success();
+    s.upgrade(&lifecycle("v3"), "app")
+        .args(&["--rollback-on-failure", "--timeout", "30s"])
+        .no_wait()
+        .ok();
     let timeout_at = started + Duration::from_secs(30);
     wait_until("the rollback to revision 1 completes", || {
         let i = s.instance("app");
@@ -252,13 +247,7 @@ fn a_never_ready_statefulset_upgrade_is_rolled_back_by_remediation() {
         "{db}"
     );
     let inst = s.instance("app");
-    let remediated = inst["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Remediated")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let remediated = condition_of(&inst, "Remediated");
     assert_eq!(remediated["status"], "True", "{inst}");
     assert_eq!(remediated["reason"], "RolledBack", "{inst}");
     assert!(
@@ -300,16 +289,18 @@ fn a_rollback_across_an_immutable_value_is_refused_history_is_bounded_and_a_tena
     };
     s.instance_service_account();
     let pw = |p: &str| format!("password={p}");
-    s.install(&lifecycle("v1"), "app", &["clusterName=a", &pw(FIRST)]);
+    s.install(&lifecycle("v1"), "app")
+        .params(&["clusterName=a", &pw(FIRST)])
+        .ok();
     s.wait_plan("app", "deploy");
     let first_secret = s.instance("app")["spec"]["parametersFrom"][0]["secretRef"]["name"]
         .as_str()
         .unwrap()
         .to_string();
     // 0.1.0 lets clusterName change; 0.2.0 makes it immutable.
-    s.update("app", &["clusterName=b", &pw(SECOND)]).success();
+    s.update("app").params(&["clusterName=b", &pw(SECOND)]).ok();
     s.wait_plan("app", "update");
-    upgrade(&s, "app", "v2", &["--wait"]).success();
+    s.upgrade(&lifecycle("v2"), "app").ok();
     s.wait_plan("app", "upgrade");
     wait_until("three revisions", || history(&s, "app").len() == 3);
 
@@ -345,7 +336,7 @@ fn a_rollback_across_an_immutable_value_is_refused_history_is_bounded_and_a_tena
     // named goes with them.
     s.patch_raw("app", json!({"spec": {"historyLimit": 2}}))
         .expect("historyLimit is written");
-    s.update("app", &["replicas=2"]).success();
+    s.update("app").params(&["replicas=2"]).ok();
     s.wait_plan("app", "update");
     wait_until("two revisions kept", || {
         let numbers: Vec<i64> = history(&s, "app")

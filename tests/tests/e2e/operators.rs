@@ -2,7 +2,7 @@
 //! workloads become healthy (a fake kubelet on `../shared/k8s`, `FAKE_KUBELET=1`, or real
 //! nodes), and plans that wait on workloads.
 
-use super::*;
+use crate::harness::*;
 
 /// The real operators that install to COMPLETE on their own, each with the parameters it is
 /// installed with. kafka's deploy plan starts with a Pipe task (its TLS files, made by a
@@ -66,22 +66,11 @@ fn workloads_left(s: &Scenario, instance: &str) -> Vec<String> {
 fn install_to_complete(root: &Path, name: &str, params: &[&str]) -> Result<Duration, String> {
     let s = Scenario::start(&format!("op-{name}")).ok_or("no cluster")?;
     let started = Instant::now();
-    let package = root.join(name).to_string_lossy().into_owned();
-    let mut args = vec![
-        "install",
-        &package,
-        "--instance",
-        name,
-        "-n",
-        &s.namespace,
-        "--wait",
-        "--wait-time",
-        "170s",
-    ];
-    for p in params {
-        args.extend(["-p", p]);
-    }
-    let out = s.kudo(&args).output().map_err(|e| e.to_string())?;
+    let out = s
+        .install(&root.join(name), name)
+        .params(params)
+        .args(&["--wait-time", "170s"])
+        .output();
     if !out.status.success() {
         let status = s
             .kudo(&["plan", "status", "--instance", name, "-n", &s.namespace])
@@ -158,16 +147,7 @@ fn install_to_complete(root: &Path, name: &str, params: &[&str]) -> Result<Durat
             ));
         }
     }
-    s.kudo(&[
-        "uninstall",
-        "--instance",
-        name,
-        "-n",
-        &s.namespace,
-        "--wait",
-    ])
-    .assert()
-    .success();
+    s.uninstall(name).ok();
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let left = workloads_left(&s, name);
@@ -282,22 +262,11 @@ fn a_plan_whose_pods_are_refused_as_invalid_fails_at_once_and_says_why() {
     let Some(s) = Scenario::start_with_workloads("invalid-pods", false) else {
         return;
     };
-    let package = fixture("e2e/invalid-pods").to_string_lossy().into_owned();
     let started = Instant::now();
     let out = s
-        .kudo(&[
-            "install",
-            &package,
-            "--instance",
-            "bad",
-            "-n",
-            &s.namespace,
-            "--wait",
-            "--wait-time",
-            "150s",
-        ])
-        .output()
-        .expect("kudo runs");
+        .install(&fixture("e2e/invalid-pods"), "bad")
+        .args(&["--wait-time", "150s"])
+        .output();
     let took = started.elapsed();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -326,7 +295,7 @@ fn a_plan_whose_pods_are_refused_as_invalid_fails_at_once_and_says_why() {
     );
     // The author's fix, as a parameter here: the plan is over, so the change is not refused,
     // and its plan completes.
-    s.update("bad", &["mode=420"]).success();
+    s.update("bad").params(&["mode=420"]).ok();
     s.wait_plan("bad", "deploy");
 }
 
@@ -338,23 +307,13 @@ fn a_stuck_plan_is_superseded_only_with_force() {
     let Some(s) = Scenario::start("force") else {
         return;
     };
-    let package = fixture("e2e/slow").to_string_lossy().into_owned();
+    let package = fixture("e2e/slow");
     // Pods that start in a day: the plan waits.
-    s.kudo(&[
-        "install",
-        &package,
-        "--instance",
-        "st",
-        "-n",
-        &s.namespace,
-        "-p",
-        "delay=86400",
-    ])
-    .assert()
-    .success();
-    wait_until("step slow waits", || {
-        step_status(&s.instance("st"), "deploy", "slow") == "IN_PROGRESS"
-    });
+    s.install(&package, "st")
+        .param("delay=86400")
+        .no_wait()
+        .ok();
+    s.wait_step("st", "deploy", "slow", "IN_PROGRESS");
     // `note` runs the update plan: refused while deploy runs, by the CLI...
     let refused = s
         .kudo(&[
@@ -429,25 +388,15 @@ fn a_stuck_plan_is_superseded_only_with_force() {
 /// nothing is superseded; with `--force` the trigger names the run it supersedes, and runs.
 #[test]
 fn a_direct_trigger_while_a_plan_runs_is_refused_unless_forced() {
-    let Some(s) = Scenario::start("trigger") else {
+    let Some(s) = Scenario::start("direct-trigger") else {
         return;
     };
-    let package = fixture("e2e/slow").to_string_lossy().into_owned();
-    s.kudo(&[
-        "install",
-        &package,
-        "--instance",
-        "tr",
-        "-n",
-        &s.namespace,
-        "-p",
-        "delay=86400",
-    ])
-    .assert()
-    .success();
-    wait_until("step slow waits", || {
-        step_status(&s.instance("tr"), "deploy", "slow") == "IN_PROGRESS"
-    });
+    let package = fixture("e2e/slow");
+    s.install(&package, "tr")
+        .param("delay=86400")
+        .no_wait()
+        .ok();
+    s.wait_step("tr", "deploy", "slow", "IN_PROGRESS");
     let trigger = |extra: &[&str]| {
         let mut args = vec![
             "plan",

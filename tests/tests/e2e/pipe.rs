@@ -7,7 +7,7 @@
 
 use base64::Engine as _;
 
-use super::*;
+use crate::harness::*;
 
 /// The Pipe Pods left in the scenario's namespace.
 fn pipe_pods(s: &Scenario) -> Vec<String> {
@@ -33,23 +33,12 @@ fn install_waiting(
     name: &str,
     params: &[&str],
 ) -> (std::process::Output, Duration) {
-    let package = package.to_string_lossy().into_owned();
-    let mut args = vec![
-        "install",
-        &package,
-        "--instance",
-        name,
-        "-n",
-        &s.namespace,
-        "--wait",
-        "--wait-time",
-        "170s",
-    ];
-    for p in params {
-        args.extend(["-p", p]);
-    }
     let started = Instant::now();
-    let out = s.kudo(&args).output().expect("kudo runs");
+    let out = s
+        .install(package, name)
+        .params(params)
+        .args(&["--wait-time", "170s"])
+        .output();
     (out, started.elapsed())
 }
 

@@ -5,20 +5,12 @@
 //! `kubectl` and `kudo`. On the real control plane, with the manager and the webhook as their
 //! ServiceAccounts.
 
-use super::kudo_manifests::kubectl_apply;
-use super::*;
+use crate::harness::*;
+use crate::kudo_manifests::kubectl_apply;
 
 /// The preflight fixture's version `v` (`v1`, `v2`).
 fn preflight(v: &str) -> PathBuf {
     fixture("e2e/preflight").join(v)
-}
-
-fn upgrade(s: &Scenario, name: &str, v: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
-    let package = preflight(v);
-    let package = package.to_string_lossy();
-    let mut args = vec!["upgrade", &*package, "--instance", name, "-n", &s.namespace];
-    args.extend(extra);
-    s.kudo(&args).assert()
 }
 
 /// The CRD the fixture applies in this scenario's namespace, as JSON (`None`: not there).
@@ -37,8 +29,10 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
     let Some(s) = Scenario::start_with_workloads("preflight", false) else {
         return;
     };
-    s.install(&preflight("v1"), "app", &[]);
-    s.install(&preflight("v1"), "kept", &["legacy=old-setting"]);
+    s.install(&preflight("v1"), "app").ok();
+    s.install(&preflight("v1"), "kept")
+        .params(&["legacy=old-setting"])
+        .ok();
     let crd = widget_crd(&s).expect("the deploy plan applied the CRD");
     assert_eq!(required_fields(&crd), Value::Null);
     let before = crd["metadata"]["resourceVersion"].clone();
@@ -46,7 +40,11 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
     // The CRD gains a required field: refused by the CLI, naming the CRD, the field and the
     // rule; nothing written (the CRD, the Instance, no OperatorVersion 0.2.0).
     let started = Instant::now();
-    let refused = upgrade(&s, "app", "v2", &[]).code(1);
+    let refused = s
+        .upgrade(&preflight("v2"), "app")
+        .no_wait()
+        .assert()
+        .code(1);
     let stderr = text(&refused.get_output().stderr);
     say(&format!(
         "the CRD preflight refused the upgrade in {} ms (the whole kudo upgrade)",
@@ -80,7 +78,7 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
     );
 
     // With --force it proceeds, saying so; the manager applies the CRD and notes why.
-    let forced = upgrade(&s, "app", "v2", &["--force", "--wait"]).success();
+    let forced = s.upgrade(&preflight("v2"), "app").args(&["--force"]).ok();
     let stderr = text(&forced.get_output().stderr);
     assert!(stderr.contains("allowed by --force"), "{stderr}");
     assert!(stderr.contains("/spec/owner"), "{stderr}");
@@ -90,7 +88,11 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
 
     // A value the user set that 0.2.0 drops, with no oldName to carry it: refused by the CLI
     // and, sent raw, by the webhook; let go with --allow-drop.
-    let refused = upgrade(&s, "kept", "v2", &[]).code(1);
+    let refused = s
+        .upgrade(&preflight("v2"), "kept")
+        .no_wait()
+        .assert()
+        .code(1);
     let stderr = text(&refused.get_output().stderr);
     for part in ["/legacy", "[value-dropped]", "--allow-drop legacy"] {
         assert!(stderr.contains(part), "{part}: {stderr}");
@@ -108,7 +110,10 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
         s.instance("kept")["spec"]["operatorVersion"]["name"],
         "e2e-preflight-0.1.0"
     );
-    let allowed = upgrade(&s, "kept", "v2", &["--allow-drop", "legacy", "--wait"]).success();
+    let allowed = s
+        .upgrade(&preflight("v2"), "kept")
+        .args(&["--allow-drop", "legacy"])
+        .ok();
     let stderr = text(&allowed.get_output().stderr);
     assert!(stderr.contains("allowed by --allow-drop"), "{stderr}");
     let kept = s.instance("kept");
@@ -120,20 +125,7 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
 
     // The manager checks a CRD before it applies one in any plan: a new Instance of 0.1.0 would
     // take the CRD back (a field removed), so its step fails, FATAL, and the CRD stays.
-    let older = preflight("v1");
-    let older = older.to_string_lossy();
-    let failed = s
-        .kudo(&[
-            "install",
-            &older,
-            "--instance",
-            "older",
-            "-n",
-            &s.namespace,
-            "--wait",
-        ])
-        .assert()
-        .code(1);
+    let failed = s.install(&preflight("v1"), "older").assert().code(1);
     let stderr = text(&failed.get_output().stderr);
     for part in [
         "step crd",
@@ -166,7 +158,7 @@ fn an_unsafe_crd_change_or_a_dropped_value_is_refused_until_forced_or_allowed() 
         "{warned}"
     );
     assert!(warned.contains("use /speed instead"), "{warned}");
-    let updated = s.update("old-style", &["mode=slower"]).success();
+    let updated = s.update("old-style").params(&["mode=slower"]).ok();
     let stderr = text(&updated.get_output().stderr);
     assert!(stderr.contains("is deprecated"), "{stderr}");
 

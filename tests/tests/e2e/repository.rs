@@ -2,7 +2,7 @@
 //! indexed by `kudo repo index`, served over HTTP on loopback, installed on the cluster with
 //! their KudoOperator dependencies resolved by name in the same repository.
 
-use super::*;
+use crate::harness::*;
 
 /// A package in `dir` assembled from the metadata corpus's `operator.yaml` and `params.yaml`
 /// of version `versions` of `operator` and the templates of the full corpus's (newer) version
@@ -31,22 +31,6 @@ fn assembled(
         std::fs::write(entry.path(), edited).unwrap();
     }
     out
-}
-
-/// `kudo ARGS` with its configuration and cache in `home` (with the cluster's kubeconfig
-/// after ARGS for a command that talks to the cluster).
-pub(super) fn kudo_at(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
-    let mut c = if matches!(args[0], "install" | "upgrade" | "uninstall") {
-        s.kudo(args)
-    } else {
-        let mut c = kudo_testkit::kudo();
-        c.args(args);
-        c
-    };
-    c.env("HOME", home)
-        .env("KUDO_HOME", home.join("kudo"))
-        .env("XDG_CACHE_HOME", home.join("cache"));
-    c
 }
 
 /// flink-demo installs by name: kudo downloads it and its three KudoOperator dependencies
@@ -85,7 +69,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         &[("{{ .Params.IMAGE_PULL_POLICY }}", "IfNotPresent")],
     ));
     for p in &packages {
-        kudo_at(&s, &home, &["package", "create"])
+        s.kudo_at(&home, &["package", "create"])
             .arg(p)
             .arg("-d")
             .arg(&served)
@@ -95,7 +79,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     // The index signed (issue 37): each entry carries a cosign signature over its digest.
     let fingerprint = super::signing::generate_key(&s, &home, work.path());
     let public = work.path().join("cosign.pub");
-    kudo_at(&s, &home, &["repo", "index"])
+    s.kudo_at(&home, &["repo", "index"])
         .arg(&served)
         .arg("--sign-key")
         .arg(work.path().join("cosign.key"))
@@ -116,33 +100,29 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     }
     std::fs::write(half.join("index.yaml"), index.to_yaml()).unwrap();
     let half_server = kudo_testkit::serve_dir(&half);
-    kudo_at(
-        &s,
-        &home,
-        &["repo", "add", "half", &half_server.url, "--key"],
-    )
-    .arg(&public)
-    .assert()
-    .success();
-    let refused = kudo_at(
-        &s,
-        &home,
-        &[
-            "install",
-            "flink-demo",
-            "--repo",
-            "half",
-            "--instance",
-            "demo",
-            "-n",
-            &s.namespace,
-        ],
-    )
-    .assert()
-    .code(1)
-    .get_output()
-    .stderr
-    .clone();
+    s.kudo_at(&home, &["repo", "add", "half", &half_server.url, "--key"])
+        .arg(&public)
+        .assert()
+        .success();
+    let refused = s
+        .kudo_at(
+            &home,
+            &[
+                "install",
+                "flink-demo",
+                "--repo",
+                "half",
+                "--instance",
+                "demo",
+                "-n",
+                &s.namespace,
+            ],
+        )
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
     let refused = text(&refused);
     assert!(
         refused.contains(
@@ -154,30 +134,30 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     assert!(s.get(&ovs, "flink-demo-0.1.6").is_none(), "nothing written");
     assert!(s.get(&s.instances("v1beta2"), "demo").is_none());
     let server = kudo_testkit::serve_dir(&served);
-    kudo_at(&s, &home, &["repo", "add", "local", &server.url, "--key"])
+    s.kudo_at(&home, &["repo", "add", "local", &server.url, "--key"])
         .arg(&public)
         .assert()
         .success();
 
     let started = Instant::now();
-    let out = kudo_at(
-        &s,
-        &home,
-        &[
-            "install",
-            "flink-demo",
-            "--repo",
-            "local",
-            "--instance",
-            "demo",
-            "-n",
-            &s.namespace,
-        ],
-    )
-    .assert()
-    .success()
-    .get_output()
-    .clone();
+    let out = s
+        .kudo_at(
+            &home,
+            &[
+                "install",
+                "flink-demo",
+                "--repo",
+                "local",
+                "--instance",
+                "demo",
+                "-n",
+                &s.namespace,
+            ],
+        )
+        .assert()
+        .success()
+        .get_output()
+        .clone();
     say(&format!(
         "e2e: kudo install flink-demo (by name, 4 packages downloaded) in {:.2} s",
         started.elapsed().as_secs_f64()
@@ -249,13 +229,9 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
         "kafka's Pipe made its Secret"
     );
     // Uninstalled, the parent goes with its children and their workloads.
-    kudo_at(
-        &s,
-        &home,
-        &["uninstall", "demo", "-n", &s.namespace, "--wait"],
-    )
-    .assert()
-    .success();
+    s.kudo_at(&home, &["uninstall", "demo", "-n", &s.namespace, "--wait"])
+        .assert()
+        .success();
     wait_until("the children and their workloads are gone", || {
         let instances = s
             .runtime
@@ -280,8 +256,7 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
 
     // A second install of the same packages: every download comes from the cache.
     let started = Instant::now();
-    kudo_at(
-        &s,
+    s.kudo_at(
         &home,
         &[
             "install",
@@ -311,22 +286,22 @@ fn flink_demo_installs_by_name_with_its_dependencies_from_a_served_repository() 
     std::fs::write(&svc, format!("{t}\n# changed\n")).unwrap();
     let (bytes, _) = kudo_pkg::create_archive(&tampered).unwrap();
     std::fs::write(served.join("cassandra-3.11.6_2.0.0.tgz"), &bytes).unwrap();
-    let out = kudo_at(
-        &s,
-        &home,
-        &[
-            "install",
-            "cassandra",
-            "--repo",
-            "local",
-            "-n",
-            &s.namespace,
-        ],
-    )
-    .assert()
-    .code(1)
-    .get_output()
-    .clone();
+    let out = s
+        .kudo_at(
+            &home,
+            &[
+                "install",
+                "cassandra",
+                "--repo",
+                "local",
+                "-n",
+                &s.namespace,
+            ],
+        )
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
     let stderr = text(&out.stderr);
     assert!(
         stderr.contains(&kudo_pkg::repo::sha256_hex(&bytes))

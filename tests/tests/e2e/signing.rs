@@ -4,13 +4,13 @@
 //! signer's fingerprint, and `kudo get operatorversions -o wide` shows them. An unsigned
 //! package is refused before anything is written to the cluster.
 
-use super::*;
+use crate::harness::*;
 use kudo_testkit::{RegistryOptions, TestRegistry};
 
 /// `kudo ARGS` with its configuration, cache and key password (`pw`) in `home` (and the
 /// cluster's kubeconfig for `install`).
 fn kudo_home(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
-    let mut c = super::repository::kudo_at(s, home, args);
+    let mut c = s.kudo_at(home, args);
     c.env("KUDO_PASSWORD", "pw");
     c
 }

@@ -3,7 +3,7 @@
 //! a Secret the Instance names (`spec.parametersFrom`) and is looked for, and not found, in
 //! every other place a reader could see it.
 
-use super::*;
+use crate::harness::*;
 
 /// The data of Secret `name`, decoded; `Null` when it does not exist.
 fn secret_data(s: &Scenario, name: &str) -> Value {
@@ -72,21 +72,9 @@ fn a_write_only_value_lives_in_a_secret_and_is_found_nowhere_else() {
     let second = "second-Secret-Value-9c1d";
     let mut outputs = String::new();
     let install = s
-        .kudo(&[
-            "install",
-            &configs().to_string_lossy(),
-            "--instance",
-            "cfg",
-            "-n",
-            &s.namespace,
-            "--wait",
-            "-p",
-            &format!("auth/adminPassword={first}"),
-            "-p",
-            "replicas=2",
-        ])
-        .assert()
-        .success()
+        .install(&configs(), "cfg")
+        .params(&[&format!("auth/adminPassword={first}"), "replicas=2"])
+        .ok()
         .get_output()
         .clone();
     outputs.push_str(&text(&install.stdout));
@@ -115,8 +103,9 @@ fn a_write_only_value_lives_in_a_secret_and_is_found_nowhere_else() {
 
     // A new value: a new Secret, the old one gone, the untriggered `update` plan run.
     let update = s
-        .update("cfg", &[&format!("auth/adminPassword={second}")])
-        .success()
+        .update("cfg")
+        .param(&format!("auth/adminPassword={second}"))
+        .ok()
         .get_output()
         .clone();
     outputs.push_str(&text(&update.stdout));
@@ -217,7 +206,9 @@ fn an_upgrade_takes_the_new_defaults_and_keeps_an_installed_immutable_one() {
     let Some(s) = Scenario::start("new-defaults") else {
         return;
     };
-    s.install(&configs(), "cfg", &["settings/k01=mine"]);
+    s.install(&configs(), "cfg")
+        .params(&["settings/k01=mine"])
+        .ok();
     s.wait_plan("cfg", "deploy");
     assert_eq!(
         s.instance("cfg")["spec"]["parameters"],
@@ -246,17 +237,7 @@ fn an_upgrade_takes_the_new_defaults_and_keeps_an_installed_immutable_one() {
         "    default: e2e\n",
         "    default: e2e-two\n",
     );
-    s.kudo(&[
-        "upgrade",
-        &v2.to_string_lossy(),
-        "--instance",
-        "cfg",
-        "-n",
-        &s.namespace,
-        "--wait",
-    ])
-    .assert()
-    .success();
+    s.upgrade(&v2, "cfg").ok();
     wait_until("0.2.0 runs with its new default", || {
         s.instance("cfg")["spec"]["operatorVersion"]["name"] == "e2e-configs-0.2.0"
             && s.config_map("cfg-config")["replicas"] == "4"

@@ -4,19 +4,15 @@
 //! in its namespace installs; anything outside it or cluster-scoped is refused, whether asked
 //! for through `kudo install` or through an Instance applied as kubectl would.
 
-use super::*;
+use crate::harness::*;
 
 /// The tenant's ServiceAccount.
 const TENANT: &str = "tenant";
 
 /// A tenant of `s`'s namespace: the ServiceAccount [`TENANT`] bound to `admin` there (nothing
-/// else), a kubeconfig with its token, and a client acting as it.
-pub(crate) struct Tenant {
-    kubeconfig: PathBuf,
-    client: kube::Client,
-}
-
-pub(crate) fn tenant(s: &Scenario) -> Tenant {
+/// else), acting through a kubeconfig with its token ([`Kube::apply`] as it is what `kubectl
+/// apply` would do for it; [`Change::by`] runs kudo as it).
+pub(crate) fn tenant(s: &Scenario) -> Kube {
     s.apply(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
         "metadata": {"name": TENANT, "namespace": s.namespace}}));
     s.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
@@ -28,51 +24,16 @@ pub(crate) fn tenant(s: &Scenario) -> Tenant {
         .dir
         .join(format!("{}-{TENANT}.kubeconfig", s.namespace));
     service_account_kubeconfig(&s.kubeconfig, &s.namespace, TENANT, &kubeconfig);
-    let client = s
-        .runtime
-        .block_on(kudo_cluster::client(Some(&kubeconfig), None))
-        .expect("a client acting as the tenant");
-    Tenant { kubeconfig, client }
+    Kube::connect(&kubeconfig)
 }
 
-impl Tenant {
-    /// `kudo ARGS... --kubeconfig TENANT`.
-    pub(crate) fn kudo(&self, args: &[&str]) -> assert_cmd::Command {
-        let mut c = kudo_testkit::kudo();
-        c.args(args).arg("--kubeconfig").arg(&self.kubeconfig);
-        c.timeout(TIMEOUT);
-        c
-    }
-
-    /// Server-side apply of `object` with the tenant's rights (as `kubectl apply` would).
-    fn apply(&self, s: &Scenario, object: &Value) -> Result<(), kube::Error> {
-        let (group, version) = object["apiVersion"]
-            .as_str()
-            .and_then(|v| v.split_once('/'))
-            .expect("a kudo.dev object");
-        let kind = object["kind"].as_str().expect("a kind");
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        let ar = ApiResource::from_gvk_with_plural(&gvk, plural(kind));
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &s.namespace, &ar);
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        s.runtime
-            .block_on(api.patch(
-                name,
-                &PatchParams::apply("kubectl").force(),
-                &Patch::Apply(object),
-            ))
-            .map(|_| ())
-    }
-
-    /// Whether the tenant may list Secrets in kube-system (it must never).
-    fn lists_kube_system_secrets(&self, s: &Scenario) -> bool {
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(self.client.clone(), "kube-system");
-        match s.runtime.block_on(secrets.list(&Default::default())) {
-            Ok(_) => true,
-            Err(kube::Error::Api(e)) if e.code == 403 => false,
-            Err(e) => panic!("listing Secrets in kube-system as the tenant: {e}"),
-        }
+/// Whether `tenant` may list Secrets in kube-system (it must never).
+fn lists_kube_system_secrets(tenant: &Kube) -> bool {
+    let secrets = tenant.namespaced("kube-system", "v1", "Secret", "secrets");
+    match tenant.runtime.block_on(secrets.list(&Default::default())) {
+        Ok(_) => true,
+        Err(kube::Error::Api(e)) if e.code == 403 => false,
+        Err(e) => panic!("listing Secrets in kube-system as the tenant: {e}"),
     }
 }
 
@@ -91,22 +52,13 @@ fn a_tenant_installs_an_operator_whose_objects_live_in_its_namespace() {
         return;
     };
     let t = tenant(&s);
-    assert!(!t.lists_kube_system_secrets(&s));
+    assert!(!lists_kube_system_secrets(&t));
     let started = Instant::now();
-    let out = t
-        .kudo(&[
-            "install",
-            &package("tenant-app").to_string_lossy(),
-            "--instance",
-            "app",
-            "-n",
-            &s.namespace,
-            "-p",
-            "greeting=hi",
-            "--wait",
-        ])
-        .assert()
-        .success();
+    let out = s
+        .install(&package("tenant-app"), "app")
+        .param("greeting=hi")
+        .by(&t)
+        .ok();
     let stderr = text(&out.get_output().stderr);
     assert!(
         stderr.contains(&format!(
@@ -188,10 +140,7 @@ fn a_tenant_installs_an_operator_whose_objects_live_in_its_namespace() {
     let namespaces = s.cluster_api("v1", "Namespace", "namespaces");
     assert!(s.get(&namespaces, &missing).is_none(), "--dry-run wrote it");
 
-    let out = t
-        .kudo(&["uninstall", "app", "-n", &s.namespace, "--wait"])
-        .assert()
-        .success();
+    let out = s.uninstall("app").by(&t).ok();
     let stdout = text(&out.get_output().stdout);
     assert!(
         stdout.contains(&format!(
@@ -217,7 +166,7 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
     };
     let ns = s.namespace.clone();
     let t = tenant(&s);
-    assert!(!t.lists_kube_system_secrets(&s));
+    assert!(!lists_kube_system_secrets(&t));
     let crbs = s.cluster_api(
         "rbac.authorization.k8s.io/v1",
         "ClusterRoleBinding",
@@ -241,18 +190,7 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
             ),
         ),
     ] {
-        let out = t
-            .kudo(&[
-                "install",
-                &package(pkg).to_string_lossy(),
-                "--instance",
-                instance,
-                "-n",
-                &ns,
-                "--wait",
-            ])
-            .assert()
-            .code(1);
+        let out = s.install(&package(pkg), instance).by(&t).assert().code(1);
         let stderr = text(&out.get_output().stderr);
         say(&format!(
             "e2e: the tenant's `kudo install {pkg}`: {}",
@@ -271,17 +209,7 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
 
     // Through Instances applied as kubectl would, once the tenant has a ServiceAccount for its
     // plans (its own `kudo install` of an operator that stays in the namespace).
-    t.kudo(&[
-        "install",
-        &configs().to_string_lossy(),
-        "--instance",
-        "fine",
-        "-n",
-        &ns,
-        "--wait",
-    ])
-    .assert()
-    .success();
+    s.install(&configs(), "fine").by(&t).ok();
     for (pkg, instance, refused) in [
         (
             "escalate",
@@ -301,12 +229,11 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
         let loaded = kudo_pkg::Package::load(&package(pkg)).expect("the fixture loads");
         let (op, ov) = kudo_crd::package::objects(&loaded, &ns);
         for o in [serde_json::to_value(op), serde_json::to_value(ov)] {
-            t.apply(&s, &o.expect("JSON"))
+            t.try_apply(&o.expect("JSON"))
                 .expect("the tenant may write Operators and OperatorVersions (aggregated admin)");
         }
         let ov_name = loaded.operator_version_name();
-        t.apply(
-            &s,
+        t.try_apply(
             &json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
                 "metadata": {"name": instance, "namespace": ns},
                 "spec": {"operatorVersion": {"name": ov_name}}}),
@@ -341,13 +268,7 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
     ] {
         assert!(s.get(&crbs, &name).is_none(), "ClusterRoleBinding {name}");
     }
-    let kube_system = {
-        let ar = ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
-            "configmaps",
-        );
-        Api::<DynamicObject>::namespaced_with(s.client.clone(), "kube-system", &ar)
-    };
+    let kube_system = s.namespaced("kube-system", "v1", "ConfigMap", "configmaps");
     for name in [
         format!("{ns}-away-planted"),
         format!("{ns}-away-raw-planted"),
@@ -358,7 +279,7 @@ fn a_tenant_cannot_escalate_through_kudo_install_or_an_instance_applied_with_kub
         );
     }
     assert!(
-        !t.lists_kube_system_secrets(&s),
+        !lists_kube_system_secrets(&t),
         "the tenant lists Secrets in kube-system"
     );
     say("e2e: afterwards the tenant still cannot list Secrets in kube-system (403)");
@@ -381,24 +302,13 @@ fn a_tenant_installs_kafka_and_a_service_account_without_exec_is_named_first() {
     // tenant may not grant: the tenant asks for a LoadBalancer listener.
     const LISTENER: &str = "EXTERNAL_ADVERTISED_LISTENER_TYPE=LoadBalancer";
     let kafka = shared.join("corpus/kudo-operators-full/kafka");
-    let kafka = kafka.to_string_lossy();
     let t = tenant(&s);
     let started = Instant::now();
-    t.kudo(&[
-        "install",
-        &kafka,
-        "--instance",
-        "kafka",
-        "-n",
-        &s.namespace,
-        "-p",
-        LISTENER,
-        "--wait",
-        "--wait-time",
-        "170s",
-    ])
-    .assert()
-    .success();
+    s.install(&kafka, "kafka")
+        .param(LISTENER)
+        .args(&["--wait-time", "170s"])
+        .by(&t)
+        .ok();
     say(&format!(
         "e2e: the tenant's kafka install completed in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -417,21 +327,13 @@ fn a_tenant_installs_kafka_and_a_service_account_without_exec_is_named_first() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "no-exec"},
         "subjects": [{"kind": "ServiceAccount", "name": "limited", "namespace": s.namespace}]}),
     );
-    let refused = t
-        .kudo(&[
-            "install",
-            &kafka,
-            "--instance",
-            "k2",
-            "-n",
-            &s.namespace,
-            "-p",
-            LISTENER,
-            "--service-account",
-            "limited",
-        ])
-        .output()
-        .expect("kudo runs");
+    let refused = s
+        .install(&kafka, "k2")
+        .param(LISTENER)
+        .args(&["--service-account", "limited"])
+        .no_wait()
+        .by(&t)
+        .output();
     let err = text(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{err}");
     for says in [
@@ -448,8 +350,7 @@ fn a_tenant_installs_kafka_and_a_service_account_without_exec_is_named_first() {
     // The same Instance applied as kubectl would (the OperatorVersion is there from the first
     // install): the plan fails before its Pipe Pod is made.
     let ov = s.instance("kafka")["spec"]["operatorVersion"].clone();
-    t.apply(
-        &s,
+    t.try_apply(
         &json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
             "metadata": {"name": "k3", "namespace": s.namespace},
             "spec": {"operatorVersion": ov, "serviceAccountName": "limited"}}),
@@ -497,18 +398,7 @@ fn a_tenants_diff_compares_a_role_binding_after_the_role_the_plan_creates() {
     };
     let tenant = tenant(&s);
     let rbac = |v: &str| fixture("e2e/rbac-app").join(v);
-    tenant
-        .kudo(&[
-            "install",
-            &rbac("v1").to_string_lossy(),
-            "--instance",
-            "ra",
-            "-n",
-            &s.namespace,
-            "--wait",
-        ])
-        .assert()
-        .success();
+    s.install(&rbac("v1"), "ra").by(&tenant).ok();
     let out = tenant
         .kudo(&[
             "diff",
@@ -556,18 +446,7 @@ fn a_tenants_diff_compares_a_role_binding_after_the_role_the_plan_creates() {
         notes.contains("Role") && notes.contains("ra-reader"),
         "{diff}"
     );
-    tenant
-        .kudo(&[
-            "upgrade",
-            &rbac("v2").to_string_lossy(),
-            "--instance",
-            "ra",
-            "-n",
-            &s.namespace,
-            "--wait",
-        ])
-        .assert()
-        .success();
+    s.upgrade(&rbac("v2"), "ra").by(&tenant).ok();
     let bindings = s.api(
         "rbac.authorization.k8s.io/v1",
         "RoleBinding",

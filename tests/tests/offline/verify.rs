@@ -145,7 +145,7 @@ fn kudos_verifier_checks_find_every_planted_defect_in_one_run_and_nothing_else()
 
 #[test]
 fn what_a_user_reads_about_the_broken_package() {
-    std::env::set_current_dir(kudo_testkit::repo()).unwrap();
+    crate::in_repo();
     let pkg = Package::load(Path::new("tests/fixtures/broken-package")).unwrap();
     let lines: Vec<String> = verify(&pkg).iter().map(ToString::to_string).collect();
     insta::assert_snapshot!(lines.join("\n"));

@@ -6,6 +6,8 @@ use kudo_policy::validate;
 use kudo_policy::values::{Inputs, Override};
 use kudo_yaml::document::Document;
 
+use crate::in_repo;
+
 fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_diag::Diagnostic> {
     let pkg = Package::load(std::path::Path::new("examples/cassandra-v1beta2")).unwrap();
     let docs: Vec<Document> = files
@@ -22,10 +24,6 @@ fn diagnostics(files: &[&str], overrides: &[&str]) -> Vec<kudo_diag::Diagnostic>
         },
     )
     .expect_err("these inputs are invalid")
-}
-
-fn in_repo() {
-    std::env::set_current_dir(kudo_testkit::repo()).unwrap();
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! a status that says why in a bounded message, its plan is not restarted over and over, and
 //! the manager's log does not grow by megabytes.
 
-use super::*;
+use crate::harness::*;
 
 /// The longest message the manager writes into a status (`docs/limits.md`).
 const STATUS_MESSAGE_BOUND: usize = 4096;
@@ -116,13 +116,7 @@ fn an_object_refused_with_a_huge_error_gets_a_bounded_status_and_no_restart_loop
             "status{at} is {len} bytes, over {STATUS_MESSAGE_BOUND}"
         );
     }
-    let ready = i["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Ready")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let ready = condition_of(&i, "Ready");
     assert_eq!(ready["status"], "False", "{ready}");
     assert_eq!(ready["reason"], "PlanFailed", "{ready}");
     // With the messages cut, the whole status fits: the run is recorded as applied.

@@ -1,6 +1,6 @@
 //! `kudo migrate` as a process, without a cluster: usage and connection errors. The migration
 //! itself is tested against a mocked API server in `operator/tests/storage_migration.rs`, and against a
-//! real cluster in `tests/e2e.rs`.
+//! real cluster in `tests/tests/e2e/`.
 
 use kudo_testkit::kudo;
 use predicates::prelude::*;

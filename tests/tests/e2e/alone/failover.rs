@@ -2,24 +2,18 @@
 //! while another waits for the Lease, and the API server itself restarted. Each scenario has
 //! the cluster to itself: it stops what every scenario shares.
 
-use super::*;
+use crate::harness::*;
 
 /// The holder of the suite's Lease (`None` while it is free).
 fn lease_holder(s: &Scenario) -> Option<String> {
-    let gvk = GroupVersionKind::gvk("coordination.k8s.io", "v1", "Lease");
-    let ar = ApiResource::from_gvk_with_plural(&gvk, "leases");
-    let api: Api<DynamicObject> = Api::namespaced_with(s.client.clone(), KUDO_NAMESPACE, &ar);
-    let lease = s.get(&api, &s.daemons.lease)?;
-    lease["spec"]["holderIdentity"].as_str().map(String::from)
+    s.lease_holder(KUDO_NAMESPACE, &s.daemons.lease)
 }
 
 /// Waits until `identity` holds the Lease; returns how long that took.
 fn wait_leader(s: &Scenario, identity: &str) -> Duration {
-    let started = Instant::now();
     wait_until(&format!("{identity} holds the Lease"), || {
         lease_holder(s).as_deref() == Some(identity)
-    });
-    started.elapsed()
+    })
 }
 
 /// The `slow` operator installed as `name` (no wait): its `slow` step waits on a Deployment
@@ -27,25 +21,16 @@ fn wait_leader(s: &Scenario, identity: &str) -> Duration {
 /// with the ConfigMap of the COMPLETE first step taken over by the test (a step `first` run
 /// again would apply it with force and put the template's value back).
 fn install_slow(s: &Scenario, name: &str, delay: u32) {
-    let package = fixture("e2e/slow");
-    let delay = format!("delay={delay}");
-    s.kudo(&[
-        "install",
-        &package.to_string_lossy(),
-        "--instance",
-        name,
-        "-n",
-        &s.namespace,
-        "-p",
-        &delay,
-    ])
-    .assert()
-    .success();
-    wait_until("step first is COMPLETE and step slow waits", || {
-        let i = s.instance(name);
-        step_status(&i, "deploy", "first") == "COMPLETE"
-            && step_status(&i, "deploy", "slow") == "IN_PROGRESS"
-    });
+    s.install(&fixture("e2e/slow"), name)
+        .param(&format!("delay={delay}"))
+        .no_wait()
+        .ok();
+    // `first` is COMPLETE before `slow` starts (one phase, serial), and stays so.
+    s.wait_step(name, "deploy", "slow", "IN_PROGRESS");
+    assert_eq!(
+        step_status(&s.instance(name), "deploy", "first"),
+        "COMPLETE"
+    );
     s.runtime
         .block_on(s.api("v1", "ConfigMap", "configmaps").patch(
             &format!("{name}-first"),
@@ -140,18 +125,7 @@ fn a_planned_restart_of_the_leader_fails_over_at_once_and_the_plan_finishes() {
         stopped.elapsed().as_secs_f64()
     ));
     // A runs plans: an update completes.
-    s.kudo(&[
-        "update",
-        "--instance",
-        "ha",
-        "-n",
-        &s.namespace,
-        "-p",
-        "replicas=1",
-        "--wait",
-    ])
-    .assert()
-    .success();
+    s.update("ha").param("replicas=1").ok();
 }
 
 /// The API server (with etcd, the controllers and the fake kubelet) stopped and started again
@@ -175,13 +149,10 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
     install_slow(&s, "rs", 25);
     // The control plane comes back as it runs now (RBAC, fake kubelets), whatever this
     // process's environment says: a restart into AlwaysAllow would void the tenancy scenarios.
-    let settings = running_settings(Path::new(&run_dir));
+    let mut settings = running_settings(Path::new(&run_dir));
+    settings.push(("K8S_RUN_DIR", run_dir.to_string_lossy().into_owned()));
     let script = |name: &str| {
-        let out = Command::new(k8s.join(name))
-            .env("K8S_RUN_DIR", &run_dir)
-            .envs(settings.iter().map(|(k, v)| (k, v)))
-            .output()
-            .expect("the script runs");
+        let out = k8s_script(&k8s, name, &[], &settings);
         assert!(
             out.status.success(),
             "{name}: {}{}",
@@ -220,7 +191,7 @@ fn the_api_server_restarted_mid_plan_and_the_plan_finishes() {
     );
     finished_once(&s, "rs");
     // `replicas` has no trigger: the operator's `update` plan runs.
-    s.update("rs", &["replicas=1"]).success();
+    s.update("rs").params(&["replicas=1"]).ok();
     s.wait_plan("rs", "update");
 }
 
