@@ -342,53 +342,75 @@ fn the_architecture_lists_every_crate_where_it_is() {
     assert!(wrong.is_empty(), "docs/architecture.md's crates: {wrong:?}");
 }
 
-/// Each step of docs/architecture.md's walk of an update names where it happens; the places
-/// must still do what the walk says.
+/// docs/architecture.md's walk of an update names every Rust file it crosses in one table:
+/// each row's file holds the function it names, the row's caller really calls it, the walk's
+/// text names no file the table lacks, and the walk crosses at most 20 files.
 #[test]
-fn the_walk_of_an_update_is_what_the_code_does() {
+fn the_walk_of_an_update_names_every_file_it_crosses_and_each_call() {
     let root = repo();
     let page = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
-    let steps: &[(&str, &str, &str)] = &[
-        // (what the walk says, the file, what that file must hold)
-        (
-            "`-p` is typed right there",
-            "cli/src/args.rs",
-            "value_parser = override_arg()",
-        ),
-        (
-            "its value parser (`args::Numbered`)",
-            "cli/src/args.rs",
-            "fn override_arg() -> Numbered<Override>",
-        ),
-        (
-            "`cli/src/cmd/update.rs` calls `kudo_client::commands::update::update`",
-            "cli/src/cmd/update.rs",
-            "update::update(",
-        ),
-        (
-            "It calls **`change::update`**",
-            "cli/client/src/commands/update.rs",
-            "change::update(",
-        ),
-        (
-            "(`commands::merge::guarded`",
-            "cli/client/src/commands/merge.rs",
-            "pub fn guarded(",
-        ),
-        (
-            "(`operator/manager/src/reconcile/mod.rs`)",
-            "operator/manager/src/reconcile/mod.rs",
-            "pub async fn reconcile(",
-        ),
-    ];
+    let walk = section(&page, "## The life of an update", "### Why the policy runs");
+    let table = section(walk, "### The files the walk crosses", "\u{0}");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    let code = |s: &str| s.trim().trim_matches('`').to_string();
     let mut wrong = Vec::new();
-    for (says, file, holds) in steps {
-        if !page.contains(says) {
-            wrong.push(format!("the walk no longer says {says}"));
-        } else if !read(file).contains(holds) {
-            wrong.push(format!("{file} does not hold `{holds}`, as the walk says"));
+    let mut files = BTreeSet::new();
+    for row in &rows {
+        let (file, holds, caller) = (code(row[1]), code(row[2]), row[3]);
+        files.insert(file.clone());
+        let Ok(text) = std::fs::read_to_string(root.join(&file)) else {
+            wrong.push(format!("{file} does not exist"));
+            continue;
+        };
+        let name = holds.trim_start_matches("fn ");
+        if ![format!("fn {name}("), format!("fn {name}<")]
+            .iter()
+            .any(|f| text.contains(f.as_str()))
+        {
+            wrong.push(format!("{file} does not hold `{holds}`"));
+        }
+        if let Some((from, call)) = caller.split_once(": ") {
+            let (from, call) = (code(from), code(call));
+            match std::fs::read_to_string(root.join(&from)) {
+                Ok(t) if t.contains(call.as_str()) => {}
+                _ => wrong.push(format!(
+                    "{from} does not call `{call}`, as the row of {file} says"
+                )),
+            }
         }
     }
+    // Every Rust file the walk's steps name is a row of the table.
+    let steps = section(walk, "## The life", "### The files the walk crosses");
+    for named in steps
+        .split('`')
+        .filter(|w| w.ends_with(".rs") && !w.contains(' '))
+    {
+        if !files.contains(named) {
+            wrong.push(format!("the walk names {named}, which its table lacks"));
+        }
+    }
+    if files.len() > 20 {
+        wrong.push(format!(
+            "the walk crosses {} files (at most 20)",
+            files.len()
+        ));
+    }
+    if files.len() < 10 {
+        wrong.push(format!(
+            "the table has {} rows: it was not read",
+            files.len()
+        ));
+    }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The text of `page` from `from` to `to` (or to its end).
+fn section<'a>(page: &'a str, from: &str, to: &str) -> &'a str {
+    let start = page.find(from).unwrap_or_else(|| panic!("no {from}"));
+    let rest = &page[start..];
+    rest.find(to).map_or(rest, |end| &rest[..end])
 }
