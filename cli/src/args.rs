@@ -373,7 +373,7 @@ pub struct TrustArgs {
     /// with a warning) or `required` (refused). Default: required when --key is given, else
     /// none.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub verify: Option<crate::trust::Mode>,
+    pub verify: Option<kudo_source::trust::Mode>,
     /// A public key its packages are signed with (PEM, as cosign.pub); repeat for several.
     /// Kept as an absolute path.
     #[arg(long, value_name = "FILE")]
@@ -677,13 +677,13 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// As the repository code takes it; a version that is neither a version nor a range is
     /// refused.
-    pub fn to_source(&self) -> Result<crate::repo::Source, crate::error::Error> {
+    pub fn to_source(&self) -> Result<kudo_source::repo::Source, crate::error::Error> {
         let want = kudo_pkg::repo::Want::parse(
             self.operator_version.as_deref(),
             self.app_version.as_deref(),
         )
         .map_err(crate::error::Error::Index)?;
-        Ok(crate::repo::Source {
+        Ok(kudo_source::repo::Source {
             repo: self.repo.clone(),
             want,
             plain_http: self.plain_http,
@@ -822,7 +822,7 @@ pub struct SignArgs {
     #[arg(value_name = "oci://REGISTRY/PATH/NAME:TAG")]
     pub reference: String,
     /// The private key (cosign's encrypted PEM).
-    #[arg(long, value_name = "FILE", default_value = crate::trust::PRIVATE_KEY_FILE)]
+    #[arg(long, value_name = "FILE", default_value = kudo_source::trust::PRIVATE_KEY_FILE)]
     pub key: PathBuf,
     #[command(flatten)]
     pub registry: RegistryArgs,

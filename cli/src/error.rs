@@ -12,9 +12,9 @@ use kudo_diag::Diagnostic;
 use kudo_pkg::dependency::DependencyError;
 use kudo_pkg::repo::IndexError;
 
-use crate::oci::OciError;
-use crate::repo::RepoError;
 use crate::report::Sources;
+use kudo_source::oci::OciError;
+use kudo_source::repo::RepoError;
 
 /// Why a command stopped.
 #[derive(Debug, thiserror::Error)]
@@ -78,7 +78,7 @@ pub enum Error {
     Oci(#[from] OciError),
     /// A signing key, or a signature.
     #[error(transparent)]
-    Trust(#[from] crate::trust::TrustError),
+    Trust(#[from] kudo_source::trust::TrustError),
     /// The CLI refuses `subject` (a file, a name, a URL).
     #[error("{subject}: {reason}")]
     Refused {

@@ -16,19 +16,15 @@
 //! ```
 
 mod args;
-mod atomic;
 mod cmd;
 mod complete;
 mod error;
 mod examples;
-mod oci;
 mod overview;
 mod program;
 mod progress;
-mod repo;
 mod report;
 mod run;
-mod trust;
 
 pub use crate::run::run;
 

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use crate::cmd::{self, Outcome};
 use crate::error::Error;
-use crate::{args, oci, program, report};
+use crate::{args, program, report};
+use kudo_source::oci;
 
 /// Runs kudo with the process's arguments, as `kudo` or as `kubectl-kudo`, and returns its exit
 /// code: 0 success, 1 the input was refused, 2 a usage error, 130 an interrupted wizard

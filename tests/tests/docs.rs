@@ -20,6 +20,7 @@ const CRATES: &[(&str, &str)] = &[
     ("kudo_crd", "operator/crd/src"),
     ("kudo_cluster", "operator/cluster/src"),
     ("kudo_client", "cli/client/src"),
+    ("kudo_source", "cli/source/src"),
     ("kudo_manager", "operator/manager/src"),
     ("kudo_webhook", "webhook/src"),
     ("kudo_cli", "cli/src"),

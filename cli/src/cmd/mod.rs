@@ -160,8 +160,8 @@ struct Loaded {
     /// The PACKAGE argument as given.
     arg: PathBuf,
     package: Package,
-    origin: crate::repo::Origin,
-    resolver: crate::repo::Resolver,
+    origin: kudo_source::repo::Origin,
+    resolver: kudo_source::repo::Resolver,
 }
 
 impl Loaded {
@@ -174,7 +174,7 @@ impl Loaded {
 
     /// One line for stderr saying where a package not on disk came from.
     fn provenance(&self) -> Option<String> {
-        use crate::repo::Origin;
+        use kudo_source::repo::Origin;
         let pkg = &self.package;
         let what = format!(
             "{} {}",
@@ -204,17 +204,20 @@ impl Loaded {
 fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
     let source = source.to_source()?;
     let verify = source.verify.is_some();
-    let home = crate::repo::Home::from_env().map_err(|e| Error::from(e).about(path.display()))?;
-    let resolver = crate::repo::Resolver::new(home, source);
+    let home =
+        kudo_source::repo::Home::from_env().map_err(|e| Error::from(e).about(path.display()))?;
+    let resolver = kudo_source::repo::Resolver::new(home, source);
     if path.exists() {
         if verify {
-            return Err(crate::repo::RepoError::NothingToVerify(path.display().to_string()).into());
+            return Err(
+                kudo_source::repo::RepoError::NothingToVerify(path.display().to_string()).into(),
+            );
         }
         // On disk: the package's own errors (file:line), unchanged.
         return Ok(Loaded {
             arg: path.to_path_buf(),
             package: Package::load(path)?,
-            origin: crate::repo::Origin::Local,
+            origin: kudo_source::repo::Origin::Local,
             resolver,
         });
     }
@@ -232,7 +235,7 @@ fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
             }
             Ok(loaded)
         }
-        Err(crate::repo::RepoError::Io { .. }) => {
+        Err(kudo_source::repo::RepoError::Io { .. }) => {
             Err(Error::refused(path.display(), Refusal::NoSuchPackage))
         }
         Err(e) => Err(not_found(path, &resolver, e)),
@@ -240,8 +243,12 @@ fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
 }
 
 /// Why a PACKAGE argument found neither on disk nor where it was looked up is not a package.
-fn not_found(path: &Path, resolver: &crate::repo::Resolver, e: crate::repo::RepoError) -> Error {
-    use crate::repo::RepoError;
+fn not_found(
+    path: &Path,
+    resolver: &kudo_source::repo::Resolver,
+    e: kudo_source::repo::RepoError,
+) -> Error {
+    use kudo_source::repo::RepoError;
     let is_name = !path.to_string_lossy().contains("://");
     match e {
         RepoError::Find(_) | RepoError::Download { .. } | RepoError::Index { .. } if is_name => {
@@ -337,7 +344,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
 
 /// [`write_atomic`] for bytes.
 fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    crate::atomic::write(path, bytes, None).map_err(Error::io(path))
+    kudo_source::atomic::write(path, bytes, None).map_err(Error::io(path))
 }
 
 /// Writes to stdout; a closed pipe (`kudo params ... | head`) is not an error.

@@ -1,5 +1,5 @@
 //! `kudo package push`, `kudo package pull`, `kudo registry login` and `logout`: packages in
-//! OCI registries. The registry work is `crate::oci`'s; here are the files and the terminal (a
+//! OCI registries. The registry work is `kudo_source::oci`'s; here are the files and the terminal (a
 //! registry's refusal, like a package's, is an error: exit code 1).
 
 use std::io::{IsTerminal, Read};
@@ -10,7 +10,7 @@ use serde_json::json;
 use super::Outcome;
 use crate::args::{DataFormat, LoginArgs, LogoutArgs, PullArgs, PushArgs};
 use crate::error::{Error, Refusal};
-use crate::oci::{self, Credentials, OciError, Reference, Registry};
+use kudo_source::oci::{self, Credentials, OciError, Reference, Registry};
 
 /// Runs one registry call on the CLI's runtime.
 pub(super) fn block_on<T>(

@@ -1,5 +1,5 @@
 //! `kudo repo add|list|remove|context|update|index` and `kudo search`: the configuration and
-//! cache of `crate::repo`, and the index model of `kudo_pkg::repo`.
+//! cache of `kudo_source::repo`, and the index model of `kudo_pkg::repo`.
 
 use std::path::Path;
 
@@ -12,7 +12,7 @@ use crate::args::{
     RepoRemoveArgs, RepoUpdateArgs, SearchArgs,
 };
 use crate::error::{Error, Refusal};
-use crate::repo::{Home, Repositories, Repository, Resolver, Source};
+use kudo_source::repo::{Home, Repositories, Repository, Resolver, Source};
 
 pub fn run(c: RepoCommand) -> Result<Outcome, Error> {
     match c {
@@ -236,7 +236,7 @@ fn index(a: RepoIndexArgs) -> Result<Outcome, Error> {
         let key = super::sign::signing_key(path)?;
         for entry in index.entries.values_mut().flatten() {
             if entry.digest.is_some() {
-                crate::trust::sign_entry(entry, &key)?;
+                kudo_source::trust::sign_entry(entry, &key)?;
                 signed += 1;
             }
         }

@@ -1,6 +1,6 @@
 //! `kudo package sign`, `kudo package verify-signature`, `kudo package generate-key` and `kudo
 //! registry trust`: cosign signatures of packages, and the policy that asks for them. The
-//! format is `crate::trust`'s and `crate::oci::signature`'s; here are the files, the terminal
+//! format is `kudo_source::trust`'s and `kudo_source::oci::signature`'s; here are the files, the terminal
 //! and the exit codes (a package not signed by a key given: 1).
 
 use serde_json::json;
@@ -9,9 +9,9 @@ use super::Outcome;
 use super::registry::{block_on, print_data};
 use crate::args::{GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs};
 use crate::error::Error;
-use crate::oci::{Reference, Registry};
-use crate::repo::{Home, Repositories, config::RegistryPolicy};
-use crate::trust::{self, Mode, PublicKey, SigningKey};
+use kudo_source::oci::{Reference, Registry};
+use kudo_source::repo::{Home, Repositories, config::RegistryPolicy};
+use kudo_source::trust::{self, Mode, PublicKey, SigningKey};
 
 /// A private key, its password from the environment or the terminal.
 pub fn signing_key(path: &std::path::Path) -> Result<SigningKey, Error> {

@@ -13,7 +13,7 @@
 //! - a version asked for may be a range (`^1.3`, `~1.3.2`, `>=1.2, <2`, `1.3.x`), as Helm's
 //!   `--version`, not only an exact string ([`Want`], [`kudo_sprig::semver::Range`]);
 //! - nothing here touches the network or the disk: the CLI downloads, checks digests and
-//!   caches (`cli/src/repo/`).
+//!   caches (`cli/source/src/repo/`).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

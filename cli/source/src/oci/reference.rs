@@ -45,7 +45,7 @@ pub enum ReferenceProblem {
     Digest,
     /// A path component that is not `[a-z0-9]+` joined by `.`, `_`, `__` or dashes.
     Component(String),
-    /// The repository is longer than [`MAX_REPOSITORY_LENGTH`].
+    /// The repository is longer than `MAX_REPOSITORY_LENGTH`.
     TooLong,
     /// The tag is not `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
     Tag(String),
@@ -208,7 +208,7 @@ impl Reference {
     }
 
     /// Refuses a reference without a repository, or (when `tagged`) without a tag.
-    pub(crate) fn require(&self, tagged: bool) -> Result<(), OciError> {
+    pub fn require(&self, tagged: bool) -> Result<(), OciError> {
         let problem = if self.repository.is_empty() {
             ReferenceProblem::NoRepository
         } else if tagged && self.tag.is_none() {

@@ -263,7 +263,8 @@ mod tests {
     #[test]
     fn a_package_s_metadata_comes_from_its_archive() {
         let dir = kudo_pkg::create_archive(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/zookeeper-v1beta1"),
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../examples/zookeeper-v1beta1"),
         )
         .unwrap()
         .0;

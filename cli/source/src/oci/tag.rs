@@ -27,7 +27,7 @@ pub enum TagProblem {
     Character(char),
     /// It starts with `+`, `.` or `-`.
     Start,
-    /// The tag would be longer than [`MAX_TAG_LENGTH`].
+    /// The tag would be longer than `MAX_TAG_LENGTH`.
     TooLong,
 }
 
