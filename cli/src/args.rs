@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::CommandFactory as _;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use kudo_policy::values::{Edit, Override, Reset};
 
@@ -512,7 +513,7 @@ const INSTANCE_NAMESPACE: &str = "With --instance: the Instance's namespace (def
 #[command(mut_arg("namespace", |a| a.help(INSTANCE_NAMESPACE)))]
 pub struct UpdateArgs {
     /// The Instance in the cluster to update (or --instance NAME; instead of -f).
-    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub name: Option<String>,
     #[command(flatten)]
     pub edit: FileEditArgs,
@@ -532,7 +533,7 @@ pub struct UpdateArgs {
     #[arg(long = "reset", value_name = "POINTER", value_parser = reset_arg())]
     pub resets: Vec<Reset>,
     /// The Instance in the cluster to update, as NAME (instead of -f).
-    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -586,7 +587,7 @@ pub struct UpgradeArgs {
     #[command(flatten)]
     pub values: ValueArgs,
     /// The Instance in the cluster to upgrade (instead of -f).
-    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub instance: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -1192,7 +1193,7 @@ pub struct ExplainArgs {
     pub pointer: Option<String>,
     /// Explain the parameters of this Instance in the cluster (its OperatorVersion's package),
     /// with their current values.
-    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub instance: Option<String>,
     /// Output format (`-o json`: the fields are listed in docs/explain.md).
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
@@ -1215,7 +1216,72 @@ pub enum ExplainFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::complete::Typed;
     use clap::CommandFactory;
+
+    fn words(w: &[&str]) -> Vec<std::ffi::OsString> {
+        w.iter().map(std::ffi::OsString::from).collect()
+    }
+
+    #[test]
+    /// The completers read kudo's own command line (here, not in `complete`, which does not
+    /// depend on the arguments).
+    fn typed_words_give_the_cluster_namespace_and_instance() {
+        let t = Typed::from_words(
+            Cli::command(),
+            &words(&[
+                "kudo",
+                "plan",
+                "trigger",
+                "--kubeconfig",
+                "/k",
+                "--context=c",
+                "-n",
+                "ns",
+                "my-kafka",
+                "--name",
+                "",
+            ]),
+        );
+        assert_eq!(
+            t,
+            Typed {
+                kubeconfig: Some("/k".into()),
+                context: Some("c".into()),
+                namespace: Some("ns".into()),
+                instance: Some("my-kafka".into()),
+                what: None,
+            }
+        );
+        let t = Typed::from_words(
+            Cli::command(),
+            &words(&["kudo", "plan", "trigger", "--instance", "i", "--name", "de"]),
+        );
+        assert_eq!(t.instance.as_deref(), Some("i"));
+        let t = Typed::from_words(
+            Cli::command(),
+            &words(&["kudo", "plan", "trigger", "--name", "deploy"]),
+        );
+        assert_eq!(t.instance, None);
+        let t = Typed::from_words(Cli::command(), &words(&["kudo", "patch", "p", "--remove"]));
+        assert_eq!(t.instance.as_deref(), Some("p"));
+        // the word being completed is no Instance yet
+        let t = Typed::from_words(Cli::command(), &words(&["kudo", "uninstall", ""]));
+        assert_eq!(t, Typed::default());
+        // get: NAME is the object, not an Instance to read plans from
+        let t = Typed::from_words(
+            Cli::command(),
+            &words(&["kudo", "get", "operators", "x", "-nfoo"]),
+        );
+        assert_eq!(t.what.as_deref(), Some("operators"));
+        assert_eq!(t.namespace.as_deref(), Some("foo"));
+        assert_eq!(t.instance, None);
+        // nothing sensible typed
+        assert_eq!(
+            Typed::from_words(Cli::command(), &words(&["kudo", "--nope"])),
+            Typed::default()
+        );
+    }
 
     #[test]
     fn the_command_line_is_consistent() {
@@ -1346,7 +1412,7 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
     /// Namespace (default: the context's namespace, else `default`).
-    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces())]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", add = crate::complete::namespaces(Cli::command))]
     pub namespace: Option<String>,
 }
 
@@ -1406,10 +1472,10 @@ pub struct InstallArgs {
 #[group(id = "which_instance", required = true, multiple = true)]
 pub struct InstanceArg {
     /// The Instance (or --instance NAME).
-    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances())]
+    #[arg(id = "instance_name", value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub name: Option<String>,
     /// The Instance, as NAME.
-    #[arg(long, value_name = "NAME", add = crate::complete::instances())]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub instance: Option<String>,
 }
 
@@ -1483,7 +1549,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
     /// The plan to run.
-    #[arg(long, value_name = "PLAN", add = crate::complete::plans())]
+    #[arg(long, value_name = "PLAN", add = crate::complete::plans(Cli::command))]
     pub name: String,
     #[command(flatten)]
     pub instance: InstanceArg,
@@ -1519,7 +1585,7 @@ pub struct GetArgs {
     #[arg(
         value_name = "NAME",
         conflicts_with = "all_namespaces",
-        add = crate::complete::instances()
+        add = crate::complete::instances(Cli::command)
     )]
     pub name: Option<String>,
     #[command(flatten)]
@@ -1555,7 +1621,7 @@ pub enum GetFormat {
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// The Instance.
-    #[arg(value_name = "NAME", add = crate::complete::instances())]
+    #[arg(value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub name: String,
     /// Output format (default: a table).
     #[arg(short = 'o', long = "output", value_enum)]
@@ -1568,7 +1634,7 @@ pub struct HistoryArgs {
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// The Instance (Helm's RELEASE).
-    #[arg(value_name = "NAME", add = crate::complete::instances())]
+    #[arg(value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub name: String,
     /// The revision to go back to (`kudo history NAME` lists them); default: the previous one
     /// whose plan completed.
@@ -1767,7 +1833,7 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// The Instance.
-    #[arg(long, value_name = "NAME", add = crate::complete::instances(), required_unless_present = "package")]
+    #[arg(long, value_name = "NAME", add = crate::complete::instances(Cli::command), required_unless_present = "package")]
     pub instance: Option<String>,
     #[command(flatten)]
     pub values: ValueArgs,
@@ -1799,13 +1865,13 @@ pub struct DiffArgs {
 #[command(group(ArgGroup::new("who").required(true).multiple(true).args(["name", "instance"])))]
 pub struct PatchArgs {
     /// The Instance (or --instance NAME).
-    #[arg(value_name = "NAME", add = crate::complete::instances())]
+    #[arg(value_name = "NAME", add = crate::complete::instances(Cli::command))]
     pub name: Option<String>,
     /// The Instance.
     #[arg(
         long,
         value_name = "NAME",
-        add = crate::complete::instances()
+        add = crate::complete::instances(Cli::command)
     )]
     pub instance: Option<String>,
     /// Add an array item: POINTER names the array, and the item is appended (KEP-33's

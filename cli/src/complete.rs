@@ -26,7 +26,6 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
-use clap::CommandFactory;
 use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde_json::Value;
@@ -34,19 +33,23 @@ use serde_json::Value;
 /// How long a completion may wait for the cluster, connecting included.
 pub const TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Makes kudo's command line (`args::Cli`'s), which the completers parse the words typed so
+/// far with; the arguments module passes it in, so that this one does not depend on it.
+pub type CommandLine = fn() -> clap::Command;
+
 /// Completes an Instance name (for `get`: the name of the kind it lists).
-pub fn instances() -> ArgValueCompleter {
-    ArgValueCompleter::new(|current: &OsStr| complete(current, Lookup::Names))
+pub fn instances(cli: CommandLine) -> ArgValueCompleter {
+    ArgValueCompleter::new(move |current: &OsStr| complete(current, Lookup::Names, cli))
 }
 
 /// Completes a plan name of `plan trigger --name`.
-pub fn plans() -> ArgValueCompleter {
-    ArgValueCompleter::new(|current: &OsStr| complete(current, Lookup::Plans))
+pub fn plans(cli: CommandLine) -> ArgValueCompleter {
+    ArgValueCompleter::new(move |current: &OsStr| complete(current, Lookup::Plans, cli))
 }
 
 /// Completes a namespace.
-pub fn namespaces() -> ArgValueCompleter {
-    ArgValueCompleter::new(|current: &OsStr| complete(current, Lookup::Namespaces))
+pub fn namespaces(cli: CommandLine) -> ArgValueCompleter {
+    ArgValueCompleter::new(move |current: &OsStr| complete(current, Lookup::Namespaces, cli))
 }
 
 /// What a completer looks up.
@@ -58,11 +61,11 @@ enum Lookup {
 }
 
 /// The candidates of `lookup` that start with `current`, sorted; none on any error.
-fn complete(current: &OsStr, lookup: Lookup) -> Vec<CompletionCandidate> {
+fn complete(current: &OsStr, lookup: Lookup, cli: CommandLine) -> Vec<CompletionCandidate> {
     let Some(current) = current.to_str() else {
         return Vec::new();
     };
-    let typed = Typed::from_words(&words());
+    let typed = Typed::from_words(cli(), &words());
     let names = std::panic::catch_unwind(|| lookup_names(&typed, lookup))
         .ok()
         .flatten()
@@ -93,24 +96,21 @@ fn words() -> Vec<OsString> {
 
 /// What the command line being completed already says.
 #[derive(Debug, Default, PartialEq)]
-struct Typed {
-    kubeconfig: Option<std::path::PathBuf>,
-    context: Option<String>,
-    namespace: Option<String>,
+pub(crate) struct Typed {
+    pub(crate) kubeconfig: Option<std::path::PathBuf>,
+    pub(crate) context: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// NAME or --instance.
-    instance: Option<String>,
+    pub(crate) instance: Option<String>,
     /// `kudo get`'s kind (`instances`, `operators`, `operatorversions`).
-    what: Option<String>,
+    pub(crate) what: Option<String>,
 }
 
 impl Typed {
     /// Parses `words` (the program's name first) as kudo's command line, forgiving what is
     /// missing or wrong; an empty value counts as not given (the word being completed).
-    fn from_words(words: &[OsString]) -> Typed {
-        let Ok(mut m) = crate::args::Cli::command()
-            .ignore_errors(true)
-            .try_get_matches_from(words)
-        else {
+    pub(crate) fn from_words(cli: clap::Command, words: &[OsString]) -> Typed {
+        let Ok(mut m) = cli.ignore_errors(true).try_get_matches_from(words) else {
             return Typed::default();
         };
         let mut leaf = String::new();
@@ -225,10 +225,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn words(w: &[&str]) -> Vec<OsString> {
-        w.iter().map(OsString::from).collect()
-    }
-
     #[test]
     fn plan_names_are_the_keys_of_spec_plans() {
         let ov = json!({
@@ -251,59 +247,5 @@ mod tests {
             .map(|c| c.get_value().to_string_lossy().into_owned())
             .collect();
         assert_eq!(got, ["debug", "deploy"]);
-    }
-
-    #[test]
-    fn typed_words_give_the_cluster_namespace_and_instance() {
-        let t = Typed::from_words(&words(&[
-            "kudo",
-            "plan",
-            "trigger",
-            "--kubeconfig",
-            "/k",
-            "--context=c",
-            "-n",
-            "ns",
-            "my-kafka",
-            "--name",
-            "",
-        ]));
-        assert_eq!(
-            t,
-            Typed {
-                kubeconfig: Some("/k".into()),
-                context: Some("c".into()),
-                namespace: Some("ns".into()),
-                instance: Some("my-kafka".into()),
-                what: None,
-            }
-        );
-        let t = Typed::from_words(&words(&[
-            "kudo",
-            "plan",
-            "trigger",
-            "--instance",
-            "i",
-            "--name",
-            "de",
-        ]));
-        assert_eq!(t.instance.as_deref(), Some("i"));
-        let t = Typed::from_words(&words(&["kudo", "plan", "trigger", "--name", "deploy"]));
-        assert_eq!(t.instance, None);
-        let t = Typed::from_words(&words(&["kudo", "patch", "p", "--remove"]));
-        assert_eq!(t.instance.as_deref(), Some("p"));
-        // the word being completed is no Instance yet
-        let t = Typed::from_words(&words(&["kudo", "uninstall", ""]));
-        assert_eq!(t, Typed::default());
-        // get: NAME is the object, not an Instance to read plans from
-        let t = Typed::from_words(&words(&["kudo", "get", "operators", "x", "-nfoo"]));
-        assert_eq!(t.what.as_deref(), Some("operators"));
-        assert_eq!(t.namespace.as_deref(), Some("foo"));
-        assert_eq!(t.instance, None);
-        // nothing sensible typed
-        assert_eq!(
-            Typed::from_words(&words(&["kudo", "--nope"])),
-            Typed::default()
-        );
     }
 }

@@ -12,7 +12,7 @@ use kudo_diag::Diagnostic;
 use kudo_pkg::dependency::DependencyError;
 use kudo_pkg::repo::IndexError;
 
-use crate::report::Sources;
+use crate::sources::Sources;
 use kudo_source::oci::OciError;
 use kudo_source::repo::RepoError;
 

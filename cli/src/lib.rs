@@ -25,6 +25,7 @@ mod program;
 mod progress;
 mod report;
 mod run;
+mod sources;
 
 pub use crate::run::run;
 

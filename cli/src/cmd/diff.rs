@@ -54,7 +54,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             if !diags.is_empty() {
                 return Err(Error::parameters(diags));
             }
-            (docs, crate::report::Sources::default())
+            (docs, crate::sources::Sources::default())
         }
     };
     let allow = crate::args::allow(&a.allow_drop, a.force);
@@ -109,14 +109,14 @@ fn rollback(a: &DiffArgs, revision: i64, nothing_given: bool) -> Result<Outcome,
         dry_run: true,
         force: a.force,
     });
-    report(a, change, crate::report::Sources::default())
+    report(a, change, crate::sources::Sources::default())
 }
 
 /// Computes `change` and prints it as `a.output` says; the outcome by the diff's content.
 fn report(
     a: &DiffArgs,
     change: Change<'_>,
-    sources: crate::report::Sources,
+    sources: crate::sources::Sources,
 ) -> Result<Outcome, Error> {
     let d = cluster::block_on("diff", &a.cluster, async |t| {
         Ok(diff::diff(&t, change).await?)

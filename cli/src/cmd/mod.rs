@@ -326,7 +326,7 @@ fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
 fn value_inputs(
     schema: &kudo_policy::ParamSchema,
     args: &ValueArgs,
-) -> Result<(Vec<Document>, crate::report::Sources), Error> {
+) -> Result<(Vec<Document>, crate::sources::Sources), Error> {
     let (docs, diags) = value_files(args);
     let sources = secret_sources(schema, &docs);
     if diags.is_empty() {
@@ -364,8 +364,8 @@ pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
 }
 
 /// Snippet sources that never show the lines of the -P files that hold secret values.
-fn secret_sources(schema: &kudo_policy::ParamSchema, docs: &[Document]) -> crate::report::Sources {
-    let mut sources = crate::report::Sources::default();
+fn secret_sources(schema: &kudo_policy::ParamSchema, docs: &[Document]) -> crate::sources::Sources {
+    let mut sources = crate::sources::Sources::default();
     for d in docs {
         for p in kudo_policy::values::Redacted::new(schema, d.value()).hidden() {
             if let Some(loc) = d.location(p) {
