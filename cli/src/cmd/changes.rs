@@ -97,6 +97,31 @@ impl<'a> Superseded<'a> {
     }
 }
 
+/// The text lines of a written change after its plan line: each value that changed and the plan
+/// it runs, then the superseded run (`--force`), if any, then whether the Instance was written
+/// (`written`: the confirmation line, said unless this was a dry run).
+pub fn change_lines(
+    changes: &[kudo_policy::trigger::ValueChange],
+    superseded: Option<&kudo_crd::plan::Running>,
+    instance: &str,
+    dry_run: bool,
+    written: Option<String>,
+) -> String {
+    let mut out = String::new();
+    for c in changes {
+        out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
+    }
+    if let Some(run) = superseded {
+        out.push_str(&Superseded::of(run).line());
+    }
+    if dry_run {
+        out.push_str(&format!("dry run: Instance {instance} was not changed\n"));
+    } else if let Some(line) = written {
+        out.push_str(&line);
+    }
+    out
+}
+
 impl<'a> ChangeReport<'a> {
     /// The plan, changes and migration of `decision`.
     pub fn of(decision: &'a Decision, dry_run: bool, written: bool) -> ChangeReport<'a> {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::Outcome;
-use super::changes::{ChangeReport, Sent, Superseded};
+use super::changes::{ChangeReport, Sent, Superseded, change_lines};
 use super::cluster;
 use crate::args::{DataFormat, HistoryArgs, ReportFormat, RollbackArgs};
 use crate::error::Error;
@@ -205,22 +205,18 @@ pub fn rollback(a: RollbackArgs, mut progress: Progress) -> Result<Outcome, Erro
                 Some(plan) => out.push_str(&format!("plan: {plan}\n")),
                 None => out.push_str("no plan runs: the effective parameters stay the same\n"),
             }
-            for c in &done.change.changes {
-                out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
-            }
-            if let Some(run) = &done.superseded {
-                out.push_str(&Superseded::of(run).line());
-            }
-            if a.dry_run {
-                out.push_str(&format!(
-                    "dry run: Instance {namespace}/{name} was not changed\n"
-                ));
-            } else if done.generation.is_some() {
-                out.push_str(&format!(
-                    "Instance {namespace}/{name} rolled back to revision {}\n",
-                    done.revision.number
-                ));
-            }
+            out.push_str(&change_lines(
+                &done.change.changes,
+                done.superseded.as_ref(),
+                &format!("{namespace}/{name}"),
+                a.dry_run,
+                done.generation.map(|_| {
+                    format!(
+                        "Instance {namespace}/{name} rolled back to revision {}\n",
+                        done.revision.number
+                    )
+                }),
+            ));
             if let Some(plan) = waited {
                 out.push_str(&format!("plan {plan} COMPLETE\n"));
             }

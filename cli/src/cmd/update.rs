@@ -1,7 +1,7 @@
 //! `kudo update NAME` (`--instance NAME`): the rules live in `kudo_client::commands::update`.
 
 use super::Outcome;
-use super::changes::{ChangeReport, Sent, Superseded};
+use super::changes::{ChangeReport, Sent, Superseded, change_lines};
 use super::cluster;
 use crate::args::{ReportFormat, UpdateArgs};
 use crate::error::Error;
@@ -78,19 +78,14 @@ pub(super) fn send(
                     out.push_str("no plan runs: the effective parameters stay the same\n")
                 }
             }
-            for c in &selection.changes {
-                out.push_str(&format!("  changed {} (runs {})\n", c.pointer, c.plan));
-            }
-            if let Some(run) = &done.superseded {
-                out.push_str(&Superseded::of(run).line());
-            }
-            if req.dry_run {
-                out.push_str(&format!(
-                    "dry run: Instance {namespace}/{name} was not changed\n"
-                ));
-            } else if done.generation.is_some() {
-                out.push_str(&format!("Instance {namespace}/{name} updated\n"));
-            }
+            out.push_str(&change_lines(
+                &selection.changes,
+                done.superseded.as_ref(),
+                &format!("{namespace}/{name}"),
+                req.dry_run,
+                done.generation
+                    .map(|_| format!("Instance {namespace}/{name} updated\n")),
+            ));
             if let Some(plan) = waited {
                 out.push_str(&format!("plan {plan} COMPLETE\n"));
             }

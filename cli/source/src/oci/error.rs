@@ -211,14 +211,7 @@ pub(super) fn from_client(
             };
             match code {
                 401 | 403 => unauthorized(answer),
-                404 => OciError::NotFound {
-                    reference: reference_text,
-                    answer,
-                },
-                _ => OciError::Registry {
-                    reference: reference_text,
-                    answer,
-                },
+                _ => by_status(code, reference_text, answer, None),
             }
         }
         // An answer oci-client checked by its status alone (a blob's HEAD, an upload).
@@ -230,14 +223,7 @@ pub(super) fn from_client(
                 .unwrap_or_else(|| chain(&e));
             match status {
                 401 | 403 => unauthorized(answer),
-                404 => OciError::NotFound {
-                    reference: reference_text,
-                    answer,
-                },
-                _ => OciError::Registry {
-                    reference: reference_text,
-                    answer: format!("{answer} ({})", chain(&e)),
-                },
+                _ => by_status(status, reference_text, answer, Some(chain(&e))),
             }
         }
         OciDistributionError::RequestError(e) => OciError::Unreachable {
@@ -281,5 +267,19 @@ fn short(text: &str) -> String {
     match line.char_indices().nth(300) {
         Some((i, _)) => format!("{}...", &line[..i]),
         None => line,
+    }
+}
+
+/// A registry's answer that is not about credentials, by its HTTP status: 404 is
+/// [`OciError::NotFound`], anything else [`OciError::Registry`], with `detail` (the error's
+/// chain) after the answer when there is one.
+fn by_status(status: u16, reference: String, answer: String, detail: Option<String>) -> OciError {
+    match (status, detail) {
+        (404, _) => OciError::NotFound { reference, answer },
+        (_, Some(detail)) => OciError::Registry {
+            reference,
+            answer: format!("{answer} ({detail})"),
+        },
+        (_, None) => OciError::Registry { reference, answer },
     }
 }
