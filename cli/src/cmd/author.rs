@@ -240,8 +240,37 @@ impl<'a> Wizard<'a> {
     }
 
     fn run(&self) -> Result<Option<NewParameter>, Stop> {
+        let a = self.a;
+        let parent = self.parent()?;
+        let name = self.name(&parent)?;
+        let mut p = NewParameter::new(&parent, &name, self.ty()?);
+        p.title = self.text("Title", &a.title)?;
+        p.description = self.text("Description", &a.description)?;
+        p.enum_values = self.enum_values(&p)?;
+        p.constraints = self.constraints(&p)?;
+        p.default = self.default(&p)?;
+        p.required = self.yes_no("Required?", a.required)?;
+        p.trigger = self.trigger(&parent)?;
+        p.immutable = self.yes_no("Immutable (never changes after install)?", a.immutable)?;
+        if p.immutable && p.default.is_none() && !p.required {
+            p.required = Confirm::with_theme(&self.theme)
+                .with_prompt(
+                    "An immutable parameter without a default must be required. Make it required?",
+                )
+                .default(true)
+                .interact()?;
+            if !p.required {
+                return Ok(None);
+            }
+        }
+        p.write_only = self.yes_no("Secret (writeOnly: never printed)?", a.write_only)?;
+        Ok(Some(p))
+    }
+
+    /// Where the parameter goes: `--path`, else asked among the package's places.
+    fn parent(&self) -> Result<String, Stop> {
         let (pkg, a) = (self.pkg, self.a);
-        let parent = match &a.path {
+        Ok(match &a.path {
             Some(p) => place(pkg, p)?,
             None => {
                 let places = author::places(pkg);
@@ -257,21 +286,31 @@ impl<'a> Wizard<'a> {
                     places[i].0.clone()
                 }
             }
-        };
-        let name = match &a.name {
+        })
+    }
+
+    /// Its name: `--name`, checked, else asked.
+    fn name(&self, parent: &str) -> Result<String, Stop> {
+        let (pkg, a) = (self.pkg, self.a);
+        Ok(match &a.name {
             Some(n) => {
-                author::check_name(pkg, &parent, n)
+                author::check_name(pkg, parent, n)
                     .map_err(|e| Stop::Refused(format!("--name {n}: {e}")))?;
                 n.clone()
             }
             None => Input::with_theme(&self.theme)
                 .with_prompt("Name")
-                .validate_with(|n: &String| author::check_name(pkg, &parent, n.trim()))
+                .validate_with(|n: &String| author::check_name(pkg, parent, n.trim()))
                 .interact_text()?
                 .trim()
                 .to_string(),
-        };
-        let ty = match &a.ty {
+        })
+    }
+
+    /// Its type: `--type`, else asked (an array's items too, in v1beta2).
+    fn ty(&self) -> Result<ParamType, Stop> {
+        let (pkg, a) = (self.pkg, self.a);
+        Ok(match &a.ty {
             Some(t) => parse_type(t)?,
             None => {
                 let flat = matches!(pkg.params(), Params::V1beta1(_));
@@ -292,49 +331,57 @@ impl<'a> Wizard<'a> {
                     t => parse_type(t)?,
                 }
             }
-        };
-        let mut p = NewParameter::new(&parent, &name, ty);
-        p.title = self.text("Title", &a.title)?;
-        p.description = self.text("Description", &a.description)?;
-        p.enum_values = if !a.enum_values.is_empty()
-            || matches!(p.ty, ParamType::Object | ParamType::Array(_))
-        {
-            a.enum_values.clone()
-        } else {
-            let mut values = Vec::new();
-            loop {
-                let probe = NewParameter {
-                    enum_values: values.clone(),
-                    ..p.clone()
-                };
-                let v: String = Input::with_theme(&self.theme)
-                    .with_prompt(format!(
-                        "Allowed value {} (empty: {})",
-                        values.len() + 1,
-                        if values.is_empty() {
-                            "any value"
-                        } else {
-                            "done"
-                        }
-                    ))
-                    .allow_empty(true)
-                    .validate_with(|v: &String| -> Result<(), author::Refusal> {
-                        if v.is_empty() {
-                            return Ok(());
-                        }
-                        let mut q = probe.clone();
-                        q.enum_values.push(v.clone());
-                        author::node(&q).map(|_| ())
-                    })
-                    .interact_text()?;
-                if v.is_empty() {
-                    break;
+        })
+    }
+
+    /// Its allowed values: `--enum`, else asked one by one (none for objects and arrays).
+    fn enum_values(&self, p: &NewParameter) -> Result<Vec<String>, Stop> {
+        let a = self.a;
+        Ok(
+            if !a.enum_values.is_empty() || matches!(p.ty, ParamType::Object | ParamType::Array(_))
+            {
+                a.enum_values.clone()
+            } else {
+                let mut values = Vec::new();
+                loop {
+                    let probe = NewParameter {
+                        enum_values: values.clone(),
+                        ..p.clone()
+                    };
+                    let v: String = Input::with_theme(&self.theme)
+                        .with_prompt(format!(
+                            "Allowed value {} (empty: {})",
+                            values.len() + 1,
+                            if values.is_empty() {
+                                "any value"
+                            } else {
+                                "done"
+                            }
+                        ))
+                        .allow_empty(true)
+                        .validate_with(|v: &String| -> Result<(), author::Refusal> {
+                            if v.is_empty() {
+                                return Ok(());
+                            }
+                            let mut q = probe.clone();
+                            q.enum_values.push(v.clone());
+                            author::node(&q).map(|_| ())
+                        })
+                        .interact_text()?;
+                    if v.is_empty() {
+                        break;
+                    }
+                    values.push(v);
                 }
-                values.push(v);
-            }
-            values
-        };
-        p.constraints = if a.constraints.is_empty() {
+                values
+            },
+        )
+    }
+
+    /// Its constraints: `--constraint`, else asked for each its type has.
+    fn constraints(&self, p: &NewParameter) -> Result<Vec<(String, String)>, Stop> {
+        let a = self.a;
+        Ok(if a.constraints.is_empty() {
             let mut out = Vec::new();
             for k in p.ty.constraints() {
                 let probe = NewParameter {
@@ -360,8 +407,13 @@ impl<'a> Wizard<'a> {
             out
         } else {
             constraints(a)?
-        };
-        p.default = match &a.default {
+        })
+    }
+
+    /// Its default: `--default`, else asked (YAML), checked against what is known so far.
+    fn default(&self, p: &NewParameter) -> Result<Option<String>, Stop> {
+        let a = self.a;
+        Ok(match &a.default {
             Some(d) => Some(d.clone()),
             None => {
                 let probe = p.clone();
@@ -381,12 +433,16 @@ impl<'a> Wizard<'a> {
                     .interact_text()?;
                 if d.is_empty() { None } else { Some(d) }
             }
-        };
-        p.required = self.yes_no("Required?", a.required)?;
-        p.trigger = match &a.trigger {
+        })
+    }
+
+    /// The plan a change of it runs: `--trigger`, else asked among the allowed ones.
+    fn trigger(&self, parent: &str) -> Result<Option<String>, Stop> {
+        let (pkg, a) = (self.pkg, self.a);
+        Ok(match &a.trigger {
             Some(t) => Some(t.clone()),
             None => {
-                let allowed = author::allowed_triggers(pkg, &parent);
+                let allowed = author::allowed_triggers(pkg, parent);
                 let mut items =
                     vec!["(none: inherit, or the operator's update/deploy plan)".to_string()];
                 items.extend(allowed.iter().cloned());
@@ -401,20 +457,6 @@ impl<'a> Wizard<'a> {
                     Some(allowed[i - 1].clone())
                 }
             }
-        };
-        p.immutable = self.yes_no("Immutable (never changes after install)?", a.immutable)?;
-        if p.immutable && p.default.is_none() && !p.required {
-            p.required = Confirm::with_theme(&self.theme)
-                .with_prompt(
-                    "An immutable parameter without a default must be required. Make it required?",
-                )
-                .default(true)
-                .interact()?;
-            if !p.required {
-                return Ok(None);
-            }
-        }
-        p.write_only = self.yes_no("Secret (writeOnly: never printed)?", a.write_only)?;
-        Ok(Some(p))
+        })
     }
 }
