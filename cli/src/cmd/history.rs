@@ -16,7 +16,7 @@ use crate::progress::Progress;
 /// One revision as `-o json|yaml` shows it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Shown<'a> {
+struct RevisionOutput<'a> {
     revision: i64,
     updated: &'a str,
     operator_version: Option<&'a str>,
@@ -37,10 +37,10 @@ struct Shown<'a> {
     remediated: Option<&'a str>,
 }
 
-impl<'a> Shown<'a> {
-    fn of(r: &'a Revision) -> Shown<'a> {
+impl<'a> RevisionOutput<'a> {
+    fn of(r: &'a Revision) -> RevisionOutput<'a> {
         let rec = &r.record;
-        Shown {
+        RevisionOutput {
             revision: r.number,
             updated: &rec.time,
             operator_version: rec.operator_version.name.as_deref(),
@@ -108,14 +108,14 @@ pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
     let (namespace, h) = cluster::block_on("history", &a.cluster, async |t| {
         Ok((t.namespace.clone(), history::history(&t, name).await?))
     })?;
-    let shown: Vec<Shown> = h.revisions.iter().map(Shown::of).collect();
+    let rows: Vec<RevisionOutput> = h.revisions.iter().map(RevisionOutput::of).collect();
     let text = match a.output {
         Some(DataFormat::Json) => format!(
             "{}\n",
-            serde_json::to_string_pretty(&shown).unwrap_or_default()
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
         ),
-        Some(DataFormat::Yaml) => super::to_yaml(&json!(shown)),
-        None if shown.is_empty() => {
+        Some(DataFormat::Yaml) => super::to_yaml(&json!(rows)),
+        None if rows.is_empty() => {
             eprintln!(
                 "Instance {namespace}/{name} has no revisions yet (the manager records one when a change's plan starts)"
             );
