@@ -528,6 +528,35 @@ fn workload(
             notes,
         );
     }
+    changed_defaults(spec, removal, notes)?;
+    if old_defaulting && let Some(labels) = labels {
+        let meta = object_at(obj, "metadata", "")?;
+        if meta
+            .get("labels")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+        {
+            default_field(
+                meta,
+                "/metadata",
+                "labels",
+                Value::Object(labels),
+                None,
+                "the old API server gave an unlabelled workload its template's labels",
+                notes,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The defaults apps/v1 changed, written as the old version had them, so that the workload
+/// behaves as it did: history kept, progress deadline, rolling pace, update strategy.
+fn changed_defaults(
+    spec: &mut Map<String, Value>,
+    removal: &Removal,
+    notes: &mut Vec<Note>,
+) -> Result<(), Refusal> {
     let kind = removal.kind;
     match (removal.from, kind) {
         ("extensions/v1beta1", "Deployment") => {
@@ -602,24 +631,6 @@ fn workload(
             );
         }
         _ => {}
-    }
-    if old_defaulting && let Some(labels) = labels {
-        let meta = object_at(obj, "metadata", "")?;
-        if meta
-            .get("labels")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty)
-        {
-            default_field(
-                meta,
-                "/metadata",
-                "labels",
-                Value::Object(labels),
-                None,
-                "the old API server gave an unlabelled workload its template's labels",
-                notes,
-            );
-        }
     }
     Ok(())
 }
