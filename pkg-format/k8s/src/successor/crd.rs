@@ -72,85 +72,14 @@ pub(super) fn convert(obj: &mut Map<String, Value>, notes: &mut Vec<Note>) -> Re
             });
         }
     };
+    let tops = Tops {
+        schema: top_schema,
+        subresources: top_subresources,
+        columns: top_columns,
+    };
     let mut declared = false;
     for (i, version) in versions.iter_mut().enumerate() {
-        let at = format!("/spec/versions/{i}");
-        let v = version.as_object_mut().ok_or_else(|| Refusal::Malformed {
-            pointer: at.clone(),
-            expected: "an object",
-        })?;
-        let name = v
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let schema_at = format!("{at}/schema/openAPIV3Schema");
-        let own = v
-            .get("schema")
-            .and_then(|s| s.get("openAPIV3Schema"))
-            .cloned();
-        let mut schema = match (own, &top_schema) {
-            (Some(s), _) => s,
-            (None, Some(s)) => {
-                notes.push(Note::Moved {
-                    from: "/spec/validation/openAPIV3Schema".into(),
-                    to: schema_at.clone(),
-                });
-                s.clone()
-            }
-            (None, None) => {
-                let s = json!({"type": "object", PRESERVE: true});
-                notes.push(Note::Added {
-                    pointer: schema_at.clone(),
-                    value: s.clone(),
-                    why: "apiextensions.k8s.io/v1 requires a schema; this one keeps every field, as v1beta1 did without a schema",
-                });
-                s
-            }
-        };
-        declared |= schema.get("properties").is_some();
-        fix(&mut schema, &schema_at, Level::Root, keep_unknown, notes, 0);
-        let violations = structural::violations(&schema);
-        if !violations.is_empty() {
-            return Err(Refusal::NotStructural {
-                version: name,
-                pointer: schema_at,
-                violations,
-            });
-        }
-        match v.get_mut("schema") {
-            Some(Value::Object(s)) => {
-                s.insert("openAPIV3Schema".into(), schema);
-            }
-            _ => {
-                v.insert("schema".into(), json!({ "openAPIV3Schema": schema }));
-            }
-        }
-        for (key, top) in [
-            ("subresources", &top_subresources),
-            ("additionalPrinterColumns", &top_columns),
-        ] {
-            if let (false, Some(top)) = (v.contains_key(key), top) {
-                v.insert(key.into(), top.clone());
-                notes.push(Note::Moved {
-                    from: format!("/spec/{key}"),
-                    to: format!("{at}/{key}"),
-                });
-            }
-        }
-        if let Some(Value::Array(columns)) = v.get_mut("additionalPrinterColumns") {
-            for (j, c) in columns.iter_mut().enumerate() {
-                if let Some(c) = c.as_object_mut()
-                    && rename(c, "JSONPath", "jsonPath")
-                {
-                    let col = format!("{at}/additionalPrinterColumns/{j}");
-                    notes.push(Note::Moved {
-                        from: format!("{col}/JSONPath"),
-                        to: format!("{col}/jsonPath"),
-                    });
-                }
-            }
-        }
+        declared |= convert_version(i, version, &tops, keep_unknown, notes)?;
     }
     let conversion = match spec.get("conversion") {
         Some(c) => Some(conversion(c.clone(), notes)?),
@@ -201,6 +130,103 @@ pub(super) fn convert(obj: &mut Map<String, Value>, notes: &mut Vec<Note>) -> Re
     }
     *spec = out;
     Ok(())
+}
+
+/// What v1beta1 declared once for all versions, which v1 wants in each.
+struct Tops {
+    schema: Option<Value>,
+    subresources: Option<Value>,
+    columns: Option<Value>,
+}
+
+/// Converts version `i` of the CRD: its schema (its own, else the top one, else one that keeps
+/// every field) made structural, the top subresources and printer columns moved in, and
+/// `JSONPath` renamed. True when its schema declares fields.
+fn convert_version(
+    i: usize,
+    version: &mut Value,
+    tops: &Tops,
+    keep_unknown: bool,
+    notes: &mut Vec<Note>,
+) -> Result<bool, Refusal> {
+    let at = format!("/spec/versions/{i}");
+    let v = version.as_object_mut().ok_or_else(|| Refusal::Malformed {
+        pointer: at.clone(),
+        expected: "an object",
+    })?;
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let schema_at = format!("{at}/schema/openAPIV3Schema");
+    let own = v
+        .get("schema")
+        .and_then(|s| s.get("openAPIV3Schema"))
+        .cloned();
+    let mut schema = match (own, &tops.schema) {
+        (Some(s), _) => s,
+        (None, Some(s)) => {
+            notes.push(Note::Moved {
+                from: "/spec/validation/openAPIV3Schema".into(),
+                to: schema_at.clone(),
+            });
+            s.clone()
+        }
+        (None, None) => {
+            let s = json!({"type": "object", PRESERVE: true});
+            notes.push(Note::Added {
+                pointer: schema_at.clone(),
+                value: s.clone(),
+                why: "apiextensions.k8s.io/v1 requires a schema; this one keeps every field, as v1beta1 did without a schema",
+            });
+            s
+        }
+    };
+    let declared = schema.get("properties").is_some();
+    fix(&mut schema, &schema_at, Level::Root, keep_unknown, notes, 0);
+    let violations = structural::violations(&schema);
+    if !violations.is_empty() {
+        return Err(Refusal::NotStructural {
+            version: name,
+            pointer: schema_at,
+            violations,
+        });
+    }
+    match v.get_mut("schema") {
+        Some(Value::Object(s)) => {
+            s.insert("openAPIV3Schema".into(), schema);
+        }
+        _ => {
+            v.insert("schema".into(), json!({ "openAPIV3Schema": schema }));
+        }
+    }
+    for (key, top) in [
+        ("subresources", &tops.subresources),
+        ("additionalPrinterColumns", &tops.columns),
+    ] {
+        if let (false, Some(top)) = (v.contains_key(key), top) {
+            v.insert(key.into(), top.clone());
+            notes.push(Note::Moved {
+                from: format!("/spec/{key}"),
+                to: format!("{at}/{key}"),
+            });
+        }
+    }
+    if let Some(Value::Array(columns)) = v.get_mut("additionalPrinterColumns") {
+        for (j, c) in columns.iter_mut().enumerate() {
+            if let Some(c) = c.as_object_mut()
+                && rename(c, "JSONPath", "jsonPath")
+            {
+                let col = format!("{at}/additionalPrinterColumns/{j}");
+                notes.push(Note::Moved {
+                    from: format!("{col}/JSONPath"),
+                    to: format!("{col}/jsonPath"),
+                });
+            }
+        }
+    }
+    Ok(declared)
 }
 
 /// v1's `conversion`: a webhook's client configuration and review versions under `webhook`.
