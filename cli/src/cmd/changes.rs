@@ -81,7 +81,7 @@ pub struct Superseded<'a> {
 
 impl<'a> Superseded<'a> {
     /// The report of `run`.
-    pub fn of(run: &'a kudo_crd::plan::Running) -> Superseded<'a> {
+    pub fn of(run: &'a kudo_policy::run::Running) -> Superseded<'a> {
         Superseded {
             plan: &run.plan,
             run: &run.uid,
@@ -102,7 +102,7 @@ impl<'a> Superseded<'a> {
 /// (`written`: the confirmation line, said unless this was a dry run).
 pub fn change_lines(
     changes: &[kudo_policy::trigger::ValueChange],
-    superseded: Option<&kudo_crd::plan::Running>,
+    superseded: Option<&kudo_policy::run::Running>,
     instance: &str,
     dry_run: bool,
     written: Option<String>,

@@ -8,11 +8,7 @@
 //! (`parallel`); so do a phase's steps. A step's tasks run in order.
 
 use kudo_pkg::Package;
-/// A run in progress ([`kudo_policy::run::running`]), named here for the callers that named it
-/// here before it moved to the policy.
-pub use kudo_policy::run::Running;
-/// The run [`begin`] starts, as [`kudo_policy::run::select`] chose it.
-pub use kudo_policy::run::Start;
+use kudo_policy::run::Start;
 use serde_json::Value;
 
 use crate::common::{

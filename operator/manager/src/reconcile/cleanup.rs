@@ -12,7 +12,8 @@ use super::round::Round;
 use crate::context::Compiled;
 use crate::error::Result;
 use crate::finalizer;
-use kudo_crd::plan::{self, CLEANUP, Standing, Start};
+use kudo_crd::plan::{self, CLEANUP, Standing};
+use kudo_policy::run::Start;
 
 /// The run id of the cleanup plan of a deleted Instance.
 const UID: &str = "cleanup-on-delete";

@@ -22,8 +22,8 @@ use crate::context::key;
 use crate::status::set_condition;
 use kudo_crd::common::{ExecStatus, OnFailure, Remediation, RemediationStatus};
 use kudo_crd::labels;
-use kudo_crd::plan::Start;
 use kudo_crd::revision;
+use kudo_policy::run::Start;
 
 /// The condition remediation keeps.
 pub(crate) const REMEDIATED: &str = "Remediated";

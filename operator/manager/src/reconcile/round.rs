@@ -22,8 +22,9 @@ use crate::step::{Outcome, StepRef, StepRun};
 use crate::tasks;
 use kudo_crd::common::ExecStatus;
 use kudo_crd::common::InstanceStatus;
-use kudo_crd::plan::{self, Start};
+use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
+use kudo_policy::run::Start;
 
 /// One reconcile of one Instance.
 pub struct Round<'a> {
