@@ -357,6 +357,21 @@ pub fn sign_entry(entry: &mut Entry, key: &SigningKey) -> Result<(), TrustError>
     Ok(())
 }
 
+/// Signs every entry of `index` that has a digest ([`sign_entry`]); returns how many.
+pub fn sign_index(
+    index: &mut kudo_pkg::repo::Index,
+    key: &SigningKey,
+) -> Result<usize, TrustError> {
+    let mut signed = 0;
+    for entry in index.entries.values_mut().flatten() {
+        if entry.digest.is_some() {
+            sign_entry(entry, key)?;
+            signed += 1;
+        }
+    }
+    Ok(signed)
+}
+
 /// The key among `keys` that signed `entry`'s package of sha256 `digest` (hex): a signature of
 /// the entry whose payload names that digest and that the key verifies. `Err` says what was
 /// found instead.

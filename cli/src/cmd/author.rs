@@ -121,33 +121,7 @@ impl From<dialoguer::Error> for Stop {
 
 /// The place given with --path, checked: the root or an object parameter.
 fn place(pkg: &Package, path: &str) -> Result<String, Stop> {
-    let p = if path == "/" {
-        String::new()
-    } else {
-        path.to_string()
-    };
-    let p = if p.is_empty() || p.starts_with('/') {
-        p
-    } else {
-        format!("/{p}")
-    };
-    let places = author::places(pkg);
-    // The pointer (`/topology/0`) or the place as listed (`/topology/[]`).
-    if let Some((ptr, _)) = places
-        .iter()
-        .find(|(ptr, shown)| *ptr == p || shown.split(' ').next() == Some(p.as_str()))
-    {
-        Ok(ptr.clone())
-    } else {
-        Err(Stop::Refused(format!(
-            "--path {path}: not a place for a parameter; one of: {}",
-            places
-                .iter()
-                .map(|(_, shown)| shown.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
-    }
+    author::place(pkg, path).map_err(Stop::Refused)
 }
 
 fn parse_type(s: &str) -> Result<ParamType, Stop> {

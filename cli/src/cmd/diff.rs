@@ -50,7 +50,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
     let (docs, sources) = match &loaded {
         Some(l) => super::value_inputs(l.package.schema(), &a.values)?,
         None => {
-            let (docs, diags) = super::value_files(&a.values);
+            let (docs, diags) = kudo_policy::values::read_files(&a.values.files);
             if !diags.is_empty() {
                 return Err(Error::parameters(diags));
             }

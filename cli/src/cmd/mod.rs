@@ -30,8 +30,6 @@ pub mod version;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kudo_diag::diag::Location;
-use kudo_diag::{Code, Diagnostic, Origin};
 use kudo_pkg::Package;
 use kudo_yaml::document::Document;
 
@@ -160,7 +158,6 @@ struct Loaded {
     /// The PACKAGE argument as given.
     arg: PathBuf,
     package: Package,
-    origin: kudo_source::repo::Origin,
     resolver: kudo_source::repo::Resolver,
 }
 
@@ -170,33 +167,6 @@ impl Loaded {
     fn dependencies(&self) -> Result<Vec<kudo_pkg::dependency::Dependency>, Error> {
         kudo_pkg::dependency::resolve_with(&self.package, &self.resolver)
             .map_err(|e| Error::from(e).about(self.arg.display()))
-    }
-
-    /// One line for stderr saying where a package not on disk came from.
-    fn provenance(&self) -> Option<String> {
-        use kudo_source::repo::Origin;
-        let pkg = &self.package;
-        let what = format!(
-            "{} {}",
-            pkg.operator().name,
-            kudo_pkg::repo::versions(&pkg.version(), pkg.operator().app_version.as_deref())
-        );
-        match &self.origin {
-            Origin::Local => None,
-            Origin::Url(url) => Some(format!("{what} from {url}")),
-            Origin::Repository {
-                name, url, digest, ..
-            } => Some(format!(
-                "{what} from repository {name} ({url}, sha256 {digest} checked){}",
-                self.origin.checked_note()
-            )),
-            Origin::Oci {
-                reference, digest, ..
-            } => Some(format!(
-                "{what} from {reference} ({digest}){}",
-                self.origin.checked_note()
-            )),
-        }
     }
 }
 
@@ -217,23 +187,20 @@ fn load_with(path: &Path, source: &SourceArgs) -> Result<Loaded, Error> {
         return Ok(Loaded {
             arg: path.to_path_buf(),
             package: Package::load(path)?,
-            origin: kudo_source::repo::Origin::Local,
             resolver,
         });
     }
     let text = path.to_string_lossy();
     match resolver.package(&text) {
         Ok(r) => {
-            let loaded = Loaded {
-                arg: path.to_path_buf(),
-                package: r.package,
-                origin: r.origin,
-                resolver,
-            };
-            if let Some(line) = loaded.provenance() {
+            if let Some(line) = r.provenance() {
                 eprintln!("{line}");
             }
-            Ok(loaded)
+            Ok(Loaded {
+                arg: path.to_path_buf(),
+                package: r.package,
+                resolver,
+            })
         }
         Err(kudo_source::repo::RepoError::Io { .. }) => {
             Err(Error::refused(path.display(), Refusal::NoSuchPackage))
@@ -265,69 +232,13 @@ fn not_found(
     }
 }
 
-/// Reads the -P files; a file that cannot be read or parsed, or is larger than kudo takes
-/// ([`kudo_policy::limits`]), becomes a diagnostic.
-fn value_files(args: &ValueArgs) -> (Vec<Document>, Vec<Diagnostic>) {
-    let mut docs = Vec::new();
-    let mut diags = Vec::new();
-    for f in &args.files {
-        match Document::read_bounded(f, kudo_policy::limits::MAX_FILE_BYTES) {
-            Ok(d) => {
-                let origin = Origin::File(Location {
-                    path: f.clone(),
-                    line: 1,
-                    col: 1,
-                });
-                match kudo_policy::limits::refuse(
-                    d.value(),
-                    &format!("the values of -P {}", f.display()),
-                    origin,
-                ) {
-                    Ok(_) => docs.push(d),
-                    Err(too_large) => diags.push(too_large),
-                }
-            }
-            Err(kudo_diag::Error::Yaml {
-                path,
-                line,
-                col,
-                message,
-            }) => diags.push(
-                Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
-                    .with_origin(Origin::File(Location { path, line, col })),
-            ),
-            Err(kudo_diag::Error::Io { path, source }) => {
-                let code = match source.kind() {
-                    std::io::ErrorKind::NotFound => Code::FileNotFound,
-                    std::io::ErrorKind::FileTooLarge => Code::TooLarge,
-                    _ => Code::FileUnreadable,
-                };
-                diags.push(Diagnostic::error(
-                    code,
-                    "",
-                    format!(
-                        "-P {}: cannot read the values file: {source}",
-                        path.display()
-                    ),
-                ));
-            }
-            Err(e) => diags.push(Diagnostic::error(
-                Code::FileUnreadable,
-                "",
-                format!("-P {}: cannot read the values file: {e}", f.display()),
-            )),
-        }
-    }
-    (docs, diags)
-}
-
 /// The -P files, with the snippet sources that hide their lines holding secrets of `schema`; a
 /// file that cannot be read or parsed stops the command, as a parameter problem.
 fn value_inputs(
     schema: &kudo_policy::ParamSchema,
     args: &ValueArgs,
 ) -> Result<(Vec<Document>, crate::sources::Sources), Error> {
-    let (docs, diags) = value_files(args);
+    let (docs, diags) = kudo_policy::values::read_files(&args.files);
     let sources = secret_sources(schema, &docs);
     if diags.is_empty() {
         Ok((docs, sources))
@@ -386,7 +297,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 
 /// Computes and validates the parameters from the command line; prints the warnings.
 fn resolve(pkg: &Package, args: &ValueArgs) -> Result<kudo_policy::values::Values, Error> {
-    let (docs, mut diags) = value_files(args);
+    let (docs, mut diags) = kudo_policy::values::read_files(&args.files);
     let sources = secret_sources(pkg.schema(), &docs);
     let inputs = kudo_policy::values::Inputs {
         current: None,

@@ -231,15 +231,9 @@ fn index(a: RepoIndexArgs) -> Result<Outcome, Error> {
         return Err(Error::refused(a.dir.display(), Refusal::NoPackages));
     }
     let merged = merge.as_ref().map(|m| index.merge(m)).unwrap_or(0);
-    let mut signed = 0;
     if let Some(path) = &a.sign_key {
         let key = super::sign::signing_key(path)?;
-        for entry in index.entries.values_mut().flatten() {
-            if entry.digest.is_some() {
-                kudo_source::trust::sign_entry(entry, &key)?;
-                signed += 1;
-            }
-        }
+        let signed = kudo_source::trust::sign_index(&mut index, &key)?;
         eprintln!(
             "signed {signed} entries with {} ({})",
             path.display(),

@@ -12,7 +12,7 @@ pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
     let name = crate::args::either(a.name.as_deref(), a.instance.as_deref())?
         .unwrap_or_default()
         .to_string();
-    let (docs, diags) = super::value_files(&a.values);
+    let (docs, diags) = kudo_policy::values::read_files(&a.values.files);
     if !diags.is_empty() {
         return Err(Error::parameters(diags));
     }

@@ -157,6 +157,32 @@ pub struct Added {
     pub node: Value,
 }
 
+/// The place a user named (`--path`) as a value pointer: `/` or nothing for the root, a
+/// pointer (`/topology/0`, the leading `/` optional), or a place as [`places`] shows it
+/// (`/topology/[]`). A name that is no place is refused with the places there are.
+pub fn place(pkg: &Package, given: &str) -> Result<String, String> {
+    let p = match given {
+        "/" | "" => String::new(),
+        p if p.starts_with('/') => p.to_string(),
+        p => format!("/{p}"),
+    };
+    let places = places(pkg);
+    match places
+        .iter()
+        .find(|(ptr, shown)| *ptr == p || shown.split(' ').next() == Some(p.as_str()))
+    {
+        Some((ptr, _)) => Ok(ptr.clone()),
+        None => Err(format!(
+            "--path {given}: not a place for a parameter; one of: {}",
+            places
+                .iter()
+                .map(|(_, shown)| shown.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 /// Where a parameter may go: the root and every object parameter (array items of objects
 /// included), as value pointers with a display path (`/topology/[]`).
 pub fn places(pkg: &Package) -> Vec<(String, String)> {
@@ -615,6 +641,21 @@ fn schema_path(doc: &Value, tokens: &[String]) -> Result<Vec<String>, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_place_is_named_by_pointer_or_as_listed_and_a_wrong_one_lists_the_places() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/cassandra-v1beta2");
+        let pkg = Package::load(&dir).unwrap();
+        assert_eq!(place(&pkg, "/").unwrap(), "");
+        assert_eq!(place(&pkg, "").unwrap(), "");
+        assert_eq!(place(&pkg, "/topology/0").unwrap(), "/topology/0");
+        assert_eq!(place(&pkg, "topology/0").unwrap(), "/topology/0");
+        assert_eq!(place(&pkg, "/topology/[]").unwrap(), "/topology/0");
+        let e = place(&pkg, "/nodeCount").unwrap_err();
+        assert!(e.starts_with("--path /nodeCount: not a place"), "{e}");
+        assert!(e.contains("/topology/[]"), "{e}");
+    }
 
     #[test]
     fn nodes_are_typed_and_checked() {

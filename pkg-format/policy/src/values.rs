@@ -1170,6 +1170,57 @@ pub struct Inputs<'a> {
     pub overrides: &'a [Override],
 }
 
+/// Reads the `-P` files in order, each bounded by [`crate::limits`]: a file that cannot be
+/// read or parsed, or is larger than kudo takes, becomes a diagnostic naming it (file:line for
+/// YAML syntax), and the files that could be read are returned all the same.
+pub fn read_files(paths: &[std::path::PathBuf]) -> (Vec<Document>, Vec<Diagnostic>) {
+    use kudo_diag::diag::Location;
+    let mut docs = Vec::new();
+    let mut diags = Vec::new();
+    for f in paths {
+        let unreadable = |code, e: &dyn std::fmt::Display| {
+            Diagnostic::error(
+                code,
+                "",
+                format!("-P {}: cannot read the values file: {e}", f.display()),
+            )
+        };
+        match Document::read_bounded(f, crate::limits::MAX_FILE_BYTES) {
+            Ok(d) => {
+                let origin = Origin::File(Location {
+                    path: f.clone(),
+                    line: 1,
+                    col: 1,
+                });
+                let what = format!("the values of -P {}", f.display());
+                match crate::limits::refuse(d.value(), &what, origin) {
+                    Ok(_) => docs.push(d),
+                    Err(too_large) => diags.push(too_large),
+                }
+            }
+            Err(kudo_diag::Error::Yaml {
+                path,
+                line,
+                col,
+                message,
+            }) => diags.push(
+                Diagnostic::error(Code::YamlSyntax, "", format!("not valid YAML: {message}"))
+                    .with_origin(Origin::File(Location { path, line, col })),
+            ),
+            Err(kudo_diag::Error::Io { source, .. }) => {
+                let code = match source.kind() {
+                    std::io::ErrorKind::NotFound => Code::FileNotFound,
+                    std::io::ErrorKind::FileTooLarge => Code::TooLarge,
+                    _ => Code::FileUnreadable,
+                };
+                diags.push(unreadable(code, &source));
+            }
+            Err(e) => diags.push(unreadable(Code::FileUnreadable, &e)),
+        }
+    }
+    (docs, diags)
+}
+
 /// Builds the effective parameters: current values (or none), defaults, `-P` files in order,
 /// `-p` overrides in order, defaults again (for values a patch removed). Returns the values and
 /// every problem met on the way; validation is a separate step ([`crate::validate`]).
@@ -1415,6 +1466,29 @@ mod redacted_tests {
             !debug.contains("hunter2") && !debug.contains("1234"),
             "{debug}"
         );
+    }
+}
+
+#[cfg(test)]
+mod read_files_tests {
+    use super::*;
+
+    #[test]
+    fn the_files_that_read_are_kept_and_each_other_is_a_diagnostic_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.yaml");
+        std::fs::write(&good, "replicas: 3\n").unwrap();
+        let bad = dir.path().join("bad.yaml");
+        std::fs::write(&bad, "a: 1\nb: [\n").unwrap();
+        let missing = dir.path().join("missing.yaml");
+        let (docs, diags) = read_files(&[good, bad.clone(), missing]);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].value(), &serde_json::json!({"replicas": 3}));
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert_eq!(diags[0].code, Code::YamlSyntax);
+        assert!(matches!(&diags[0].origin, Origin::File(l) if l.path == bad && l.line >= 2));
+        assert_eq!(diags[1].code, Code::FileNotFound);
+        assert!(diags[1].message.contains("missing.yaml"), "{}", diags[1].message);
     }
 }
 

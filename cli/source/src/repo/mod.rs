@@ -223,6 +223,32 @@ pub struct Resolved {
     pub origin: Origin,
 }
 
+impl Resolved {
+    /// One line for stderr saying where a package not on disk came from, and how its
+    /// signature was checked; `None` for a package on disk.
+    pub fn provenance(&self) -> Option<String> {
+        let pkg = &self.package;
+        let what = format!(
+            "{} {}",
+            pkg.operator().name,
+            kudo_pkg::repo::versions(&pkg.version(), pkg.operator().app_version.as_deref())
+        );
+        let checked = self.origin.checked_note();
+        match &self.origin {
+            Origin::Local => None,
+            Origin::Url(url) => Some(format!("{what} from {url}")),
+            Origin::Repository {
+                name, url, digest, ..
+            } => Some(format!(
+                "{what} from repository {name} ({url}, sha256 {digest} checked){checked}"
+            )),
+            Origin::Oci {
+                reference, digest, ..
+            } => Some(format!("{what} from {reference} ({digest}){checked}")),
+        }
+    }
+}
+
 /// Turns PACKAGE arguments (and KudoOperator dependencies) into packages, through the
 /// repositories of the configuration; remembers where each package came from.
 pub struct Resolver {
