@@ -20,6 +20,8 @@
 //! | [`change`] | install, update and upgrade as pure decisions (all three extensions applied) | [`change::install`], [`change::update`], [`change::upgrade`] |
 //! | [`version`] | one operator version as the policy sees it: schema, plans, names (also [`change::Version`]) | [`version::Version`] |
 //! | [`run`] | the plan run an Instance needs, the one it has in progress, and whether a write supersedes it (`--force`) | [`run::select`], [`run::running`], [`run::supersede`] |
+//! | [`window`] | when a maintenance window is open, and when it next opens (5-field cron in an IANA zone) | [`window::Window::at`] |
+//! | [`rollout`] | a fleet upgrade: the order, the waves, when a wave passes or halts, the CEL gate | [`rollout::advance`], [`rollout::Waves`], [`rollout::Gate`] |
 //!
 //! Text is typed by its parameter's schema in one place ([`TextError`] says why not).
 //!
@@ -60,6 +62,7 @@ pub mod limits;
 pub mod old_name;
 pub mod params;
 pub mod preflight;
+pub mod rollout;
 pub mod run;
 pub mod secrets;
 pub mod trigger;
@@ -67,6 +70,7 @@ pub mod typing;
 pub mod validate;
 pub mod values;
 pub mod version;
+pub mod window;
 
 pub use params::{ParamSchema, Params};
 pub use typing::TextError;

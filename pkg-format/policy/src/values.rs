@@ -1488,7 +1488,11 @@ mod read_files_tests {
         assert_eq!(diags[0].code, Code::YamlSyntax);
         assert!(matches!(&diags[0].origin, Origin::File(l) if l.path == bad && l.line >= 2));
         assert_eq!(diags[1].code, Code::FileNotFound);
-        assert!(diags[1].message.contains("missing.yaml"), "{}", diags[1].message);
+        assert!(
+            diags[1].message.contains("missing.yaml"),
+            "{}",
+            diags[1].message
+        );
     }
 }
 
