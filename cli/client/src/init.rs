@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use kudo_crd::labels::{
     AGGREGATE_ADMIN, AGGREGATE_VIEW, INIT_FIELD_MANAGER, INIT_PROBE, MANAGER, MUTATING, NAMESPACE,
-    PART_OF, VALIDATING, WEBHOOK,
+    PART_OF, ROLLOUT_APPROVER, VALIDATING, WEBHOOK,
 };
 use kudo_crd::webhook_cert::Lifetime;
 
@@ -76,7 +76,7 @@ impl Default for Options {
 }
 
 /// The kinds of `kudo.dev`, as RBAC names them.
-const KUDO_RESOURCES: [&str; 3] = ["operators", "operatorversions", "instances"];
+const KUDO_RESOURCES: [&str; 4] = ["operators", "operatorversions", "instances", "rollouts"];
 
 /// What the manager's own identity may do, cluster-wide: watch kudo's kinds and write an
 /// Instance's finalizers and status; publish events; read discovery; impersonate
@@ -86,7 +86,7 @@ pub fn manager_rules() -> Value {
     json!([
         {"apiGroups": ["kudo.dev"], "resources": KUDO_RESOURCES, "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ["patch", "update"]},
-        {"apiGroups": ["kudo.dev"], "resources": ["instances/status"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": ["kudo.dev"], "resources": ["instances/status", "rollouts/status"], "verbs": ["get", "patch", "update"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
         {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
         // Revisions (kudo_crd::revision): the manager's own bookkeeping of each change.
@@ -134,14 +134,15 @@ pub fn manifests(o: &Options) -> Vec<Value> {
     out
 }
 
-/// kudo's CRDs, converted by the webhook (`Operator`, the same in both versions, is not).
+/// kudo's CRDs, converted by the webhook (`Operator`, the same in both versions, and
+/// `Rollout`, served in one version, are not).
 fn crds(o: &Options) -> Vec<Value> {
     let mut out = Vec::new();
     for crd in kudo_crd::definitions() {
         let mut v = serde_json::to_value(&crd).unwrap_or(Value::Null);
         v["metadata"]["labels"] = labels("crd");
         let kind = crd.spec.names.kind.as_str();
-        v["spec"]["conversion"] = if kind == "Operator" {
+        v["spec"]["conversion"] = if kind == "Operator" || crd.spec.versions.len() < 2 {
             json!({"strategy": "None"})
         } else {
             json!({"strategy": "Webhook", "webhook": {
@@ -174,8 +175,13 @@ fn identities(o: &Options) -> Vec<Value> {
     view["rbac.authorization.k8s.io/aggregate-to-view"] = json!("true");
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": AGGREGATE_VIEW, "labels": view},
-        "rules": [{"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions", "instances", "instances/status"],
+        "rules": [{"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions", "instances", "instances/status", "rollouts", "rollouts/status"],
             "verbs": ["get", "list", "watch"]}]}));
+    // Approving a Rollout is its own right, as approving a CertificateSigningRequest is: no
+    // built-in role holds it; this role is bound to who may approve.
+    out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": ROLLOUT_APPROVER, "labels": labels("rbac")},
+        "rules": [{"apiGroups": ["kudo.dev"], "resources": ["rollouts"], "verbs": ["approve", "get", "list", "watch"]}]}));
     let mut admin = labels("rbac");
     admin["rbac.authorization.k8s.io/aggregate-to-admin"] = json!("true");
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
@@ -190,7 +196,9 @@ fn identities(o: &Options) -> Vec<Value> {
     out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
         "rules": [
-            {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances", "rollouts"], "verbs": ["get", "list", "watch"]},
+            // Approvals: whether the user who approves a Rollout may `approve` rollouts.
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "list", "watch", "patch"]}]}));
     for name in [MANAGER, WEBHOOK] {
@@ -795,7 +803,7 @@ mod tests {
                 let allowed = match group {
                     "kudo.dev" => resources
                         .iter()
-                        .all(|r| ["instances", "instances/status"].contains(r)),
+                        .all(|r| ["instances", "instances/status", "rollouts/status"].contains(r)),
                     "" => resources == ["events"] || resources == ["serviceaccounts"],
                     // Revisions: its own bookkeeping, no object a package holds.
                     "apps" => resources == ["controllerrevisions"],

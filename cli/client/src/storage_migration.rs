@@ -625,7 +625,7 @@ fn schemas_of(converted: &[Converted]) -> Schemas {
 /// installed one has.
 async fn apply_crds(client: &kube::Client) -> Result<Vec<CrdApplied>, Error> {
     let mut out = Vec::new();
-    for crd in kudo_crd::definitions() {
+    for crd in kudo_crd::converted() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let path = format!("{CRD_PATH}/{name}");
         let installed = send(client, Method::GET, &path, None, None).await?;

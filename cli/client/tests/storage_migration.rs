@@ -275,7 +275,7 @@ fn zk1() -> Value {
 /// KUDO's CRDs as an old installation has them: v1beta1 only, stored as v1beta1, with the
 /// conversion webhook `kudo init --webhook-url` configured.
 fn kudo_v1beta1_crds(cluster: &mut Cluster) {
-    for crd in kudo_crd::definitions() {
+    for crd in kudo_crd::converted() {
         let mut v = serde_json::to_value(&crd).unwrap();
         let versions: Vec<Value> = v["spec"]["versions"]
             .as_array()
@@ -408,7 +408,7 @@ async fn a_v1beta1_cluster_is_migrated_in_four_phases_in_order() {
     for (seen, crd) in seen[3..9]
         .chunks(2)
         .map(|pair| &pair[1])
-        .zip(kudo_crd::definitions())
+        .zip(kudo_crd::converted())
     {
         assert_eq!(seen.content_type, "application/apply-patch+yaml");
         let mut want = serde_json::to_value(&crd).unwrap();

@@ -1,5 +1,6 @@
 //! The CustomResourceDefinitions of Operator, OperatorVersion and Instance, each served in `kudo.dev/v1beta1` (KUDO's
-//! flat parameters) and `kudo.dev/v1beta2` (structured parameters, the storage version).
+//! flat parameters) and `kudo.dev/v1beta2` (structured parameters, the storage version), and of
+//! Rollout, served in `kudo.dev/v1beta2` only (KUDO never had it).
 //!
 //! The Rust types are the source of truth: [`definitions`] derives the CustomResourceDefinitions
 //! from them (kube's derive + schemars) and merges the two versions of each kind.
@@ -12,8 +13,17 @@ use crate::{v1beta1, v1beta2};
 /// The version etcd stores.
 pub const STORAGE_VERSION: &str = "v1beta2";
 
-/// The three CRDs, each with both versions (v1beta2 stored, both served).
+/// kudo's CRDs: the three KUDO kinds, each with both versions (v1beta2 stored, both served),
+/// then Rollout.
 pub fn definitions() -> Vec<CustomResourceDefinition> {
+    let mut out = converted();
+    out.push(crate::rollout::Rollout::crd());
+    out
+}
+
+/// The CRDs served in two versions, which the conversion webhook converts and a storage
+/// migration rewrites: Operator, OperatorVersion, Instance.
+pub fn converted() -> Vec<CustomResourceDefinition> {
     let pairs = [
         (v1beta1::Operator::crd(), v1beta2::Operator::crd()),
         (
@@ -49,7 +59,12 @@ mod tests {
     fn every_version_schema_is_structural() {
         for crd in definitions() {
             let name = crd.metadata.name.clone().unwrap_or_default();
-            assert_eq!(crd.spec.versions.len(), 2, "{name}");
+            let versions = if crd.spec.names.kind == "Rollout" {
+                1
+            } else {
+                2
+            };
+            assert_eq!(crd.spec.versions.len(), versions, "{name}");
             for v in &crd.spec.versions {
                 assert!(v.served, "{name} {}", v.name);
                 assert_eq!(v.storage, v.name == STORAGE_VERSION, "{name} {}", v.name);

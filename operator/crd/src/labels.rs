@@ -106,6 +106,9 @@ pub const AGGREGATE_VIEW: &str = "kudo-view";
 /// whoever writes an Instance acts through the manager with the rights of its ServiceAccount,
 /// which `kudo install` binds to `admin` (`docs/tenancy.md`).
 pub const AGGREGATE_ADMIN: &str = "kudo-admin";
+/// The ClusterRole that may approve Rollouts (the verb `approve` on `rollouts`, which no
+/// built-in role holds): bind it, in a namespace or cluster-wide, to who may approve.
+pub const ROLLOUT_APPROVER: &str = "kudo-rollout-approver";
 /// Field manager of `kudo init`'s server-side apply.
 pub const INIT_FIELD_MANAGER: &str = "kudo-init";
 /// Field manager of the storage migration's server-side apply of the CRDs (`kudo migrate`).

@@ -16,6 +16,7 @@
 //! | [`mod@reference`] | which OperatorVersion an Instance runs: `spec.operatorVersion.namespace`, and either of KUDO's names |
 //! | [`labels`] | the labels, annotations, finalizer and field managers kudo puts on objects |
 //! | [`applied`] | a rendered object as kudo-manager applies it: labelled, placed, owned |
+//! | [`rollout`] | a Rollout: one operator's Instances moved to a new version in waves (its decisions are `kudo_policy::rollout`'s) |
 //! | [`revision`] | revisions: an Instance's past as ControllerRevisions, read, numbered, pruned, rolled back to |
 //! | [`drift`] | which objects kudo applied for an Instance, and where a live one drifted from them (the manager and `kudo diff NAME`) |
 //! | [`patch`] | JSON patch operations as values, built from tokens (every RFC 6902 patch kudo sends) |
@@ -26,7 +27,7 @@
 //! ```
 //! let crds = kudo_crd::definitions();
 //! let names: Vec<_> = crds.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
-//! assert_eq!(names, ["operators.kudo.dev", "operatorversions.kudo.dev", "instances.kudo.dev"]);
+//! assert_eq!(names, ["operators.kudo.dev", "operatorversions.kudo.dev", "instances.kudo.dev", "rollouts.kudo.dev"]);
 //! ```
 
 pub mod applied;
@@ -41,9 +42,10 @@ pub mod patch;
 pub mod plan;
 pub mod reference;
 pub mod revision;
+pub mod rollout;
 pub mod v1beta1;
 pub mod v1beta2;
 pub mod webhook_cert;
 
 pub use convert::{NoTypes, TypeSource};
-pub use crds::{STORAGE_VERSION, definitions, yaml as crds_yaml};
+pub use crds::{STORAGE_VERSION, converted, definitions, yaml as crds_yaml};

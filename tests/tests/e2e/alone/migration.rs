@@ -22,7 +22,7 @@ fn v1beta1_objects_read_back_identical_in_meaning_after_kudo_migrate() {
     wait_until("kudo's CRDs are gone", || {
         crd_names.iter().all(|n| s.get(&s.crds(), n).is_none())
     });
-    for crd in kudo_crd::definitions() {
+    for crd in kudo_crd::converted() {
         let mut v = serde_json::to_value(&crd).expect("a CRD is JSON");
         let old: Vec<Value> = v["spec"]["versions"]
             .as_array()
