@@ -80,11 +80,17 @@ pub async fn run(
         });
     let ctx = Arc::new(
         Context::new(client, store, settings)
-            .with_default_service_account(default_service_account)
+            .with_default_service_account(default_service_account.clone())
             .with_digest_key(digest_key),
     );
     ctx_out(ctx.clone());
     let concurrency = ctx.settings.concurrency;
+    // Rollouts, beside Instances, under the same Lease.
+    let rollouts = tokio::spawn(crate::rollout::run(
+        ctx.client.clone(),
+        default_service_account,
+        shutdown.clone(),
+    ));
     Controller::new(instances, watcher::Config::default())
         .with_config(controller::Config::default().concurrency(concurrency))
         .reconcile_all_on(ov_changes)
@@ -99,5 +105,6 @@ pub async fn run(
             }
         })
         .await;
+    let _ = rollouts.await;
     Ok(())
 }

@@ -24,6 +24,7 @@
 //! | `serve` | the process: `/healthz`, `/readyz`, `/metrics`, leader election ([`serve`]) |
 //! | `controller` | the controller on Instances and the OperatorVersion reflector ([`run`], [`error_policy`]) |
 //! | `reconcile` | one reconcile ([`reconcile`]): the finalizer, then `apply` (the plan a change needs) or `cleanup` (the `cleanup` plan of a deleted Instance); `round` starts and advances the active plan |
+//! | `rollout` | the Rollout controller: a fleet's waves carried out as `kudo_policy::rollout::advance` decides, status-only state |
 //! | `drift` | once the active plan is COMPLETE, every `--drift-interval`: the objects kudo applied dry-run applied as the tenant and compared with the live ones; the `Drifted` condition, or the objects applied again (`spec.drift.mode`) |
 //! | `status`, `finalizer` | writing the Instance's status (a refused one replaced by a smaller one saying why) and `Ready` condition; the hand-written finalizer |
 //! | `context` | what reconciles share: clients, OperatorVersions, backoff, events ([`Context`], [`Settings`]) |
@@ -76,6 +77,7 @@ mod metrics;
 mod objects;
 mod pod_files;
 mod reconcile;
+pub mod rollout;
 mod serve;
 mod status;
 mod step;

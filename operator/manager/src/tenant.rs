@@ -108,6 +108,36 @@ impl Tenants {
         }))
     }
 
+    /// The ServiceAccount `name` of `namespace` (else the default one; `None`: the manager's
+    /// own identity), and the client that acts as it: a Rollout's writes.
+    pub fn client_as(&self, namespace: &str, name: Option<&str>) -> Result<Tenant, InvalidName> {
+        let Some(name) = name
+            .filter(|n| !n.is_empty())
+            .or(self.default_service_account.as_deref())
+        else {
+            return Ok(Tenant {
+                client: self.own.clone(),
+                service_account: None,
+            });
+        };
+        if !is_dns_subdomain(name) {
+            return Err(InvalidName(name.to_string()));
+        }
+        let sa = ServiceAccount {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let client = clients
+            .entry(sa.clone())
+            .or_insert_with(|| impersonating(&self.own, &sa))
+            .clone();
+        Ok(Tenant {
+            client,
+            service_account: Some(sa),
+        })
+    }
+
     /// The identity and client to act with for `inst` (see the module docs).
     pub fn client_for(&self, inst: &Instance) -> Result<Tenant, InvalidName> {
         let Some(sa) = self.service_account(inst)? else {

@@ -1001,6 +1001,7 @@ pub(crate) fn plural(kind: &str) -> &'static str {
         "Operator" => "operators",
         "OperatorVersion" => "operatorversions",
         "Instance" => "instances",
+        "Rollout" => "rollouts",
         other => panic!("no plural known for {other}"),
     }
 }

@@ -35,6 +35,7 @@ mod pipe;
 mod plans;
 mod preflight;
 mod repository;
+mod rollouts;
 mod signing;
 mod stored;
 mod tenancy;

@@ -1,0 +1,712 @@
+//! The Rollout controller: carries out what `kudo_policy::rollout::advance` decides, one
+//! reconcile at a time, with everything it needs to go on kept in the Rollout's status (a
+//! restarted or new leader resumes from it).
+//!
+//! Each reconcile of a Rollout:
+//! 1. an abort (`spec.abort`) ends it, rolling back what it moved when asked;
+//! 2. the first time: selects the operator's Instances (`spec.selector`, in its namespace or
+//!    those of `spec.namespaceSelector`), runs the upgrade preflight for each (the same
+//!    dry-run `kudo upgrade --dry-run` makes), refuses the rollout if one is unsafe (unless
+//!    `skipUnsafe`), orders them and fixes the waves;
+//! 3. a halted rollout whose `spec.retry` changed retries its halted wave;
+//! 4. judges the current wave (`advance`) and carries it out: upgrades (`kudo upgrade`'s own
+//!    path, through the admission webhook), rollbacks (`kudo rollback`'s), the status.
+//!
+//! Every write to an Instance or an OperatorVersion is made as the Rollout's ServiceAccount
+//! (`spec.serviceAccountName`, else the manager's default), impersonated: a tenant's rollout
+//! reaches only what its RBAC allows. While a wave runs, the Rollout is looked at again every
+//! [`POLL`] (and when a `minReady`, a deadline or a window runs out).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use jiff::{SignedDuration, Timestamp};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use kudo_client::commands::{self, Inputs, Target, history, upgrade};
+use kudo_crd::labels;
+use kudo_crd::plan::{self, Standing};
+use kudo_crd::rollout::{Member, Rollout, RolloutStatus};
+use kudo_crd::v1beta2::{Instance, OperatorVersion};
+use kudo_policy::preflight::Allow;
+use kudo_policy::rollout::{
+    self as policy, Advance, Candidate, Gate, GateResult, May, OnFailure, Phase, Progress, Seen,
+    Settings, Waves,
+};
+use kudo_policy::window::{State, Window};
+
+use crate::tenant::Tenants;
+
+/// How often a Rollout with a wave in progress is looked at again.
+pub const POLL: Duration = Duration::from_secs(2);
+
+/// What the Rollout controller shares.
+pub struct Fleet {
+    client: Client,
+    tenants: Tenants,
+}
+
+/// Why a reconcile of a Rollout failed (it is retried).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the API server failed.
+    #[error("Kubernetes API request failed: {0}")]
+    Kube(#[from] kube::Error),
+    /// A Rollout without a namespace: the CRD is namespaced, so this is a bug.
+    #[error("internal error: a Rollout has no namespace")]
+    NoNamespace,
+}
+
+/// Runs the Rollout controller until `shutdown`, acting as `default_service_account` for
+/// Rollouts that name none.
+pub async fn run(
+    client: Client,
+    default_service_account: Option<String>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let fleet = Arc::new(Fleet {
+        tenants: Tenants::new(client.clone(), default_service_account),
+        client: client.clone(),
+    });
+    let rollouts: Api<Rollout> = Api::all(client);
+    Controller::new(rollouts, watcher::Config::default())
+        .graceful_shutdown_on(shutdown)
+        .run(
+            |ro, fleet| -> futures::future::BoxFuture<'static, Result<Action, Error>> {
+                Box::pin(reconcile(ro, fleet))
+            },
+            error_policy,
+            fleet,
+        )
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "rollout controller");
+            }
+        })
+        .await;
+}
+
+fn error_policy(ro: Arc<Rollout>, error: &Error, _: Arc<Fleet>) -> Action {
+    tracing::warn!(rollout = %ro.name_any(), %error, "rollout reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
+
+/// One reconcile of a Rollout (see the module docs).
+pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Error> {
+    let ns = ro.namespace().ok_or(Error::NoNamespace)?;
+    let name = ro.name_any();
+    let now = Timestamp::now();
+    let before = ro.status.clone().unwrap_or_default();
+    let mut status = before.clone();
+    status.observed_generation = ro.metadata.generation;
+    let acting = match fleet
+        .tenants
+        .client_as(&ns, ro.spec.service_account_name.as_deref())
+    {
+        Ok(t) => t.client,
+        Err(e) => {
+            refuse(&mut status, format!("spec.serviceAccountName: {e}"));
+            return finish(&fleet, &ns, &name, &before, status, None).await;
+        }
+    };
+    let phase = status.phase();
+    if let Some(abort) = &ro.spec.abort {
+        if phase != Phase::Aborted {
+            if abort.rollback {
+                for i in 0..status.instances.len() {
+                    let moved = matches!(
+                        status.instances[i].state(),
+                        policy::Member::Succeeded
+                            | policy::Member::Upgrading
+                            | policy::Member::Failed
+                    );
+                    if moved {
+                        roll_back(&acting, &mut status.instances[i]).await;
+                    }
+                }
+            }
+            status.set_phase(Phase::Aborted);
+            status.message = Some("aborted by spec.abort".into());
+            status.finished_at = Some(now.to_string());
+        }
+        return finish(&fleet, &ns, &name, &before, status, None).await;
+    }
+    if phase == Phase::Halted && ro.spec.retry != status.observed_retry {
+        retry(&mut status, ro.spec.retry);
+    } else if phase.is_final() {
+        return finish(&fleet, &ns, &name, &before, status, None).await;
+    }
+    if status.instances.is_empty() {
+        if let Err(why) = start(&fleet, &acting, &ro, &ns, &mut status).await {
+            refuse(&mut status, why);
+            return finish(&fleet, &ns, &name, &before, status, None).await;
+        }
+        status.started_at = Some(now.to_string());
+    }
+    let settings = settings(&ro);
+    let may = may(&ro, &mut status, now);
+    let wave = status.wave.unwrap_or(0) as usize;
+    let waves = status.wave_ends.len();
+    let members: Vec<usize> = (0..status.instances.len())
+        .filter(|&i| status.instances[i].wave as usize == wave)
+        .collect();
+    let mut live = Vec::with_capacity(members.len());
+    for &i in &members {
+        let m = &status.instances[i];
+        let api: Api<Instance> = Api::namespaced(fleet.client.clone(), &m.namespace);
+        live.push(api.get_opt(&m.name).await?);
+    }
+    let seen = see(&ro, &status, &members, &live);
+    let advanced = policy::advance(&settings, wave, waves, &seen, may, now);
+    carry_out(&acting, &ro, &mut status, &members, &advanced, now).await;
+    let requeue = match status.phase() {
+        p if p.is_final() => None,
+        _ => Some(wait_for(advanced.requeue_at, now)),
+    };
+    finish(&fleet, &ns, &name, &before, status, requeue).await
+}
+
+/// The rollout's settings, with the defaults.
+fn settings(ro: &Rollout) -> Settings {
+    let s = &ro.spec;
+    let d = Settings::default();
+    Settings {
+        max_failures: s.max_failures.unwrap_or(d.max_failures),
+        min_ready: s
+            .min_ready_seconds
+            .map_or(d.min_ready, |n| SignedDuration::from_secs(n.into())),
+        progress_deadline: s
+            .progress_deadline_seconds
+            .map_or(d.progress_deadline, |n| SignedDuration::from_secs(n.into())),
+        on_failure: match s.on_failure.as_deref() {
+            Some("halt") => OnFailure::Halt,
+            _ => OnFailure::Rollback,
+        },
+    }
+}
+
+/// Whether upgrades may start now: paused, awaiting approval, awaiting the window, or yes.
+fn may(ro: &Rollout, status: &mut RolloutStatus, now: Timestamp) -> May {
+    status.window_opens_at = None;
+    if ro.spec.paused {
+        return May::Paused;
+    }
+    if let Some(a) = &ro.spec.approval {
+        match &a.approved_by {
+            Some(who) => status.approved_by = Some(who.clone()),
+            None if a.required => return May::AwaitApproval,
+            None => {}
+        }
+    }
+    if let Some(w) = &ro.spec.window
+        && let Ok(window) = Window::new(&w.spec(), now)
+        && let State::Closed { opens } = window.at(now)
+    {
+        status.window_opens_at = Some(opens.to_string());
+        return May::AwaitWindow(opens);
+    }
+    May::Start
+}
+
+/// Selects, checks and orders the Instances; `Err` is why the rollout is refused.
+async fn start(
+    fleet: &Fleet,
+    acting: &Client,
+    ro: &Rollout,
+    ns: &str,
+    status: &mut RolloutStatus,
+) -> Result<(), String> {
+    let waves = Waves::from_list(&if ro.spec.waves.is_empty() {
+        vec!["1".into(), "100%".into()]
+    } else {
+        ro.spec.waves.clone()
+    })
+    .map_err(|e| e.to_string())?;
+    let query = ro
+        .spec
+        .selector
+        .query()
+        .map_err(|e| format!("spec.selector.{e}"))?;
+    let operator_label = format!("{}={}", labels::OPERATOR, ro.spec.operator);
+    let query = if query.is_empty() {
+        operator_label
+    } else {
+        format!("{query},{operator_label}")
+    };
+    let namespaces = match &ro.spec.namespace_selector {
+        None => vec![ns.to_string()],
+        Some(sel) => {
+            let q = sel
+                .query()
+                .map_err(|e| format!("spec.namespaceSelector.{e}"))?;
+            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(acting.clone());
+            api.list(&ListParams::default().labels(&q))
+                .await
+                .map_err(|e| {
+                    format!("the namespaces of spec.namespaceSelector cannot be listed: {e}")
+                })?
+                .items
+                .iter()
+                .map(ResourceExt::name_any)
+                .collect()
+        }
+    };
+    let mut found: Vec<Instance> = Vec::new();
+    for n in &namespaces {
+        let api: Api<Instance> = Api::namespaced(fleet.client.clone(), n);
+        let list = api
+            .list(&ListParams::default().labels(&query))
+            .await
+            .map_err(|e| format!("the Instances of namespace {n} cannot be listed: {e}"))?;
+        found.extend(list.items);
+    }
+    if found.is_empty() {
+        return Err(format!(
+            "spec.selector matches no Instance of operator {} ({query} in {})",
+            ro.spec.operator,
+            namespaces.join(", ")
+        ));
+    }
+    let target_ns = ro
+        .spec
+        .operator_version
+        .namespace
+        .clone()
+        .unwrap_or_else(|| ns.to_string());
+    let target_name = ro.spec.operator_version.name.clone().unwrap_or_default();
+    let ov = Api::<OperatorVersion>::namespaced(acting.clone(), &target_ns)
+        .get_opt(&target_name)
+        .await
+        .map_err(|e| format!("spec.operatorVersion {target_ns}/{target_name} cannot be read: {e}"))?
+        .ok_or_else(|| format!("spec.operatorVersion {target_ns}/{target_name} does not exist"))?;
+    let package = kudo_crd::package::from_operator_version(&ov)
+        .map_err(|e| format!("spec.operatorVersion {target_ns}/{target_name}: {e}"))?;
+    let mut safe = Vec::new();
+    let mut unsafe_ = Vec::new();
+    for inst in &found {
+        let n = inst.namespace().unwrap_or_default();
+        let t = Target::new(acting.clone(), Some(&n));
+        let name = inst.name_any();
+        let pkg = package.clone();
+        let checked = detached(Box::new(move || {
+            Box::pin(async move {
+                upgrade::upgrade(&t, &upgrade_request(&name, &pkg, true))
+                    .await
+                    .map(|_| ())
+            })
+        }));
+        match checked.await {
+            Ok(_) => safe.push(inst),
+            Err(commands::Error::AlreadyRuns { .. }) => {}
+            Err(e) => unsafe_.push((inst, e.to_string())),
+        }
+    }
+    if !unsafe_.is_empty() && !ro.spec.skip_unsafe {
+        return Err(format!(
+            "the upgrade preflight refuses {} of {} selected Instances (spec.skipUnsafe leaves them out): {}",
+            unsafe_.len(),
+            found.len(),
+            unsafe_
+                .iter()
+                .map(|(i, why)| format!(
+                    "{}/{}: {why}",
+                    i.namespace().unwrap_or_default(),
+                    i.name_any()
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    if safe.is_empty() {
+        return Err(format!(
+            "no selected Instance can move: {} already run {target_name}, {} are refused by the preflight",
+            found.len() - unsafe_.len(),
+            unsafe_.len()
+        ));
+    }
+    let mut candidates: Vec<Candidate> = safe
+        .iter()
+        .map(|i| {
+            Candidate::new(
+                &i.namespace().unwrap_or_default(),
+                &i.name_any(),
+                Some(i.labels()),
+            )
+        })
+        .collect();
+    policy::order(&mut candidates);
+    let ends = waves.ends(candidates.len());
+    let mut members = Vec::new();
+    for (k, c) in candidates.iter().enumerate() {
+        let inst = safe
+            .iter()
+            .find(|i| {
+                i.name_any() == c.name && i.namespace().as_deref() == Some(c.namespace.as_str())
+            })
+            .expect("a candidate is a selected Instance");
+        let mut m = Member {
+            namespace: c.namespace.clone(),
+            name: c.name.clone(),
+            wave: ends.iter().position(|&e| k < e).unwrap_or(0) as u32,
+            from_version: inst.spec.operator_version_name(),
+            from_revision: latest_revision(acting, inst).await,
+            ..Member::default()
+        };
+        m.set_state(policy::Member::Pending);
+        members.push(m);
+    }
+    for (inst, why) in unsafe_ {
+        let mut m = Member {
+            namespace: inst.namespace().unwrap_or_default(),
+            name: inst.name_any(),
+            wave: ends.len() as u32,
+            from_version: inst.spec.operator_version_name(),
+            reason: Some(why),
+            ..Member::default()
+        };
+        m.set_state(policy::Member::Skipped);
+        members.push(m);
+    }
+    status.instances = members;
+    status.wave_ends = ends.iter().map(|&e| e as u32).collect();
+    status.wave = Some(0);
+    status.set_phase(Phase::Progressing);
+    Ok(())
+}
+
+/// A `kudo-client` command, ready to run on another thread ([`detached`]).
+type Command<T> =
+    Box<dyn FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = T>>> + Send + 'static>;
+
+/// Runs a `kudo-client` command to its end. Those commands retry through an async closure
+/// (`AsyncFnMut`), whose future Rust cannot yet prove `Send`, and a controller's reconcile
+/// must be: so the command runs on a blocking thread, driven by the runtime's handle (its I/O
+/// and timers stay on the runtime).
+/// The command is type-erased (boxed) so that its future's type never reaches the
+/// reconcile's.
+async fn detached<T: Send + 'static>(make: Command<T>) -> T {
+    let handle = tokio::runtime::Handle::current();
+    match tokio::task::spawn_blocking(move || handle.block_on(make())).await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+/// The number of an Instance's latest revision (what a rollback to "before the rollout"
+/// restores).
+async fn latest_revision(acting: &Client, inst: &Instance) -> Option<i64> {
+    let t = Target::new(acting.clone(), inst.namespace().as_deref());
+    let name = inst.name_any();
+    let revisions = detached(Box::new(move || {
+        Box::pin(async move { history::revisions(&t, &name).await })
+    }))
+    .await
+    .ok()?;
+    revisions.iter().map(|r| r.number).max()
+}
+
+/// The upgrade of `instance` to `package` as the rollout makes it: no values given; the
+/// preflight's findings refuse it (`kudo upgrade` without `--force`).
+fn upgrade_request<'a>(
+    instance: &'a str,
+    package: &'a kudo_pkg::Package,
+    dry_run: bool,
+) -> upgrade::Request<'a> {
+    static ALLOW: std::sync::OnceLock<Allow> = std::sync::OnceLock::new();
+    upgrade::Request {
+        instance,
+        package,
+        dependencies: Some(&[]),
+        inputs: Inputs::default(),
+        dry_run,
+        force: false,
+        remediation: None,
+        allow: ALLOW.get_or_init(Allow::default),
+    }
+}
+
+/// What the policy needs to know of the current wave's members (`live`: each Instance, as
+/// read now). The gate is compiled here, never held across an await (a CEL program is not
+/// `Send`).
+fn see(
+    ro: &Rollout,
+    status: &RolloutStatus,
+    members: &[usize],
+    live: &[Option<Instance>],
+) -> Vec<Seen> {
+    let gate = ro.spec.gate.as_deref().and_then(|g| Gate::compile(g).ok());
+    members
+        .iter()
+        .zip(live)
+        .map(|(&i, inst)| observe(&status.instances[i], inst.as_ref(), gate.as_ref()))
+        .collect()
+}
+
+/// What the policy needs to know of one member.
+fn observe(m: &Member, inst: Option<&Instance>, gate: Option<&Gate>) -> Seen {
+    let upgraded = m.upgraded_at.as_deref().and_then(|t| t.parse().ok());
+    let progress = match (inst, m.generation) {
+        (None, _) => Progress::Fatal {
+            message: "the Instance was deleted".into(),
+        },
+        (Some(_), None) => Progress::Running,
+        (Some(i), Some(g)) => match plan::progress(i.status.as_ref(), g) {
+            plan::Progress::Plan {
+                standing: Standing::Complete,
+                status,
+                ..
+            } => Progress::Complete {
+                since: status
+                    .last_updated_timestamp
+                    .as_deref()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or_else(Timestamp::now),
+            },
+            plan::Progress::Plan {
+                standing: Standing::Failed(f),
+                ..
+            } => Progress::Fatal { message: f.message },
+            _ => Progress::Running,
+        },
+    };
+    let gate = match (gate, inst) {
+        (Some(g), Some(i)) => g.check(&serde_json::to_value(i).unwrap_or_default()),
+        _ => GateResult::Pass,
+    };
+    Seen {
+        member: m.state(),
+        upgraded,
+        progress,
+        gate,
+    }
+}
+
+/// Does what `advanced` says: state changes, upgrades, rollbacks, the phase and the wave.
+async fn carry_out(
+    acting: &Client,
+    ro: &Rollout,
+    status: &mut RolloutStatus,
+    members: &[usize],
+    advanced: &Advance,
+    now: Timestamp,
+) {
+    for (k, state, why) in &advanced.changes {
+        let m = &mut status.instances[members[*k]];
+        m.set_state(*state);
+        m.reason = Some(why.clone());
+    }
+    if !advanced.upgrade.is_empty() {
+        let target = target_package(acting, ro).await;
+        for &k in &advanced.upgrade {
+            let m = &mut status.instances[members[k]];
+            match &target {
+                Ok(pkg) => upgrade_one(acting, pkg, m, now).await,
+                Err(why) => {
+                    m.set_state(policy::Member::Failed);
+                    m.reason = Some(why.clone());
+                }
+            }
+        }
+    }
+    for &k in &advanced.roll_back {
+        roll_back(acting, &mut status.instances[members[k]]).await;
+    }
+    let total = status.wave_ends.len();
+    status.wave = Some(advanced.wave as u32);
+    status.wave_shown = Some(format!("{}/{total}", (advanced.wave + 1).min(total)));
+    status.set_phase(advanced.phase);
+    status.message = Some(message(status, advanced));
+    if advanced.phase.is_final() {
+        status.finished_at = Some(now.to_string());
+    }
+}
+
+/// The target OperatorVersion's package.
+async fn target_package(acting: &Client, ro: &Rollout) -> Result<kudo_pkg::Package, String> {
+    let ns = ro
+        .spec
+        .operator_version
+        .namespace
+        .clone()
+        .or_else(|| ro.namespace())
+        .unwrap_or_default();
+    let name = ro.spec.operator_version.name.clone().unwrap_or_default();
+    let ov = Api::<OperatorVersion>::namespaced(acting.clone(), &ns)
+        .get(&name)
+        .await
+        .map_err(|e| format!("OperatorVersion {ns}/{name} cannot be read: {e}"))?;
+    kudo_crd::package::from_operator_version(&ov)
+        .map_err(|e| format!("OperatorVersion {ns}/{name}: {e}"))
+}
+
+/// Upgrades one member; a refused upgrade is a failure of that member.
+async fn upgrade_one(acting: &Client, pkg: &kudo_pkg::Package, m: &mut Member, now: Timestamp) {
+    let t = Target::new(acting.clone(), Some(&m.namespace));
+    let name = m.name.clone();
+    let pkg = pkg.clone();
+    let done = detached(Box::new(move || {
+        Box::pin(async move {
+            upgrade::upgrade(&t, &upgrade_request(&name, &pkg, false))
+                .await
+                .map(|d| (d.generation, d.from, d.to))
+        })
+    }));
+    match done.await {
+        Ok((generation, from, to)) => {
+            m.generation = generation;
+            m.upgraded_at = Some(now.to_string());
+            m.set_state(policy::Member::Upgrading);
+            m.reason = Some(format!("upgraded from {from} to {to}"));
+        }
+        Err(e) => {
+            m.upgraded_at = Some(now.to_string());
+            m.set_state(policy::Member::Failed);
+            m.reason = Some(format!("the upgrade was refused: {e}"));
+        }
+    }
+}
+
+/// Rolls a member back to its revision before the rollout (`kudo rollback`'s path, which
+/// refuses what is not safe: that refusal is recorded, and the member stays).
+async fn roll_back(acting: &Client, m: &mut Member) {
+    let t = Target::new(acting.clone(), Some(&m.namespace));
+    let name = m.name.clone();
+    let revision = m.from_revision;
+    let why = m.reason.clone().unwrap_or_default();
+    let done = detached(Box::new(move || {
+        Box::pin(async move {
+            let req = history::RollbackRequest {
+                instance: &name,
+                revision,
+                dry_run: false,
+                force: true,
+            };
+            history::rollback(&t, &req).await.map(|r| r.revision.number)
+        })
+    }));
+    match done.await {
+        Ok(number) => {
+            m.set_state(policy::Member::RolledBack);
+            m.reason = Some(format!("{why}; rolled back to revision {number}"));
+        }
+        Err(e) => {
+            m.set_state(policy::Member::RollbackRefused);
+            m.reason = Some(format!("{why}; not rolled back: {e}"));
+        }
+    }
+}
+
+/// A halted rollout retries its halted wave: its failed members go back to Pending.
+fn retry(status: &mut RolloutStatus, retry: Option<u32>) {
+    let wave = status.wave.unwrap_or(0);
+    for m in status.instances.iter_mut().filter(|m| m.wave == wave) {
+        if m.state().failed() {
+            m.set_state(policy::Member::Pending);
+            m.reason = Some("retried (spec.retry)".into());
+            m.generation = None;
+            m.upgraded_at = None;
+        }
+    }
+    status.observed_retry = retry;
+    status.finished_at = None;
+    status.set_phase(Phase::Progressing);
+}
+
+fn refuse(status: &mut RolloutStatus, why: String) {
+    status.set_phase(Phase::Refused);
+    status.message = Some(why);
+    status.finished_at = Some(Timestamp::now().to_string());
+}
+
+/// The status message: the phase said for people.
+fn message(status: &RolloutStatus, a: &Advance) -> String {
+    let count = |s: policy::Member| status.instances.iter().filter(|m| m.state() == s).count();
+    let failed: Vec<String> = status
+        .instances
+        .iter()
+        .filter(|m| m.wave as usize == a.wave && m.state().failed())
+        .map(|m| {
+            format!(
+                "{}/{}: {}",
+                m.namespace,
+                m.name,
+                m.reason.as_deref().unwrap_or("failed")
+            )
+        })
+        .collect();
+    match a.phase {
+        Phase::Halted => format!("halted in wave {}: {}", a.wave + 1, failed.join("; ")),
+        Phase::Completed => format!(
+            "every wave passed: {} succeeded, {} skipped",
+            count(policy::Member::Succeeded),
+            count(policy::Member::Skipped)
+        ),
+        Phase::AwaitingApproval => "waiting for `kudo rollout approve`".into(),
+        Phase::AwaitingWindow => format!(
+            "waiting for the window to open at {}",
+            status.window_opens_at.as_deref().unwrap_or("?")
+        ),
+        Phase::Paused => "paused (spec.paused)".into(),
+        _ => format!(
+            "wave {} of {}: {} succeeded, {} upgrading",
+            a.wave + 1,
+            status.wave_ends.len(),
+            count(policy::Member::Succeeded),
+            count(policy::Member::Upgrading)
+        ),
+    }
+}
+
+/// How long to wait before looking again: [`POLL`], or sooner when something runs out.
+fn wait_for(at: Option<Timestamp>, now: Timestamp) -> Duration {
+    let soon = at
+        .and_then(|t| t.duration_since(now).try_into().ok())
+        .unwrap_or(POLL);
+    soon.clamp(Duration::from_millis(200), POLL)
+}
+
+/// Writes the status when it changed; then what the controller does next.
+async fn finish(
+    fleet: &Fleet,
+    ns: &str,
+    name: &str,
+    before: &RolloutStatus,
+    status: RolloutStatus,
+    requeue: Option<Duration>,
+) -> Result<Action, Error> {
+    if &status != before {
+        let api: Api<Rollout> = Api::namespaced(fleet.client.clone(), ns);
+        api.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await?;
+    }
+    Ok(match requeue {
+        Some(d) => Action::requeue(d),
+        None => Action::await_change(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_look_is_at_most_a_poll_away_and_never_a_busy_loop() {
+        let now: Timestamp = "2026-11-28T10:00:00Z".parse().unwrap();
+        assert_eq!(wait_for(None, now), POLL);
+        let soon = now.checked_add(SignedDuration::from_millis(500)).unwrap();
+        assert_eq!(wait_for(Some(soon), now), Duration::from_millis(500));
+        let past = now.checked_sub(SignedDuration::from_secs(5)).unwrap();
+        assert_eq!(wait_for(Some(past), now), Duration::from_millis(200));
+        let later = now.checked_add(SignedDuration::from_secs(60)).unwrap();
+        assert_eq!(wait_for(Some(later), now), POLL);
+    }
+}
