@@ -664,9 +664,12 @@ fn message(status: &RolloutStatus, a: &Advance) -> String {
 
 /// How long to wait before looking again: [`POLL`], or sooner when something runs out.
 fn wait_for(at: Option<Timestamp>, now: Timestamp) -> Duration {
-    let soon = at
-        .and_then(|t| t.duration_since(now).try_into().ok())
-        .unwrap_or(POLL);
+    let soon = match at {
+        // A time already past: as soon as allowed.
+        Some(t) if t <= now => Duration::ZERO,
+        Some(t) => t.duration_since(now).try_into().unwrap_or(POLL),
+        None => POLL,
+    };
     soon.clamp(Duration::from_millis(200), POLL)
 }
 

@@ -16,18 +16,18 @@ fn dry_run_prints_every_object_of_the_installation() {
     let docs = kudo_yaml::manifest::parse(std::path::Path::new("-"), &text).unwrap();
     let docs: Vec<_> = docs.into_iter().filter(|d| !d.is_null()).collect();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
-    // Namespace, 3 CRDs, 2 ServiceAccounts, 4 ClusterRoles (manager, webhook, the view and
-    // admin aggregations), 2 ClusterRoleBindings, 2 Roles and 2 RoleBindings (the manager's
-    // Lease, the webhook's Secret), 2 Deployments, a PodDisruptionBudget, a Service, 2 webhook
-    // configurations.
-    assert_eq!(kinds.len(), 22, "{kinds:?}");
+    // Namespace, 4 CRDs (Rollout's included), 2 ServiceAccounts, 5 ClusterRoles (manager,
+    // webhook, the view and admin aggregations, the rollout approver), 2 ClusterRoleBindings,
+    // 2 Roles and 2 RoleBindings (the manager's Lease, the webhook's Secret), 2 Deployments, a
+    // PodDisruptionBudget, a Service, 2 webhook configurations.
+    assert_eq!(kinds.len(), 24, "{kinds:?}");
     assert_eq!(kinds[0], "Namespace");
     assert_eq!(
         kinds
             .iter()
             .filter(|k| **k == "CustomResourceDefinition")
             .count(),
-        3
+        4
     );
     let out = kudo()
         .args(["init", "--dry-run", "-o", "json", "--namespace", "ops"])
