@@ -19,9 +19,11 @@ fn render(src: &str, data: &str) -> std::result::Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-pub(super) fn check(rows: &[Row]) {
+/// Checks each [`Row`]; the data column may also be built at run time (a `String`).
+pub(super) fn check<D: AsRef<str>>(rows: &[(&str, D, &str)]) {
     let mut failures = Vec::new();
-    for &(src, data, want) in rows {
+    for (src, data, want) in rows {
+        let (src, data, want) = (*src, data.as_ref(), *want);
         match render(src, data) {
             Ok(got) if got == want => {}
             got => failures.push(format!(

@@ -26,12 +26,9 @@ pub(super) async fn reconcile(
     compiled: &Compiled,
     given: Result<Value, SecretsError>,
 ) -> Result<Action> {
-    let (ctx, inst) = (round.ctx, round.inst);
     let pkg = compiled.pkg();
     if !pkg.operator().plans.contains_key(CLEANUP) {
-        finalizer::remove(&round.api, inst).await?;
-        ctx.forget(inst);
-        return Ok(Action::await_change());
+        return release(&round).await;
     }
     let recorded = round
         .status
@@ -49,12 +46,12 @@ pub(super) async fn reconcile(
     }
     // The Secrets may be gone already (a foreground deletion): then the digests stay.
     let now_values = given.map(|given| {
-        let kept = inst.spec.immutable_defaults.as_ref();
+        let kept = round.inst.spec.immutable_defaults.as_ref();
         compiled.version.effective_kept(&given, kept).0.into_value()
     });
     let schema = &compiled.version.schema;
     let render = match now_values {
-        Ok(v) => kudo_policy::secrets::revealed(schema, &recorded, &v, &ctx.digest_key),
+        Ok(v) => kudo_policy::secrets::revealed(schema, &recorded, &v, &round.ctx.digest_key),
         Err(_) => recorded,
     };
     let action = round.advance(&compiled.prepared, &render).await?;
@@ -64,18 +61,22 @@ pub(super) async fn reconcile(
         .get(CLEANUP)
         .is_some_and(|p| plan::judge(p) == Standing::Complete);
     if cleaned {
-        finalizer::remove(&round.api, inst).await?;
-        ctx.forget(inst);
-        return Ok(Action::await_change());
+        return release(&round).await;
     }
     Ok(action)
+}
+
+/// The end of a deleted Instance: its finalizer goes (the API server then removes it), and
+/// the manager forgets what it kept of it.
+async fn release(round: &Round<'_>) -> Result<Action> {
+    finalizer::remove(&round.api, round.inst).await?;
+    round.ctx.forget(round.inst);
+    Ok(Action::await_change())
 }
 
 /// A deleted Instance whose OperatorVersion is gone (`why`): no cleanup plan to run, the
 /// finalizer goes.
 pub(super) async fn without_operator_version(round: &Round<'_>, why: &str) -> Result<Action> {
     tracing::info!(instance = %round.inst.name_any(), %why, "no cleanup plan to run");
-    finalizer::remove(&round.api, round.inst).await?;
-    round.ctx.forget(round.inst);
-    Ok(Action::await_change())
+    release(round).await
 }

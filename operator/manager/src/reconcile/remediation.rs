@@ -23,7 +23,7 @@ use crate::status::set_condition;
 use kudo_crd::common::{ExecStatus, OnFailure, Remediation, RemediationStatus};
 use kudo_crd::labels;
 use kudo_crd::revision;
-use kudo_policy::run::Start;
+use kudo_policy::run::{self, Force, Running, Start};
 
 /// The condition remediation keeps.
 pub(crate) const REMEDIATED: &str = "Remediated";
@@ -240,13 +240,19 @@ async fn rollback(round: &mut Round<'_>, why: &str) {
         labels::ROLLBACK,
         revision::rollback_annotation(target.number, generation),
     )];
+    // A run still in progress (a timed-out one) would block the rollback's write: the write
+    // supersedes it as `--force` does, by the one rule the webhook checks it against.
     let running = round
         .status
         .plan_status
         .get(&active.name)
-        .is_some_and(|p| !ExecStatus::of(&p.status).is_terminal());
-    if running {
-        annotations.push((labels::SUPERSEDE, active.uid.clone()));
+        .filter(|p| !ExecStatus::of(&p.status).is_terminal())
+        .map(|_| Running {
+            plan: active.name.clone(),
+            uid: active.uid.clone(),
+        });
+    if let Some(superseded) = run::supersede(running, Force::Any).superseded {
+        annotations.push((labels::SUPERSEDE, superseded.uid));
     }
     let ops = revision::restore_patch(inst, &target.record, &annotations);
     let sent = round
