@@ -60,7 +60,7 @@ pub enum WindowError {
 
 /// The longest window: a week, which is the longest period a 5-field schedule repeats within
 /// for most schedules (longer windows would always overlap the next opening).
-const MAX_DURATION: SignedDuration = SignedDuration::from_hours(24 * 7);
+pub const MAX_DURATION: SignedDuration = SignedDuration::from_hours(24 * 7);
 
 /// A window, checked and ready to answer [`Window::at`].
 #[derive(Debug, Clone)]
