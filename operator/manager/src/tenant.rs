@@ -123,19 +123,23 @@ impl Tenants {
         if !is_dns_subdomain(name) {
             return Err(InvalidName(name.to_string()));
         }
-        let sa = ServiceAccount {
+        Ok(self.acting_as(ServiceAccount {
             namespace: namespace.to_string(),
             name: name.to_string(),
-        };
+        }))
+    }
+
+    /// The tenant acting as `sa`, its client made once.
+    fn acting_as(&self, sa: ServiceAccount) -> Tenant {
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         let client = clients
             .entry(sa.clone())
             .or_insert_with(|| impersonating(&self.own, &sa))
             .clone();
-        Ok(Tenant {
+        Tenant {
             client,
             service_account: Some(sa),
-        })
+        }
     }
 
     /// The identity and client to act with for `inst` (see the module docs).
@@ -146,15 +150,7 @@ impl Tenants {
                 service_account: None,
             });
         };
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        let client = clients
-            .entry(sa.clone())
-            .or_insert_with(|| impersonating(&self.own, &sa))
-            .clone();
-        Ok(Tenant {
-            client,
-            service_account: Some(sa),
-        })
+        Ok(self.acting_as(sa))
     }
 }
 

@@ -513,19 +513,7 @@ pub fn advance(
 
 /// A duration as Kubernetes writes it (`10m0s` is `10m`).
 fn show(d: SignedDuration) -> String {
-    let secs = d.as_secs();
-    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 || out.is_empty() {
-        out.push_str(&format!("{s}s"));
-    }
-    out
+    crate::window::humanize(d.unsigned_abs())
 }
 
 /// A rollout gate: a CEL expression over the Instance (`self`), which must return a bool, as

@@ -154,6 +154,28 @@ impl Window {
     }
 }
 
+/// A duration as kudo prints it: `5m`, `1m30s`, `250ms` (the CLI's waits, a rollout's
+/// deadlines).
+pub fn humanize(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let s = d.as_secs();
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if s > 0 || out.is_empty() {
+        out.push_str(&format!("{s}s"));
+    }
+    out
+}
+
 /// A Go duration (`1h30m`, `90m`, `45s`), as Kubernetes writes them, positive and at most
 /// [`MAX_DURATION`]. Units: `h`, `m`, `s`.
 pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {

@@ -453,25 +453,7 @@ fn failed_at(phase: Option<&str>, step: Option<&str>) -> String {
 }
 
 /// A duration as `kudo` prints it: `5m`, `1m30s`, `250ms`.
-pub fn humanize(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let s = d.as_secs();
-    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 || out.is_empty() {
-        out.push_str(&format!("{s}s"));
-    }
-    out
-}
+pub use kudo_policy::window::humanize;
 
 /// Parses a duration as people write them (`humantime`: `30s`, `5m`, `1h30m`, `250ms`, `1h 30m`),
 /// or a bare number of seconds.
