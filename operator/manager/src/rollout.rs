@@ -142,7 +142,7 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
         return finish(&fleet, &ns, &name, &before, status, None).await;
     }
     if status.instances.is_empty() {
-        if let Err(why) = start(&fleet, &acting, &ro, &ns, &mut status).await {
+        if let Err(why) = start(&acting, &ro, &ns, &mut status).await {
             refuse(&mut status, why);
             return finish(&fleet, &ns, &name, &before, status, None).await;
         }
@@ -158,7 +158,7 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
     let mut live = Vec::with_capacity(members.len());
     for &i in &members {
         let m = &status.instances[i];
-        let api: Api<Instance> = Api::namespaced(fleet.client.clone(), &m.namespace);
+        let api: Api<Instance> = Api::namespaced(acting.clone(), &m.namespace);
         live.push(api.get_opt(&m.name).await?);
     }
     let seen = see(&ro, &status, &members, &live);
@@ -215,7 +215,6 @@ fn may(ro: &Rollout, status: &mut RolloutStatus, now: Timestamp) -> May {
 
 /// Selects, checks and orders the Instances; `Err` is why the rollout is refused.
 async fn start(
-    fleet: &Fleet,
     acting: &Client,
     ro: &Rollout,
     ns: &str,
@@ -258,7 +257,7 @@ async fn start(
     };
     let mut found: Vec<Instance> = Vec::new();
     for n in &namespaces {
-        let api: Api<Instance> = Api::namespaced(fleet.client.clone(), n);
+        let api: Api<Instance> = Api::namespaced(acting.clone(), n);
         let list = api
             .list(&ListParams::default().labels(&query))
             .await
