@@ -9,6 +9,9 @@ use clap::CommandFactory as _;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use kudo_policy::values::{Edit, Override, Reset};
 
+mod rollout;
+pub use rollout::*;
+
 /// kudo: operator packages with structured (JSON-schema) parameters.
 #[derive(Debug, Parser)]
 #[command(
@@ -244,6 +247,13 @@ pub enum Command {
     #[command(after_help = crate::examples::REGISTRY)]
     #[command(subcommand)]
     Registry(RegistryCommand),
+    /// Move many Instances of one operator to a new version in waves (fleet upgrades).
+    ///
+    /// Start a rollout, see where it stands, list them, pause, resume, abort or approve one
+    /// (docs/rollouts.md). Waves halt on the first failure; a rollout may wait for a
+    /// maintenance window or an approval.
+    #[command(subcommand, after_help = crate::examples::ROLLOUT)]
+    Rollout(RolloutCommand),
 }
 
 /// Where the cluster is: the flags every command that talks to one takes.
@@ -1377,6 +1387,13 @@ mod tests {
             &["registry", "login", "r", "-u", "me"],
             &["registry", "logout", "r"],
             &["registry", "trust", "r"],
+            &["rollout", "start", "r", "pkg", "-l", "a=b"],
+            &["rollout", "status", "r"],
+            &["rollout", "list"],
+            &["rollout", "pause", "r"],
+            &["rollout", "resume", "r"],
+            &["rollout", "abort", "r", "--rollback"],
+            &["rollout", "approve", "r"],
         ];
         let mut commands = Vec::new();
         leaves(&Cli::command(), Vec::new(), &mut commands);

@@ -128,6 +128,23 @@ Examples:
     --package examples/cassandra-v1beta2 --dry-run
 ";
 
+pub const ROLLOUT: &str = "\
+Examples:
+  # Every Cassandra of team data in prod: one first, then a quarter, then the rest
+  kudo rollout start cassandra-4 examples/cassandra-v1beta2 -n prod -l team=data \\
+    --waves 1,25%,100% --min-ready 5m --wait
+  # The same across the namespaces labelled env=prod, in a window, once approved
+  kudo rollout start cassandra-4 examples/cassandra-v1beta2 -n platform -l team=data \\
+    --namespace-selector env=prod --window-schedule '0 22 * * 1-5' --window-duration 2h \\
+    --window-time-zone Europe/Berlin --require-approval --dry-run
+  kudo rollout status cassandra-4 -n prod
+  kudo rollout approve cassandra-4 -n platform
+  kudo rollout pause cassandra-4 -n prod
+  kudo rollout resume cassandra-4 -n prod
+  kudo rollout abort cassandra-4 -n prod --rollback
+  kudo rollout list -A
+";
+
 pub const INIT: &str = "\
 Examples:
   # Install kudo in the cluster, and wait until it answers

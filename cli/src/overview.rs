@@ -22,6 +22,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "install",
             "update",
             "upgrade",
+            "rollout",
             "patch",
             "rollback",
             "uninstall",

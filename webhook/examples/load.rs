@@ -31,13 +31,8 @@ use kudo_policy::change::Version;
 use kudo_webhook::{
     Config, NoCluster, OperatorVersions, Shared, StoreError, serve, version_from_object,
 };
-use rcgen::{CertificateParams, KeyPair};
 
-use kudo_testkit::wire;
-
-fn wire_body(name: &str) -> Vec<u8> {
-    wire::capture(name)["request_body"].to_string().into_bytes()
-}
+use kudo_testkit::{tls, wire};
 
 /// A well-formed review with a response: a conversion that succeeded, or an admission answer
 /// (the objects themselves are skipped without being built, so the clients stay light).
@@ -69,18 +64,8 @@ struct Store(HashMap<(String, String), Arc<Version>>);
 
 impl Store {
     fn sample_db() -> Store {
-        let schema = serde_json::json!({"type": "object", "required": ["clusterName"], "properties": {
-            "clusterName": {"type": "string", "immutable": true},
-            "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
-            "auth": {"type": "object", "trigger": "auth-update", "properties": {
-                "enabled": {"type": "boolean", "default": false},
-                "password": {"type": "string", "writeOnly": true, "minLength": 8}}},
-            "topology": {"type": "array", "items": {"type": "object", "properties": {
-                "datacenterName": {"type": "string"}, "nodes": {"type": "integer"}}}}}});
-        let ov = serde_json::json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
-            "metadata": {"name": "sample-db-0.2.0", "namespace": wire::NAMESPACE},
-            "spec": {"version": "0.2.0", "parameters": schema,
-                "plans": {"deploy": {}, "update": {}, "auth-update": {}}}});
+        let ov =
+            wire::sample_db_operator_version("sample-db-0.2.0", "0.2.0", wire::sample_db_schema());
         let version = version_from_object(&ov).expect("the sample OperatorVersion is usable");
         let key = (wire::NAMESPACE.to_string(), "sample-db-0.2.0".to_string());
         Store(HashMap::from([(key, Arc::new(version))]))
@@ -150,13 +135,7 @@ async fn main() {
     let admit = mode.as_deref() == Some("admit");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
-    std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
+    let tls = tls::loopback(dir.path());
     // LOAD_MEMORY_BUDGET_MIB: the server's in-flight body budget (default: the server's).
     let budget_mib = std::env::var("LOAD_MEMORY_BUDGET_MIB")
         .ok()
@@ -168,6 +147,7 @@ async fn main() {
             store,
             metrics: Default::default(),
             capture: None,
+            cluster: None,
         }
     } else {
         Shared {
@@ -175,6 +155,7 @@ async fn main() {
             store: Arc::new(NoCluster),
             metrics: Default::default(),
             capture: None,
+            cluster: None,
         }
     });
     // LOAD_SERVER_BIN: run that `kudo-webhook` binary as a child process instead of the server
@@ -191,9 +172,9 @@ async fn main() {
         cmd.arg("--listen")
             .arg(addr.to_string())
             .arg("--tls-cert")
-            .arg(dir.path().join("tls.crt"))
+            .arg(&tls.cert)
             .arg("--tls-key")
-            .arg(dir.path().join("tls.key"))
+            .arg(&tls.key)
             .arg("--no-cluster")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -213,8 +194,8 @@ async fn main() {
     } else {
         let mut config = Config::new(
             "127.0.0.1:0".parse().unwrap(),
-            dir.path().join("tls.crt"),
-            dir.path().join("tls.key"),
+            tls.cert.clone(),
+            tls.key.clone(),
         );
         if let Some(mib) = budget_mib {
             config.memory_budget = mib * 1024 * 1024;
@@ -230,8 +211,7 @@ async fn main() {
         ));
         rx.await.unwrap()
     };
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert.der().clone()).unwrap();
+    let roots = tls.roots;
     let tls = rustls::ClientConfig::builder()
         .with_root_certificates(roots.clone())
         .with_no_client_auth();
@@ -252,7 +232,7 @@ async fn main() {
     let bodies: Arc<Vec<(String, Vec<u8>)>> = Arc::new(if admit {
         vec![(
             url("/admit/instance/validate"),
-            wire_body("admission-validate-update.json"),
+            wire::request_body("admission-validate-update.json"),
         )]
     } else if list {
         ["kudo.dev/v1beta2", "kudo.dev/v1beta1"]
@@ -272,7 +252,7 @@ async fn main() {
         .cycle()
         .take(9)
         .chain([("/admit/instance/validate", "admission-validate-update.json")].iter())
-        .map(|(p, f)| (url(p), wire_body(f)))
+        .map(|(p, f)| (url(p), wire::request_body(f)))
         .collect()
     });
     let errors = Arc::new(AtomicU64::new(0));

@@ -534,7 +534,7 @@ impl OperatorVersions for Until<'_> {
 
 /// The review as JSON, with the patch as kube-apiserver reads it: base64 text (Go's `[]byte`).
 /// kube-core serializes its `Vec<u8>` as an array of numbers.
-fn to_wire(review: AdmissionReview<DynamicObject>) -> Value {
+pub(crate) fn to_wire(review: AdmissionReview<DynamicObject>) -> Value {
     let mut v = serde_json::to_value(&review).unwrap_or(Value::Null);
     if let Some(r) = v.get_mut("response").and_then(Value::as_object_mut)
         && let Some(Value::Array(bytes)) = r.get("patch")
@@ -633,7 +633,7 @@ fn answer(
 
 /// A review read once: its request, and the objects taken out of it as they are (`object`,
 /// `oldObject`); `Err` with the answer to a body that is no AdmissionReview.
-fn read_review(body: &[u8]) -> Result<Read, Box<AdmissionResponse>> {
+pub(crate) fn read_review(body: &[u8]) -> Result<Read, Box<AdmissionResponse>> {
     // The body is parsed once: the objects are taken out of it as they are (no second copy
     // through DynamicObject, which doubled the memory of a large review), and the rest, small,
     // is read as kube's AdmissionReview.
@@ -668,12 +668,12 @@ fn read_review(body: &[u8]) -> Result<Read, Box<AdmissionResponse>> {
 }
 
 /// A review as [`read_review`] read it.
-struct Read {
-    request: AdmissionRequest<DynamicObject>,
+pub(crate) struct Read {
+    pub(crate) request: AdmissionRequest<DynamicObject>,
     /// `request.object`.
-    new: Option<Value>,
+    pub(crate) new: Option<Value>,
     /// `request.oldObject`.
-    old: Option<Value>,
+    pub(crate) old: Option<Value>,
 }
 
 /// The answer to an allowed write: its warnings, and for the mutating webhook the patch that
@@ -764,7 +764,7 @@ fn refused(response: AdmissionResponse, diags: &[Diagnostic]) -> AdmissionRespon
     )
 }
 
-fn deny(response: AdmissionResponse, message: &str) -> AdmissionResponse {
+pub(crate) fn deny(response: AdmissionResponse, message: &str) -> AdmissionResponse {
     let mut r = response.deny(message);
     r.result = Status::failure(message, "Invalid").with_code(400);
     r

@@ -1,12 +1,13 @@
 //! `kudo-webhook`: the conversion webhook (`/convert`: kudo.dev v1beta1 ⇄ v1beta2) and the
 //! admission webhook (`/admit/instance/mutate`, `/admit/instance/validate`, and
-//! `/admit/instance/v1beta1` for writes through v1beta1 as sent: [`v1beta1_values`]) for
-//! kube-apiserver.
+//! `/admit/instance/v1beta1` for writes through v1beta1 as sent: [`v1beta1_values`]; and
+//! `/admit/rollout` for Rollouts) for kube-apiserver.
 //!
 //! | | |
 //! |---|---|
 //! | [`convert_review`] | a ConversionReview body in, the review kube-apiserver expects out; each object converted by `kudo_crd::convert` |
 //! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-policy`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
+//! | [`rollout_review`] (`/admit/rollout`) | Rollouts: the spec's rules (`kudo_crd::rollout::RolloutSpec::check`), one rollout per Instance, approvals only from users who may `approve` `rollouts` (a SubjectAccessReview) |
 //! | [`OperatorVersions`], [`version_from_object`] | where admission finds the installed OperatorVersion's rules |
 //! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, certificate reload, and fair admission: body read deadline, memory budget taken as bytes arrive, a lane for small reviews, cancellation past the deadline ([`convert_review_until`], [`admit_review_until`]) |
 //! | [`Cache`] | the watch-fed OperatorVersion cache behind [`OperatorVersions`] and `kudo_crd::TypeSource` |
@@ -34,6 +35,7 @@ mod cache;
 mod capture;
 pub mod certs;
 mod conversion;
+mod rollout;
 mod server;
 
 pub use admission::{
@@ -42,4 +44,5 @@ pub use admission::{
 };
 pub use cache::Cache;
 pub use conversion::{convert_review, convert_review_until};
+pub use rollout::review as rollout_review;
 pub use server::{Config, NoCluster, Offline, Shared, serve};

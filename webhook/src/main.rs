@@ -172,15 +172,17 @@ fn main() -> ExitCode {
                 store: Arc::new(NoCluster),
                 metrics: Default::default(),
                 capture: args.capture_dir.clone(),
+                cluster: None,
             },
             (false, Ok(client)) => {
-                let (cache, run) = Cache::start(client);
+                let (cache, run) = Cache::start(client.clone());
                 tokio::spawn(run);
                 Shared {
                     types: cache.clone(),
                     store: cache,
                     metrics: Default::default(),
                     capture: args.capture_dir.clone(),
+                    cluster: Some(client),
                 }
             }
             (false, Err(why)) => {
@@ -190,6 +192,7 @@ fn main() -> ExitCode {
                     store: Arc::new(Offline(why)),
                     metrics: Default::default(),
                     capture: args.capture_dir.clone(),
+                    cluster: None,
                 }
             }
         };

@@ -183,6 +183,9 @@ pub struct Shared {
     pub metrics: Metrics,
     /// Where reviews are captured (`--capture-dir`); `None`: not captured.
     pub capture: Option<PathBuf>,
+    /// The cluster, for what admission of a Rollout reads there (its claims, whether its
+    /// approver may approve); `None`: no cluster (`--no-cluster`), and such a Rollout is refused.
+    pub cluster: Option<kube::Client>,
 }
 
 /// Serves until `shutdown` completes. `on_listening` gets the bound address (for port 0).

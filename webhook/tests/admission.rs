@@ -45,30 +45,12 @@ impl OperatorVersions for Store {
     }
 }
 
-fn sample_db(name: &str, version: &str, schema: Value) -> Value {
-    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
-        "metadata": {"name": name, "namespace": wire::NAMESPACE},
-        "spec": {"version": version, "parameters": schema,
-            "plans": {"deploy": {}, "update": {}, "auth-update": {}}}})
-}
-
-fn db_schema() -> Value {
-    json!({"type": "object", "required": ["clusterName"], "properties": {
-        "clusterName": {"type": "string", "immutable": true},
-        "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
-        "auth": {"type": "object", "trigger": "auth-update", "properties": {
-            "enabled": {"type": "boolean", "default": false},
-            "password": {"type": "string", "writeOnly": true, "minLength": 8}}},
-        "topology": {"type": "array", "items": {"type": "object", "properties": {
-            "datacenterName": {"type": "string"}, "nodes": {"type": "integer"}}}}}})
-}
-
 fn store() -> Store {
     let flat_ov = wire("conversion-operatorversion-v1beta1-to-v1beta2.json")["request_body"]["request"]["objects"][0].clone();
     Store::default()
         .with(
             wire::NAMESPACE,
-            sample_db("sample-db-0.2.0", "0.2.0", db_schema()),
+            wire::sample_db_operator_version("sample-db-0.2.0", "0.2.0", wire::sample_db_schema()),
         )
         .with(
             wire::NAMESPACE,
@@ -319,8 +301,14 @@ fn an_upgrade_migrates_by_old_name_or_is_refused() {
     let skip = json!({"type": "object", "properties": {
         "cluster": {"type": "object", "properties": {"name": {"type": "string", "oldName": "/cluster_name_v2"}}}}});
     let s = store()
-        .with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3))
-        .with(wire::NAMESPACE, sample_db("sample-db-0.4.0", "0.4.0", skip));
+        .with(
+            wire::NAMESPACE,
+            wire::sample_db_operator_version("sample-db-0.3.0", "0.3.0", v3),
+        )
+        .with(
+            wire::NAMESPACE,
+            wire::sample_db_operator_version("sample-db-0.4.0", "0.4.0", skip),
+        );
     let upgrade_to = |ov: &'static str| {
         move |b: &mut Value| {
             b["request"]["object"]["spec"]["parameters"] =
@@ -722,8 +710,11 @@ fn the_managers_writes_to_a_migrated_instance_are_admitted_even_while_it_is_dele
 
 #[test]
 fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
-    let v3 = db_schema();
-    let s = store().with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3));
+    let v3 = wire::sample_db_schema();
+    let s = store().with(
+        wire::NAMESPACE,
+        wire::sample_db_operator_version("sample-db-0.3.0", "0.3.0", v3),
+    );
     let (_, r) = run(
         "admission-validate-update.json",
         Mode::Validate,
@@ -761,8 +752,11 @@ fn an_upgrade_with_a_change_that_runs_another_plan_than_deploy_is_denied() {
 /// an immutable value is refused as on any upgrade.
 #[test]
 fn a_rollback_naming_the_generation_it_replaces_restores_a_revision() {
-    let v3 = db_schema();
-    let s = store().with(wire::NAMESPACE, sample_db("sample-db-0.3.0", "0.3.0", v3));
+    let v3 = wire::sample_db_schema();
+    let s = store().with(
+        wire::NAMESPACE,
+        wire::sample_db_operator_version("sample-db-0.3.0", "0.3.0", v3),
+    );
     let rollback = |value: Value, cluster_name: Option<&'static str>, at: Option<i64>| {
         move |b: &mut Value| {
             b["request"]["object"]["spec"]["operatorVersion"]["name"] = json!("sample-db-0.3.0");

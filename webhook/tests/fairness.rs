@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use kudo_crd::convert::TypeSource;
 use kudo_webhook::{Config, NoCluster, Shared, serve};
-use rcgen::{CertificateParams, KeyPair};
 
-use kudo_testkit::wire;
+use kudo_testkit::{tls, wire};
 
 struct Server {
     addr: SocketAddr,
@@ -29,26 +28,16 @@ impl Server {
     ) -> Server {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().unwrap();
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
-        std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
-        std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(cert.der().clone()).unwrap();
-        let mut config = Config::new(
-            "127.0.0.1:0".parse().unwrap(),
-            dir.path().join("tls.crt"),
-            dir.path().join("tls.key"),
-        );
+        let tls = tls::loopback(dir.path());
+        let roots = tls.roots;
+        let mut config = Config::new("127.0.0.1:0".parse().unwrap(), tls.cert, tls.key);
         edit(&mut config);
         let shared = Arc::new(Shared {
             types,
             store: Arc::new(NoCluster),
             metrics: Default::default(),
             capture: None,
+            cluster: None,
         });
         let (tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(serve(
@@ -178,10 +167,6 @@ impl RawTls {
     }
 }
 
-fn wire_body(name: &str) -> Vec<u8> {
-    wire::capture(name)["request_body"].to_string().into_bytes()
-}
-
 /// A TypeSource that takes `delay` per lookup and counts them; with `gated`, the first lookup
 /// waits until [`SlowTypes::open`] (or 20 s), the others do not.
 #[derive(Default)]
@@ -218,7 +203,7 @@ impl TypeSource for SlowTypes {
 /// Sends a small admission review (the captured create, 2.8 KB) and returns its status and
 /// how long it took.
 async fn small_review(server: &Server) -> (u16, Duration) {
-    let body = wire_body("admission-validate-create.json");
+    let body = wire::request_body("admission-validate-create.json");
     assert!(body.len() < 4096, "{}", body.len());
     let started = Instant::now();
     let r = server

@@ -62,10 +62,6 @@ fn client(ca: &Ca) -> reqwest::Client {
         .unwrap()
 }
 
-fn wire_body(name: &str) -> Vec<u8> {
-    wire::capture(name)["request_body"].to_string().into_bytes()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,6 +82,7 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
         store: Arc::new(NoCluster),
         metrics: Default::default(),
         capture: None,
+        cluster: None,
     });
     let (addr_tx, addr_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -107,7 +104,9 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
     let r = c
         .post(url("/convert?timeout=30s"))
         .header("content-type", "application/json")
-        .body(wire_body("conversion-instance-v1beta1-to-v1beta2.json"))
+        .body(wire::request_body(
+            "conversion-instance-v1beta1-to-v1beta2.json",
+        ))
         .send()
         .await
         .unwrap();
@@ -127,7 +126,7 @@ async fn the_server_answers_over_tls_reloads_its_certificate_and_shuts_down() {
     // admission without a cluster: a clear denial; /readyz says why
     let r = c
         .post(url("/admit/instance/validate?timeout=10s"))
-        .body(wire_body("admission-validate-create.json"))
+        .body(wire::request_body("admission-validate-create.json"))
         .send()
         .await
         .unwrap();

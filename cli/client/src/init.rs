@@ -89,6 +89,9 @@ pub fn manager_rules() -> Value {
         {"apiGroups": ["kudo.dev"], "resources": ["instances/status", "rollouts/status"], "verbs": ["get", "patch", "update"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
         {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+        // The namespaces a Rollout's namespaceSelector matches (their Instances are then read
+        // as the Rollout's account).
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
         // Revisions (kudo_crd::revision): the manager's own bookkeeping of each change.
         {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
         {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/version"], "verbs": ["get"]}
@@ -199,6 +202,8 @@ fn identities(o: &Options) -> Vec<Value> {
             {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances", "rollouts"], "verbs": ["get", "list", "watch"]},
             // Approvals: whether the user who approves a Rollout may `approve` rollouts.
             {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+            // Rollout claims: the namespaces a Rollout's namespaceSelector matches.
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]},
             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "list", "watch", "patch"]}]}));
     for name in [MANAGER, WEBHOOK] {
@@ -301,6 +306,8 @@ fn webhook_configurations(o: &Options) -> Vec<Value> {
         "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
     let v1beta1_rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta1"],
         "operations": ["CREATE", "UPDATE"], "resources": ["instances"], "scope": "Namespaced"}]);
+    let rollout_rule = json!([{"apiGroups": ["kudo.dev"], "apiVersions": ["v1beta2"],
+        "operations": ["CREATE", "UPDATE"], "resources": ["rollouts"], "scope": "Namespaced"}]);
     for (kind, name, path) in [
         (
             "MutatingWebhookConfiguration",
@@ -331,6 +338,16 @@ fn webhook_configurations(o: &Options) -> Vec<Value> {
             ));
         }
         webhooks.push(webhook(name, &rule, "Equivalent", path));
+        if kind.starts_with("Mutating") {
+            // Rollouts: the spec's rules, one rollout per Instance, and who approved
+            // (kudo_webhook's `rollout`: the approver's name is written, hence mutating).
+            webhooks.push(webhook(
+                "rollouts.mutate.kudo.dev",
+                &rollout_rule,
+                "Equivalent",
+                "/admit/rollout",
+            ));
+        }
         out.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
             "metadata": {"name": if kind.starts_with("Mutating") { MUTATING } else { VALIDATING }, "labels": labels(WEBHOOK)},
             "webhooks": webhooks}));

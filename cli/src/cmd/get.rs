@@ -51,18 +51,7 @@ fn show(kind: get::Kind, name: Option<&str>, a: &ListArgs) -> Result<Outcome, Er
             }
             String::new()
         }
-        None | Some(GetFormat::Wide) => {
-            let mut table = comfy_table::Table::new();
-            table.load_preset(comfy_table::presets::NOTHING);
-            table.set_header(listing.headers.clone());
-            for row in &listing.rows {
-                table.add_row(row.clone());
-            }
-            let mut s = table.to_string();
-            s.push('\n');
-            // Trailing spaces of the last column go.
-            s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
-        }
+        None | Some(GetFormat::Wide) => super::table(&listing.headers, &listing.rows),
     };
     super::print(&text)?;
     Ok(Outcome::Done)

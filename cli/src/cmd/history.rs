@@ -122,30 +122,33 @@ pub fn history(a: HistoryArgs) -> Result<Outcome, Error> {
             String::new()
         }
         None => {
-            let mut table = comfy_table::Table::new();
-            table.load_preset(comfy_table::presets::NOTHING);
-            table.set_header([
-                "REVISION",
-                "UPDATED",
-                "OPERATOR VERSION",
-                "PLAN",
-                "STATUS",
-                "CHANGE",
-                "BY",
-            ]);
-            for r in &h.revisions {
-                table.add_row([
-                    r.number.to_string(),
-                    to_the_second(&r.record.time),
-                    r.record.operator_version.name.clone().unwrap_or_default(),
-                    r.record.plan.clone(),
-                    r.status.to_string(),
-                    change_column(r),
-                    r.record.by.clone().unwrap_or_else(|| "-".into()),
-                ]);
-            }
-            let s = format!("{table}\n");
-            s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
+            let rows: Vec<Vec<String>> = h
+                .revisions
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.number.to_string(),
+                        to_the_second(&r.record.time),
+                        r.record.operator_version.name.clone().unwrap_or_default(),
+                        r.record.plan.clone(),
+                        r.status.to_string(),
+                        change_column(r),
+                        r.record.by.clone().unwrap_or_else(|| "-".into()),
+                    ]
+                })
+                .collect();
+            super::table(
+                &[
+                    "REVISION",
+                    "UPDATED",
+                    "OPERATOR VERSION",
+                    "PLAN",
+                    "STATUS",
+                    "CHANGE",
+                    "BY",
+                ],
+                &rows,
+            )
         }
     };
     super::print(&text)?;

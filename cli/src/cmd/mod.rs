@@ -20,6 +20,7 @@ mod patch;
 pub mod plan;
 mod registry;
 mod repo;
+mod rollout;
 mod sign;
 mod template;
 pub mod uninstall;
@@ -100,6 +101,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Version(a) => version::run(a),
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),
+        Command::Rollout(c) => rollout::run(c),
     }
 }
 
@@ -270,6 +272,20 @@ fn print(text: &str) -> Result<(), Error> {
 
 /// YAML text of a JSON value, which Kubernetes reads back as the same JSON (`"yes"` and
 /// `"0777"` are quoted).
+/// A table as kubectl prints one: no borders, columns padded, no trailing spaces.
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::NOTHING);
+    table.set_header(headers.to_vec());
+    for row in rows {
+        table.add_row(row.clone());
+    }
+    format!("{table}\n")
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
+}
+
 pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
     kudo_yaml::manifest::to_yaml(value)
 }

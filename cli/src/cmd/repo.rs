@@ -108,9 +108,9 @@ fn list(a: RepoListArgs) -> Result<Outcome, Error> {
         Some(DataFormat::Yaml) => {
             super::to_yaml(&serde_json::to_value(&config).unwrap_or_default())
         }
-        None => table(
+        None => super::table(
             &["", "NAME", "URL", "VERIFY"],
-            config
+            &config
                 .repositories
                 .iter()
                 .map(|r| {
@@ -122,7 +122,7 @@ fn list(a: RepoListArgs) -> Result<Outcome, Error> {
                         r.verify.as_str().to_string(),
                     ]
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
         ),
     };
     super::print(&text)?;
@@ -322,7 +322,7 @@ pub fn search(a: SearchArgs) -> Result<Outcome, Error> {
             eprintln!("no operator found");
             String::new()
         }
-        None => table(
+        None => super::table(
             &[
                 "NAME",
                 "OPERATOR VERSION",
@@ -330,7 +330,8 @@ pub fn search(a: SearchArgs) -> Result<Outcome, Error> {
                 "REPOSITORY",
                 "DESCRIPTION",
             ],
-            hits.iter()
+            &hits
+                .iter()
                 .map(|(repo, e)| {
                     vec![
                         e.name.clone(),
@@ -340,23 +341,9 @@ pub fn search(a: SearchArgs) -> Result<Outcome, Error> {
                         e.description.clone().unwrap_or_default(),
                     ]
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
         ),
     };
     super::print(&text)?;
     Ok(Outcome::Done)
-}
-
-/// Columns as kubectl prints them: a header, no borders, no trailing spaces.
-fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
-    let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::NOTHING);
-    table.set_header(headers.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    let text = format!("{table}\n");
-    text.lines()
-        .map(|l| format!("{}\n", l.trim_end()))
-        .collect()
 }

@@ -80,6 +80,83 @@ pub struct RolloutSpec {
     pub service_account_name: Option<String>,
 }
 
+impl RolloutSpec {
+    /// The `labelSelector` of the Instances this rollout selects: its operator's
+    /// (`kudo.dev/operator`) that `selector` matches. `Err` names the requirement that cannot
+    /// be written.
+    pub fn instance_query(&self) -> Result<String, String> {
+        let query = self
+            .selector
+            .query()
+            .map_err(|e| format!("spec.selector.{e}"))?;
+        let operator = format!("{}={}", crate::labels::OPERATOR, self.operator);
+        Ok(if query.is_empty() {
+            operator
+        } else {
+            format!("{query},{operator}")
+        })
+    }
+
+    /// The `labelSelector` of the namespaces it looks in (`None`: only its own).
+    pub fn namespace_query(&self) -> Option<Result<String, String>> {
+        self.namespace_selector.as_ref().map(|sel| {
+            sel.query()
+                .map_err(|e| format!("spec.namespaceSelector.{e}"))
+        })
+    }
+
+    /// Every reason this spec cannot run, each naming its field (`spec.waves[2] ...`,
+    /// `spec.gate: line 1, column 5: ...`); empty when it can. What `kudo rollout start`
+    /// checks before it writes anything and what the admission webhook refuses, so that a
+    /// Rollout applied with kubectl is held to the same rules. `now` dates the window's first
+    /// opening (a schedule that never opens is refused).
+    pub fn check(&self, now: jiff::Timestamp) -> Vec<String> {
+        use kudo_policy::rollout::{Gate, Waves};
+        let mut out = Vec::new();
+        if self.operator.trim().is_empty() {
+            out.push("spec.operator: name the operator whose Instances move".to_string());
+        }
+        if self
+            .operator_version
+            .name
+            .as_deref()
+            .unwrap_or("")
+            .is_empty()
+        {
+            out.push("spec.operatorVersion.name: name the OperatorVersion to move to".to_string());
+        }
+        if !self.waves.is_empty()
+            && let Err(e) = Waves::from_list(&self.waves)
+        {
+            out.push(e.to_string());
+        }
+        if let Err(e) = self.selector.query() {
+            out.push(format!("spec.selector.{e}"));
+        }
+        if let Some(Err(e)) = self.namespace_selector.as_ref().map(Selector::query) {
+            out.push(format!("spec.namespaceSelector.{e}"));
+        }
+        if let Some(Err(e)) = self.gate.as_deref().map(Gate::compile) {
+            out.push(e.to_string());
+        }
+        if let Some(Err(e)) = self
+            .window
+            .as_ref()
+            .map(|w| kudo_policy::window::Window::new(&w.spec(), now))
+        {
+            out.push(format!("spec.{e}"));
+        }
+        if let Some(other) = self
+            .on_failure
+            .as_deref()
+            .filter(|f| !matches!(*f, "rollback" | "halt"))
+        {
+            out.push(format!("spec.onFailure {other:?}: rollback or halt"));
+        }
+        out
+    }
+}
+
 /// A label selector, as Kubernetes writes them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +183,62 @@ pub struct Requirement {
 }
 
 impl Selector {
+    /// Reads a selector as kubectl's `-l` writes it: `team=blue,tier!=dev,zone in (a,b),
+    /// env notin (test),canary,!legacy` (`==` is `=`). `Err` names the requirement that is
+    /// not one of those forms. No library reads this syntax into a `LabelSelector` (kube has
+    /// the types, not the parser).
+    pub fn parse(text: &str) -> Result<Selector, String> {
+        let mut sel = Selector::default();
+        for part in split_requirements(text) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let bad = || {
+                format!(
+                    "{part:?}: not a label requirement (key=value, key!=value, key in (a,b), key notin (a,b), key, !key)"
+                )
+            };
+            let set = |rest: &str| -> Option<Vec<String>> {
+                let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+                let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
+                values.iter().all(|v| !v.is_empty()).then_some(values)
+            };
+            let requirement = |key: &str, operator: &str, values: Vec<String>| Requirement {
+                key: key.trim().to_string(),
+                operator: operator.to_string(),
+                values,
+            };
+            if let Some(key) = part.strip_prefix('!') {
+                sel.match_expressions
+                    .push(requirement(key, "DoesNotExist", Vec::new()));
+            } else if let Some((key, value)) = part.split_once("!=") {
+                sel.match_expressions.push(requirement(
+                    key,
+                    "NotIn",
+                    vec![value.trim().to_string()],
+                ));
+            } else if let Some((key, value)) =
+                part.split_once("==").or_else(|| part.split_once('='))
+            {
+                sel.match_labels
+                    .insert(key.trim().to_string(), value.trim().to_string());
+            } else if let Some((key, rest)) = part.split_once(" notin ") {
+                sel.match_expressions
+                    .push(requirement(key, "NotIn", set(rest).ok_or_else(bad)?));
+            } else if let Some((key, rest)) = part.split_once(" in ") {
+                sel.match_expressions
+                    .push(requirement(key, "In", set(rest).ok_or_else(bad)?));
+            } else if part.contains(|c: char| c.is_whitespace() || "()".contains(c)) {
+                return Err(bad());
+            } else {
+                sel.match_expressions
+                    .push(requirement(part, "Exists", Vec::new()));
+            }
+        }
+        Ok(sel)
+    }
+
     /// The selector as a `labelSelector` query (`a=b,c in (d,e),!f`); `Err` names the
     /// requirement with an unknown operator or missing values.
     pub fn query(&self) -> Result<String, String> {
@@ -139,6 +272,24 @@ impl Selector {
         }
         Ok(parts.join(","))
     }
+}
+
+/// The requirements of a selector's text: split at the commas outside parentheses.
+fn split_requirements(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut from) = (Vec::new(), 0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[from..]);
+    out
 }
 
 /// `spec.approval`.
@@ -351,5 +502,62 @@ mod tests {
         s.set_phase(kudo_policy::rollout::Phase::AwaitingWindow);
         assert_eq!(s.phase.as_deref(), Some("AwaitingWindow"));
         assert_eq!(s.phase(), kudo_policy::rollout::Phase::AwaitingWindow);
+    }
+
+    #[test]
+    fn a_selector_reads_as_kubectl_writes_it() {
+        let sel = Selector::parse(
+            "team=blue, tier==gold,zone in (a, b),env notin (test),canary,!legacy,x!=y",
+        )
+        .unwrap();
+        assert_eq!(
+            sel.query().unwrap(),
+            "team=blue,tier=gold,zone in (a,b),env notin (test),canary,!legacy,x notin (y)"
+        );
+        assert_eq!(Selector::parse("").unwrap(), Selector::default());
+        for bad in ["zone in a,b", "zone in ()", "a b"] {
+            let e = Selector::parse(bad).unwrap_err();
+            assert!(e.contains("not a label requirement"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_spec_is_checked_field_by_field() {
+        let now: jiff::Timestamp = "2026-11-28T10:00:00Z".parse().unwrap();
+        let spec = RolloutSpec {
+            operator: "kafka".into(),
+            operator_version: ObjectRef {
+                name: Some("kafka-1.0.0".into()),
+                ..ObjectRef::default()
+            },
+            ..RolloutSpec::default()
+        };
+        assert!(spec.check(now).is_empty(), "{:?}", spec.check(now));
+        assert_eq!(spec.instance_query().unwrap(), "kudo.dev/operator=kafka");
+        assert!(spec.namespace_query().is_none());
+        let bad = RolloutSpec {
+            operator: String::new(),
+            waves: vec!["1".into(), "ten".into(), "100%".into()],
+            gate: Some("self.status.ready ==".into()),
+            on_failure: Some("retry".into()),
+            window: Some(Window {
+                schedule: "0 25 * * *".into(),
+                duration: "2h".into(),
+                time_zone: None,
+            }),
+            ..spec
+        };
+        let problems = bad.check(now);
+        let said = problems.join("\n");
+        for field in [
+            "spec.operator:",
+            "spec.waves[1]",
+            "spec.gate:",
+            "spec.onFailure \"retry\"",
+            "spec.window.schedule",
+        ] {
+            assert!(said.contains(field), "{field} in {said}");
+        }
+        assert_eq!(problems.len(), 5, "{said}");
     }
 }

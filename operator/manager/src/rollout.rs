@@ -22,21 +22,18 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use kudo_client::commands::{self, Inputs, Target, history, upgrade};
-use kudo_crd::labels;
+use kudo_client::commands::{Target, history, rollout, upgrade};
 use kudo_crd::plan::{self, Standing};
 use kudo_crd::rollout::{Member, Rollout, RolloutStatus};
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
-use kudo_policy::preflight::Allow;
 use kudo_policy::rollout::{
-    self as policy, Advance, Candidate, Gate, GateResult, May, OnFailure, Phase, Progress, Seen,
-    Settings, Waves,
+    self as policy, Advance, Gate, GateResult, May, OnFailure, Phase, Progress, Seen, Settings,
 };
 use kudo_policy::window::{State, Window};
 
@@ -142,7 +139,7 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
         return finish(&fleet, &ns, &name, &before, status, None).await;
     }
     if status.instances.is_empty() {
-        if let Err(why) = start(&acting, &ro, &ns, &mut status).await {
+        if let Err(why) = start(&acting, &fleet.client, &ro, &mut status).await {
             refuse(&mut status, why);
             return finish(&fleet, &ns, &name, &before, status, None).await;
         }
@@ -213,166 +210,23 @@ fn may(ro: &Rollout, status: &mut RolloutStatus, now: Timestamp) -> May {
     May::Start
 }
 
-/// Selects, checks and orders the Instances; `Err` is why the rollout is refused.
+/// Selects, checks and orders the Instances (`kudo_client::commands::rollout::select`, the
+/// namespaces of `spec.namespaceSelector` listed by the manager, the rest as the rollout's
+/// account); `Err` is why the rollout is refused.
 async fn start(
     acting: &Client,
+    manager: &Client,
     ro: &Rollout,
-    ns: &str,
     status: &mut RolloutStatus,
 ) -> Result<(), String> {
-    let waves = Waves::from_list(&if ro.spec.waves.is_empty() {
-        vec!["1".into(), "100%".into()]
-    } else {
-        ro.spec.waves.clone()
-    })
-    .map_err(|e| e.to_string())?;
-    let query = ro
-        .spec
-        .selector
-        .query()
-        .map_err(|e| format!("spec.selector.{e}"))?;
-    let operator_label = format!("{}={}", labels::OPERATOR, ro.spec.operator);
-    let query = if query.is_empty() {
-        operator_label
-    } else {
-        format!("{query},{operator_label}")
-    };
-    let namespaces = match &ro.spec.namespace_selector {
-        None => vec![ns.to_string()],
-        Some(sel) => {
-            let q = sel
-                .query()
-                .map_err(|e| format!("spec.namespaceSelector.{e}"))?;
-            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(acting.clone());
-            api.list(&ListParams::default().labels(&q))
-                .await
-                .map_err(|e| {
-                    format!("the namespaces of spec.namespaceSelector cannot be listed: {e}")
-                })?
-                .items
-                .iter()
-                .map(ResourceExt::name_any)
-                .collect()
-        }
-    };
-    let mut found: Vec<Instance> = Vec::new();
-    for n in &namespaces {
-        let api: Api<Instance> = Api::namespaced(acting.clone(), n);
-        let list = api
-            .list(&ListParams::default().labels(&query))
-            .await
-            .map_err(|e| format!("the Instances of namespace {n} cannot be listed: {e}"))?;
-        found.extend(list.items);
-    }
-    if found.is_empty() {
-        return Err(format!(
-            "spec.selector matches no Instance of operator {} ({query} in {})",
-            ro.spec.operator,
-            namespaces.join(", ")
-        ));
-    }
-    let target_ns = ro
-        .spec
-        .operator_version
-        .namespace
-        .clone()
-        .unwrap_or_else(|| ns.to_string());
-    let target_name = ro.spec.operator_version.name.clone().unwrap_or_default();
-    let ov = Api::<OperatorVersion>::namespaced(acting.clone(), &target_ns)
-        .get_opt(&target_name)
-        .await
-        .map_err(|e| format!("spec.operatorVersion {target_ns}/{target_name} cannot be read: {e}"))?
-        .ok_or_else(|| format!("spec.operatorVersion {target_ns}/{target_name} does not exist"))?;
-    let package = kudo_crd::package::from_operator_version(&ov)
-        .map_err(|e| format!("spec.operatorVersion {target_ns}/{target_name}: {e}"))?;
-    let mut safe = Vec::new();
-    let mut unsafe_ = Vec::new();
-    for inst in &found {
-        let n = inst.namespace().unwrap_or_default();
-        let t = Target::new(acting.clone(), Some(&n));
-        let name = inst.name_any();
-        let pkg = package.clone();
-        let checked = detached(Box::new(move || {
-            Box::pin(async move {
-                upgrade::upgrade(&t, &upgrade_request(&name, &pkg, true))
-                    .await
-                    .map(|_| ())
-            })
-        }));
-        match checked.await {
-            Ok(_) => safe.push(inst),
-            Err(commands::Error::AlreadyRuns { .. }) => {}
-            Err(e) => unsafe_.push((inst, e.to_string())),
-        }
-    }
-    if !unsafe_.is_empty() && !ro.spec.skip_unsafe {
-        return Err(format!(
-            "the upgrade preflight refuses {} of {} selected Instances (spec.skipUnsafe leaves them out): {}",
-            unsafe_.len(),
-            found.len(),
-            unsafe_
-                .iter()
-                .map(|(i, why)| format!(
-                    "{}/{}: {why}",
-                    i.namespace().unwrap_or_default(),
-                    i.name_any()
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
-    }
-    if safe.is_empty() {
-        return Err(format!(
-            "no selected Instance can move: {} already run {target_name}, {} are refused by the preflight",
-            found.len() - unsafe_.len(),
-            unsafe_.len()
-        ));
-    }
-    let mut candidates: Vec<Candidate> = safe
-        .iter()
-        .map(|i| {
-            Candidate::new(
-                &i.namespace().unwrap_or_default(),
-                &i.name_any(),
-                Some(i.labels()),
-            )
-        })
-        .collect();
-    policy::order(&mut candidates);
-    let ends = waves.ends(candidates.len());
-    let mut members = Vec::new();
-    for (k, c) in candidates.iter().enumerate() {
-        let inst = safe
-            .iter()
-            .find(|i| {
-                i.name_any() == c.name && i.namespace().as_deref() == Some(c.namespace.as_str())
-            })
-            .expect("a candidate is a selected Instance");
-        let mut m = Member {
-            namespace: c.namespace.clone(),
-            name: c.name.clone(),
-            wave: ends.iter().position(|&e| k < e).unwrap_or(0) as u32,
-            from_version: inst.spec.operator_version_name(),
-            from_revision: latest_revision(acting, inst).await,
-            ..Member::default()
-        };
-        m.set_state(policy::Member::Pending);
-        members.push(m);
-    }
-    for (inst, why) in unsafe_ {
-        let mut m = Member {
-            namespace: inst.namespace().unwrap_or_default(),
-            name: inst.name_any(),
-            wave: ends.len() as u32,
-            from_version: inst.spec.operator_version_name(),
-            reason: Some(why),
-            ..Member::default()
-        };
-        m.set_state(policy::Member::Skipped);
-        members.push(m);
-    }
-    status.instances = members;
-    status.wave_ends = ends.iter().map(|&e| e as u32).collect();
+    let package = target_package(acting, ro).await?;
+    let (acting, manager, ro) = (acting.clone(), manager.clone(), ro.clone());
+    let selection = detached(Box::new(move || {
+        Box::pin(async move { rollout::select(&acting, &manager, &ro, &package).await })
+    }))
+    .await?;
+    status.instances = selection.members;
+    status.wave_ends = selection.wave_ends;
     status.wave = Some(0);
     status.set_phase(Phase::Progressing);
     Ok(())
@@ -393,39 +247,6 @@ async fn detached<T: Send + 'static>(make: Command<T>) -> T {
     match tokio::task::spawn_blocking(move || handle.block_on(make())).await {
         Ok(v) => v,
         Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
-}
-
-/// The number of an Instance's latest revision (what a rollback to "before the rollout"
-/// restores).
-async fn latest_revision(acting: &Client, inst: &Instance) -> Option<i64> {
-    let t = Target::new(acting.clone(), inst.namespace().as_deref());
-    let name = inst.name_any();
-    let revisions = detached(Box::new(move || {
-        Box::pin(async move { history::revisions(&t, &name).await })
-    }))
-    .await
-    .ok()?;
-    revisions.iter().map(|r| r.number).max()
-}
-
-/// The upgrade of `instance` to `package` as the rollout makes it: no values given; the
-/// preflight's findings refuse it (`kudo upgrade` without `--force`).
-fn upgrade_request<'a>(
-    instance: &'a str,
-    package: &'a kudo_pkg::Package,
-    dry_run: bool,
-) -> upgrade::Request<'a> {
-    static ALLOW: std::sync::OnceLock<Allow> = std::sync::OnceLock::new();
-    upgrade::Request {
-        instance,
-        package,
-        dependencies: Some(&[]),
-        inputs: Inputs::default(),
-        dry_run,
-        force: false,
-        remediation: None,
-        allow: ALLOW.get_or_init(Allow::default),
     }
 }
 
@@ -550,7 +371,7 @@ async fn upgrade_one(acting: &Client, pkg: &kudo_pkg::Package, m: &mut Member, n
     let pkg = pkg.clone();
     let done = detached(Box::new(move || {
         Box::pin(async move {
-            upgrade::upgrade(&t, &upgrade_request(&name, &pkg, false))
+            upgrade::upgrade(&t, &rollout::upgrade_request(&name, &pkg, false))
                 .await
                 .map(|d| (d.generation, d.from, d.to))
         })

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod mock_api;
+pub mod tls;
 pub mod wire;
 
 /// The repository root.
@@ -277,6 +278,18 @@ pub struct RegistryOptions {
     pub htpasswd: Option<String>,
     /// A PEM certificate and key: the registry then speaks HTTPS only.
     pub tls: Option<(String, String)>,
+}
+
+impl RegistryOptions {
+    /// A registry that asks for Basic credentials: `user` with `password` (its htpasswd line,
+    /// bcrypt at the lowest cost, as a test needs no strength).
+    pub fn with_user(user: &str, password: &str) -> RegistryOptions {
+        let hash = bcrypt::hash(password, 4).expect("bcrypt hashes any password");
+        RegistryOptions {
+            htpasswd: Some(format!("{user}:{hash}\n")),
+            tls: None,
+        }
+    }
 }
 
 /// A `docker-registry serve` on `127.0.0.1:PORT`, its storage and configuration in a temporary

@@ -17,6 +17,11 @@ pub fn capture(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
+/// The review the capture `name` holds, as the bytes kube-apiserver sent.
+pub fn request_body(name: &str) -> Vec<u8> {
+    capture(name)["request_body"].to_string().into_bytes()
+}
+
 /// The LIST-sized ConversionReview of the webhook's benchmarks and load run: the three objects
 /// kube-apiserver sent in the conversion captures, repeated with distinct names and uids, 1000
 /// in all.
@@ -49,4 +54,27 @@ pub fn list_review(desired: &str) -> Vec<u8> {
         "response": {"uid": "", "convertedObjects": null, "result": {"metadata": {}}}})
     .to_string()
     .into_bytes()
+}
+
+/// The parameters of `sample-db`, the operator the admission captures were taken with: an
+/// immutable name, a defaulted count, a write-only password whose change runs `auth-update`,
+/// and a list of datacenters.
+pub fn sample_db_schema() -> Value {
+    json!({"type": "object", "required": ["clusterName"], "properties": {
+        "clusterName": {"type": "string", "immutable": true},
+        "nodeCount": {"type": "integer", "minimum": 1, "default": 3},
+        "auth": {"type": "object", "trigger": "auth-update", "properties": {
+            "enabled": {"type": "boolean", "default": false},
+            "password": {"type": "string", "writeOnly": true, "minLength": 8}}},
+        "topology": {"type": "array", "items": {"type": "object", "properties": {
+            "datacenterName": {"type": "string"}, "nodes": {"type": "integer"}}}}}})
+}
+
+/// A `sample-db` OperatorVersion (v1beta2) in the captures' namespace: `name`, its `version`,
+/// the parameter `schema` ([`sample_db_schema`] as captured) and the plans the captures run.
+pub fn sample_db_operator_version(name: &str, version: &str, schema: Value) -> Value {
+    json!({"apiVersion": "kudo.dev/v1beta2", "kind": "OperatorVersion",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"version": version, "parameters": schema,
+            "plans": {"deploy": {}, "update": {}, "auth-update": {}}}})
 }

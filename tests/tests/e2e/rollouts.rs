@@ -124,3 +124,309 @@ fn a_rollout_whose_selector_matches_nothing_is_refused_and_touches_nothing() {
         "{message}"
     );
 }
+
+/// The Rollout `name` of `s`'s namespace, once its phase is `phase` (any final phase other than
+/// that one fails at once, with the status).
+fn rollout_when(s: &Scenario, name: &str, phase: &str) -> Value {
+    let rollouts = s.api("kudo.dev/v1beta2", "Rollout", "rollouts");
+    let mut last = Value::Null;
+    wait_until(&format!("rollout {name} is {phase}"), || {
+        last = s.get(&rollouts, name).unwrap_or_default();
+        let now = last["status"]["phase"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let finals = ["Completed", "Halted", "Refused", "Aborted"];
+        assert!(
+            now == phase || !finals.contains(&now.as_str()),
+            "rollout {name} ended {now}, not {phase}: {:#}",
+            last["status"]
+        );
+        now == phase
+    });
+    last
+}
+
+/// A label that names this test's namespaces and nothing else.
+fn label_namespaces(s: &Scenario, namespaces: &[&str], label: &str) {
+    for ns in namespaces {
+        s.kubectl(&["label", "namespace", ns, label])
+            .assert()
+            .success();
+    }
+}
+
+/// 30 Instances in two namespaces, waves 1, 20 %, 100 %, one Instance of the second wave whose
+/// new version never becomes Ready: the rollout halts in that wave, rolls that Instance back to
+/// its version before (whose plan completes again), and no Instance of the third wave is
+/// changed.
+#[test]
+fn a_failure_halts_the_rollout_in_its_wave_and_rolls_the_instance_back() {
+    let Some(a) = Scenario::start_with_workloads("rollout-halt-a", false) else {
+        return;
+    };
+    let Some(b) = Scenario::start("rollout-halt-b") else {
+        return;
+    };
+    a.instance_service_account();
+    b.instance_service_account();
+    // The rollout acts as namespace a's ServiceAccount, which b lets in too.
+    b.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "fleet-from-a", "namespace": b.namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
+            "namespace": a.namespace}]}));
+    let fleet = |v: &str| fixture("e2e/fleet").join(v);
+    let names = |p: &'static str| (0..15).map(move |i| format!("{p}{i:02}"));
+    for (s, prefix) in [(&a, "a"), (&b, "b")] {
+        for name in names(prefix) {
+            // a03, of the second wave, is the one whose new version never becomes Ready.
+            let ready = if name == "a03" { "false" } else { "true" };
+            s.install(&fleet("v1"), &name)
+                .param(&format!("ready={ready}"))
+                .no_wait()
+                .ok();
+        }
+    }
+    for (s, prefix) in [(&a, "a"), (&b, "b")] {
+        for name in names(prefix) {
+            s.wait_plan(&name, "deploy");
+        }
+    }
+    // b07 goes first: its priority label; then namespace a before b, by name.
+    b.kubectl(&[
+        "label",
+        "instance",
+        "b07",
+        "kudo.dev/rollout-priority=1",
+        "-n",
+        &b.namespace,
+    ])
+    .assert()
+    .success();
+    let fleet_label = format!("fleet={}", a.namespace);
+    label_namespaces(&a, &[&a.namespace, &b.namespace], &fleet_label);
+    let target = operator_version(&a, &fleet("v2"));
+    let before: Vec<(String, Value)> = [(&a, "a"), (&b, "b")]
+        .iter()
+        .flat_map(|(s, p)| names(p).map(|n| (n.clone(), s.instance(&n))))
+        .collect();
+    a.apply(&json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
+        "metadata": {"name": "fleet", "namespace": a.namespace},
+        "spec": {"operator": "e2e-fleet", "operatorVersion": {"name": target},
+            "namespaceSelector": {"matchLabels": {"fleet": a.namespace}},
+            "waves": ["1", "20%", "100%"], "progressDeadlineSeconds": 20}}));
+    let halted = rollout_when(&a, "fleet", "Halted");
+    let st = &halted["status"];
+    assert_eq!(st["waveEnds"], json!([1, 6, 30]), "{st:#}");
+    assert_eq!(st["wave"], 1, "halted in the second wave: {st:#}");
+    let members = st["instances"].as_array().expect("instances");
+    let by_name = |n: &str| {
+        members
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap_or_else(|| panic!("{n} is a member: {st:#}"))
+            .clone()
+    };
+    assert_eq!(by_name("b07")["wave"], 0, "{st:#}");
+    for n in ["a00", "a01", "a02", "a03", "a04"] {
+        assert_eq!(by_name(n)["wave"], 1, "{n}: {st:#}");
+    }
+    let failed = by_name("a03");
+    assert_eq!(failed["state"], "RolledBack", "{failed:#}");
+    assert!(
+        st["message"].as_str().unwrap_or_default().contains("a03"),
+        "the halt names the failed Instance: {st:#}"
+    );
+    // The failed Instance runs its version from before again, and its plan completes.
+    wait_until("a03's rollback completes", || {
+        let i = a.instance("a03");
+        let plan = i["status"]["activePlan"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        i["spec"]["operatorVersion"]["name"] == "e2e-fleet-0.1.0"
+            && i["status"]["planStatus"][&plan]["status"] == "COMPLETE"
+    });
+    assert_eq!(a.config_map("a03-config")["version"], "0.1.0");
+    // Nothing of the third wave was touched: same generation, same version.
+    let third: Vec<&Value> = members.iter().filter(|m| m["wave"] == 2).collect();
+    assert_eq!(third.len(), 24, "{st:#}");
+    for m in third {
+        let n = m["name"].as_str().unwrap();
+        assert_eq!(m["state"], "Pending", "{m:#}");
+        let s = if n.starts_with('a') { &a } else { &b };
+        let now = s.instance(n);
+        let (_, then) = before.iter().find(|(name, _)| name == n).unwrap();
+        assert_eq!(
+            now["metadata"]["generation"], then["metadata"]["generation"],
+            "{n}"
+        );
+        assert_eq!(
+            now["spec"]["operatorVersion"], then["spec"]["operatorVersion"],
+            "{n}"
+        );
+    }
+    // The first two waves' others moved.
+    for n in ["b07", "a00", "a01", "a02", "a04"] {
+        let s = if n.starts_with('a') { &a } else { &b };
+        assert_eq!(by_name(n)["state"], "Succeeded", "{n}: {st:#}");
+        assert_eq!(
+            s.instance(n)["spec"]["operatorVersion"]["name"],
+            target,
+            "{n}"
+        );
+    }
+}
+
+/// A tenant's rollout reaches only what its ServiceAccount may: its namespaceSelector also
+/// matches a namespace where that account has no rights, so the rollout is refused, naming
+/// that namespace, and no Instance moves, not even in its own namespace.
+#[test]
+fn a_rollout_cannot_reach_instances_its_service_account_may_not_list() {
+    let Some(mine) = Scenario::start("rollout-reach-mine") else {
+        return;
+    };
+    let Some(theirs) = Scenario::start("rollout-reach-theirs") else {
+        return;
+    };
+    mine.instance_service_account();
+    theirs.instance_service_account();
+    let fleet = |v: &str| fixture("e2e/fleet").join(v);
+    mine.install(&fleet("v1"), "m").ok();
+    theirs.install(&fleet("v1"), "t").ok();
+    let label = format!("reach={}", mine.namespace);
+    label_namespaces(&mine, &[&mine.namespace, &theirs.namespace], &label);
+    let target = operator_version(&mine, &fleet("v2"));
+    mine.apply(&json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
+        "metadata": {"name": "reach", "namespace": mine.namespace},
+        "spec": {"operator": "e2e-fleet", "operatorVersion": {"name": target},
+            "namespaceSelector": {"matchLabels": {"reach": mine.namespace}}}}));
+    let refused = rollout_when(&mine, "reach", "Refused");
+    let message = refused["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!(
+            "the Instances of namespace {} cannot be listed",
+            theirs.namespace
+        )) && message.contains("may not list instances.kudo.dev"),
+        "{message}"
+    );
+    for (s, n) in [(&mine, "m"), (&theirs, "t")] {
+        assert_eq!(
+            s.instance(n)["spec"]["operatorVersion"]["name"],
+            "e2e-fleet-0.1.0",
+            "{n} did not move"
+        );
+    }
+}
+
+/// `kudo rollout`: a spec the rules refuse is refused by the flag that set it, with nothing
+/// created; `--dry-run` lists the selection; a rollout that asks for approval waits; a second
+/// rollout claiming its Instances is refused at admission, naming it; a namespace admin
+/// without the verb `approve` cannot approve it, one bound to kudo-rollout-approver can (and
+/// is recorded by name); `status --wait` ends when it completes.
+#[test]
+fn the_cli_starts_a_rollout_an_approver_releases_and_no_other_rollout_claims() {
+    let Some(s) = Scenario::start("rollout-cli") else {
+        return;
+    };
+    s.instance_service_account();
+    let fleet = |v: &str| fixture("e2e/fleet").join(v);
+    let v2 = fleet("v2").to_string_lossy().to_string();
+    let ns = s.namespace.clone();
+    for n in ["c0", "c1"] {
+        s.install(&fleet("v1"), n).ok();
+        s.kubectl(&["label", "instance", n, "team=blue", "-n", &ns])
+            .assert()
+            .success();
+    }
+    let start = |name: &str, extra: &[&str]| {
+        let mut args = vec!["rollout", "start", name, &v2, "-l", "team=blue", "-n", &ns];
+        args.extend(extra);
+        s.kudo(&args).output().expect("kudo runs")
+    };
+    // Refused by the flag that set it; nothing created, not even the OperatorVersion.
+    let out = start("bad", &["--waves", "1,ten,100%"]);
+    assert!(!out.status.success());
+    let said = both(&out);
+    assert!(said.contains("--waves: spec.waves[1] \"ten\""), "{said}");
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    assert!(s.get(&ovs, "e2e-fleet-0.2.0").is_none(), "{said}");
+    // The dry run lists what the manager will select, in waves.
+    let out = start("blue", &["--dry-run", "-o", "json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let dry: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(dry["status"]["waveEnds"], json!([1, 2]), "{dry:#}");
+    assert_eq!(dry["status"]["instances"][0]["name"], "c0", "{dry:#}");
+    assert!(
+        s.get(&ovs, "e2e-fleet-0.2.0").is_none(),
+        "a dry run creates nothing"
+    );
+    // Started, waiting for an approval.
+    let out = start("blue", &["--require-approval"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(
+        text(&out.stdout).contains(&format!("Rollout {ns}/blue created")),
+        "{}",
+        both(&out)
+    );
+    rollout_when(&s, "blue", "AwaitingApproval");
+    // A second rollout of the same Instances is refused at admission, naming the first.
+    let out = start("green", &[]);
+    assert!(!out.status.success());
+    let said = both(&out);
+    assert!(
+        said.contains(&format!(
+            "Instance {ns}/c0 is already claimed by Rollout {ns}/blue"
+        )),
+        "{said}"
+    );
+    // A namespace admin may not approve; bound to kudo-rollout-approver, it may.
+    let tenant = crate::tenancy::tenant(&s);
+    let out = tenant
+        .kudo(&["rollout", "approve", "blue", "-n", &ns])
+        .output()
+        .expect("kudo runs");
+    assert!(!out.status.success());
+    let said = both(&out);
+    assert!(
+        said.contains(&format!("may not approve Rollouts in namespace {ns}"))
+            && said.contains("kudo-rollout-approver"),
+        "{said}"
+    );
+    s.apply(
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "tenant-approves", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+            "name": kudo_crd::labels::ROLLOUT_APPROVER},
+        "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": ns}]}),
+    );
+    let out = tenant
+        .kudo(&["rollout", "approve", "blue", "-n", &ns])
+        .output()
+        .expect("kudo runs");
+    assert!(out.status.success(), "{}", both(&out));
+    let approver = format!("system:serviceaccount:{ns}:tenant");
+    assert!(
+        text(&out.stdout).contains(&format!("approved by {approver}")),
+        "{}",
+        both(&out)
+    );
+    let out = s
+        .kudo(&["rollout", "status", "blue", "--wait", "-n", &ns])
+        .output()
+        .expect("kudo runs");
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(text(&out.stdout).contains("Completed"), "{}", both(&out));
+    for n in ["c0", "c1"] {
+        assert_eq!(
+            s.instance(n)["spec"]["operatorVersion"]["name"],
+            "e2e-fleet-0.2.0"
+        );
+    }
+    let list = s.json(&["rollout", "list", "-n", &ns, "-o", "json"]);
+    assert_eq!(
+        list["items"][0]["status"]["approvedBy"], approver,
+        "{list:#}"
+    );
+}

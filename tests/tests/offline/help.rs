@@ -110,7 +110,7 @@ fn needs_cluster(args: &[String]) -> bool {
     let has = |f: &str| args.iter().any(|a| a == f);
     match args[1].as_str() {
         "install" | "uninstall" | "plan" | "get" | "list" | "status" | "migrate" | "diff"
-        | "patch" | "history" | "rollback" => true,
+        | "patch" | "history" | "rollback" | "rollout" => true,
         "update" | "upgrade" => !has("-f"),
         "explain" => has("--instance"),
         "init" => !has("--dry-run"),

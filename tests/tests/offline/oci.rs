@@ -393,11 +393,7 @@ fn a_package_the_registry_serves_altered_is_refused_and_not_written() {
 
 /// A registry asking for Basic credentials: alice, password `s3cret`.
 fn registry_with_alice() -> Option<TestRegistry> {
-    let hash = bcrypt::hash("s3cret", 4).unwrap();
-    TestRegistry::start(RegistryOptions {
-        htpasswd: Some(format!("alice:{hash}\n")),
-        tls: None,
-    })
+    TestRegistry::start(RegistryOptions::with_user("alice", "s3cret"))
 }
 
 #[test]

@@ -556,11 +556,7 @@ fn a_signed_repository_index_is_required_by_its_policy() {
 /// signature cannot be read, and `--verify` refuses.
 #[test]
 fn signing_and_verifying_use_the_registry_s_credentials() {
-    let hash = bcrypt::hash("s3cret", 4).unwrap();
-    let Some(registry) = TestRegistry::start(RegistryOptions {
-        htpasswd: Some(format!("alice:{hash}\n")),
-        tls: None,
-    }) else {
+    let Some(registry) = TestRegistry::start(RegistryOptions::with_user("alice", "s3cret")) else {
         return;
     };
     let work = tempfile::tempdir().unwrap();

@@ -39,6 +39,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/admit/instance/mutate", post(mutate))
         .route("/admit/instance/validate", post(validate))
         .route("/admit/instance/v1beta1", post(v1beta1))
+        .route("/admit/rollout", post(rollout))
         .route_layer(middleware::from_fn_with_state(gate, fair));
     Router::new()
         .merge(hooks)
@@ -195,4 +196,18 @@ async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
         shared.metrics.encode(),
     )
         .into_response()
+}
+
+/// `/admit/rollout`: async, as it asks the cluster (`crate::rollout`).
+async fn rollout(
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
+    body: Bytes,
+) -> Response {
+    let started = Instant::now();
+    let (status, review) = crate::rollout::review(&body, shared.cluster.as_ref()).await;
+    let reply = serde_json::to_vec(&review).unwrap_or_default();
+    capture(&shared, "admit-rollout", &uri, &body, status, &reply);
+    shared.metrics.observe("admit-rollout", status, started);
+    json(status, reply)
 }

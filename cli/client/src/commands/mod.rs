@@ -41,6 +41,7 @@ pub mod history;
 pub mod install;
 mod merge;
 pub mod plan;
+pub mod rollout;
 pub(crate) mod secrets;
 pub mod service_account;
 pub mod uninstall;
@@ -425,6 +426,26 @@ pub enum Error {
         what: String,
         /// The last state seen.
         last: String,
+    },
+    /// A rollout cannot start, or cannot take the change asked for: each reason names the
+    /// field (`spec.waves[2] ...`) or the state. Nothing was written.
+    #[error("Rollout {rollout}: {}; nothing was written", problems.join("; "))]
+    Rollout {
+        /// The Rollout (`namespace/name`).
+        rollout: String,
+        /// Every reason.
+        problems: Vec<String>,
+    },
+    /// `kudo rollout status --wait` (or `start --wait`): the rollout ended other than
+    /// Completed.
+    #[error("Rollout {rollout} ended {phase}: {message}")]
+    RolloutEnded {
+        /// The Rollout (`namespace/name`).
+        rollout: String,
+        /// `Halted`, `Refused` or `Aborted`.
+        phase: String,
+        /// Its status message.
+        message: String,
     },
     /// Something that should not happen: a bug in kudo.
     #[error("internal error, this may indicate a bug in kudo (please report it): {0}")]
