@@ -46,9 +46,33 @@ pub async fn review(body: &[u8], cluster: Option<&Client>) -> (u16, Value) {
                 &format!("internal error: the patch cannot be written: {e}"),
             ),
         },
-        Err(why) => deny(response, &why),
+        Err(Refused::Invalid(why)) => deny(response, &why),
+        Err(Refused::Forbidden(why)) => {
+            let mut r = response.deny(&why);
+            r.result = kube::core::Status::failure(&why, "Forbidden").with_code(403);
+            r
+        }
     };
     (200, to_wire(reply.into_review()))
+}
+
+/// Why a Rollout is refused: 400 Invalid, or 403 Forbidden (an approval from a user who may
+/// not approve, as kubectl then says).
+enum Refused {
+    Invalid(String),
+    Forbidden(String),
+}
+
+impl From<String> for Refused {
+    fn from(why: String) -> Refused {
+        Refused::Invalid(why)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(why: &str) -> Refused {
+        Refused::Invalid(why.to_string())
+    }
 }
 
 /// `Ok(patch)` to admit (with the approver's name written), `Err` why not.
@@ -57,12 +81,13 @@ async fn decide(
     new: Option<&Value>,
     old: Option<&Value>,
     cluster: Option<&Client>,
-) -> Result<Option<json_patch::Patch>, String> {
+) -> Result<Option<json_patch::Patch>, Refused> {
     if request.kind.group != "kudo.dev" || request.kind.kind != "Rollout" {
         return Err(format!(
             "this endpoint admits kudo.dev Rollouts, not {}",
             request.kind.kind
-        ));
+        )
+        .into());
     }
     if matches!(request.operation, Operation::Delete | Operation::Connect) {
         return Ok(None);
@@ -73,7 +98,7 @@ async fn decide(
     let old = old.and_then(|v| read(v).ok());
     let problems = new.spec.check(jiff::Timestamp::now());
     if !problems.is_empty() {
-        return Err(problems.join("; "));
+        return Err(problems.join("; ").into());
     }
     let ns = request.namespace.clone().unwrap_or_default();
     let user = request.user_info.username.clone().unwrap_or_default();
@@ -109,7 +134,7 @@ async fn decide(
     let patch = json!([{"op": "replace", "path": "/spec/approval/approvedBy", "value": user}]);
     serde_json::from_value(patch)
         .map(Some)
-        .map_err(|e| format!("internal error: {e}"))
+        .map_err(|e| format!("internal error: {e}").into())
 }
 
 /// Whether the requesting user may `approve` `rollouts.kudo.dev` in `ns`.
@@ -117,7 +142,7 @@ async fn may_approve(
     client: &Client,
     request: &AdmissionRequest<DynamicObject>,
     ns: &str,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let info = &request.user_info;
     let user = info.username.clone().unwrap_or_default();
     let review = SubjectAccessReview {
@@ -146,10 +171,10 @@ async fn may_approve(
     if answer.status.is_some_and(|s| s.allowed) {
         Ok(())
     } else {
-        Err(format!(
+        Err(Refused::Forbidden(format!(
             "{user} may not approve Rollouts in namespace {ns}: approving needs the verb approve on rollouts.kudo.dev there (the ClusterRole {} grants it)",
             labels::ROLLOUT_APPROVER
-        ))
+        )))
     }
 }
 
@@ -157,6 +182,17 @@ async fn may_approve(
 /// operator, naming the first such Rollout.
 async fn claims(client: &Client, new: &Rollout, ns: &str) -> Result<(), String> {
     let mine = selection(client, &new.spec, ns).await?;
+    if mine.is_empty() {
+        return Err(format!(
+            "spec.selector matches no Instance of operator {} ({} in {})",
+            new.spec.operator,
+            new.spec.instance_query()?,
+            match new.spec.namespace_query() {
+                None => format!("namespace {ns}"),
+                Some(q) => format!("the namespaces of {}", q?),
+            }
+        ));
+    }
     let all: Api<Rollout> = Api::all(client.clone());
     let mut others = all
         .list(&ListParams::default())

@@ -68,6 +68,23 @@ async fn a_spec_the_rules_refuse_is_refused_naming_its_field() {
 }
 
 #[tokio::test]
+async fn a_selector_that_matches_nothing_is_refused() {
+    let mut none = rollout("r", None, &["100%"]);
+    none["spec"]["operator"] = json!("zookeeper");
+    let (client_none, _) = mock_api::client("team", |seen| match seen.path.as_str() {
+        "/apis/kudo.dev/v1beta2/namespaces/team/instances" => (200, list("Instance", vec![])),
+        other => (404, mock_api::status(404, "NotFound", other)),
+    });
+    let r = answer(&review("CREATE", &none, None), Some(&client_none)).await;
+    assert_eq!(r["allowed"], false);
+    let message = r["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("spec.selector matches no Instance of operator zookeeper"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn an_instance_claimed_by_a_running_rollout_is_not_claimed_twice() {
     let mut first = rollout("first", None, &["1", "100%"]);
     first["status"] = json!({"phase": "Progressing",
@@ -101,6 +118,7 @@ async fn an_approval_is_admitted_only_from_an_approver_and_says_who() {
             && message.contains("kudo-rollout-approver"),
         "{message}"
     );
+    assert_eq!(r["status"]["code"], 403, "as RBAC refuses: {r:#}");
     let sar = log
         .lock()
         .unwrap()

@@ -133,6 +133,7 @@ fn start(a: RolloutStartArgs) -> Result<Outcome, Error> {
         shown.status = Some(RolloutStatus {
             instances: selection.members.clone(),
             wave_ends: selection.wave_ends.clone(),
+            grown_rights: selection.grown_rights.clone(),
             ..RolloutStatus::default()
         });
     }
@@ -161,6 +162,7 @@ fn start(a: RolloutStartArgs) -> Result<Outcome, Error> {
                         ro.spec.operator,
                         selection.wave_ends.len()
                     ));
+                    out.push_str(&grown(&shown));
                     out.push_str(&members(&shown));
                 }
                 Some(Err(why)) => eprintln!(
@@ -261,8 +263,25 @@ fn overview(ro: &Rollout) -> String {
         selector_text(&ro.spec),
         ro.spec.operator_version.name.as_deref().unwrap_or_default()
     ));
+    out.push_str(&grown(ro));
     out.push_str(&members(ro));
     out
+}
+
+/// The rights the new version needs that the old did not, when any: why an approval is asked.
+fn grown(ro: &Rollout) -> String {
+    let rights = ro
+        .status
+        .as_ref()
+        .map(|s| s.grown_rights.clone())
+        .unwrap_or_default();
+    if rights.is_empty() {
+        return String::new();
+    }
+    format!(
+        "  needs an approval: the new version needs rights the old did not ({})\n",
+        rights.join(", ")
+    )
 }
 
 /// WAVE NAMESPACE NAME FROM STATE REASON, one row per Instance.

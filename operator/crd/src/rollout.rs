@@ -299,8 +299,8 @@ pub struct Approval {
     /// Wait for an approval before the first wave.
     #[serde(default)]
     pub required: bool,
-    /// Who approved (`kudo rollout approve` writes the caller's name; the admission webhook
-    /// admits it only from that user, and only when they may `approve` `rollouts`).
+    /// Who approved (`kudo rollout approve`). The admission webhook admits a new value only
+    /// from a user who may `approve` `rollouts`, and writes that user's name here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_by: Option<String>,
 }
@@ -377,6 +377,11 @@ pub struct RolloutStatus {
     /// Who approved it, when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_by: Option<String>,
+    /// The rights the target version needs that a version the rollout moves Instances from
+    /// did not (`get configmaps`, `write ClusterRole.rbac.authorization.k8s.io`): when any, the
+    /// rollout waits for an approval, whatever `spec.approval` says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grown_rights: Vec<String>,
     /// `spec.retry` last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_retry: Option<u32>,

@@ -347,17 +347,31 @@ impl Context {
         reason: &str,
         note: String,
     ) {
+        self.publish(&inst.object_ref(&()), type_, reason, "RunPlan", note)
+            .await;
+    }
+
+    /// Publishes an Event on `object` (an Instance, a Rollout); a failure is logged.
+    pub(crate) async fn publish(
+        &self,
+        object: &k8s_openapi::api::core::v1::ObjectReference,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
         // The API server refuses an Event whose note is over 1 kB.
         let note = bounded::cut(&note, bounded::EVENT_NOTE);
         let ev = Event {
             type_,
             reason: reason.into(),
             note: Some(note),
-            action: "RunPlan".into(),
+            action: action.into(),
             secondary: None,
         };
-        if let Err(e) = self.recorder.publish(&ev, &inst.object_ref(&())).await {
-            tracing::warn!(instance = %inst.name_any(), error = %e, "cannot publish event");
+        if let Err(e) = self.recorder.publish(&ev, object).await {
+            let name = object.name.as_deref().unwrap_or_default();
+            tracing::warn!(object = %name, error = %e, "cannot publish event");
         }
     }
 }

@@ -87,7 +87,7 @@ pub async fn run(
     let concurrency = ctx.settings.concurrency;
     // Rollouts, beside Instances, under the same Lease.
     let rollouts = tokio::spawn(crate::rollout::run(
-        ctx.client.clone(),
+        ctx.clone(),
         default_service_account,
         shutdown.clone(),
     ));

@@ -20,6 +20,11 @@ struct PlanLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PhaseLabels {
+    phase: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ActionLabels {
     action: String,
 }
@@ -50,6 +55,8 @@ pub struct Metrics {
     drift_detected: Counter,
     drift_corrected: Counter,
     drifted_objects: Family<InstanceLabels, Gauge>,
+    rollout_phases: Family<PhaseLabels, Counter>,
+    rollout_members: Family<ActionLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -119,7 +126,21 @@ impl Default for Metrics {
             "Objects of an Instance drifted at its last drift check",
             drifted_objects.clone(),
         );
+        let rollout_phases = Family::<PhaseLabels, Counter>::default();
+        registry.register(
+            "rollout_phases",
+            "Rollouts that entered a phase, by phase (Progressing, Halted, Completed, ...)",
+            rollout_phases.clone(),
+        );
+        let rollout_members = Family::<ActionLabels, Counter>::default();
+        registry.register(
+            "rollout_instances",
+            "Instances a rollout upgraded, rolled back, or saw fail, by action",
+            rollout_members.clone(),
+        );
         Metrics {
+            rollout_phases,
+            rollout_members,
             revisions,
             remediations,
             drift_detected,
@@ -172,6 +193,25 @@ impl Metrics {
     /// The API server refused a status write.
     pub fn status_refused(&self) {
         self.status_refused.inc();
+    }
+
+    /// A rollout entered `phase`.
+    pub fn rollout_phase(&self, phase: &str) {
+        self.rollout_phases
+            .get_or_create(&PhaseLabels {
+                phase: phase.into(),
+            })
+            .inc();
+    }
+
+    /// A rollout did `action` to an Instance (`upgraded`, `failed`, `rolled_back`,
+    /// `rollback_refused`).
+    pub fn rollout_instance(&self, action: &str) {
+        self.rollout_members
+            .get_or_create(&ActionLabels {
+                action: action.into(),
+            })
+            .inc();
     }
 
     /// A revision was recorded.

@@ -24,8 +24,9 @@ use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::EventType;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
 use kudo_client::commands::{Target, history, rollout, upgrade};
@@ -37,6 +38,7 @@ use kudo_policy::rollout::{
 };
 use kudo_policy::window::{State, Window};
 
+use crate::context::Context;
 use crate::tenant::Tenants;
 
 /// How often a Rollout with a wave in progress is looked at again.
@@ -46,6 +48,8 @@ pub const POLL: Duration = Duration::from_secs(2);
 pub struct Fleet {
     client: Client,
     tenants: Tenants,
+    /// The manager's events and metrics.
+    ctx: Arc<Context>,
 }
 
 /// Why a reconcile of a Rollout failed (it is retried).
@@ -62,13 +66,15 @@ pub enum Error {
 /// Runs the Rollout controller until `shutdown`, acting as `default_service_account` for
 /// Rollouts that name none.
 pub async fn run(
-    client: Client,
+    ctx: Arc<Context>,
     default_service_account: Option<String>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
+    let client = ctx.client.clone();
     let fleet = Arc::new(Fleet {
         tenants: Tenants::new(client.clone(), default_service_account),
         client: client.clone(),
+        ctx,
     });
     let rollouts: Api<Rollout> = Api::all(client);
     Controller::new(rollouts, watcher::Config::default())
@@ -96,7 +102,6 @@ fn error_policy(ro: Arc<Rollout>, error: &Error, _: Arc<Fleet>) -> Action {
 /// One reconcile of a Rollout (see the module docs).
 pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Error> {
     let ns = ro.namespace().ok_or(Error::NoNamespace)?;
-    let name = ro.name_any();
     let now = Timestamp::now();
     let before = ro.status.clone().unwrap_or_default();
     let mut status = before.clone();
@@ -108,7 +113,7 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
         Ok(t) => t.client,
         Err(e) => {
             refuse(&mut status, format!("spec.serviceAccountName: {e}"));
-            return finish(&fleet, &ns, &name, &before, status, None).await;
+            return finish(&fleet, &ro, &before, status, None).await;
         }
     };
     let phase = status.phase();
@@ -131,17 +136,17 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
             status.message = Some("aborted by spec.abort".into());
             status.finished_at = Some(now.to_string());
         }
-        return finish(&fleet, &ns, &name, &before, status, None).await;
+        return finish(&fleet, &ro, &before, status, None).await;
     }
     if phase == Phase::Halted && ro.spec.retry != status.observed_retry {
         retry(&mut status, ro.spec.retry);
     } else if phase.is_final() {
-        return finish(&fleet, &ns, &name, &before, status, None).await;
+        return finish(&fleet, &ro, &before, status, None).await;
     }
     if status.instances.is_empty() {
         if let Err(why) = start(&acting, &fleet.client, &ro, &mut status).await {
             refuse(&mut status, why);
-            return finish(&fleet, &ns, &name, &before, status, None).await;
+            return finish(&fleet, &ro, &before, status, None).await;
         }
         status.started_at = Some(now.to_string());
     }
@@ -165,7 +170,7 @@ pub async fn reconcile(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Er
         p if p.is_final() => None,
         _ => Some(wait_for(advanced.requeue_at, now)),
     };
-    finish(&fleet, &ns, &name, &before, status, requeue).await
+    finish(&fleet, &ro, &before, status, requeue).await
 }
 
 /// The rollout's settings, with the defaults.
@@ -193,12 +198,19 @@ fn may(ro: &Rollout, status: &mut RolloutStatus, now: Timestamp) -> May {
     if ro.spec.paused {
         return May::Paused;
     }
-    if let Some(a) = &ro.spec.approval {
-        match &a.approved_by {
-            Some(who) => status.approved_by = Some(who.clone()),
-            None if a.required => return May::AwaitApproval,
-            None => {}
-        }
+    // An approval is required when the spec asks, or when the new version needs rights the
+    // old did not (`status.grownRights`), whatever the spec says.
+    let required =
+        ro.spec.approval.as_ref().is_some_and(|a| a.required) || !status.grown_rights.is_empty();
+    match ro
+        .spec
+        .approval
+        .as_ref()
+        .and_then(|a| a.approved_by.clone())
+    {
+        Some(who) => status.approved_by = Some(who),
+        None if required => return May::AwaitApproval,
+        None => {}
     }
     if let Some(w) = &ro.spec.window
         && let Ok(window) = Window::new(&w.spec(), now)
@@ -227,6 +239,7 @@ async fn start(
     .await?;
     status.instances = selection.members;
     status.wave_ends = selection.wave_ends;
+    status.grown_rights = selection.grown_rights;
     status.wave = Some(0);
     status.set_phase(Phase::Progressing);
     Ok(())
@@ -466,6 +479,10 @@ fn message(status: &RolloutStatus, a: &Advance) -> String {
             count(policy::Member::Succeeded),
             count(policy::Member::Skipped)
         ),
+        Phase::AwaitingApproval if !status.grown_rights.is_empty() => format!(
+            "waiting for `kudo rollout approve`: the new version needs rights the old did not ({})",
+            status.grown_rights.join(", ")
+        ),
         Phase::AwaitingApproval => "waiting for `kudo rollout approve`".into(),
         Phase::AwaitingWindow => format!(
             "waiting for the window to open at {}",
@@ -494,27 +511,68 @@ fn wait_for(at: Option<Timestamp>, now: Timestamp) -> Duration {
 }
 
 /// Writes the status when it changed; then what the controller does next.
+/// Writes the status when it changed, and says a new phase or wave (an Event on the Rollout,
+/// the metric `kudo_manager_rollout_phases`); then what the controller does next.
 async fn finish(
     fleet: &Fleet,
-    ns: &str,
-    name: &str,
+    ro: &Rollout,
     before: &RolloutStatus,
     status: RolloutStatus,
     requeue: Option<Duration>,
 ) -> Result<Action, Error> {
     if &status != before {
-        let api: Api<Rollout> = Api::namespaced(fleet.client.clone(), ns);
+        let ns = ro.namespace().unwrap_or_default();
+        let api: Api<Rollout> = Api::namespaced(fleet.client.clone(), &ns);
         api.patch_status(
-            name,
+            &ro.name_any(),
             &PatchParams::default(),
             &Patch::Merge(json!({ "status": status })),
         )
         .await?;
+        tell(fleet, ro, before, &status).await;
     }
     Ok(match requeue {
         Some(d) => Action::requeue(d),
         None => Action::await_change(),
     })
+}
+
+/// The metrics of what happened to the Instances, and the Event and metric of a new phase, or
+/// of a new wave.
+async fn tell(fleet: &Fleet, ro: &Rollout, before: &RolloutStatus, now: &RolloutStatus) {
+    for (then, m) in before.instances.iter().zip(&now.instances) {
+        let action = match m.state() {
+            s if s == then.state() => continue,
+            policy::Member::Upgrading => "upgraded",
+            policy::Member::Failed => "failed",
+            policy::Member::RolledBack => "rolled_back",
+            policy::Member::RollbackRefused => "rollback_refused",
+            _ => continue,
+        };
+        fleet.ctx.metrics.rollout_instance(action);
+    }
+    let (was, is) = (before.phase(), now.phase());
+    let message = now.message.clone().unwrap_or_default();
+    let (reason, warning) = if was != is {
+        fleet.ctx.metrics.rollout_phase(&format!("{is:?}"));
+        (
+            format!("{is:?}"),
+            matches!(is, Phase::Halted | Phase::Refused | Phase::Aborted),
+        )
+    } else if before.wave != now.wave && is == Phase::Progressing {
+        ("WaveStarted".to_string(), false)
+    } else {
+        return;
+    };
+    let type_ = if warning {
+        EventType::Warning
+    } else {
+        EventType::Normal
+    };
+    fleet
+        .ctx
+        .publish(&ro.object_ref(&()), type_, &reason, "Rollout", message)
+        .await;
 }
 
 #[cfg(test)]

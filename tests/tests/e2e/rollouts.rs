@@ -100,29 +100,55 @@ fn a_rollout_moves_the_selected_instances_wave_by_wave_and_leaves_the_others() {
     );
 }
 
+/// A Rollout whose selector matches no Instance is refused at admission when applied, and by
+/// `kudo rollout start`, which leaves no OperatorVersion behind.
 #[test]
-fn a_rollout_whose_selector_matches_nothing_is_refused_and_touches_nothing() {
+fn a_rollout_whose_selector_matches_nothing_is_refused_and_leaves_nothing() {
     let Some(s) = Scenario::start("rollout-none") else {
         return;
     };
     s.instance_service_account();
     let kep33 = |v: &str| fixture("kep33").join(v);
     let target = operator_version(&s, &kep33("v2"));
-    s.apply(&json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
-        "metadata": {"name": "none", "namespace": s.namespace},
-        "spec": {"operator": "my-operator", "operatorVersion": {"name": target},
-            "selector": {"matchLabels": {"team": "nobody"}}}}));
-    let rollouts = s.api("kudo.dev/v1beta2", "Rollout", "rollouts");
-    wait_until("the rollout is refused", || {
-        s.get(&rollouts, "none")
-            .is_some_and(|r| r["status"]["phase"] == "Refused")
-    });
-    let r = s.get(&rollouts, "none").unwrap();
-    let message = r["status"]["message"].as_str().unwrap_or_default();
+    // Applied as kubectl would: refused at admission.
+    let refused = s
+        .try_apply(&json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
+            "metadata": {"name": "none", "namespace": s.namespace},
+            "spec": {"operator": "my-operator", "operatorVersion": {"name": target},
+                "selector": {"matchLabels": {"team": "nobody"}}}}))
+        .expect_err("refused at admission")
+        .to_string();
     assert!(
-        message.contains("spec.selector matches no Instance of operator my-operator"),
-        "{message}"
+        refused.contains("spec.selector matches no Instance of operator my-operator"),
+        "{refused}"
     );
+    let rollouts = s.api("kudo.dev/v1beta2", "Rollout", "rollouts");
+    assert!(s.get(&rollouts, "none").is_none());
+    // Started with kudo: refused the same, and no OperatorVersion is left behind.
+    let v2 = fixture("e2e/fleet/v2").to_string_lossy().to_string();
+    let out = s
+        .kudo(&[
+            "rollout",
+            "start",
+            "none",
+            &v2,
+            "-l",
+            "team=nobody",
+            "-n",
+            &s.namespace,
+        ])
+        .output()
+        .expect("kudo runs");
+    assert!(!out.status.success());
+    let said = both(&out);
+    assert!(
+        said.contains("spec.selector matches no Instance of operator e2e-fleet")
+            && said.contains("nothing was written"),
+        "{said}"
+    );
+    let ovs = s.api("kudo.dev/v1beta2", "OperatorVersion", "operatorversions");
+    assert!(s.get(&ovs, "e2e-fleet-0.2.0").is_none(), "{said}");
+    assert!(s.get(&rollouts, "none").is_none());
 }
 
 /// The Rollout `name` of `s`'s namespace, once its phase is `phase` (any final phase other than
@@ -238,6 +264,16 @@ fn a_failure_halts_the_rollout_in_its_wave_and_rolls_the_instance_back() {
         st["message"].as_str().unwrap_or_default().contains("a03"),
         "the halt names the failed Instance: {st:#}"
     );
+    // The halt is a warning Event on the Rollout.
+    let events = a.api("v1", "Event", "events");
+    wait_until("the Halted Event", || {
+        a.list(&events, "").iter().any(|e| {
+            e["involvedObject"]["kind"] == "Rollout"
+                && e["involvedObject"]["name"] == "fleet"
+                && e["reason"] == "Halted"
+                && e["type"] == "Warning"
+        })
+    });
     // The failed Instance runs its version from before again, and its plan completes.
     wait_until("a03's rollback completes", || {
         let i = a.instance("a03");
@@ -394,6 +430,23 @@ fn the_cli_starts_a_rollout_an_approver_releases_and_no_other_rollout_claims() {
             && said.contains("kudo-rollout-approver"),
         "{said}"
     );
+    // As kubectl would: 403, as RBAC refuses.
+    let out = tenant
+        .kubectl(&[
+            "patch",
+            "rollout",
+            "blue",
+            "-n",
+            &ns,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"approval":{"approvedBy":"me"}}}"#,
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert!(!out.status.success());
+    assert!(both(&out).contains("Forbidden"), "{}", both(&out));
     s.apply(
         &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "tenant-approves", "namespace": ns},
@@ -428,5 +481,55 @@ fn the_cli_starts_a_rollout_an_approver_releases_and_no_other_rollout_claims() {
     assert_eq!(
         list["items"][0]["status"]["approvedBy"], approver,
         "{list:#}"
+    );
+}
+
+/// A version that needs rights the old did not (a Role reading ConfigMaps) waits for an
+/// approval although the Rollout asks for none; the status names the new rights; an approver
+/// releases it.
+#[test]
+fn a_version_that_needs_new_rights_waits_for_an_approval() {
+    let Some(s) = Scenario::start("rollout-rights") else {
+        return;
+    };
+    s.instance_service_account();
+    let fleet = |v: &str| fixture("e2e/fleet").join(v);
+    let ns = s.namespace.clone();
+    s.install(&fleet("v1"), "r0").ok();
+    let v3 = fleet("v3").to_string_lossy().to_string();
+    let out = s
+        .kudo(&["rollout", "start", "rights", &v3, "-l", "", "-n", &ns])
+        .output()
+        .expect("kudo runs");
+    assert!(out.status.success(), "{}", both(&out));
+    let waiting = rollout_when(&s, "rights", "AwaitingApproval");
+    let rights = &waiting["status"]["grownRights"];
+    for right in [
+        "get configmaps",
+        "list configmaps",
+        "write Role.rbac.authorization.k8s.io",
+    ] {
+        assert!(
+            rights.as_array().is_some_and(|r| r.contains(&json!(right))),
+            "{right} in {rights}"
+        );
+    }
+    let message = waiting["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("needs rights the old did not"),
+        "{message}"
+    );
+    // Nothing moved meanwhile.
+    assert_eq!(
+        s.instance("r0")["spec"]["operatorVersion"]["name"],
+        "e2e-fleet-0.1.0"
+    );
+    s.kudo(&["rollout", "approve", "rights", "-n", &ns])
+        .assert()
+        .success();
+    rollout_when(&s, "rights", "Completed");
+    assert_eq!(
+        s.instance("r0")["spec"]["operatorVersion"]["name"],
+        "e2e-fleet-0.3.0"
     );
 }

@@ -33,6 +33,10 @@ pub struct Selection {
     pub members: Vec<Member>,
     /// Each wave's cumulative end (`[1, 6, 30]`).
     pub wave_ends: Vec<u32>,
+    /// The rights the target version needs that a version it moves Instances from did not
+    /// ([`super::service_account::needed_rights`]): when any, the rollout waits for an
+    /// approval, whatever its spec says.
+    pub grown_rights: Vec<String>,
 }
 
 /// Selects the Instances `ro` moves to `target`, runs the upgrade preflight for each (the
@@ -136,7 +140,45 @@ pub async fn select(
     Ok(Selection {
         members,
         wave_ends: ends.iter().map(|&e| e as u32).collect(),
+        grown_rights: grown_rights(acting, &safe, target).await?,
     })
+}
+
+/// The rights `target` needs that the version of one of `from` did not.
+async fn grown_rights(
+    acting: &Client,
+    from: &[&Instance],
+    target: &kudo_pkg::Package,
+) -> std::result::Result<Vec<String>, String> {
+    let wanted = super::service_account::needed_rights(target);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut grown = std::collections::BTreeSet::new();
+    for inst in from {
+        let ns = inst.namespace().unwrap_or_default();
+        let Some(reference) = inst.spec.operator_version_ref(&ns) else {
+            continue;
+        };
+        if !seen.insert((reference.namespace.clone(), reference.name.clone())) {
+            continue;
+        }
+        let ov = super::read_operator_version(acting, &reference)
+            .await
+            .map_err(|e| {
+                format!(
+                    "OperatorVersion {}/{} of Instance {} cannot be read: {}",
+                    reference.namespace,
+                    reference.name,
+                    key(inst),
+                    kudo_cluster::said(&e)
+                )
+            })?;
+        let Some(old) = ov.as_ref().and_then(|ov| super::package_of(ov).ok()) else {
+            continue;
+        };
+        let had = super::service_account::needed_rights(&old);
+        grown.extend(wanted.difference(&had).cloned());
+    }
+    Ok(grown.into_iter().collect())
 }
 
 /// The Instances of the operator that the selectors match, in the namespaces they name.
@@ -253,8 +295,9 @@ pub struct Started {
 }
 
 /// Starts a rollout (see the module docs). Refused, with nothing written, when the spec is
-/// not valid ([`Error::Rollout`]), a Rollout of that name exists, or the OperatorVersion of
-/// that name exists with another spec.
+/// not valid ([`Error::Rollout`]), a Rollout of that name exists, the selection the controller
+/// would make fails as you ([`select`]: nothing matches, the preflight refuses, a namespace
+/// cannot be read), or the OperatorVersion of that name exists with another spec.
 pub async fn start(t: &Target, req: &StartRequest<'_>) -> Result<Started> {
     let resolved = super::resolved(req.package, req.dependencies)?;
     let deps = super::dependencies(t, &resolved).await?;
@@ -288,12 +331,20 @@ pub async fn start(t: &Target, req: &StartRequest<'_>) -> Result<Started> {
         });
     }
     let created = existing.is_none();
+    // What the controller will select, checked as you before anything is written: a selector
+    // that matches nothing, or a preflight that refuses, refuses the start.
+    let selection = select(&t.client, &t.client, &rollout, req.package).await;
     if req.dry_run {
-        let selection = select(&t.client, &t.client, &rollout, req.package).await;
         return Ok(Started {
             rollout,
             created_operator_version: created,
             selection: Some(selection),
+        });
+    }
+    if let Err(why) = selection {
+        return Err(Error::Rollout {
+            rollout: format!("{}/{}", t.namespace, req.name),
+            problems: vec![why],
         });
     }
     super::create_missing(t, &deps).await?;
@@ -406,12 +457,13 @@ pub async fn control(t: &Target, name: &str, control: &Control) -> Result<Rollou
             Control::Resume => json!({"paused": false}),
             Control::Abort { rollback } => json!({"abort": {"rollback": rollback}}),
             Control::Approve { by } => {
-                if !ro.spec.approval.as_ref().is_some_and(|a| a.required) {
+                let asked = ro.spec.approval.as_ref().is_some_and(|a| a.required);
+                if !asked && status.grown_rights.is_empty() {
                     return Err(refuse(
-                        "it asks for no approval (spec.approval.required)".into(),
+                        "it asks for no approval (spec.approval.required, or a new version that needs new rights)".into(),
                     ));
                 }
-                json!({"approval": {"required": true, "approvedBy": by}})
+                json!({"approval": {"approvedBy": by}})
             }
         };
         let patch = json!({"metadata": {"resourceVersion": ro.metadata.resource_version},

@@ -23,7 +23,7 @@
 //! package installs) counts as namespaced: a package that installs a CRD is cluster-scoped
 //! already.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::authorization::v1::{
     LocalSubjectAccessReview, ResourceAttributes, SubjectAccessReviewSpec,
@@ -133,6 +133,67 @@ pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -
                 _ => {}
             }
         }
+    }
+    out
+}
+
+/// The rights the plans of `pkg` need, rendered with its defaults, as words to compare one
+/// version with another: every rule of the Roles and ClusterRoles they apply (`get
+/// configmaps`, `create clusterroles.rbac.authorization.k8s.io`), each kind they write (`write
+/// Deployment.apps`), and what their Pipe tasks take (`create pods/exec`). A rollout to a
+/// version that needs a right the old one did not waits for an approval.
+pub fn needed_rights(pkg: &Package) -> BTreeSet<String> {
+    let values = pkg
+        .policy_version()
+        .map(|v| v.effective(&json!({})).0.value().clone())
+        .unwrap_or_else(|_| json!({}));
+    let mut out = BTreeSet::new();
+    let dotted = |name: &str, group: &str| {
+        if group.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}.{group}")
+        }
+    };
+    for obj in plan_objects(pkg, &values, "rights", "rights") {
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        let group = api_version.split_once('/').map_or("", |(g, _)| g);
+        out.insert(format!("write {}", dotted(kind, group)));
+        let is_role = group == "rbac.authorization.k8s.io" && kind.ends_with("Role");
+        for rule in obj["rules"]
+            .as_array()
+            .filter(|_| is_role)
+            .into_iter()
+            .flatten()
+        {
+            let words = |key: &str| -> Vec<String> {
+                rule[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|w| w.as_str().map(String::from))
+                    .collect()
+            };
+            let groups = words("apiGroups");
+            for verb in words("verbs") {
+                for resource in words("resources") {
+                    for g in groups
+                        .iter()
+                        .map(String::as_str)
+                        .chain(groups.is_empty().then_some(""))
+                    {
+                        out.insert(format!("{verb} {}", dotted(&resource, g)));
+                    }
+                }
+                for url in words("nonResourceURLs") {
+                    out.insert(format!("{verb} {url}"));
+                }
+            }
+        }
+    }
+    for (_, rights) in kudo_pkg::pipe::plan_rights(pkg.operator(), None) {
+        out.extend(rights.iter().map(ToString::to_string));
     }
     out
 }
@@ -589,6 +650,32 @@ fn refused(t: &Target, service_account: &str, object: &Value, why: &str, e: &kub
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rights_a_version_needs_are_its_roles_rules_its_kinds_and_its_pipe_tasks() {
+        let fleet = |v: &str| {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/e2e/fleet")
+                .join(v);
+            Package::load(&dir).expect("the fixture loads")
+        };
+        let (v1, v2, v3) = (fleet("v1"), fleet("v2"), fleet("v3"));
+        let words = |pkg: &Package| needed_rights(pkg).into_iter().collect::<Vec<_>>();
+        assert_eq!(words(&v1), ["write ConfigMap", "write Deployment.apps"]);
+        assert_eq!(words(&v2), words(&v1));
+        let grown: Vec<String> = needed_rights(&v3)
+            .difference(&needed_rights(&v2))
+            .cloned()
+            .collect();
+        assert_eq!(
+            grown,
+            [
+                "get configmaps",
+                "list configmaps",
+                "write Role.rbac.authorization.k8s.io"
+            ]
+        );
+    }
 
     fn names(objects: &[(Value, String)]) -> Vec<String> {
         objects
