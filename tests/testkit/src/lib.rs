@@ -128,11 +128,33 @@ fn build_binaries() {
     static BUILD: std::sync::Once = std::sync::Once::new();
     BUILD.call_once(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = std::process::Command::new(cargo)
+        let mut build = std::process::Command::new(cargo);
+        build
             .args(["build", "--quiet", "--workspace", "--bins"])
-            .current_dir(repo())
-            .status()
-            .expect("cargo runs");
+            .current_dir(repo());
+        // What cargo sets for this test process (CARGO_PKG_NAME=kudo-tests, CARGO_MANIFEST_DIR,
+        // ...) must not reach the inner cargo: build scripts that watch those variables (ring's,
+        // through `cc`) would run again, and ring and everything above it be compiled again,
+        // here and once more by the next outer `cargo test`.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            let set_by_cargo = [
+                "CARGO_PKG_",
+                "CARGO_BIN_",
+                "CARGO_CRATE_",
+                "CARGO_MANIFEST_",
+            ]
+            .iter()
+            .any(|p| key.starts_with(p))
+                || matches!(
+                    key.as_ref(),
+                    "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR" | "OUT_DIR"
+                );
+            if set_by_cargo {
+                build.env_remove(key.as_ref());
+            }
+        }
+        let status = build.status().expect("cargo runs");
         assert!(status.success(), "building the workspace's binaries failed");
     });
 }
