@@ -70,6 +70,25 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// Shows a line that is not an Instance's reading (`kudo rollout status --wait`: the
+    /// rollout's phase and wave): the live line says it; as plain lines, it is written when it
+    /// differs from the last. `over`: the wait ended (the live line is cleared).
+    pub fn say(&mut self, line: &str, elapsed: Duration, over: bool) {
+        match self {
+            Progress::Quiet => {}
+            Progress::Lines(lines) => lines.say(line, elapsed),
+            Progress::Live(bar) => {
+                let bar = bar.get_or_insert_with(|| live(elapsed));
+                bar.set_message(line.to_string());
+                if over {
+                    bar.finish_and_clear();
+                }
+            }
+        }
+    }
+}
+
 /// A spinner on stderr whose clock starts `elapsed` ago; cleared when dropped (a wait that
 /// failed: its error is printed next).
 fn live(elapsed: Duration) -> ProgressBar {
@@ -94,6 +113,16 @@ impl<W: Write> Lines<W> {
     /// Lines to `out`, none written yet.
     pub fn new(out: W) -> Lines<W> {
         Lines { out, last: None }
+    }
+
+    /// Writes `line` when it differs from the last one ([`Progress::say`]).
+    pub fn say(&mut self, line: &str, elapsed: Duration) {
+        if self.last.as_deref() != Some(line) {
+            let secs = elapsed.as_secs_f64();
+            // stderr closed: nobody reads the progress, the wait goes on
+            let _ = writeln!(self.out, "{line} ({secs:.1} s)");
+            self.last = Some(line.to_string());
+        }
     }
 
     /// Writes a line for `r` when it says something else than the last one.
@@ -161,6 +190,19 @@ fn message(stage: &Stage) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_said_line_is_written_once_until_it_changes() {
+        let mut lines = Lines::new(Vec::new());
+        let second = Duration::from_secs(1);
+        lines.say("Rollout a/r: Progressing, wave 1/2", second);
+        lines.say("Rollout a/r: Progressing, wave 1/2", second * 2);
+        lines.say("Rollout a/r: Completed", second * 3);
+        assert_eq!(
+            String::from_utf8(lines.out).unwrap(),
+            "Rollout a/r: Progressing, wave 1/2 (1.0 s)\nRollout a/r: Completed (3.0 s)\n"
+        );
+    }
     use kudo_client::commands::wait::StepAt;
     use kudo_crd::common::ExecStatus::{self, *};
 

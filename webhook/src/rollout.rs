@@ -240,35 +240,25 @@ async fn selection(
     let query = spec.instance_query()?;
     let namespaces = match spec.namespace_query() {
         None => vec![ns.to_string()],
-        Some(q) => {
-            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-            api.list(&ListParams::default().labels(&q?))
-                .await
-                .map_err(|e| {
-                    format!(
-                        "the namespaces of spec.namespaceSelector cannot be listed: {}",
-                        kudo_cluster::said(&e)
-                    )
-                })?
-                .items
-                .iter()
-                .map(ResourceExt::name_any)
-                .collect()
-        }
-    };
-    let mut out = BTreeSet::new();
-    for n in namespaces {
-        let api: Api<Instance> = Api::namespaced(client.clone(), &n);
-        let list = api
-            .list(&ListParams::default().labels(&query))
+        Some(q) => kudo_cluster::select::namespaces(client, &q?)
             .await
             .map_err(|e| {
                 format!(
-                    "the Instances of namespace {n} cannot be listed: {}",
+                    "the namespaces of spec.namespaceSelector cannot be listed: {}",
                     kudo_cluster::said(&e)
                 )
-            })?;
-        out.extend(list.items.iter().map(|i| (n.clone(), i.name_any())));
-    }
-    Ok(out)
+            })?,
+    };
+    let found: Vec<Instance> = kudo_cluster::select::labelled(client, &namespaces, &query)
+        .await
+        .map_err(|(n, e)| {
+            format!(
+                "the Instances of namespace {n} cannot be listed: {}",
+                kudo_cluster::said(&e)
+            )
+        })?;
+    Ok(found
+        .iter()
+        .map(|i| (i.namespace().unwrap_or_default(), i.name_any()))
+        .collect())
 }

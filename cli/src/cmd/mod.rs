@@ -101,7 +101,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Version(a) => version::run(a),
         Command::Repo(c) => repo::run(c),
         Command::Search(a) => repo::search(a),
-        Command::Rollout(c) => rollout::run(c),
+        Command::Rollout(c) => rollout::run(c, progress),
     }
 }
 

@@ -15,11 +15,12 @@ use crate::args::{
     RolloutStartArgs, RolloutStatusArgs,
 };
 use crate::error::Error;
+use crate::progress::Progress;
 
-pub fn run(c: RolloutCommand) -> Result<Outcome, Error> {
+pub fn run(c: RolloutCommand, progress: Progress) -> Result<Outcome, Error> {
     match c {
-        RolloutCommand::Start(a) => start(*a),
-        RolloutCommand::Status(a) => status(a),
+        RolloutCommand::Start(a) => start(*a, progress),
+        RolloutCommand::Status(a) => status(a, progress),
         RolloutCommand::List(a) => list(a),
         RolloutCommand::Pause(a) => control(a, rollout::Control::Pause),
         RolloutCommand::Resume(a) => control(a, rollout::Control::Resume),
@@ -99,7 +100,7 @@ fn said_by_flag(problem: String) -> String {
     }
 }
 
-fn start(a: RolloutStartArgs) -> Result<Outcome, Error> {
+fn start(a: RolloutStartArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let spec = spec(&a)?;
     let loaded = super::load_with(&a.package, &a.source)?;
     let deps = loaded.dependencies()?;
@@ -123,7 +124,7 @@ fn start(a: RolloutStartArgs) -> Result<Outcome, Error> {
             other => other?,
         };
         let ended = match &waiting {
-            Some(o) => Some(wait(&t, &a.name, o).await?),
+            Some(o) => Some(wait(&t, &a.name, o, &mut progress).await?),
             None => None,
         };
         Ok((started, ended))
@@ -204,15 +205,18 @@ fn selector_text(spec: &RolloutSpec) -> String {
     out
 }
 
-/// Waits for the rollout to end, saying each new phase and wave on stderr.
-async fn wait(t: &Target, name: &str, o: &commands::wait::Options) -> Result<Rollout, Error> {
-    let mut last = String::new();
+/// Waits for the rollout to end, its phase, wave and message on stderr as `--wait` shows a
+/// plan (`crate::progress`: a live line on a terminal, a line per change elsewhere).
+async fn wait(
+    t: &Target,
+    name: &str,
+    o: &commands::wait::Options,
+    progress: &mut Progress,
+) -> Result<Rollout, Error> {
+    let started = std::time::Instant::now();
     let ro = rollout::wait(t, name, o, &mut |ro| {
-        let line = headline(ro);
-        if line != last {
-            eprintln!("{line}");
-            last = line;
-        }
+        let over = ro.status.as_ref().is_some_and(|s| s.phase().is_final());
+        progress.say(&headline(ro), started.elapsed(), over);
     })
     .await?;
     Ok(ro)
@@ -326,10 +330,10 @@ fn data(ro: &Rollout, format: DataFormat) -> String {
     }
 }
 
-fn status(a: RolloutStatusArgs) -> Result<Outcome, Error> {
+fn status(a: RolloutStatusArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let waiting = a.wait.options();
     let ro = cluster::block_on("rollout status", &a.cluster, async |t| match &waiting {
-        Some(o) => wait(&t, &a.name, o).await,
+        Some(o) => wait(&t, &a.name, o, &mut progress).await,
         None => Ok(rollout::get(&t, &a.name).await?),
     })?;
     let text = match a.output {

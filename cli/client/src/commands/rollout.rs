@@ -191,39 +191,23 @@ async fn selected(
     let query = ro.spec.instance_query()?;
     let names = match ro.spec.namespace_query() {
         None => vec![ns.to_string()],
-        Some(q) => {
-            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(namespaces.clone());
-            let mut names: Vec<String> = api
-                .list(&ListParams::default().labels(&q?))
-                .await
-                .map_err(|e| {
-                    format!(
-                        "the namespaces of spec.namespaceSelector cannot be listed: {}",
-                        kudo_cluster::said(&e)
-                    )
-                })?
-                .items
-                .iter()
-                .map(ResourceExt::name_any)
-                .collect();
-            names.sort();
-            names
-        }
-    };
-    let mut found = Vec::new();
-    for n in &names {
-        let api: Api<Instance> = Api::namespaced(acting.clone(), n);
-        let list = api
-            .list(&ListParams::default().labels(&query))
+        Some(q) => kudo_cluster::select::namespaces(namespaces, &q?)
             .await
             .map_err(|e| {
                 format!(
-                    "the Instances of namespace {n} cannot be listed: {}",
+                    "the namespaces of spec.namespaceSelector cannot be listed: {}",
                     kudo_cluster::said(&e)
                 )
-            })?;
-        found.extend(list.items);
-    }
+            })?,
+    };
+    let found: Vec<Instance> = kudo_cluster::select::labelled(acting, &names, &query)
+        .await
+        .map_err(|(n, e)| {
+            format!(
+                "the Instances of namespace {n} cannot be listed: {}",
+                kudo_cluster::said(&e)
+            )
+        })?;
     if found.is_empty() {
         return Err(format!(
             "spec.selector matches no Instance of operator {} ({query} in {})",
