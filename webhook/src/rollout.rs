@@ -238,25 +238,10 @@ async fn selection(
     ns: &str,
 ) -> Result<BTreeSet<(String, String)>, String> {
     let query = spec.instance_query()?;
-    let namespaces = match spec.namespace_query() {
-        None => vec![ns.to_string()],
-        Some(q) => kudo_cluster::select::namespaces(client, &q?)
-            .await
-            .map_err(|e| {
-                format!(
-                    "the namespaces of spec.namespaceSelector cannot be listed: {}",
-                    kudo_cluster::said(&e)
-                )
-            })?,
-    };
-    let found: Vec<Instance> = kudo_cluster::select::labelled(client, &namespaces, &query)
-        .await
-        .map_err(|(n, e)| {
-            format!(
-                "the Instances of namespace {n} cannot be listed: {}",
-                kudo_cluster::said(&e)
-            )
-        })?;
+    let namespace_query = spec.namespace_query().transpose()?;
+    let (_, found): (_, Vec<Instance>) =
+        kudo_cluster::select::across(client, client, ns, &query, namespace_query.as_deref())
+            .await?;
     Ok(found
         .iter()
         .map(|i| (i.namespace().unwrap_or_default(), i.name_any()))

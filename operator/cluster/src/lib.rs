@@ -5,7 +5,7 @@
 //! | [`client`] | the kube client from a kubeconfig, as every kudo binary makes it ([`ConnectError`] says what was tried) |
 //! | [`said`], [`Forbidden`], [`missing_namespace`] | what the API server said, as one sentence (never its `Status` dumped) |
 //! | [`crd_preflight`] | a CRD a plan would apply compared with the cluster's, by OLM v1's rules (`kudo upgrade` and the manager call it) |
-//! | [`select`] | the namespaces a label selector matches, and the objects one matches in them (a Rollout's selection) |
+//! | [`select`] | the objects a label selector matches in the namespaces another matches (a Rollout's selection) |
 //! | `daemon` (feature `daemon`) | what `kudo-manager` and `kudo-webhook` share as processes: the log format, logging, the runtime, the shutdown signal |
 //!
 //! The in-cluster binaries depend on this crate, not on `kudo-client` (the CLI's cluster

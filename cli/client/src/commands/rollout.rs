@@ -189,25 +189,10 @@ async fn selected(
     ns: &str,
 ) -> std::result::Result<Vec<Instance>, String> {
     let query = ro.spec.instance_query()?;
-    let names = match ro.spec.namespace_query() {
-        None => vec![ns.to_string()],
-        Some(q) => kudo_cluster::select::namespaces(namespaces, &q?)
-            .await
-            .map_err(|e| {
-                format!(
-                    "the namespaces of spec.namespaceSelector cannot be listed: {}",
-                    kudo_cluster::said(&e)
-                )
-            })?,
-    };
-    let found: Vec<Instance> = kudo_cluster::select::labelled(acting, &names, &query)
-        .await
-        .map_err(|(n, e)| {
-            format!(
-                "the Instances of namespace {n} cannot be listed: {}",
-                kudo_cluster::said(&e)
-            )
-        })?;
+    let namespace_query = ro.spec.namespace_query().transpose()?;
+    let (names, found): (_, Vec<Instance>) =
+        kudo_cluster::select::across(acting, namespaces, ns, &query, namespace_query.as_deref())
+            .await?;
     if found.is_empty() {
         return Err(format!(
             "spec.selector matches no Instance of operator {} ({query} in {})",
