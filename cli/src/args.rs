@@ -552,6 +552,10 @@ pub struct UpdateArgs {
     /// which run was superseded.
     #[arg(long)]
     pub force: bool,
+    /// Run the plan of this change now, even outside the Instance's maintenance window
+    /// (`spec.window`); the revision records it, with who asked.
+    #[arg(long)]
+    pub ignore_window: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
     #[command(flatten)]
@@ -613,6 +617,10 @@ pub struct UpgradeArgs {
     /// and the plan of this change runs. The output says which run was superseded.
     #[arg(long)]
     pub force: bool,
+    /// Run the plan of this change now, even outside the Instance's maintenance window
+    /// (`spec.window`); the revision records it, with who asked.
+    #[arg(long)]
+    pub ignore_window: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
     #[command(flatten)]
@@ -1577,6 +1585,10 @@ pub struct TriggerArgs {
     /// superseded.
     #[arg(long)]
     pub force: bool,
+    /// Run the plan of this change now, even outside the Instance's maintenance window
+    /// (`spec.window`); the revision records it, with who asked.
+    #[arg(long)]
+    pub ignore_window: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }
@@ -1663,6 +1675,10 @@ pub struct RollbackArgs {
     /// Supersede the plan the Instance has scheduled or running instead of refusing.
     #[arg(long)]
     pub force: bool,
+    /// Run the plan of this change now, even outside the Instance's maintenance window
+    /// (`spec.window`); the revision records it, with who asked.
+    #[arg(long)]
+    pub ignore_window: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: ReportFormat,
@@ -1915,6 +1931,10 @@ pub struct PatchArgs {
     /// refusing: that plan stops where it is and the plan of this change runs.
     #[arg(long)]
     pub force: bool,
+    /// Run the plan of this change now, even outside the Instance's maintenance window
+    /// (`spec.window`); the revision records it, with who asked.
+    #[arg(long)]
+    pub ignore_window: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
 }

@@ -612,6 +612,7 @@ fn answer(
         Verdict::Allow { .. } if let Err(why) = servable(old.as_ref(), &new) => {
             deny(response, &why)
         }
+        Verdict::Allow { .. } if let Err(why) = window(old.as_ref(), &new) => deny(response, &why),
         Verdict::Allow {
             parameters,
             warnings,
@@ -629,6 +630,20 @@ fn answer(
         Verdict::Unchecked(why) => deny(response, &why),
     };
     (200, reply.into_review())
+}
+
+/// `spec.window` as written, when the write sets or changes it: refused, naming the field,
+/// when it cannot be read ([`kudo_crd::window::check`], what the manager reads it with).
+fn window(old: Option<&Value>, new: &Value) -> Result<(), String> {
+    let Some(given) = new.pointer("/spec/window") else {
+        return Ok(());
+    };
+    if old.and_then(|o| o.pointer("/spec/window")) == Some(given) {
+        return Ok(());
+    }
+    let window: kudo_crd::common::Window =
+        serde_json::from_value(given.clone()).map_err(|e| format!("spec.window: {e}"))?;
+    kudo_crd::window::check(&window, jiff::Timestamp::now()).map(|_| ())
 }
 
 /// A review read once: its request, and the objects taken out of it as they are (`object`,

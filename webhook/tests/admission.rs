@@ -919,3 +919,41 @@ fn an_instance_that_could_not_be_read_as_v1beta1_is_refused() {
         .sum();
     assert!(bytes <= kudo_crd::convert::MAX_ANNOTATIONS_BYTES, "{bytes}");
 }
+
+/// `spec.window` (a maintenance window) is refused at admission when it cannot be read, naming
+/// the field; a window that reads is admitted, and one left as it was is not checked again.
+#[test]
+fn a_maintenance_window_that_cannot_be_read_is_refused_naming_its_field() {
+    let s = store();
+    let file = "admission-validate-update-sent-as-v1beta1.json";
+    let with = |window: Value| {
+        rewrite_review(move |o| {
+            o["status"] = json!({});
+            o["spec"]["window"] = window.clone();
+        })
+    };
+    for (window, field) in [
+        (
+            json!({"schedule": "61 2 * * *", "duration": "2h"}),
+            "spec.window.schedule",
+        ),
+        (
+            json!({"schedule": "0 2 * * *", "duration": "soon"}),
+            "spec.window.duration",
+        ),
+        (
+            json!({"schedule": "0 2 * * *", "duration": "2h", "timeZone": "Mars/Olympus"}),
+            "spec.window.timeZone",
+        ),
+        (json!({"schedule": "0 2 * * *"}), "spec.window"),
+    ] {
+        let (status, r) = run(file, Mode::Validate, &s, with(window.clone()));
+        assert_eq!(status, 200);
+        assert_eq!(r["allowed"], false, "{window}: {r}");
+        let msg = r["status"]["message"].as_str().unwrap();
+        assert!(msg.contains(field), "{window}: {msg}");
+    }
+    let good = json!({"schedule": "0 2 * * 6", "duration": "4h", "timeZone": "Europe/Berlin"});
+    let (_, r) = run(file, Mode::Validate, &s, with(good));
+    assert_eq!(r["allowed"], true, "{r}");
+}

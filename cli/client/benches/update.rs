@@ -67,6 +67,7 @@ fn bench(c: &mut Criterion) {
         },
         dry_run: false,
         force: false,
+        ignore_window: false,
         remediation: None,
     };
     let first = rt.block_on(update::update(&target, &req));

@@ -854,6 +854,7 @@ fn update_req<'a>(name: &'a str, overrides: &'a [Override], dry_run: bool) -> up
         },
         dry_run,
         force: false,
+        ignore_window: false,
         remediation: None,
     }
 }
@@ -1130,6 +1131,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        ignore_window: false,
         remediation: None,
         allow: &Default::default(),
     };
@@ -1231,6 +1233,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        ignore_window: false,
         remediation: None,
         allow: &Default::default(),
     };
@@ -1270,6 +1273,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         inputs: Inputs::default(),
         dry_run: false,
         force: false,
+        ignore_window: false,
         remediation: None,
         allow: &Default::default(),
     };
@@ -1506,7 +1510,7 @@ async fn plan_trigger_sets_the_plan_execution_with_the_given_run_uid() {
         ),
         merged(at("instances", "c"), inst, 2),
     ]);
-    let done = plan::trigger(&t, "c", "backup-update", "run-1", false)
+    let done = plan::trigger(&t, "c", "backup-update", "run-1", false, false)
         .await
         .unwrap();
     assert_eq!(done.generation, Some(2));
@@ -1536,7 +1540,7 @@ async fn plan_trigger_of_an_unknown_plan_is_refused_and_lists_the_plans() {
             ov_of(&pkg),
         ),
     ]);
-    let err = plan::trigger(&t, "c", "backpu", "run-1", false)
+    let err = plan::trigger(&t, "c", "backpu", "run-1", false, false)
         .await
         .unwrap_err();
     match &err {
@@ -2094,6 +2098,7 @@ async fn a_rollback_to_what_is_gone_is_refused_naming_it_and_writes_nothing() {
         revision: Some(n),
         dry_run: false,
         force: false,
+        ignore_window: false,
     };
 
     // Revision 1's OperatorVersion is gone (by either of its names).

@@ -72,6 +72,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             inputs,
             dry_run: true,
             force: a.force,
+            ignore_window: false,
             remediation: None,
             allow: &allow,
         }),
@@ -80,6 +81,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             inputs,
             dry_run: true,
             force: a.force,
+            ignore_window: false,
             remediation: None,
         }),
     };
@@ -108,6 +110,7 @@ fn rollback(a: &DiffArgs, revision: i64, nothing_given: bool) -> Result<Outcome,
         revision: Some(revision),
         dry_run: true,
         force: a.force,
+        ignore_window: false,
     });
     report(a, change, crate::sources::Sources::default())
 }

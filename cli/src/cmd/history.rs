@@ -35,6 +35,9 @@ struct RevisionOutput<'a> {
     rollback_of: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     remediated: Option<&'a str>,
+    /// What the maintenance window did to the change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<&'a str>,
 }
 
 impl<'a> RevisionOutput<'a> {
@@ -54,6 +57,7 @@ impl<'a> RevisionOutput<'a> {
             by: rec.by.as_deref(),
             rollback_of: rec.rollback_of,
             remediated: rec.remediated.as_deref(),
+            window: rec.window.as_deref(),
         }
     }
 }
@@ -90,6 +94,9 @@ fn change_column(r: &Revision) -> String {
             "-"
         };
         parts.push(what.into());
+    }
+    if let Some(w) = &rec.window {
+        parts.push(w.clone());
     }
     parts.join("; ")
 }
@@ -163,6 +170,7 @@ pub fn rollback(a: RollbackArgs, mut progress: Progress) -> Result<Outcome, Erro
         revision: a.revision,
         dry_run: a.dry_run,
         force: a.force,
+        ignore_window: a.ignore_window,
     };
     let waiting = a.wait.options().filter(|_| !a.dry_run);
     let (namespace, done, waited) = cluster::block_on("rollback", &a.cluster, async |t| {

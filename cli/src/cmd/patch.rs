@@ -22,6 +22,7 @@ pub fn run(a: PatchArgs, progress: Progress) -> Result<Outcome, Error> {
         },
         dry_run: a.dry_run,
         force: a.force,
+        ignore_window: a.ignore_window,
         remediation: None,
     };
     super::update::send("patch", &req, &a.cluster, &a.wait, a.output, progress)

@@ -52,7 +52,7 @@ fn trigger(a: TriggerArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let waiting = a.wait.options();
     let out = cluster::block_on("plan trigger", &a.cluster, async |t| {
         let uid = commands::new_uid();
-        let done = plan::trigger(&t, &instance, &a.name, &uid, a.force).await?;
+        let done = plan::trigger(&t, &instance, &a.name, &uid, a.force, a.ignore_window).await?;
         let mut out = format!(
             "plan {} of Instance {}/{} triggered (run {})\n",
             done.plan, t.namespace, instance, done.uid

@@ -27,6 +27,7 @@ pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
         },
         dry_run: a.edit.dry_run,
         force: a.force,
+        ignore_window: a.ignore_window,
         remediation: remediation.as_ref(),
     };
     send("update", &req, &a.cluster, &a.wait, a.edit.output, progress)

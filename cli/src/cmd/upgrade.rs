@@ -28,6 +28,7 @@ pub fn run(a: UpgradeArgs, mut progress: Progress) -> Result<Outcome, Error> {
         },
         dry_run: a.edit.dry_run,
         force: a.force,
+        ignore_window: a.ignore_window,
         remediation: remediation.as_ref(),
         allow: &allow,
     };

@@ -391,6 +391,31 @@ pub struct Condition {
     pub observed_generation: Option<i64>,
 }
 
+/// `spec.window` of a Rollout or an Instance: a maintenance window, as
+/// `kudo_policy::window::WindowSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Window {
+    /// 5-field cron: when the window opens.
+    pub schedule: String,
+    /// How long it stays open (`90m`, `2h`).
+    pub duration: String,
+    /// The IANA time zone of `schedule`; UTC when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+}
+
+impl Window {
+    /// The window as the policy reads it.
+    pub fn spec(&self) -> kudo_policy::window::WindowSpec {
+        kudo_policy::window::WindowSpec {
+            schedule: self.schedule.clone(),
+            duration: self.duration.clone(),
+            time_zone: self.time_zone.clone(),
+        }
+    }
+}
+
 /// Status of an Instance (the same in both versions).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -413,6 +438,25 @@ pub struct InstanceStatus {
     /// Where remediation of a failed change stands (`spec.remediation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<RemediationStatus>,
+    /// The plan a change needs, held until the maintenance window (`spec.window`) opens;
+    /// absent when nothing waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting_window: Option<AwaitingWindow>,
+}
+
+/// A plan held by the maintenance window (`status.awaitingWindow`): nothing of it is applied
+/// until the window opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AwaitingWindow {
+    /// The plan that will run.
+    pub plan: String,
+    /// The run's id (what `status.activePlan.uid` will be).
+    pub uid: String,
+    /// When the window next opens (RFC 3339).
+    pub opens_at: String,
+    /// Since when the plan waits (RFC 3339).
+    pub since: String,
 }
 
 /// The plan an Instance runs (or ran last).

@@ -54,6 +54,11 @@ pub const REMEDIATE_ONCE: &str = "kudo.dev/remediation";
 /// written on top of generation `G`, as `G:{...}`. The admission webhook and the manager honour
 /// it for that one change only, so one left behind counts for nothing.
 pub const PREFLIGHT: &str = "kudo.dev/preflight";
+/// Annotation of an Instance written by `kudo update|upgrade|rollback --ignore-window` and
+/// `kudo plan trigger --ignore-window`: `G`, the change written on top of generation `G` runs
+/// now, whatever the Instance's maintenance window (`spec.window`) says. It applies to that
+/// one change only; the revision records it, with who asked ([`CHANGED_BY`]).
+pub const IGNORE_WINDOW: &str = "kudo.dev/ignore-window";
 /// On an OperatorVersion: where its package came from (`oci://...@sha256:...`, a URL, a
 /// repository), as `kudo install` fetched it.
 pub const PACKAGE_SOURCE: &str = "kudo.dev/package-source";

@@ -46,6 +46,7 @@ pub mod rollout;
 pub mod v1beta1;
 pub mod v1beta2;
 pub mod webhook_cert;
+pub mod window;
 
 pub use convert::{NoTypes, TypeSource};
 pub use crds::{STORAGE_VERSION, converted, definitions, yaml as crds_yaml};

@@ -113,6 +113,12 @@ pub enum Progress<'a> {
         /// The active plan.
         active: &'a ActivePlan,
     },
+    /// The manager has acted on the generation by holding the plan it needs until the
+    /// maintenance window opens (`status.awaitingWindow`): nothing of it runs yet.
+    AwaitingWindow {
+        /// The held plan and when the window opens.
+        held: &'a crate::common::AwaitingWindow,
+    },
     /// The active plan, and where it stands ([`judge`]).
     Plan {
         /// The active plan.
@@ -136,6 +142,9 @@ pub fn progress(status: Option<&InstanceStatus>, generation: i64) -> Progress<'_
         return Progress::Behind {
             observed: status.observed_generation.unwrap_or(0),
         };
+    }
+    if let Some(held) = &status.awaiting_window {
+        return Progress::AwaitingWindow { held };
     }
     let Some(active) = status.active_plan.as_ref() else {
         return Progress::NoActivePlan;

@@ -75,6 +75,10 @@ pub struct Record {
     /// Set when the manager made the change itself (remediation), saying why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediated: Option<String>,
+    /// What the maintenance window (`spec.window`) did to this change: it waited from a time
+    /// until the window opened, or it ran outside the window (`--ignore-window`, remediation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
 }
 
 /// A revision as read back.

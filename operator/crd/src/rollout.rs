@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::common::ObjectRef;
+pub use crate::common::Window;
 
 /// Moves the Instances its selector matches to `operatorVersion`, wave by wave.
 #[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -303,30 +304,6 @@ pub struct Approval {
     /// from a user who may `approve` `rollouts`, and writes that user's name here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_by: Option<String>,
-}
-
-/// `spec.window`: as `kudo_policy::window::WindowSpec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Window {
-    /// 5-field cron: when the window opens.
-    pub schedule: String,
-    /// How long it stays open (`90m`, `2h`).
-    pub duration: String,
-    /// The IANA time zone of `schedule`; UTC when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_zone: Option<String>,
-}
-
-impl Window {
-    /// The window as the policy reads it.
-    pub fn spec(&self) -> kudo_policy::window::WindowSpec {
-        kudo_policy::window::WindowSpec {
-            schedule: self.schedule.clone(),
-            duration: self.duration.clone(),
-            time_zone: self.time_zone.clone(),
-        }
-    }
 }
 
 /// `spec.abort`.

@@ -118,6 +118,10 @@ pub struct InstanceSpec {
     /// `ignore`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+    /// The maintenance window: a plan that a change (after the first deploy) needs starts only
+    /// while it is open (`status.awaitingWindow` says when it opens). A kudo extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<crate::common::Window>,
 }
 
 impl InstanceSpec {

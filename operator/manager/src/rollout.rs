@@ -418,6 +418,8 @@ async fn roll_back(acting: &Client, m: &mut Member) {
                 revision,
                 dry_run: false,
                 force: true,
+                // A repair, as remediation's: never held by the Instance's window.
+                ignore_window: true,
             };
             history::rollback(&t, &req).await.map(|r| r.revision.number)
         })

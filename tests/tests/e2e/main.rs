@@ -39,4 +39,5 @@ mod rollouts;
 mod signing;
 mod stored;
 mod tenancy;
+mod windows;
 mod wire;

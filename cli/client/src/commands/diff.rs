@@ -678,6 +678,7 @@ pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
         inputs: super::Inputs::default(),
         dry_run: true,
         force: false,
+        ignore_window: false,
         remediation: None,
     };
     let done = update::update(t, &req).await?;

@@ -90,6 +90,9 @@ pub struct RollbackRequest<'a> {
     pub dry_run: bool,
     /// Supersede the plan scheduled or running instead of refusing.
     pub force: bool,
+    /// `--ignore-window`: the change runs now, even outside the Instance's maintenance window
+    /// ([`kudo_crd::labels::IGNORE_WINDOW`]).
+    pub ignore_window: bool,
 }
 
 /// What a rollback did (or, dry, would do).
@@ -152,6 +155,7 @@ pub(crate) fn decide(
     target: &Revision,
     read: &Read<'_>,
     force: bool,
+    ignore_window: bool,
 ) -> Result<Decided> {
     let (blocking, superseded) = superseding(inst, read.from, force);
     let change = change::rollback(
@@ -168,6 +172,9 @@ pub(crate) fn decide(
     )];
     if let Some(run) = &superseded {
         annotations.push((labels::SUPERSEDE, run.uid.clone()));
+    }
+    if ignore_window {
+        annotations.push((labels::IGNORE_WINDOW, generation.to_string()));
     }
     let ops = revision::restore_patch(inst, &target.record, &annotations);
     Ok(Decided {
@@ -268,7 +275,7 @@ pub async fn rollback(t: &Target, req: &RollbackRequest<'_>) -> Result<RolledBac
                 given: &given,
                 values: &values,
             };
-            let d = decide(&inst, &target, &read, req.force)?;
+            let d = decide(&inst, &target, &read, req.force, req.ignore_window)?;
             let done = |d: Decided, generation| RolledBack {
                 revision: target.clone(),
                 from_operator_version: ov_ref.name.clone(),
@@ -334,7 +341,7 @@ mod tests {
             given: &given,
             values: &values,
         };
-        let d = decide(&inst, &target, &read, false).unwrap();
+        let d = decide(&inst, &target, &read, false, false).unwrap();
         assert_eq!(d.change.plan.as_deref(), Some("update"));
         assert!(d.superseded.is_none());
         let patch = serde_json::to_value(&d.ops).unwrap();

@@ -544,16 +544,22 @@ fn superseding(
 }
 
 /// The annotations a change's write sets: [`kudo_crd::labels::SUPERSEDE`] naming the run it
-/// supersedes (`--force`), [`kudo_crd::labels::REMEDIATE_ONCE`] with the remediation of this
-/// change (`--rollback-on-failure`), written on top of `inst`'s generation.
+/// supersedes (`--force`), [`kudo_crd::labels::IGNORE_WINDOW`] (`--ignore-window`) and
+/// [`kudo_crd::labels::REMEDIATE_ONCE`] with the remediation of this change
+/// (`--rollback-on-failure`), written on top of `inst`'s generation.
 fn change_annotations(
     inst: &Instance,
     superseded: Option<&kudo_policy::run::Running>,
+    ignore_window: bool,
     remediation: Option<&kudo_crd::common::Remediation>,
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if let Some(run) = superseded {
         out.push((kudo_crd::labels::SUPERSEDE, run.uid.clone()));
+    }
+    if ignore_window {
+        let g = inst.metadata.generation.unwrap_or_default();
+        out.push((kudo_crd::labels::IGNORE_WINDOW, g.to_string()));
     }
     if let Some(r) = remediation {
         let g = inst.metadata.generation.unwrap_or_default();

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::entry::{Attempt, Entry};
 use super::{Error, Result, Target, installed, instance_and_version, operator_version, version_of};
-use kudo_crd::common::{ActivePlan, ExecStatus, PhaseStatus, PlanStatus};
+use kudo_crd::common::{ActivePlan, AwaitingWindow, ExecStatus, PhaseStatus, PlanStatus};
 use kudo_crd::labels;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 use kudo_policy::change;
@@ -39,20 +39,23 @@ pub struct Triggered {
 /// when the Instance's OperatorVersion has no such plan; [`Error::Parameters`] when
 /// [`change::trigger_plan`] refuses (another plan scheduled or running, the Instance being
 /// deleted). With `force`, the run in progress is superseded instead: the patch names it in
-/// [`labels::SUPERSEDE`], as `kudo update --force` does.
+/// [`labels::SUPERSEDE`], as `kudo update --force` does. With `ignore_window`, the run starts
+/// even outside the Instance's maintenance window ([`labels::IGNORE_WINDOW`]).
 pub async fn trigger(
     t: &Target,
     instance: &str,
     plan: &str,
     uid: &str,
     force: bool,
+    ignore_window: bool,
 ) -> Result<Triggered> {
     let entry = Entry::new(t, instance);
     entry
         .run(async |_| {
             let (inst, ov_ref) = entry.get().await?;
             let ov = operator_version(t, &ov_ref).await?;
-            let (patch, superseded) = decide(&inst, &ov_ref.name, &ov, plan, uid, force)?;
+            let flags = (force, ignore_window);
+            let (patch, superseded) = decide(&inst, &ov_ref.name, &ov, plan, uid, flags)?;
             Ok(
                 match entry.commit(&inst, None, &Patch::Merge(patch)).await? {
                     Attempt::Done(written) => Attempt::Done(Triggered {
@@ -79,7 +82,7 @@ fn decide(
     ov: &OperatorVersion,
     plan: &str,
     uid: &str,
-    force: bool,
+    (force, ignore_window): (bool, bool),
 ) -> Result<(serde_json::Value, Option<kudo_policy::run::Running>)> {
     if !ov.spec.plans.contains_key(plan) {
         return Err(Error::UnknownPlan {
@@ -95,7 +98,11 @@ fn decide(
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
     if let Some(run) = &superseded {
-        patch["metadata"] = json!({"annotations": {labels::SUPERSEDE: run.uid}});
+        patch["metadata"]["annotations"][labels::SUPERSEDE] = json!(run.uid);
+    }
+    if ignore_window {
+        let g = inst.metadata.generation.unwrap_or_default();
+        patch["metadata"]["annotations"][labels::IGNORE_WINDOW] = json!(g.to_string());
     }
     Ok((patch, superseded))
 }
@@ -113,6 +120,9 @@ pub struct StatusView {
     /// The plan running now, or the last one run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_plan: Option<ActivePlan>,
+    /// The plan a change needs, held until the maintenance window opens (`spec.window`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awaiting_window: Option<AwaitingWindow>,
     /// Every plan: the OperatorVersion's, then any other the status has.
     pub plans: Vec<PlanView>,
 }
@@ -231,6 +241,7 @@ pub fn view(inst: &Instance, ov: Option<&OperatorVersion>) -> StatusView {
         namespace: inst.metadata.namespace.clone().unwrap_or_default(),
         operator_version: inst.spec.operator_version_name().unwrap_or_default(),
         active_plan: status.active_plan.clone(),
+        awaiting_window: status.awaiting_window.clone(),
         plans,
     }
 }
@@ -321,6 +332,13 @@ impl fmt::Display for StatusView {
             self.operator_version,
             active.unwrap_or("none")
         )?;
+        if let Some(w) = &self.awaiting_window {
+            writeln!(
+                f,
+                "plan {} (run {}) is AwaitingWindow: the maintenance window opens at {} (waiting since {}; --ignore-window runs a change now)",
+                w.plan, w.uid, w.opens_at, w.since
+            )?;
+        }
         let mut order: Vec<&PlanView> = self
             .plans
             .iter()
@@ -400,8 +418,15 @@ mod tests {
 
     #[test]
     fn a_trigger_is_a_merge_patch_of_the_plan_execution() {
-        let (patch, superseded) =
-            decide(&inst(), "cassandra-2.0.0", &ov(), "deploy", "u1", false).expect("allowed");
+        let (patch, superseded) = decide(
+            &inst(),
+            "cassandra-2.0.0",
+            &ov(),
+            "deploy",
+            "u1",
+            (false, false),
+        )
+        .expect("allowed");
         assert_eq!(
             patch,
             json!({"spec": {"planExecution": {"planName": "deploy", "uid": "u1"}}})
@@ -415,7 +440,7 @@ mod tests {
             operator_version,
             plans,
             ..
-        }) = decide(&inst(), "cassandra", &ov(), "nope", "u1", false)
+        }) = decide(&inst(), "cassandra", &ov(), "nope", "u1", (false, false))
         else {
             panic!("refused");
         };

@@ -231,6 +231,7 @@ pub fn upgrade_request<'a>(
         inputs: Inputs::default(),
         dry_run,
         force: false,
+        ignore_window: false,
         remediation: None,
         allow: ALLOW.get_or_init(Allow::default),
     }

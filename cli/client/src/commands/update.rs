@@ -38,6 +38,9 @@ pub struct Request<'a> {
     pub dry_run: bool,
     /// `--force`: supersede the plan scheduled or running instead of refusing the change.
     pub force: bool,
+    /// `--ignore-window`: the change runs now, even outside the Instance's maintenance window
+    /// ([`kudo_crd::labels::IGNORE_WINDOW`]).
+    pub ignore_window: bool,
     /// `--rollback-on-failure [--timeout]`: the remediation of this change only
     /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
     pub remediation: Option<&'a kudo_crd::common::Remediation>,
@@ -140,7 +143,12 @@ pub(crate) fn decide(
     .map_err(Error::Parameters)?;
     // writeOnly values go to kudo's Secret, the rest to spec.parameters.
     let write = secrets::Write::of(&version.schema, &change.explicit, sources, inst)?;
-    let annotations = super::change_annotations(inst, superseded.as_ref(), req.remediation);
+    let annotations = super::change_annotations(
+        inst,
+        superseded.as_ref(),
+        req.ignore_window,
+        req.remediation,
+    );
     let patch = shape(inst, &public, &write, &annotations)?;
     Ok(Decided {
         change,
@@ -320,6 +328,7 @@ mod tests {
             },
             dry_run: false,
             force: false,
+            ignore_window: false,
             remediation: None,
         };
         decide(inst, &cassandra_version(), &no_secrets(), &req)

@@ -38,6 +38,9 @@ pub struct Request<'a> {
     pub dry_run: bool,
     /// `--force`: supersede the plan scheduled or running instead of refusing the upgrade.
     pub force: bool,
+    /// `--ignore-window`: the change runs now, even outside the Instance's maintenance window
+    /// ([`kudo_crd::labels::IGNORE_WINDOW`]).
+    pub ignore_window: bool,
     /// `--rollback-on-failure [--timeout]`: the remediation of this change only
     /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
     pub remediation: Option<&'a kudo_crd::common::Remediation>,
@@ -208,7 +211,12 @@ fn shape(inst: &Instance, to: &str, d: &Decided, req: &Request<'_>) -> Result<Va
         "metadata": {"resourceVersion": resource_version(inst)?},
         "spec": spec,
     });
-    let mut annotations = super::change_annotations(inst, d.superseded.as_ref(), req.remediation);
+    let mut annotations = super::change_annotations(
+        inst,
+        d.superseded.as_ref(),
+        req.ignore_window,
+        req.remediation,
+    );
     if !req.allow.is_none() {
         let g = inst.metadata.generation.unwrap_or_default();
         annotations.push((
@@ -392,6 +400,7 @@ mod tests {
             inputs: Inputs::default(),
             dry_run: false,
             force: false,
+            ignore_window: false,
             remediation: None,
             allow: &Allow::default(),
         };

@@ -119,6 +119,13 @@ pub enum Stage {
         /// The plan.
         plan: String,
     },
+    /// The plan the write needs waits for the Instance's maintenance window (`spec.window`).
+    AwaitingWindow {
+        /// The plan.
+        plan: String,
+        /// When the window opens (RFC 3339).
+        opens_at: String,
+    },
     /// The plan runs (or ERROR: the manager retries it).
     Running(PlanAt),
     /// The plan ran to COMPLETE: the wait is over.
@@ -174,6 +181,12 @@ impl Stage {
                 };
             }
             Progress::NoActivePlan => return Stage::NoActivePlan,
+            Progress::AwaitingWindow { held } => {
+                return Stage::AwaitingWindow {
+                    plan: held.plan.clone(),
+                    opens_at: held.opens_at.clone(),
+                };
+            }
             Progress::NoPlanStatus { active } => {
                 return match not_our_run(goal, &active.name, &active.uid) {
                     Some(stage) => stage,
@@ -298,6 +311,10 @@ impl fmt::Display for Stage {
                 "the triggered run {uid} has not started (active: plan {plan} run {run})"
             ),
             Stage::NoPlanStatus { plan } => write!(f, "plan {plan} has no status yet"),
+            Stage::AwaitingWindow { plan, opens_at } => write!(
+                f,
+                "plan {plan} waits for the maintenance window, which opens at {opens_at}"
+            ),
             Stage::Running(at) | Stage::Complete(at) | Stage::Failed(at) => at.fmt(f),
             Stage::Deleting { cleanup: None } => f.write_str("it still exists"),
             Stage::Deleting { cleanup: Some(at) } => {

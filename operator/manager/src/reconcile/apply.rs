@@ -13,7 +13,8 @@ use crate::context::Compiled;
 use crate::error::Result;
 use crate::step::diagnostics;
 use kudo_crd::baseline;
-use kudo_crd::common::ExecStatus;
+use kudo_crd::common::{ExecStatus, InstanceStatus};
+use kudo_crd::window::Gate;
 use kudo_policy::run::{self, Refusal};
 
 /// Starts the plan the Instance needs now, if any, and advances the active plan. `given`:
@@ -61,6 +62,7 @@ pub(super) async fn reconcile(
             .map(|p| kudo_policy::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
     let mut began = None;
+    let mut held = None;
     let applied = baseline::applied(&seen);
     match run::select(
         &baseline::spec(inst),
@@ -78,38 +80,30 @@ pub(super) async fn reconcile(
                 .as_ref()
                 .is_some_and(|a| a.uid == start.uid && a.name == start.plan) => {}
         Ok(Some(start)) => {
-            let previous = round.status.active_plan.clone();
-            let changed = match round
-                .status
-                .applied
-                .as_ref()
-                .and_then(|a| a.parameters.as_ref())
-            {
-                Some(before) => kudo_policy::trigger::changed_paths(before, &record)
-                    .into_iter()
-                    .map(|p| p.to_string())
-                    .collect(),
-                None => Vec::new(),
+            let now = round
+                .now
+                .parse::<jiff::Timestamp>()
+                .unwrap_or_else(|_| jiff::Timestamp::now());
+            let excused = match kudo_crd::window::gate(inst, &round.status, now) {
+                Err(why) => {
+                    let after = ctx.settings.resync;
+                    return round.not_ready("InvalidWindow", &why, after).await;
+                }
+                Ok(Gate::Held(opens)) => {
+                    held = Some(opens);
+                    round.await_window(&start, opens).await;
+                    None
+                }
+                Ok(Gate::Excused(why)) => Some(why.to_string()),
+                Ok(Gate::Open) => None,
             };
-            round.begin(pkg, &record, &start).await;
-            // The run this one replaces ended without ending: its revision says so.
-            if let Some(p) = previous
-                && let Some(number) = p.revision
-                && !p
-                    .revision_status
-                    .as_ref()
-                    .is_some_and(ExecStatus::is_terminal)
-            {
-                let by = format!("plan `{}` ({})", start.plan, start.uid);
-                revisions::superseded(&round, number, &by).await;
+            if held.is_none() {
+                let window = excused.or_else(|| waited(&round.status, &start, &round.now));
+                round.status.awaiting_window = None;
+                began = Some(begin(&mut round, pkg, &record, start, window).await);
             }
-            began = Some(Began {
-                reason: start.reason.clone(),
-                changed,
-                remediated: None,
-            });
         }
-        Ok(None) => {}
+        Ok(None) => round.status.awaiting_window = None,
         Err(refusal) => {
             let why = match refusal {
                 Refusal::UnknownPlan(p) => format!(
@@ -132,5 +126,98 @@ pub(super) async fn reconcile(
     // Once the plan is COMPLETE: the drift of what it applied (crate::drift).
     let (api, status, now) = (&round.api, &mut round.status, round.now.as_str());
     let next = crate::drift::check(ctx, api, inst, status, compiled, &values, now).await?;
+    let next = match held {
+        None => next,
+        // Looked at again a second after the window opens, and as often as the plan in
+        // progress (or drift) needs meanwhile.
+        Some(opens) => {
+            let wait = until(&round.now, opens) + std::time::Duration::from_secs(1);
+            let other = if running(&round.status) {
+                ctx.settings.progress
+            } else {
+                next.unwrap_or(ctx.settings.resync)
+            };
+            Some(wait.min(other))
+        }
+    };
     Ok(next.map_or(action, |due| Action::requeue(due.min(ctx.settings.resync))))
+}
+
+/// Starts `start` (the plan a change needs) with the values it runs with, `record`: the run
+/// it replaces, if one had not ended, is recorded as superseded. `window` says what the
+/// maintenance window did to it (the revision records it).
+async fn begin(
+    round: &mut Round<'_>,
+    pkg: &kudo_pkg::Package,
+    record: &Value,
+    start: run::Start,
+    window: Option<String>,
+) -> Began {
+    let previous = round.status.active_plan.clone();
+    let changed = match round
+        .status
+        .applied
+        .as_ref()
+        .and_then(|a| a.parameters.as_ref())
+    {
+        Some(before) => kudo_policy::trigger::changed_paths(before, record)
+            .into_iter()
+            .map(|p| p.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    round.begin(pkg, record, &start).await;
+    // The run this one replaces ended without ending: its revision says so.
+    if let Some(p) = previous
+        && let Some(number) = p.revision
+        && !p
+            .revision_status
+            .as_ref()
+            .is_some_and(ExecStatus::is_terminal)
+    {
+        let by = format!("plan `{}` ({})", start.plan, start.uid);
+        revisions::superseded(round, number, &by).await;
+    }
+    Began {
+        reason: start.reason,
+        changed,
+        remediated: None,
+        window,
+    }
+}
+
+/// What the revision of `start` says about the window it waited for (`status.awaitingWindow`
+/// held this very run), now that it starts at `now`.
+fn waited(status: &InstanceStatus, start: &run::Start, now: &str) -> Option<String> {
+    status
+        .awaiting_window
+        .as_ref()
+        .filter(|w| w.uid == start.uid)
+        .map(|w| {
+            format!(
+                "waited for the maintenance window from {} until {now}",
+                w.since
+            )
+        })
+}
+
+/// Time from `now` (RFC 3339) until `then`; zero when it has passed.
+fn until(now: &str, then: jiff::Timestamp) -> std::time::Duration {
+    now.parse::<jiff::Timestamp>()
+        .ok()
+        .and_then(|n| then.duration_since(n).try_into().ok())
+        .unwrap_or_default()
+}
+
+/// Whether the active plan is still running (not COMPLETE, not FATAL_ERROR).
+fn running(status: &InstanceStatus) -> bool {
+    status.active_plan.as_ref().is_some_and(|a| {
+        !ExecStatus::of(
+            &status
+                .plan_status
+                .get(&a.name)
+                .and_then(|p| p.status.clone()),
+        )
+        .is_terminal()
+    })
 }

@@ -139,6 +139,7 @@ pub(super) async fn check(round: &mut Round<'_>, pkg: &Package, values: &Value) 
                 "retry {n} of {retries} of revision {}",
                 rem_revision(round)
             )),
+            window: None,
         });
     }
     if policy.on_failure != Some(OnFailure::Rollback) {

@@ -32,6 +32,8 @@ pub(super) struct Began {
     pub changed: Vec<String>,
     /// Set when remediation started it (a retry), saying so.
     pub remediated: Option<String>,
+    /// What the maintenance window did to it ([`kudo_crd::revision::Record::window`]).
+    pub window: Option<String>,
 }
 
 /// The status a revision shows for a plan's status: a run that has not ended (ERROR is
@@ -202,6 +204,7 @@ async fn record(
         remediated: began
             .and_then(|b| b.remediated.clone())
             .or(remediation_rollback),
+        window: began.and_then(|b| b.window.clone()),
     };
     let mut number = revision::next_number(&revisions);
     let mut attempts = 0;

@@ -21,7 +21,7 @@ use crate::status::{ready_from_plan, set_ready, write_status};
 use crate::step::{Outcome, StepRef, StepRun};
 use crate::tasks;
 use kudo_crd::common::ExecStatus;
-use kudo_crd::common::InstanceStatus;
+use kudo_crd::common::{AwaitingWindow, InstanceStatus};
 use kudo_crd::plan;
 use kudo_crd::v1beta2::Instance;
 use kudo_policy::run::Start;
@@ -84,6 +84,39 @@ impl<'a> Round<'a> {
             EventType::Normal,
             "PlanStarted",
             format!("plan `{}` started: {}", start.plan, start.reason),
+        )
+        .await;
+    }
+
+    /// Holds `start` until the maintenance window opens at `opens` (`status.awaitingWindow`):
+    /// logged and published as the event `PlanAwaitingWindow` when it starts to wait.
+    pub async fn await_window(&mut self, start: &Start, opens: jiff::Timestamp) {
+        let opens_at = opens.to_string();
+        let since = match &self.status.awaiting_window {
+            Some(w) if w.uid == start.uid && w.plan == start.plan => {
+                if w.opens_at == opens_at {
+                    return;
+                }
+                w.since.clone()
+            }
+            _ => self.now.clone(),
+        };
+        self.status.awaiting_window = Some(AwaitingWindow {
+            plan: start.plan.clone(),
+            uid: start.uid.clone(),
+            opens_at: opens_at.clone(),
+            since,
+        });
+        let (ctx, inst) = (self.ctx, self.inst);
+        tracing::info!(instance = %key(inst), plan = %start.plan, run = %start.uid, opens = %opens_at, "plan awaits the maintenance window");
+        ctx.event(
+            inst,
+            EventType::Normal,
+            "PlanAwaitingWindow",
+            format!(
+                "plan `{}` waits for the maintenance window, which opens at {opens_at}: {}",
+                start.plan, start.reason
+            ),
         )
         .await;
     }
