@@ -18,6 +18,14 @@ pointing at them, then measures:
    held to the API server, and the warning and error lines it logged. Run it with
    `KUDO_BENCH_CONCURRENCY=0` (no limit, as before `--concurrency`) and without (the default).
 
+5. (`BENCH_PARTS=rollout`, issue 48) N_ROLLOUT Instances (1,000) of the fleet fixture, moved
+   by `kudo rollout start` in exponential waves (5, 10, 20, ... 100 %) to a version under which
+   the 37th Instance in rollout order never becomes ready (`--progress-deadline 45s`): the time
+   from that failure (its upgrade plus the deadline) to `Halted`, how many Instances beyond the
+   halted wave ever ran the new version (their revisions), the time until the failed Instance
+   is back on the old version and COMPLETE, and the manager's RSS. The control plane runs with
+   fake kubelets (`FAKE_KUBELET=1`) for this part, so Deployments become ready.
+
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
@@ -46,6 +54,10 @@ OUT = ROOT / "target" / "kudo-bench"
 N_LIST = int(os.environ.get("N_LIST", "1000"))
 N_INSTANCES = int(os.environ.get("N_INSTANCES", "200"))
 N_CONCURRENT = 50
+N_ROLLOUT = int(os.environ.get("N_ROLLOUT", "1000"))
+# The Instance (1-based, in rollout order) whose new version never becomes ready.
+FAIL_AT = 37
+ROLLOUT_DEADLINE_S = 45
 # Which parts to run (comma-separated): list, concurrent, many.
 PARTS = set(os.environ.get("BENCH_PARTS", "list,concurrent,many").split(","))
 
@@ -229,6 +241,109 @@ def delete_during_plans(cluster, pkg, manager, state):
     }
 
 
+def rss_now_mib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+def rfc3339(text):
+    from datetime import datetime
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def rollout_halt(cluster, manager):
+    """N_ROLLOUT Instances moved in exponential waves; the FAIL_AT-th fails (issue 48, 5)."""
+    ns = "bench-rollout"
+    fleet = ROOT / "tests" / "fixtures" / "e2e" / "fleet"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"r{i:04}" for i in range(N_ROLLOUT)]
+    failing = names[FAIL_AT - 1]
+    kudo(cluster, "install", fleet / "v1", "--instance", names[0], "-n", ns, "--wait")
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    first = cluster.request("GET", f"{path}/{names[0]}")
+    ov = first["spec"]["operatorVersion"]
+    cluster.request("PATCH", f"{path}/{names[0]}", {"metadata": {"labels": {"fleet": "bench"}}},
+                    "application/merge-patch+json")
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            # The label `kudo install` (and KUDO) put on an Instance: what a Rollout selects by.
+            "metadata": {"name": n, "namespace": ns,
+                         "labels": {"fleet": "bench", "kudo.dev/operator": "e2e-fleet"}},
+            "spec": {"operatorVersion": ov,
+                     "parameters": {"ready": "false" if n == failing else "true"}}}), names[1:]))
+    assert wait_complete(cluster, ns, names, timeout=1800), "the installs did not complete"
+    deployed_s = time.perf_counter() - t
+    rss_deployed = rss_now_mib(manager.pid)
+    waves = "5,10,20,40,80,160,320,640,100%"
+    t = time.perf_counter()
+    kudo(cluster, "rollout", "start", "bench", fleet / "v2", "-n", ns, "-l", "fleet=bench",
+         "--waves", waves, "--progress-deadline", f"{ROLLOUT_DEADLINE_S}s")
+    start_s = time.perf_counter() - t
+    rollouts = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/rollouts/bench"
+    deadline = time.time() + 1800
+    status = {}
+    while time.time() < deadline:
+        status = cluster.request("GET", rollouts).get("status", {})
+        if status.get("phase") in ("Halted", "Completed", "Refused"):
+            break
+        time.sleep(0.2)
+    halted_at = time.time()
+    assert status.get("phase") == "Halted", f"the rollout did not halt: {status.get('phase')}"
+    members = status["instances"]
+    order = [m["name"] for m in members]
+    bad = next(m for m in members if m["name"] == failing)
+    failed_at = rfc3339(bad["upgradedAt"]) + ROLLOUT_DEADLINE_S
+    halted_wave = bad["wave"]
+    later = {m["name"] for m in members if m["wave"] > halted_wave}
+    # Every revision of the namespace: did any Instance of a later wave ever run the target?
+    revisions = cluster.request("GET", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions")
+    ran_new = set()
+    for r in revisions["items"]:
+        inst = r["metadata"].get("labels", {}).get("kudo.dev/revision-of")
+        if (r.get("data") or {}).get("operatorVersion", {}).get("name") != ov["name"]:
+            ran_new.add(inst)
+    items = cluster.request("GET", path)["items"]
+    moved_later = {i["metadata"]["name"] for i in items
+                   if i["metadata"]["name"] in later
+                   and i["spec"]["operatorVersion"]["name"] != ov["name"]}
+    # Until the failed Instance is back on the old version and COMPLETE.
+    back_s = None
+    while time.time() < halted_at + 900:
+        i = cluster.request("GET", f"{path}/{failing}")
+        st = i.get("status", {})
+        active = st.get("activePlan", {}).get("name")
+        if (i["spec"]["operatorVersion"]["name"] == ov["name"]
+                and st.get("planStatus", {}).get(active, {}).get("status") == "COMPLETE"
+                and st.get("observedGeneration") == i["metadata"]["generation"]):
+            back_s = time.time() - halted_at
+            break
+        time.sleep(0.2)
+    return {
+        "instances": N_ROLLOUT,
+        "waves": waves,
+        "selected": len(members),
+        "failing_instance": failing,
+        "failing_position_in_order": order.index(failing) + 1,
+        "halted_wave": halted_wave,
+        "progress_deadline_s": ROLLOUT_DEADLINE_S,
+        "deploy_all_s": round(deployed_s, 1),
+        "kudo_rollout_start_s": round(start_s, 2),
+        "failure_to_halted_s": round(halted_at - failed_at, 2),
+        "instances_beyond_halted_wave_that_ran_new_version": len(ran_new & later),
+        "instances_beyond_halted_wave_moved": len(moved_later),
+        "instances_upgraded": sum(1 for m in members if m.get("upgradedAt")),
+        "halted_to_failed_back_complete_s": None if back_s is None else round(back_s, 2),
+        "failed_member_state": bad["state"],
+        "manager_rss_after_deploy_mib": round(rss_deployed, 1),
+        "manager_rss_mib": round(rss_now_mib(manager.pid), 1),
+        "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
+    }
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("KUDO_BENCH_BIN"):
@@ -239,6 +354,8 @@ def main():
     # Ports of its own, so that it never meets a development or CI control plane.
     env = dict(os.environ, K8S_RUN_DIR=f"{state}/k8s", API_PORT="26443",
                ETCD_CLIENT_PORT="33790", ETCD_PEER_PORT="33800")
+    if "rollout" in PARTS:
+        env["FAKE_KUBELET"] = "1"
     started = run(SHARED / "k8s" / "start.sh", env=env).stdout
     kubeconfig = started.strip().split("=", 1)[1]
     cluster = Cluster(kubeconfig)
@@ -382,6 +499,9 @@ def main():
                 "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
                 "webhook_peak_rss_mib": round(peak_rss_mib(webhook.pid), 1),
             }
+        if "rollout" in PARTS:
+            results["rollout_halt"] = rollout_halt(cluster, manager)
+            print(json.dumps(results["rollout_halt"]), flush=True)
         if "delete" in PARTS:
             results["delete_during_plans"] = delete_during_plans(cluster, pkg, manager, state)
             print(json.dumps(results["delete_during_plans"]), flush=True)

@@ -213,12 +213,7 @@ async fn claims(client: &Client, new: &Rollout, ns: &str) -> Result<(), String> 
         let theirs: BTreeSet<(String, String)> = if status.instances.is_empty() {
             selection(client, &other.spec, &other_ns).await?
         } else {
-            status
-                .instances
-                .iter()
-                .filter(|m| m.state() != kudo_policy::rollout::Member::Skipped)
-                .map(|m| (m.namespace.clone(), m.name.clone()))
-                .collect()
+            status.claimed()
         };
         if let Some((i_ns, i_name)) = mine.intersection(&theirs).next() {
             return Err(format!(

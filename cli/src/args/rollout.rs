@@ -134,19 +134,17 @@ pub struct RolloutStartArgs {
 /// `kudo rollout status`.
 #[derive(Debug, Args)]
 pub struct RolloutStatusArgs {
-    /// The Rollout.
-    #[arg(value_name = "NAME")]
-    pub name: String,
+    #[command(flatten)]
+    pub rollout: RolloutNameArgs,
     /// Print the Rollout as data instead of the table.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
     #[command(flatten)]
     pub wait: WaitArgs,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
 }
 
-/// `kudo rollout pause|resume|approve`.
+/// `kudo rollout pause|resume|approve`, and the Rollout every `kudo rollout` command but
+/// `start` and `list` names.
 #[derive(Debug, Args)]
 pub struct RolloutNameArgs {
     /// The Rollout.
@@ -159,12 +157,9 @@ pub struct RolloutNameArgs {
 /// `kudo rollout abort`.
 #[derive(Debug, Args)]
 pub struct RolloutAbortArgs {
-    /// The Rollout.
-    #[arg(value_name = "NAME")]
-    pub name: String,
+    #[command(flatten)]
+    pub rollout: RolloutNameArgs,
     /// Also roll back every Instance the rollout moved, to its revision before.
     #[arg(long)]
     pub rollback: bool,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
 }

@@ -25,13 +25,9 @@ pub fn run(c: RolloutCommand, progress: Progress) -> Result<Outcome, Error> {
         RolloutCommand::Pause(a) => control(a, rollout::Control::Pause),
         RolloutCommand::Resume(a) => control(a, rollout::Control::Resume),
         RolloutCommand::Abort(RolloutAbortArgs {
-            name,
+            rollout: named,
             rollback,
-            cluster,
-        }) => control(
-            RolloutNameArgs { name, cluster },
-            rollout::Control::Abort { rollback },
-        ),
+        }) => control(named, rollout::Control::Abort { rollback }),
         RolloutCommand::Approve(a) => control(
             a,
             rollout::Control::Approve {
@@ -332,10 +328,15 @@ fn data(ro: &Rollout, format: DataFormat) -> String {
 
 fn status(a: RolloutStatusArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let waiting = a.wait.options();
-    let ro = cluster::block_on("rollout status", &a.cluster, async |t| match &waiting {
-        Some(o) => wait(&t, &a.name, o, &mut progress).await,
-        None => Ok(rollout::get(&t, &a.name).await?),
-    })?;
+    let name = &a.rollout.name;
+    let ro = cluster::block_on(
+        "rollout status",
+        &a.rollout.cluster,
+        async |t| match &waiting {
+            Some(o) => wait(&t, name, o, &mut progress).await,
+            None => Ok(rollout::get(&t, name).await?),
+        },
+    )?;
     let text = match a.output {
         Some(format) => data(&ro, format),
         None => overview(&ro),

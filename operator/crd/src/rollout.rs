@@ -423,6 +423,29 @@ impl RolloutStatus {
     pub fn set_phase(&mut self, phase: kudo_policy::rollout::Phase) {
         self.phase = Some(word(&phase));
     }
+
+    /// The Instances (namespace, name) it holds, but those it skipped: what it claims.
+    pub fn claimed(&self) -> std::collections::BTreeSet<(String, String)> {
+        self.instances
+            .iter()
+            .filter(|m| m.state() != kudo_policy::rollout::Member::Skipped)
+            .map(|m| (m.namespace.clone(), m.name.clone()))
+            .collect()
+    }
+}
+
+/// Whether Rollout `a` came before `b`: created earlier, then by namespace and name. Of two
+/// Rollouts that both passed admission (created at the same instant) and select one Instance,
+/// the first keeps it and the other is refused when it starts.
+pub fn came_first(a: &Rollout, b: &Rollout) -> bool {
+    let at = |r: &Rollout| {
+        (
+            r.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            r.metadata.namespace.clone(),
+            r.metadata.name.clone(),
+        )
+    };
+    at(a) < at(b)
 }
 
 /// A unit enum variant's name, as serde writes it.
@@ -436,6 +459,24 @@ fn word(v: &impl Serialize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_older_rollout_comes_first_then_namespace_and_name() {
+        let at = |ns: &str, name: &str, t: &str| {
+            let mut r = Rollout::new(name, RolloutSpec::default());
+            r.metadata.namespace = Some(ns.into());
+            r.metadata.creation_timestamp = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t.parse().unwrap()),
+            );
+            r
+        };
+        let old = at("b", "z", "2026-11-29T10:00:00Z");
+        let new = at("a", "a", "2026-11-29T10:00:01Z");
+        assert!(came_first(&old, &new) && !came_first(&new, &old));
+        let twin = at("a", "b", "2026-11-29T10:00:01Z");
+        assert!(came_first(&new, &twin) && !came_first(&twin, &new));
+        assert!(!came_first(&new, &new));
+    }
 
     #[test]
     fn selectors_become_label_queries_and_bad_operators_are_named() {

@@ -232,16 +232,66 @@ async fn start(
     status: &mut RolloutStatus,
 ) -> Result<(), String> {
     let package = target_package(acting, ro).await?;
-    let (acting, manager, ro) = (acting.clone(), manager.clone(), ro.clone());
-    let selection = detached(Box::new(move || {
-        Box::pin(async move { rollout::select(&acting, &manager, &ro, &package).await })
-    }))
-    .await?;
-    status.instances = selection.members;
+    let selection = {
+        let (acting, manager, ro) = (acting.clone(), manager.clone(), ro.clone());
+        detached(Box::new(move || {
+            Box::pin(async move { rollout::select(&acting, &manager, &ro, &package).await })
+        }))
+        .await?
+    };
+    let mut mine = RolloutStatus {
+        instances: selection.members,
+        ..RolloutStatus::default()
+    };
+    first_claim(manager, ro, &mine).await?;
+    status.instances = std::mem::take(&mut mine.instances);
     status.wave_ends = selection.wave_ends;
     status.grown_rights = selection.grown_rights;
     status.wave = Some(0);
     status.set_phase(Phase::Progressing);
+    Ok(())
+}
+
+/// Refuses `ro`, whose selection is `mine`, when a Rollout of the same operator that came
+/// first ([`kudo_crd::rollout::came_first`]) and has not ended claims one of its Instances:
+/// what admission refuses, for the two that passed it at the same instant. A first Rollout
+/// that has not selected yet claims what its selector matches now. Read as the manager.
+async fn first_claim(manager: &Client, ro: &Rollout, mine: &RolloutStatus) -> Result<(), String> {
+    let mine = mine.claimed();
+    let all: Api<Rollout> = Api::all(manager.clone());
+    let others = all.list(&Default::default()).await.map_err(|e| {
+        format!(
+            "the other Rollouts cannot be listed: {}",
+            kudo_cluster::said(&e)
+        )
+    })?;
+    for other in others.items.iter().filter(|o| {
+        o.spec.operator == ro.spec.operator
+            && kudo_crd::rollout::came_first(o, ro)
+            && !o.status.as_ref().is_some_and(|s| s.phase().is_final())
+    }) {
+        let ns = other.namespace().unwrap_or_default();
+        let status = other.status.clone().unwrap_or_default();
+        let theirs = if status.instances.is_empty() {
+            let query = other.spec.instance_query()?;
+            let namespaces = other.spec.namespace_query().transpose()?;
+            let (_, found): (_, Vec<Instance>) =
+                kudo_cluster::select::across(manager, manager, &ns, &query, namespaces.as_deref())
+                    .await?;
+            found
+                .iter()
+                .map(|i| (i.namespace().unwrap_or_default(), i.name_any()))
+                .collect()
+        } else {
+            status.claimed()
+        };
+        if let Some((i_ns, i_name)) = mine.intersection(&theirs).next() {
+            return Err(format!(
+                "Instance {i_ns}/{i_name} is claimed by Rollout {ns}/{}, which came first: one rollout at a time moves an Instance (wait for it, or abort it)",
+                other.name_any()
+            ));
+        }
+    }
     Ok(())
 }
 

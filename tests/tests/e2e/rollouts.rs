@@ -233,9 +233,16 @@ fn a_failure_halts_the_rollout_in_its_wave_and_rolls_the_instance_back() {
     let fleet_label = format!("fleet={}", a.namespace);
     label_namespaces(&a, &[&a.namespace, &b.namespace], &fleet_label);
     let target = operator_version(&a, &fleet("v2"));
-    let before: Vec<(String, Value)> = [(&a, "a"), (&b, "b")]
+    // Each Instance and its ConfigMap as they were before the rollout.
+    let configs = |s: &Scenario| s.api("v1", "ConfigMap", "configmaps");
+    let before: Vec<(String, Value, Value)> = [(&a, "a"), (&b, "b")]
         .iter()
-        .flat_map(|(s, p)| names(p).map(|n| (n.clone(), s.instance(&n))))
+        .flat_map(|(s, p)| {
+            names(p).map(|n| {
+                let cm = s.get(&configs(s), &format!("{n}-config"));
+                (n.clone(), s.instance(&n), cm.unwrap_or_default())
+            })
+        })
         .collect();
     a.apply(&json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
         "metadata": {"name": "fleet", "namespace": a.namespace},
@@ -285,7 +292,8 @@ fn a_failure_halts_the_rollout_in_its_wave_and_rolls_the_instance_back() {
             && i["status"]["planStatus"][&plan]["status"] == "COMPLETE"
     });
     assert_eq!(a.config_map("a03-config")["version"], "0.1.0");
-    // Nothing of the third wave was touched: same generation, same version.
+    // Nothing of the third wave was touched: the same Instance (generation, resourceVersion,
+    // version) and the same ConfigMap (resourceVersion).
     let third: Vec<&Value> = members.iter().filter(|m| m["wave"] == 2).collect();
     assert_eq!(third.len(), 24, "{st:#}");
     for m in third {
@@ -293,10 +301,19 @@ fn a_failure_halts_the_rollout_in_its_wave_and_rolls_the_instance_back() {
         assert_eq!(m["state"], "Pending", "{m:#}");
         let s = if n.starts_with('a') { &a } else { &b };
         let now = s.instance(n);
-        let (_, then) = before.iter().find(|(name, _)| name == n).unwrap();
+        let (_, then, cm_then) = before.iter().find(|(name, _, _)| name == n).unwrap();
+        for field in ["generation", "resourceVersion"] {
+            assert_eq!(
+                now["metadata"][field], then["metadata"][field],
+                "{n}: {field}"
+            );
+        }
+        let cm_now = s
+            .get(&configs(s), &format!("{n}-config"))
+            .unwrap_or_default();
         assert_eq!(
-            now["metadata"]["generation"], then["metadata"]["generation"],
-            "{n}"
+            cm_now["metadata"]["resourceVersion"], cm_then["metadata"]["resourceVersion"],
+            "{n}: its ConfigMap"
         );
         assert_eq!(
             now["spec"]["operatorVersion"], then["spec"]["operatorVersion"],
@@ -532,4 +549,88 @@ fn a_version_that_needs_new_rights_waits_for_an_approval() {
         s.instance("r0")["spec"]["operatorVersion"]["name"],
         "e2e-fleet-0.3.0"
     );
+}
+
+/// Two Rollouts of the same Instances created at the same instant. Admission refuses the
+/// second when it sees the first; when both calls run before either is stored, both pass, and
+/// the controller checks again as each starts: the later one is refused, naming the first.
+/// Whichever way it goes, one rollout moves the Instances and no Instance is moved twice.
+#[test]
+fn two_rollouts_created_at_once_never_both_move_an_instance() {
+    let Some(s) = Scenario::start("rollout-twins") else {
+        return;
+    };
+    s.instance_service_account();
+    let fleet = |v: &str| fixture("e2e/fleet").join(v);
+    for name in ["t0", "t1"] {
+        s.install(&fleet("v1"), name).no_wait().ok();
+    }
+    for name in ["t0", "t1"] {
+        s.wait_plan(name, "deploy");
+        s.kubectl(&["label", "instance", name, "twins=yes", "-n", &s.namespace])
+            .assert()
+            .success();
+    }
+    let target = operator_version(&s, &fleet("v2"));
+    let rollout = |name: &str| {
+        json!({"apiVersion": "kudo.dev/v1beta2", "kind": "Rollout",
+            "metadata": {"name": name, "namespace": s.namespace},
+            "spec": {"operator": "e2e-fleet", "operatorVersion": {"name": target},
+                "selector": {"matchLabels": {"twins": "yes"}}}})
+    };
+    let api = s.api("kudo.dev/v1beta2", "Rollout", "rollouts");
+    let params = kube::api::PatchParams::apply("kudo-e2e").force();
+    let (one, two) = (rollout("one"), rollout("two"));
+    let (a, b) = s.runtime.block_on(futures::future::join(
+        api.patch("one", &params, &kube::api::Patch::Apply(&one)),
+        api.patch("two", &params, &kube::api::Patch::Apply(&two)),
+    ));
+    let mut ended = Vec::new();
+    for (name, created) in [("one", a.is_ok()), ("two", b.is_ok())] {
+        if !created {
+            continue;
+        }
+        let mut last = Value::Null;
+        wait_until(&format!("rollout {name} ends"), || {
+            last = s.get(&api, name).unwrap_or_default();
+            let phase = last["status"]["phase"].as_str().unwrap_or_default();
+            ["Completed", "Refused", "Halted", "Aborted"].contains(&phase)
+        });
+        ended.push((name, last));
+    }
+    let refused_at_admission: Vec<String> = [a.err(), b.err()]
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string())
+        .collect();
+    for why in &refused_at_admission {
+        assert!(why.contains("already claimed"), "{why}");
+    }
+    eprintln!(
+        "two rollouts at once: {} refused at admission, {} by the controller",
+        refused_at_admission.len(),
+        ended
+            .iter()
+            .filter(|(_, r)| r["status"]["phase"] == "Refused")
+            .count()
+    );
+    let completed = ended
+        .iter()
+        .filter(|(_, r)| r["status"]["phase"] == "Completed")
+        .count();
+    assert_eq!(completed, 1, "exactly one moves them: {ended:#?}");
+    for (name, r) in &ended {
+        if r["status"]["phase"] == "Completed" {
+            continue;
+        }
+        assert_eq!(r["status"]["phase"], "Refused", "{name}: {r:#}");
+        let message = r["status"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("came first"), "{name}: {message}");
+    }
+    assert_eq!(ended.len() + refused_at_admission.len(), 2);
+    // Each Instance was upgraded once: its install and one upgrade.
+    for name in ["t0", "t1"] {
+        let h = s.json(&["history", name, "-n", &s.namespace, "-o", "json"]);
+        assert_eq!(h.as_array().map(Vec::len), Some(2), "{name}: {h:#}");
+    }
 }

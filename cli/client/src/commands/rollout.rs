@@ -466,6 +466,7 @@ pub async fn wait(
     watch: &mut dyn FnMut(&Rollout),
 ) -> Result<Rollout> {
     let start = tokio::time::Instant::now();
+    let what = format!("Rollout {}/{name} to end", t.namespace);
     loop {
         let ro = get(t, name).await?;
         watch(&ro);
@@ -473,18 +474,11 @@ pub async fn wait(
         if status.phase().is_final() {
             return Ok(ro);
         }
-        let waited = start.elapsed();
-        if waited >= o.timeout {
-            return Err(Error::Timeout {
-                waited: o.timeout,
-                what: format!("Rollout {}/{name} to end", t.namespace),
-                last: format!(
-                    "{:?}: {}",
-                    status.phase(),
-                    status.message.as_deref().unwrap_or("no message")
-                ),
-            });
-        }
-        tokio::time::sleep(o.interval.min(o.timeout - waited)).await;
+        let last = format!(
+            "{:?}: {}",
+            status.phase(),
+            status.message.as_deref().unwrap_or("no message")
+        );
+        super::wait::sleep_or_time_out(start, o, &what, &last).await?;
     }
 }

@@ -466,11 +466,14 @@ fn reading<'a>(instance: &'a str, stage: &'a Stage, start: tokio::time::Instant)
     }
 }
 
-async fn sleep_or_time_out(
+/// Sleeps one [`Options::interval`] (no longer than the time left), or fails with
+/// [`Error::Timeout`] naming `what` and the `last` reading once [`Options::timeout`] has passed
+/// since `start`. Every `--wait` loop's pace, an Instance's or a Rollout's.
+pub(crate) async fn sleep_or_time_out(
     start: tokio::time::Instant,
     o: &Options,
     what: &str,
-    last: &Stage,
+    last: &dyn fmt::Display,
 ) -> Result<()> {
     let waited = start.elapsed();
     if waited >= o.timeout {
