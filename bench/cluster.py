@@ -26,6 +26,12 @@ pointing at them, then measures:
    is back on the old version and COMPLETE, and the manager's RSS. The control plane runs with
    fake kubelets (`FAKE_KUBELET=1`) for this part, so Deployments become ready.
 
+6. (`BENCH_PARTS=drift`, issue 49) N_DRIFT Instances (1,000) of the configs fixture (a
+   ConfigMap and a Secret each), the manager with `--drift-interval 60s`: once every object has
+   been checked once, the API server's own request counters (`apiserver_request_total`) for
+   those kinds over the next interval, by verb: what drift costs in steady state, nothing
+   changing; and the manager's `kudo_manager_drift_unchanged_total` (objects not dry-run).
+
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
@@ -58,6 +64,8 @@ N_ROLLOUT = int(os.environ.get("N_ROLLOUT", "1000"))
 # The Instance (1-based, in rollout order) whose new version never becomes ready.
 FAIL_AT = 37
 ROLLOUT_DEADLINE_S = 45
+N_DRIFT = int(os.environ.get("N_DRIFT", "1000"))
+DRIFT_INTERVAL_S = 60
 # Which parts to run (comma-separated): list, concurrent, many.
 PARTS = set(os.environ.get("BENCH_PARTS", "list,concurrent,many").split(","))
 
@@ -114,6 +122,8 @@ def start_daemons(cluster, logs):
          "--tls-key", certs / "tls.key", "--kubeconfig", cluster.kubeconfig],
         stdout=open(certs / "webhook.log", "w"), stderr=subprocess.STDOUT)
     concurrency = ["--concurrency", CONCURRENCY] if CONCURRENCY is not None else []
+    if "drift" in PARTS:
+        concurrency += ["--drift-interval", f"{DRIFT_INTERVAL_S}s"]
     manager = subprocess.Popen(
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
          "127.0.0.1:19080", *concurrency],
@@ -344,6 +354,74 @@ def rollout_halt(cluster, manager):
     }
 
 
+def api_requests(cluster, resources):
+    """apiserver_request_total of `resources`, summed by (verb, resource, dry_run)."""
+    req = urllib.request.Request(cluster.server + "/metrics")
+    req.add_header("Authorization", f"Bearer {cluster.token}")
+    with urllib.request.urlopen(req, context=cluster.ctx, timeout=60) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
+        labels = dict(kv.split("=", 1) for kv in labels_text.split(",") if "=" in kv)
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        if labels.get("resource") not in resources:
+            continue
+        key = (labels.get("verb"), labels["resource"], labels.get("dry_run", ""))
+        out[key] = out.get(key, 0) + float(value)
+    return out
+
+
+def manager_counter(name):
+    with urllib.request.urlopen("http://127.0.0.1:19080/metrics", timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def drift_requests(cluster, pkg):
+    """N_DRIFT Instances, nothing changing: what drift asks the API server (issue 49)."""
+    ns = "bench-drift"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"d{i:04}" for i in range(N_DRIFT)]
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": n, "namespace": ns, "labels": {"kudo.dev/operator": "e2e-configs"}},
+            "spec": {"operatorVersion": ov, "parameters": {}}}), names[1:]))
+    assert wait_complete(cluster, ns, names, timeout=1800), "the installs did not complete"
+    # Every Instance checked once (its objects dry-run: nothing recorded yet), then measured.
+    time.sleep(DRIFT_INTERVAL_S + 10)
+    kinds = {"configmaps", "secrets"}
+    before, unchanged_before = api_requests(cluster, kinds), manager_counter(
+        "kudo_manager_drift_unchanged_total")
+    t = time.perf_counter()
+    time.sleep(DRIFT_INTERVAL_S)
+    window = time.perf_counter() - t
+    after, unchanged_after = api_requests(cluster, kinds), manager_counter(
+        "kudo_manager_drift_unchanged_total")
+    delta = {f"{v} {r}{' dryRun' if d else ''}": round(after[k] - before.get(k, 0))
+             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    total = sum(delta.values())
+    objects = 2 * N_DRIFT
+    return {
+        "instances": N_DRIFT,
+        "objects": objects,
+        "drift_interval_s": DRIFT_INTERVAL_S,
+        "window_s": round(window, 1),
+        "requests_in_window_by_verb": delta,
+        "requests_per_s": round(total / window, 2),
+        "objects_not_dry_run_in_window": round(unchanged_after - unchanged_before),
+        "before_issue_49_requests_per_s": round(2 * objects / DRIFT_INTERVAL_S, 2),
+    }
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("KUDO_BENCH_BIN"):
@@ -502,6 +580,9 @@ def main():
         if "rollout" in PARTS:
             results["rollout_halt"] = rollout_halt(cluster, manager)
             print(json.dumps(results["rollout_halt"]), flush=True)
+        if "drift" in PARTS:
+            results["drift_requests"] = drift_requests(cluster, pkg)
+            print(json.dumps(results["drift_requests"]), flush=True)
         if "delete" in PARTS:
             results["delete_during_plans"] = delete_during_plans(cluster, pkg, manager, state)
             print(json.dumps(results["delete_during_plans"]), flush=True)

@@ -135,10 +135,30 @@ pub struct Context {
     written: Mutex<HashMap<String, u64>>,
     /// By Instance: when its drift was last checked, and for which generation.
     drift_checked: Mutex<HashMap<String, (Option<i64>, Instant)>>,
+    /// By Instance: the objects its last drift check found holding what kudo applied, each
+    /// with its resourceVersion then and the digest of what kudo applies ([`Clean`]).
+    drift_clean: Mutex<HashMap<String, Clean>>,
     pub(crate) clock: fn() -> String,
     /// The key of the digests of secret values in `status.applied`
     /// ([`crate::DIGEST_KEY_ENV`]).
     pub(crate) digest_key: Vec<u8>,
+}
+
+/// By object (`apiVersion/kind/namespace/name`): its resourceVersion when a drift check found
+/// it holding what kudo applied, and the digest of what kudo applies ([`crate::drift`]).
+pub(crate) type Clean = HashMap<String, (String, u64)>;
+
+/// How often an Instance's drift is checked for `--drift-interval` `interval`: three quarters
+/// of it. The lists of the objects' resourceVersions it reads are shared for up to a quarter
+/// of it ([`drift_list_age`]), so a change is seen within `interval`, as when every object was
+/// read at each check.
+pub(crate) fn drift_period(interval: Duration) -> Duration {
+    interval * 3 / 4
+}
+
+/// How long a list of resourceVersions is shared by drift checks: a quarter of `interval`.
+pub(crate) fn drift_list_age(interval: Duration) -> Duration {
+    interval / 4
 }
 
 fn now() -> String {
@@ -169,6 +189,7 @@ impl Context {
             forbidden: Mutex::default(),
             written: Mutex::default(),
             drift_checked: Mutex::default(),
+            drift_clean: Mutex::default(),
             clock: now,
             digest_key: digest_key(),
         }
@@ -312,18 +333,36 @@ impl Context {
         if let Ok(mut m) = self.drift_checked.lock() {
             m.remove(&key(inst));
         }
+        if let Ok(mut m) = self.drift_clean.lock() {
+            m.remove(&key(inst));
+        }
     }
 
-    /// How long until the drift of `inst` is due to be checked ([`Settings::drift_interval`]
-    /// after the last check of its current generation); `None`: due now.
+    /// The objects of `inst` its last drift check found holding what kudo applied.
+    pub(crate) fn drift_clean(&self, inst: &Instance) -> Clean {
+        self.drift_clean
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key(inst)).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Records what the drift check of `inst` found holding what kudo applied.
+    pub(crate) fn set_drift_clean(&self, inst: &Instance, clean: Clean) {
+        if let Ok(mut m) = self.drift_clean.lock() {
+            m.insert(key(inst), clean);
+        }
+    }
+
+    /// How long until the drift of `inst` is due to be checked ([`drift_period`] after the
+    /// last check of its current generation); `None`: due now.
     pub(crate) fn drift_due(&self, inst: &Instance) -> Option<Duration> {
         let m = self.drift_checked.lock().ok()?;
         let (generation, at) = m.get(&key(inst))?;
         if *generation != inst.metadata.generation {
             return None;
         }
-        self.settings
-            .drift_interval
+        drift_period(self.settings.drift_interval)
             .checked_sub(at.elapsed())
             .filter(|d| !d.is_zero())
     }

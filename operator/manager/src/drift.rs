@@ -57,11 +57,11 @@ pub(crate) async fn check(
     if !complete {
         return Ok(None);
     }
-    let interval = ctx.settings.drift_interval;
     // `--drift-interval 0`: never checked.
-    if interval.is_zero() {
+    if ctx.settings.drift_interval.is_zero() {
         return Ok(None);
     }
+    let interval = crate::context::drift_period(ctx.settings.drift_interval);
     let mode = drift::mode(inst.spec.drift.as_ref());
     let was = status.clone();
     if mode == DriftMode::Ignore {
@@ -197,18 +197,50 @@ async fn look(
         applied: Vec::new(),
         unchecked: Vec::new(),
     };
+    let was_clean = ctx.drift_clean(inst);
+    let mut clean = crate::context::Clean::new();
+    let max_age = crate::context::drift_list_age(ctx.settings.drift_interval);
+    let mut unchanged = 0;
     for o in objects {
-        let title = format!(
-            "{} {}",
-            o.object["kind"].as_str().unwrap_or(""),
-            o.object["metadata"]["name"].as_str().unwrap_or("")
-        );
+        let name = o.object["metadata"]["name"].as_str().unwrap_or("");
+        let title = format!("{} {name}", o.object["kind"].as_str().unwrap_or(""));
+        let at = object_key(&o.object, inst);
+        let digest = digest(&o.object, &rules);
+        // Unchanged since a check found it holding what kudo applied, and kudo applies the
+        // same: no dry run.
+        let live = match ctx
+            .objects
+            .live_versions(&tenant, &o.object, inst, max_age)
+            .await
+        {
+            Some(versions) => versions.get(name).cloned(),
+            None => None,
+        };
+        if let Some(rv) = live
+            && was_clean.get(&at) == Some(&(rv.clone(), digest))
+        {
+            found.checked += 1;
+            unchanged += 1;
+            clean.insert(at, (rv, digest));
+            continue;
+        }
         match ctx.objects.dry_run(&tenant, o.object.clone(), inst).await {
             Ok((live, planned)) => {
                 found.checked += 1;
-                if let Some(d) = Drifted::of(live.as_ref(), &planned, &rules) {
-                    found.drifted.push(d);
-                    found.applied.push(o.object);
+                match Drifted::of(live.as_ref(), &planned, &rules) {
+                    Some(d) => {
+                        found.drifted.push(d);
+                        found.applied.push(o.object);
+                    }
+                    None => {
+                        let rv = live
+                            .as_ref()
+                            .and_then(|l| l.pointer("/metadata/resourceVersion"))
+                            .and_then(Value::as_str);
+                        if let Some(rv) = rv {
+                            clean.insert(at, (rv.to_string(), digest));
+                        }
+                    }
                 }
             }
             Err(f) => found
@@ -216,7 +248,37 @@ async fn look(
                 .push(format!("{title}: {}", failure_message(&f))),
         }
     }
+    ctx.metrics.drift_unchanged(unchanged);
+    ctx.set_drift_clean(inst, clean);
     Ok(found)
+}
+
+/// Where an object lives: `apiVersion/kind/namespace/name` (its namespace: the Instance's
+/// when it names none).
+fn object_key(obj: &Value, inst: &Instance) -> String {
+    let text = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let ns = match text("/metadata/namespace") {
+        "" => inst.namespace().unwrap_or_default(),
+        ns => ns.to_string(),
+    };
+    format!(
+        "{}/{}/{ns}/{}",
+        text("/apiVersion"),
+        text("/kind"),
+        text("/metadata/name")
+    )
+}
+
+/// A digest of what kudo applies for an object and the rules drift ignores by: when either
+/// changes, the object is compared again.
+fn digest(obj: &Value, rules: &[kudo_crd::common::DriftIgnore]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    obj.to_string().hash(&mut h);
+    serde_json::to_string(rules)
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
 }
 
 /// The API server's words in a [`Failure`].

@@ -54,6 +54,7 @@ pub struct Metrics {
     remediations: Family<ActionLabels, Counter>,
     drift_detected: Counter,
     drift_corrected: Counter,
+    drift_unchanged: Counter,
     drifted_objects: Family<InstanceLabels, Gauge>,
     rollout_phases: Family<PhaseLabels, Counter>,
     rollout_members: Family<ActionLabels, Counter>,
@@ -120,6 +121,12 @@ impl Default for Metrics {
             "Drifted or deleted objects applied again (spec.drift.mode correct)",
             drift_corrected.clone(),
         );
+        let drift_unchanged = Counter::default();
+        registry.register(
+            "drift_unchanged",
+            "Objects a drift check did not dry-run: their resourceVersion, read from a list shared by the Instances of their namespace, unchanged since a check found them holding what kudo applied",
+            drift_unchanged.clone(),
+        );
         let drifted_objects = Family::<InstanceLabels, Gauge>::default();
         registry.register(
             "drifted_objects",
@@ -145,6 +152,7 @@ impl Default for Metrics {
             remediations,
             drift_detected,
             drift_corrected,
+            drift_unchanged,
             drifted_objects,
             status_refused,
             registry,
@@ -226,6 +234,11 @@ impl Metrics {
                 action: action.into(),
             })
             .inc();
+    }
+
+    /// A drift check found `n` objects unchanged (no dry run).
+    pub fn drift_unchanged(&self, n: usize) {
+        self.drift_unchanged.inc_by(n as u64);
     }
 
     /// A drift check of Instance `namespace/instance` found `drifted` objects drifted, `new`

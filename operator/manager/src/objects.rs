@@ -56,7 +56,25 @@ pub struct Objects {
     undeclared: Memo<Arc<Vec<undeclared::Field>>>,
     /// Reads Pipe files instead of `exec` with the tenant's client (tests).
     files: Option<Arc<dyn PodFiles>>,
+    /// [`Objects::live_versions`]: by identity, namespace and kind, the last list and when.
+    lists: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<Listed>>>>,
 }
+
+/// The namespace of `obj`: its own, else its Instance's.
+fn namespace_of(obj: &Value, inst: &Instance) -> String {
+    obj.pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .or_else(|| inst.namespace())
+        .unwrap_or_default()
+}
+
+/// The resourceVersions of the objects kudo applied of one kind in one namespace, by name.
+pub type Versions = Arc<std::collections::HashMap<String, String>>;
+
+/// One kind's list for [`Objects::live_versions`]: when it was made, and what it found
+/// (`None`: it cannot be listed, as that identity).
+type Listed = Option<(std::time::Instant, Option<Versions>)>;
 
 impl Objects {
     /// Kinds looked up through `client` (discovery); Pipe files read with `exec`.
@@ -66,6 +84,7 @@ impl Objects {
             client,
             resources: Memo::default(),
             undeclared: Memo::default(),
+            lists: std::sync::Mutex::default(),
         }
     }
 
@@ -139,6 +158,53 @@ impl Objects {
     ) -> Result<(Option<Value>, Value), Failure> {
         self.apply_with(tenant, obj, inst, &Notes::default(), true)
             .await
+    }
+
+    /// The resourceVersions of the objects of `obj`'s kind that kudo applied in `obj`'s
+    /// namespace (label [`labels::MANAGED_BY`]), by name, listed as `tenant` with metadata
+    /// only: one request for every Instance there whose drift is checked within `max_age`
+    /// (drift, `crate::drift`). `None` when that identity may not list the kind (or it is not
+    /// served): its objects are then checked one by one.
+    pub async fn live_versions(
+        &self,
+        tenant: &Tenant,
+        obj: &Value,
+        inst: &Instance,
+        max_age: std::time::Duration,
+    ) -> Option<Versions> {
+        let (ar, namespaced) = self.resource(obj).await.ok()?;
+        let ns = namespace_of(obj, inst);
+        let scope = if namespaced { ns.as_str() } else { "" };
+        let key = format!("{}|{scope}|{}/{}", tenant.who(), ar.api_version, ar.kind);
+        let slot = {
+            let mut lists = self.lists.lock().ok()?;
+            lists.entry(key).or_default().clone()
+        };
+        let mut listed = slot.lock().await;
+        if let Some((at, versions)) = listed.as_ref()
+            && at.elapsed() < max_age
+        {
+            return versions.clone();
+        }
+        let api = Self::api(tenant, &ar, namespaced, scope);
+        let selector = format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_KUDO);
+        let versions = match api
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await
+        {
+            Ok(list) => Some(Arc::new(
+                list.items
+                    .into_iter()
+                    .filter_map(|o| Some((o.metadata.name?, o.metadata.resource_version?)))
+                    .collect(),
+            )),
+            Err(e) => {
+                tracing::debug!(kind = %ar.kind, namespace = %scope, error = %e, "drift: the kind cannot be listed; its objects are checked one by one");
+                None
+            }
+        };
+        *listed = Some((std::time::Instant::now(), versions.clone()));
+        versions
     }
 
     /// [`Objects::apply`], or with `dry_run` [`Objects::dry_run`].
@@ -468,12 +534,7 @@ impl Objects {
             Err(Lookup::NotServed { .. }) => return Ok(()),
             Err(l) => return Err(Failure::Unavailable(l.to_string())),
         };
-        let ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(String::from)
-            .or_else(|| inst.namespace())
-            .unwrap_or_default();
+        let ns = namespace_of(obj, inst);
         let name = obj
             .pointer("/metadata/name")
             .and_then(Value::as_str)

@@ -66,6 +66,11 @@ fn a_scaled_statefulset_is_reported_ignored_or_corrected_and_a_deleted_config_ma
     assert_eq!(out.status.code(), Some(0), "{}", both(&out));
     assert!(both(&out).contains("no drift"), "{}", both(&out));
     assert_eq!(replicas(), json!(3));
+    // The checks after it read each object's resourceVersion from a list shared by the
+    // namespace and dry-run none of those unchanged since (issue 49).
+    wait_until("a drift check finds objects unchanged", || {
+        s.daemons.counter("kudo_manager_drift_unchanged_total") > 0
+    });
 
     // warn (no spec.drift): another field manager scales the StatefulSet.
     let scale = |n: i64| {

@@ -184,6 +184,11 @@ impl Daemons {
         reconciliations(self.metrics_port)
     }
 
+    /// The manager's counter `name` (0 while it does not answer).
+    pub(crate) fn counter(&self, name: &str) -> u64 {
+        counter(self.metrics_port, name)
+    }
+
     /// Kills the manager (SIGKILL) and starts it again.
     pub(crate) fn restart_manager(&self) {
         let mut child = self.manager.lock().unwrap_or_else(|e| e.into_inner());
@@ -195,6 +200,11 @@ impl Daemons {
 /// `kudo_manager_reconciliations_total` of the manager serving metrics on `port` (0 while it
 /// does not answer).
 pub(crate) fn reconciliations(port: u16) -> u64 {
+    counter(port, "kudo_manager_reconciliations_total")
+}
+
+/// The counter `name` of the manager serving metrics on `port` (0 while it does not answer).
+pub(crate) fn counter(port: u16, name: &str) -> u64 {
     use std::io::Read as _;
     let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) else {
         return 0;
@@ -204,7 +214,7 @@ pub(crate) fn reconciliations(port: u16) -> u64 {
     let mut body = String::new();
     let _ = c.read_to_string(&mut body);
     body.lines()
-        .find_map(|l| l.strip_prefix("kudo_manager_reconciliations_total "))
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0)
 }
