@@ -32,8 +32,10 @@ impl Preflight {
 
 /// Compares `new` (a CRD as `apiextensions.k8s.io/v1`, as rendered) with the CRD of the same
 /// name in the cluster, read with `client`. Whether objects of the CRD exist (a served version
-/// may then not go) is asked by listing one object of its storage version; when that cannot be
-/// read they are assumed to exist.
+/// may then not go) is asked by listing one object of its storage version, and only when it
+/// matters: a change that is safe even with objects (the CRD unchanged, most often: every plan
+/// that applies it asks) costs the one GET. When the list cannot be read, objects are assumed
+/// to exist.
 pub async fn check(client: &Client, new: &Value) -> Preflight {
     let Some(name) = new.pointer("/metadata/name").and_then(Value::as_str) else {
         return Preflight::New;
@@ -44,9 +46,14 @@ pub async fn check(client: &Client, new: &Value) -> Preflight {
         Ok(Some(live)) => live,
         Err(e) => return Preflight::Unreadable(crate::said(&e)),
     };
+    let live_value = serde_json::to_value(&live).unwrap_or(Value::Null);
+    // Objects only ever add findings: safe as if they existed is safe.
+    let pessimistic = crd_safety::check(&live_value, new, true);
+    if pessimistic.iter().all(|f| f.safe) {
+        return Preflight::Checked(pessimistic);
+    }
     let exists = objects_exist(client, &live).await;
-    let live = serde_json::to_value(&live).unwrap_or(Value::Null);
-    Preflight::Checked(crd_safety::check(&live, new, exists))
+    Preflight::Checked(crd_safety::check(&live_value, new, exists))
 }
 
 /// True unless a list of the CRD's storage version says there are no objects.

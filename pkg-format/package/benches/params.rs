@@ -10,6 +10,9 @@
 //!   (both parsed once, outside the timing, as the CLI parses them where it reads its arguments), then `Validator::validate` with a pre-built validator.
 //! - `validate_only`: `Validator::validate` of those effective values.
 //! - `compile_schema`: `Validator::new` (metaschema check + compilation).
+//! - `deprecations_walk`: `preflight::deprecations`, the walk of the schema that every admission
+//!   ran before issue 49; now once per Version.
+//! - `deprecated_check`: `preflight::deprecated` with the walk done: what an admission runs now.
 //!
 //! When `KUDO_BENCH_INPUTS` names a directory, the inputs are written there before measuring
 //! (`package.txt`, `overrides.txt` one `-p` argument a line, `p1.yaml`, `p2.yaml`), so that
@@ -285,6 +288,14 @@ fn benches(c: &mut Criterion) {
     });
     c.bench_function("compile_schema", |b| {
         b.iter(|| black_box(Validator::new(black_box(&fx.schema)).unwrap()))
+    });
+    use kudo_policy::preflight;
+    c.bench_function("deprecations_walk", |b| {
+        b.iter(|| black_box(preflight::deprecations(black_box(&fx.schema))))
+    });
+    let found = preflight::deprecations(&fx.schema);
+    c.bench_function("deprecated_check", |b| {
+        b.iter(|| black_box(preflight::deprecated(black_box(&found), None, &vals)))
     });
 }
 

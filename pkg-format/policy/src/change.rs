@@ -788,7 +788,11 @@ fn propose(
     proposal: Proposal<'_>,
 ) -> (Values, Value, Vec<Diagnostic>) {
     let (values, explicit, mut problems) = proposed(to, baseline, kept, proposal);
-    problems.extend(preflight::deprecated(&to.schema, Some(&to.name), &values));
+    problems.extend(preflight::deprecated(
+        &to.deprecations,
+        Some(&to.name),
+        &values,
+    ));
     (values, explicit, problems)
 }
 

@@ -318,11 +318,39 @@ pub fn deprecation(node: &Value) -> Option<&str> {
     })
 }
 
+/// A parameter a schema marks `deprecated` ([`deprecation`]): found once per schema
+/// ([`deprecations`]; a [`crate::version::Version`] keeps its own), read at each admission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deprecated {
+    /// Its pointer, `*` for any item of an array.
+    pub at: String,
+    /// The schema keyword's place (`/properties/a/deprecated`).
+    pub rule: String,
+    /// Its `deprecationMessage` (empty when none).
+    pub message: String,
+}
+
+/// Every parameter `schema` marks `deprecated`: the walk of the schema [`deprecated`] reads.
+pub fn deprecations(schema: &ParamSchema) -> Vec<Deprecated> {
+    declared_pointers(schema)
+        .into_iter()
+        .filter_map(|at| {
+            let tokens = pointer::tokens(&at).unwrap_or_default();
+            let message = declared_node(schema, &tokens).and_then(deprecation)?;
+            Some(Deprecated {
+                rule: schema_pointer(&tokens, "deprecated"),
+                message: message.to_string(),
+                at,
+            })
+        })
+        .collect()
+}
+
 /// A warning for each value of `values` that the user set (not a default) at a parameter
-/// `schema` marks `deprecated` ([`deprecation`]), with its message: accepted, worth changing.
-/// `operator_version` names the version in the warning, when known.
+/// marked `deprecated` (`found`, [`deprecations`] of the schema), with its message: accepted,
+/// worth changing. `operator_version` names the version in the warning, when known.
 pub fn deprecated(
-    schema: &ParamSchema,
+    found: &[Deprecated],
     operator_version: Option<&str>,
     values: &Values,
 ) -> Vec<Diagnostic> {
@@ -331,20 +359,16 @@ pub fn deprecated(
         Some(name) => format!("is deprecated in {name}"),
         None => "is deprecated".to_string(),
     };
-    for at in declared_pointers(schema) {
-        let tokens = pointer::tokens(&at).unwrap_or_default();
-        let Some(message) = declared_node(schema, &tokens).and_then(deprecation) else {
-            continue;
-        };
-        for (p, _) in values_at(values.value(), &at) {
+    for dep in found {
+        for (p, _) in values_at(values.value(), &dep.at) {
             if values.origin(&p) == Origin::Default {
                 continue;
             }
             let mut d = Diagnostic::warning(Code::Deprecated, p.as_str(), what.clone())
                 .with_origin(values.origin(&p))
-                .with_rule(schema_pointer(&tokens, "deprecated"));
-            if !message.is_empty() {
-                d = d.with_help(message.to_string());
+                .with_rule(dep.rule.clone());
+            if !dep.message.is_empty() {
+                d = d.with_help(dep.message.clone());
             }
             out.push(d);
         }
@@ -1159,7 +1183,7 @@ mod tests {
         );
         let mut values = Values::new(json!({"old": "x", "new": "y"}), Origin::Instance);
         values.apply_defaults(&v.schema);
-        let warned = deprecated(&v.schema, Some(&v.name), &values);
+        let warned = deprecated(&v.deprecations, Some(&v.name), &values);
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(!warned[0].is_error());
         assert_eq!(
@@ -1171,7 +1195,7 @@ mod tests {
             "/properties/old/deprecated"
         );
         let bare = Values::new(json!({"bare": "z"}), Origin::Instance);
-        let warned = deprecated(&v.schema, None, &bare);
+        let warned = deprecated(&v.deprecations, None, &bare);
         assert_eq!(
             warned[0].to_string(),
             "/bare: is deprecated (from instance parameters) [deprecated]"

@@ -383,7 +383,11 @@ pub fn resolve(
     let validator = Validator::new(schema)?;
     let (values, mut diags) = crate::values::effective(schema, inputs);
     diags.extend(validator.validate(&values));
-    diags.extend(crate::preflight::deprecated(schema, None, &values));
+    diags.extend(crate::preflight::deprecated(
+        &crate::preflight::deprecations(schema),
+        None,
+        &values,
+    ));
     if kudo_diag::diag::has_errors(&diags) {
         Err(diags)
     } else {

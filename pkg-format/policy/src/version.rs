@@ -21,6 +21,9 @@ pub struct Version {
     pub schema: ParamSchema,
     /// `schema`, compiled.
     pub validator: Validator,
+    /// The parameters `schema` marks `deprecated`, found once
+    /// ([`crate::preflight::deprecations`]).
+    pub deprecations: Vec<crate::preflight::Deprecated>,
     /// The plan names.
     pub plans: Vec<String>,
     /// Every name an Instance may give this version, `name` first (KUDO's two forms of an
@@ -47,6 +50,7 @@ impl Version {
     ) -> Result<Version, Vec<Diagnostic>> {
         let validator = Validator::new(&schema)?;
         Ok(Version {
+            deprecations: crate::preflight::deprecations(&schema),
             names: vec![name.clone()],
             name,
             version,
