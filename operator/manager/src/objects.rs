@@ -56,8 +56,24 @@ pub struct Objects {
     undeclared: Memo<Arc<Vec<undeclared::Field>>>,
     /// Reads Pipe files instead of `exec` with the tenant's client (tests).
     files: Option<Arc<dyn PodFiles>>,
+    /// The last log lines of failing containers, by Pod uid, container and run
+    /// ([`log_key`]): read once per restart, not at every look at a waiting workload.
+    logs: std::sync::Mutex<std::collections::HashMap<String, Option<String>>>,
     /// [`Objects::live_versions`]: by identity, namespace and kind, the last list and when.
     lists: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<Listed>>>>,
+}
+
+/// Most failing containers whose last log lines are kept ([`Objects::troubles`]); past it, all
+/// are forgotten and read again (at 2 KiB each, at most 8 MiB).
+const MAX_LOGS_KEPT: usize = 4096;
+
+/// What identifies one run of a failing container: who reads it, its Pod's uid, the container,
+/// its restarts and how its last run ended. Its logs are read once for each.
+fn log_key(who: &str, pod_uid: &str, t: &Trouble) -> String {
+    format!(
+        "{who}|{pod_uid}|{}|{}|{}|{:?}|{}",
+        t.pod, t.container, t.restarts, t.exit_code, t.reason
+    )
 }
 
 /// The namespace of `obj`: its own, else its Instance's.
@@ -85,6 +101,7 @@ impl Objects {
             resources: Memo::default(),
             undeclared: Memo::default(),
             lists: std::sync::Mutex::default(),
+            logs: std::sync::Mutex::default(),
         }
     }
 
@@ -376,30 +393,45 @@ impl Objects {
     /// last log lines when it has run (read with the tenant's rights; left out when they
     /// cannot be read).
     async fn troubles(&self, tenant: &Tenant, pods: &[Pod]) -> Vec<Trouble> {
-        let mut found: Vec<(String, Trouble)> = Vec::new();
+        let mut found: Vec<(String, String, Trouble)> = Vec::new();
         for pod in pods {
             let ns = pod.metadata.namespace.clone().unwrap_or_default();
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
             let Ok(value) = serde_json::to_value(pod) else {
                 continue;
             };
             found.extend(
                 containers::troubles(&value)
                     .into_iter()
-                    .map(|t| (ns.clone(), t)),
+                    .map(|t| (ns.clone(), uid.clone(), t)),
             );
         }
         found.truncate(containers::MAX_TROUBLES);
         let mut out = Vec::new();
-        for (ns, mut t) in found {
+        for (ns, uid, mut t) in found {
             if !t.never_ran {
-                let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), &ns);
-                let lp = LogParams {
-                    container: Some(t.container.clone()),
-                    tail_lines: Some(containers::LOG_LINES),
-                    limit_bytes: Some(containers::LOG_BYTES),
-                    ..LogParams::default()
+                let key = log_key(&tenant.who(), &uid, &t);
+                let known = self.logs.lock().ok().and_then(|m| m.get(&key).cloned());
+                t.logs = match known {
+                    Some(logs) => logs,
+                    None => {
+                        let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), &ns);
+                        let lp = LogParams {
+                            container: Some(t.container.clone()),
+                            tail_lines: Some(containers::LOG_LINES),
+                            limit_bytes: Some(containers::LOG_BYTES),
+                            ..LogParams::default()
+                        };
+                        let logs = pods.logs(&t.pod, &lp).await.ok();
+                        if let Ok(mut m) = self.logs.lock() {
+                            if m.len() >= MAX_LOGS_KEPT {
+                                m.clear();
+                            }
+                            m.insert(key, logs.clone());
+                        }
+                        logs
+                    }
                 };
-                t.logs = pods.logs(&t.pod, &lp).await.ok();
             }
             out.push(t);
         }
