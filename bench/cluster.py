@@ -32,6 +32,13 @@ pointing at them, then measures:
    those kinds over the next interval, by verb: what drift costs in steady state, nothing
    changing; and the manager's `kudo_manager_drift_unchanged_total` (objects not dry-run).
 
+7. (`BENCH_PARTS=scale`, issue 49) N_SCALE Instances (10,000) of `bench/fixtures/three` (a
+   ConfigMap, a Secret and a Service each, server-side applied), created raw by 32 clients: the
+   time from the last write until every deploy is COMPLETE, the manager's RSS once settled,
+   the time from a parameter change on one Instance to its plan starting (50 changes, one at a
+   time, while all exist: p50, p99, max), and with `--drift-interval 60s` the API server's
+   requests for those kinds over a minute of steady state.
+
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
@@ -65,6 +72,7 @@ N_ROLLOUT = int(os.environ.get("N_ROLLOUT", "1000"))
 FAIL_AT = 37
 ROLLOUT_DEADLINE_S = 45
 N_DRIFT = int(os.environ.get("N_DRIFT", "1000"))
+N_SCALE = int(os.environ.get("N_SCALE", "10000"))
 DRIFT_INTERVAL_S = 60
 # Which parts to run (comma-separated): list, concurrent, many.
 PARTS = set(os.environ.get("BENCH_PARTS", "list,concurrent,many").split(","))
@@ -122,7 +130,7 @@ def start_daemons(cluster, logs):
          "--tls-key", certs / "tls.key", "--kubeconfig", cluster.kubeconfig],
         stdout=open(certs / "webhook.log", "w"), stderr=subprocess.STDOUT)
     concurrency = ["--concurrency", CONCURRENCY] if CONCURRENCY is not None else []
-    if "drift" in PARTS:
+    if "drift" in PARTS or "scale" in PARTS:
         concurrency += ["--drift-interval", f"{DRIFT_INTERVAL_S}s"]
     manager = subprocess.Popen(
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
@@ -422,6 +430,98 @@ def drift_requests(cluster, pkg):
     }
 
 
+def count_complete(cluster, ns):
+    """Instances of `ns` whose plan is COMPLETE for their generation, listed in pages."""
+    done, total, cont = 0, 0, ""
+    while True:
+        page = cluster.request(
+            "GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances?limit=2000"
+            + (f"&continue={cont}" if cont else ""))
+        for i in page["items"]:
+            total += 1
+            st = i.get("status", {})
+            active = st.get("activePlan", {}).get("name")
+            if (active and st.get("planStatus", {}).get(active, {}).get("status") == "COMPLETE"
+                    and st.get("observedGeneration") == i["metadata"].get("generation")):
+                done += 1
+        cont = page["metadata"].get("continue")
+        if not cont:
+            return done, total
+
+
+def scale(cluster, manager):
+    """N_SCALE Instances of three objects each on one manager (issue 49, 6)."""
+    ns = "bench-scale"
+    pkg = ROOT / "bench" / "fixtures" / "three"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"s{i:05}" for i in range(N_SCALE)]
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda n: cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": n, "namespace": ns, "labels": {"kudo.dev/operator": "bench-three"}},
+            "spec": {"operatorVersion": ov, "parameters": {}}}), names[1:]))
+    written_s = time.perf_counter() - t
+    t_last = time.perf_counter()
+    deadline = time.time() + 3600
+    done = 0
+    while time.time() < deadline:
+        done, total = count_complete(cluster, ns)
+        if done == N_SCALE:
+            break
+        # Each look lists every Instance: sparingly, or the API server spends its time on it.
+        time.sleep(15)
+    complete_after_last_write_s = time.perf_counter() - t_last
+    time.sleep(30)
+    rss_settled = rss_now_mib(manager.pid)
+    # A parameter change on one Instance at a time: until its plan starts (the run of the new
+    # generation in status.activePlan).
+    latencies = []
+    for k in range(50):
+        n = names[(k * 197) % N_SCALE]
+        before = cluster.request("GET", f"{path}/{n}")["metadata"]["generation"]
+        t = time.perf_counter()
+        cluster.request("PATCH", f"{path}/{n}", {"spec": {"parameters": {"setting": f"v{k}"}}},
+                        "application/merge-patch+json")
+        want = f"deploy-g{before + 1}"
+        while time.perf_counter() - t < 120:
+            st = cluster.request("GET", f"{path}/{n}").get("status", {})
+            if st.get("activePlan", {}).get("uid") == want:
+                break
+            time.sleep(0.02)
+        latencies.append(time.perf_counter() - t)
+    # Drift in steady state: every object checked once already (the settle above is shorter
+    # than an interval, so wait out one), then a minute of the API server's counters.
+    time.sleep(DRIFT_INTERVAL_S)
+    kinds = {"configmaps", "secrets", "services"}
+    before = api_requests(cluster, kinds)
+    t = time.perf_counter()
+    time.sleep(DRIFT_INTERVAL_S)
+    window = time.perf_counter() - t
+    after = api_requests(cluster, kinds)
+    delta = {f"{v} {r}{' dryRun' if d else ''}": round(after[k] - before.get(k, 0))
+             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    return {
+        "instances": N_SCALE,
+        "objects": 3 * N_SCALE,
+        "all_complete": done == N_SCALE,
+        "writes_s": round(written_s, 1),
+        "writes_per_s": round((N_SCALE - 1) / written_s, 1),
+        "last_write_to_all_complete_s": round(complete_after_last_write_s, 1),
+        "manager_rss_settled_mib": round(rss_settled, 1),
+        "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
+        "change_to_plan_start_p50_s": round(pct(latencies, 50), 3),
+        "change_to_plan_start_p99_s": round(pct(latencies, 99), 3),
+        "change_to_plan_start_max_s": round(max(latencies), 3),
+        "drift_interval_s": DRIFT_INTERVAL_S,
+        "drift_requests_in_window": delta,
+        "drift_requests_per_s": round(sum(delta.values()) / window, 2),
+    }
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("KUDO_BENCH_BIN"):
@@ -580,6 +680,9 @@ def main():
         if "rollout" in PARTS:
             results["rollout_halt"] = rollout_halt(cluster, manager)
             print(json.dumps(results["rollout_halt"]), flush=True)
+        if "scale" in PARTS:
+            results["scale"] = scale(cluster, manager)
+            print(json.dumps(results["scale"]), flush=True)
         if "drift" in PARTS:
             results["drift_requests"] = drift_requests(cluster, pkg)
             print(json.dumps(results["drift_requests"]), flush=True)
