@@ -234,11 +234,6 @@ async fn selection(
 ) -> Result<BTreeSet<(String, String)>, String> {
     let query = spec.instance_query()?;
     let namespace_query = spec.namespace_query().transpose()?;
-    let (_, found): (_, Vec<Instance>) =
-        kudo_cluster::select::across(client, client, ns, &query, namespace_query.as_deref())
-            .await?;
-    Ok(found
-        .iter()
-        .map(|i| (i.namespace().unwrap_or_default(), i.name_any()))
-        .collect())
+    kudo_cluster::select::keys::<Instance>(client, client, ns, &query, namespace_query.as_deref())
+        .await
 }

@@ -61,3 +61,24 @@ where
     }
     Ok((names, found))
 }
+
+/// What [`across`] finds, as (namespace, name) pairs.
+pub async fn keys<K>(
+    objects: &Client,
+    namespaces: &Client,
+    own: &str,
+    query: &str,
+    namespace_query: Option<&str>,
+) -> Result<std::collections::BTreeSet<(String, String)>, String>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let (_, found): (_, Vec<K>) = across(objects, namespaces, own, query, namespace_query).await?;
+    Ok(found
+        .iter()
+        .map(|o| (o.namespace().unwrap_or_default(), o.name_any()))
+        .collect())
+}

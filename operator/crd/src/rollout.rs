@@ -426,12 +426,18 @@ impl RolloutStatus {
 
     /// The Instances (namespace, name) it holds, but those it skipped: what it claims.
     pub fn claimed(&self) -> std::collections::BTreeSet<(String, String)> {
-        self.instances
-            .iter()
-            .filter(|m| m.state() != kudo_policy::rollout::Member::Skipped)
-            .map(|m| (m.namespace.clone(), m.name.clone()))
-            .collect()
+        claimed(&self.instances)
     }
+}
+
+/// The Instances (namespace, name) of `members`, but those skipped: what a rollout with them
+/// claims.
+pub fn claimed(members: &[Member]) -> std::collections::BTreeSet<(String, String)> {
+    members
+        .iter()
+        .filter(|m| m.state() != kudo_policy::rollout::Member::Skipped)
+        .map(|m| (m.namespace.clone(), m.name.clone()))
+        .collect()
 }
 
 /// Whether Rollout `a` came before `b`: created earlier, then by namespace and name. Of two

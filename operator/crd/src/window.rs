@@ -71,6 +71,12 @@ pub fn gate(inst: &Instance, status: &InstanceStatus, now: Timestamp) -> Result<
     Ok(Gate::Held(opens))
 }
 
+/// The value of [`labels::IGNORE_WINDOW`] for the change written on top of generation
+/// `generation` (what [`ignored`] reads).
+pub fn ignore_annotation(generation: i64) -> String {
+    generation.to_string()
+}
+
 /// Whether `inst`'s current generation was written with `--ignore-window`
 /// ([`labels::IGNORE_WINDOW`] naming the generation before it).
 pub fn ignored(inst: &Instance) -> bool {

@@ -257,14 +257,11 @@ async fn look(
 /// when it names none).
 fn object_key(obj: &Value, inst: &Instance) -> String {
     let text = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
-    let ns = match text("/metadata/namespace") {
-        "" => inst.namespace().unwrap_or_default(),
-        ns => ns.to_string(),
-    };
     format!(
-        "{}/{}/{ns}/{}",
+        "{}/{}/{}/{}",
         text("/apiVersion"),
         text("/kind"),
+        crate::objects::namespace_of(obj, inst),
         text("/metadata/name")
     )
 }

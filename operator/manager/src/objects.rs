@@ -77,7 +77,7 @@ fn log_key(who: &str, pod_uid: &str, t: &Trouble) -> String {
 }
 
 /// The namespace of `obj`: its own, else its Instance's.
-fn namespace_of(obj: &Value, inst: &Instance) -> String {
+pub(crate) fn namespace_of(obj: &Value, inst: &Instance) -> String {
     obj.pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .map(String::from)

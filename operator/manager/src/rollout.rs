@@ -239,12 +239,8 @@ async fn start(
         }))
         .await?
     };
-    let mut mine = RolloutStatus {
-        instances: selection.members,
-        ..RolloutStatus::default()
-    };
-    first_claim(manager, ro, &mine).await?;
-    status.instances = std::mem::take(&mut mine.instances);
+    first_claim(manager, ro, &selection.members).await?;
+    status.instances = selection.members;
     status.wave_ends = selection.wave_ends;
     status.grown_rights = selection.grown_rights;
     status.wave = Some(0);
@@ -252,12 +248,12 @@ async fn start(
     Ok(())
 }
 
-/// Refuses `ro`, whose selection is `mine`, when a Rollout of the same operator that came
+/// Refuses `ro`, whose selection is `mine` (its members), when a Rollout of the same operator that came
 /// first ([`kudo_crd::rollout::came_first`]) and has not ended claims one of its Instances:
 /// what admission refuses, for the two that passed it at the same instant. A first Rollout
 /// that has not selected yet claims what its selector matches now. Read as the manager.
-async fn first_claim(manager: &Client, ro: &Rollout, mine: &RolloutStatus) -> Result<(), String> {
-    let mine = mine.claimed();
+async fn first_claim(manager: &Client, ro: &Rollout, mine: &[Member]) -> Result<(), String> {
+    let mine = kudo_crd::rollout::claimed(mine);
     let all: Api<Rollout> = Api::all(manager.clone());
     let others = all.list(&Default::default()).await.map_err(|e| {
         format!(
@@ -275,13 +271,14 @@ async fn first_claim(manager: &Client, ro: &Rollout, mine: &RolloutStatus) -> Re
         let theirs = if status.instances.is_empty() {
             let query = other.spec.instance_query()?;
             let namespaces = other.spec.namespace_query().transpose()?;
-            let (_, found): (_, Vec<Instance>) =
-                kudo_cluster::select::across(manager, manager, &ns, &query, namespaces.as_deref())
-                    .await?;
-            found
-                .iter()
-                .map(|i| (i.namespace().unwrap_or_default(), i.name_any()))
-                .collect()
+            kudo_cluster::select::keys::<Instance>(
+                manager,
+                manager,
+                &ns,
+                &query,
+                namespaces.as_deref(),
+            )
+            .await?
         } else {
             status.claimed()
         };

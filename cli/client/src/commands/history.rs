@@ -170,12 +170,12 @@ pub(crate) fn decide(
         labels::ROLLBACK,
         revision::rollback_annotation(target.number, generation),
     )];
-    if let Some(run) = &superseded {
-        annotations.push((labels::SUPERSEDE, run.uid.clone()));
-    }
-    if ignore_window {
-        annotations.push((labels::IGNORE_WINDOW, generation.to_string()));
-    }
+    annotations.extend(super::change_annotations(
+        inst,
+        superseded.as_ref(),
+        ignore_window,
+        None,
+    ));
     let ops = revision::restore_patch(inst, &target.record, &annotations);
     Ok(Decided {
         change,

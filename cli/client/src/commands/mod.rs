@@ -559,7 +559,10 @@ fn change_annotations(
     }
     if ignore_window {
         let g = inst.metadata.generation.unwrap_or_default();
-        out.push((kudo_crd::labels::IGNORE_WINDOW, g.to_string()));
+        out.push((
+            kudo_crd::labels::IGNORE_WINDOW,
+            kudo_crd::window::ignore_annotation(g),
+        ));
     }
     if let Some(r) = remediation {
         let g = inst.metadata.generation.unwrap_or_default();

@@ -17,7 +17,7 @@ use serde_json::json;
 use super::entry::{Attempt, Entry};
 use super::{Error, Result, Target, installed, instance_and_version, operator_version, version_of};
 use kudo_crd::common::{ActivePlan, AwaitingWindow, ExecStatus, PhaseStatus, PlanStatus};
-use kudo_crd::labels;
+
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
 use kudo_policy::change;
 
@@ -39,8 +39,8 @@ pub struct Triggered {
 /// when the Instance's OperatorVersion has no such plan; [`Error::Parameters`] when
 /// [`change::trigger_plan`] refuses (another plan scheduled or running, the Instance being
 /// deleted). With `force`, the run in progress is superseded instead: the patch names it in
-/// [`labels::SUPERSEDE`], as `kudo update --force` does. With `ignore_window`, the run starts
-/// even outside the Instance's maintenance window ([`labels::IGNORE_WINDOW`]).
+/// [`kudo_crd::labels::SUPERSEDE`], as `kudo update --force` does. With `ignore_window`, the run starts
+/// even outside the Instance's maintenance window ([`kudo_crd::labels::IGNORE_WINDOW`]).
 pub async fn trigger(
     t: &Target,
     instance: &str,
@@ -97,12 +97,9 @@ fn decide(
     change::trigger_plan(&installed(inst, version, &values, &blocking), plan, None)
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
-    if let Some(run) = &superseded {
-        patch["metadata"]["annotations"][labels::SUPERSEDE] = json!(run.uid);
-    }
-    if ignore_window {
-        let g = inst.metadata.generation.unwrap_or_default();
-        patch["metadata"]["annotations"][labels::IGNORE_WINDOW] = json!(g.to_string());
+    let annotations = super::change_annotations(inst, superseded.as_ref(), ignore_window, None);
+    if !annotations.is_empty() {
+        patch["metadata"] = json!({"annotations": super::annotations_object(&annotations)});
     }
     Ok((patch, superseded))
 }

@@ -80,11 +80,7 @@ pub(super) async fn reconcile(
                 .as_ref()
                 .is_some_and(|a| a.uid == start.uid && a.name == start.plan) => {}
         Ok(Some(start)) => {
-            let now = round
-                .now
-                .parse::<jiff::Timestamp>()
-                .unwrap_or_else(|_| jiff::Timestamp::now());
-            let excused = match kudo_crd::window::gate(inst, &round.status, now) {
+            let excused = match kudo_crd::window::gate(inst, &round.status, at(&round.now)) {
                 Err(why) => {
                     let after = ctx.settings.resync;
                     return round.not_ready("InvalidWindow", &why, after).await;
@@ -131,7 +127,9 @@ pub(super) async fn reconcile(
         // Looked at again a second after the window opens, and as often as the plan in
         // progress (or drift) needs meanwhile.
         Some(opens) => {
-            let wait = until(&round.now, opens) + std::time::Duration::from_secs(1);
+            let wait = std::time::Duration::try_from(opens.duration_since(at(&round.now)))
+                .unwrap_or_default()
+                + std::time::Duration::from_secs(1);
             let other = if running(&round.status) {
                 ctx.settings.progress
             } else {
@@ -201,23 +199,17 @@ fn waited(status: &InstanceStatus, start: &run::Start, now: &str) -> Option<Stri
         })
 }
 
-/// Time from `now` (RFC 3339) until `then`; zero when it has passed.
-fn until(now: &str, then: jiff::Timestamp) -> std::time::Duration {
-    now.parse::<jiff::Timestamp>()
-        .ok()
-        .and_then(|n| then.duration_since(n).try_into().ok())
-        .unwrap_or_default()
+/// The reconcile's time (RFC 3339) as a timestamp.
+fn at(now: &str) -> jiff::Timestamp {
+    now.parse().unwrap_or_else(|_| jiff::Timestamp::now())
 }
 
 /// Whether the active plan is still running (not COMPLETE, not FATAL_ERROR).
 fn running(status: &InstanceStatus) -> bool {
     status.active_plan.as_ref().is_some_and(|a| {
-        !ExecStatus::of(
-            &status
-                .plan_status
-                .get(&a.name)
-                .and_then(|p| p.status.clone()),
-        )
-        .is_terminal()
+        status
+            .plan_status
+            .get(&a.name)
+            .is_none_or(|p| !kudo_crd::plan::judge(p).is_over())
     })
 }
