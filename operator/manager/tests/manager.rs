@@ -1875,3 +1875,105 @@ async fn drift_is_reported_under_warn_corrected_under_correct_and_ignored_by_a_r
     let st = fake.stored().status.unwrap_or_default();
     assert!(!st.conditions.iter().any(|c| c.type_ == "Drifted"));
 }
+
+/// An Instance at generation 2 whose `replicas` changed since its deploy, with `spec.window`
+/// as given and the annotations given.
+fn changed_with_window(window: Value, annotations: Value) -> Instance {
+    let mut inst = instance(json!({"replicas": 3}))
+        .finalized()
+        .with_status(deployed(
+            json!({"replicas": 1, "schedule": "daily", "monitoring": false}),
+        ));
+    inst.metadata.generation = Some(2);
+    inst.spec.window = serde_json::from_value(window).unwrap();
+    inst.metadata.annotations = serde_json::from_value(annotations).unwrap();
+    inst
+}
+
+/// Open only in the first minute of every 29 February: closed whenever this test runs.
+fn closed_window() -> Value {
+    json!({"schedule": "0 0 29 2 *", "duration": "1m"})
+}
+
+/// Issue 48: a change outside the Instance's maintenance window starts no plan and applies
+/// nothing; `status.awaitingWindow` says which run waits and when the window opens.
+#[tokio::test]
+async fn a_change_outside_the_window_is_held_and_applies_nothing() {
+    let inst = changed_with_window(closed_window(), json!(null));
+    let (fake, _, seen) = reconcile(inst, true).await;
+    let applies: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.method == "PATCH" && !s.path.contains("/instances/"))
+        .collect();
+    assert!(applies.is_empty(), "{applies:?}");
+    let events = Fake::events(&seen);
+    assert!(
+        events.iter().any(|(r, _)| r == "PlanAwaitingWindow"),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|(r, _)| r == "PlanStarted"),
+        "{events:?}"
+    );
+    let st = serde_json::to_value(fake.stored().status.unwrap_or_default()).unwrap();
+    assert_eq!(st["awaitingWindow"]["plan"], "deploy", "{st:#}");
+    assert_eq!(st["awaitingWindow"]["uid"], "deploy-g2", "{st:#}");
+    assert!(
+        st["awaitingWindow"]["opensAt"]
+            .as_str()
+            .is_some_and(|t| t.contains("-02-29T00:00:00")),
+        "{st:#}"
+    );
+    assert_eq!(st["activePlan"]["uid"], "deploy-g1", "{st:#}");
+}
+
+/// `--ignore-window` (the annotation naming the generation the change was written on) runs the
+/// change now; one naming another generation counts for nothing.
+#[tokio::test]
+async fn ignore_window_on_the_right_generation_starts_the_plan() {
+    let inst = changed_with_window(closed_window(), json!({"kudo.dev/ignore-window": "1"}));
+    let (fake, _, seen) = reconcile(inst, true).await;
+    let events = Fake::events(&seen);
+    assert!(events.iter().any(|(r, _)| r == "PlanStarted"), "{events:?}");
+    let st = serde_json::to_value(fake.stored().status.unwrap_or_default()).unwrap();
+    assert_eq!(st["activePlan"]["uid"], "deploy-g2", "{st:#}");
+    assert!(st["awaitingWindow"].is_null(), "{st:#}");
+
+    let stale = changed_with_window(closed_window(), json!({"kudo.dev/ignore-window": "0"}));
+    let (fake, _, _) = reconcile(stale, true).await;
+    let st = serde_json::to_value(fake.stored().status.unwrap_or_default()).unwrap();
+    assert_eq!(st["awaitingWindow"]["uid"], "deploy-g2", "{st:#}");
+}
+
+/// A window written past the admission webhook that cannot be read: the Instance says so
+/// (Ready False, `InvalidWindow`, naming the field) and nothing starts.
+#[tokio::test]
+async fn a_window_that_cannot_be_read_makes_the_instance_not_ready() {
+    let window = json!({"schedule": "0 2 * * *", "duration": "2h", "timeZone": "Mars/Olympus"});
+    let inst = changed_with_window(window, json!(null));
+    let (fake, _, seen) = reconcile(inst, true).await;
+    assert!(
+        !Fake::events(&seen).iter().any(|(r, _)| r == "PlanStarted"),
+        "{seen:?}"
+    );
+    let st = serde_json::to_value(fake.stored().status.unwrap_or_default()).unwrap();
+    let (value, reason) = ready(&st);
+    assert_eq!(
+        (value.as_str(), reason.as_str()),
+        ("False", "InvalidWindow")
+    );
+    let c = st["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap()
+        .clone();
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.window.timeZone"),
+        "{c}"
+    );
+}
