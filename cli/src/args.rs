@@ -304,6 +304,11 @@ pub struct InitArgs {
     /// PEM CA bundle that signed the webhook's certificate.
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
+    /// Replicas of the manager. 1 (the default): one runs the plans, elected through a Lease.
+    /// More: the replicas share the Instances (kudo-manager --shards N), each running those
+    /// of the shards whose Lease it holds; a dead replica's shards are taken over within 15 s.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "webhook_url")]
+    pub manager_replicas: u32,
     /// Validity of the in-cluster webhook's self-managed certificates: `365d` (the default),
     /// `90d`, `3m`. Passed to the webhook Deployment as --cert-validity.
     #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "webhook_url")]

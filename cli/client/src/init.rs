@@ -60,6 +60,9 @@ pub struct Options {
     /// The lifetime of the in-cluster webhook's self-managed certificate (`--cert-validity`,
     /// `--cert-renew-before`); `None`: the webhook's defaults (a year, renewed 30 days before).
     pub webhook_cert: Option<Lifetime>,
+    /// Replicas of the manager: 1 runs with `--leader-elect` (a standby takes over); more run
+    /// with `--shards N`, sharing the Instances, each replica holding the Leases of its shards.
+    pub manager_replicas: u32,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
             webhook_image: format!("kudo/kudo-webhook:{version}"),
             webhook: WebhookTarget::Service { ca_bundle: None },
             webhook_cert: None,
+            manager_replicas: 1,
         }
     }
 }
@@ -245,22 +249,35 @@ fn identities(o: &Options) -> Vec<Value> {
 fn in_cluster(o: &Options) -> Vec<Value> {
     let ns = &o.namespace;
     let mut out = Vec::new();
-    out.push(deployment(
+    // One replica elects itself leader; more share the Instances by shard (the same count
+    // for every replica: the Deployment is replaced, never rolled, so two counts never meet).
+    let election = if o.manager_replicas > 1 {
+        json!(["--shards", o.manager_replicas.to_string()])
+    } else {
+        json!(["--leader-elect"])
+    };
+    let mut manager_args = election;
+    if let Some(args) = manager_args.as_array_mut() {
+        args.extend([
+            json!("--default-service-account"),
+            json!(kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT),
+            json!("--metrics-addr"),
+            json!("0.0.0.0:8080"),
+            json!("--log-format"),
+            json!("json"),
+        ]);
+    }
+    let mut manager = deployment(
         o,
         MANAGER,
         &o.manager_image,
-        1,
-        json!([
-            "--leader-elect",
-            "--default-service-account",
-            kudo_crd::labels::DEFAULT_SERVICE_ACCOUNT,
-            "--metrics-addr",
-            "0.0.0.0:8080",
-            "--log-format",
-            "json"
-        ]),
+        o.manager_replicas.max(1),
+        manager_args,
         None,
-    ));
+    );
+    manager["spec"]["strategy"] = json!({"type": "Recreate"});
+    out.push(manager);
+
     let mut webhook_args = json!([
         "--listen",
         "0.0.0.0:8443",
@@ -892,6 +909,34 @@ mod tests {
             .expect("the webhook Deployment");
         let args = &webhook["spec"]["template"]["spec"]["containers"][0]["args"];
         serde_json::from_value(args.clone()).expect("args are strings")
+    }
+
+    #[test]
+    fn more_manager_replicas_share_the_instances_by_shard() {
+        let manager = |replicas| {
+            let o = Options {
+                manager_replicas: replicas,
+                ..Options::default()
+            };
+            manifests(&o)
+                .into_iter()
+                .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == MANAGER)
+                .expect("the manager Deployment")
+        };
+        let args = |d: &Value| -> Vec<String> {
+            serde_json::from_value(d["spec"]["template"]["spec"]["containers"][0]["args"].clone())
+                .expect("args are strings")
+        };
+        let one = manager(1);
+        assert_eq!(one["spec"]["replicas"], 1);
+        assert_eq!(args(&one)[0], "--leader-elect");
+        let three = manager(3);
+        assert_eq!(three["spec"]["replicas"], 3);
+        assert_eq!(args(&three)[..2], ["--shards", "3"]);
+        assert!(!args(&three).contains(&"--leader-elect".to_string()));
+        // Replaced, never rolled: replicas of two counts never run together.
+        assert_eq!(three["spec"]["strategy"]["type"], "Recreate");
+        check_typed(&three);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub fn run(a: InitArgs) -> Result<Outcome, Error> {
     use kudo_crd::webhook_cert::Lifetime;
     let mut o = Options {
         namespace: a.namespace.clone(),
+        manager_replicas: a.manager_replicas,
         ..Options::default()
     };
     if let Some(i) = a.manager_image {

@@ -43,6 +43,7 @@ pub mod plan;
 pub mod reference;
 pub mod revision;
 pub mod rollout;
+pub mod shard;
 pub mod v1beta1;
 pub mod v1beta2;
 pub mod webhook_cert;

@@ -139,6 +139,8 @@ pub struct Context {
     /// with its resourceVersion then and the digest of what kudo applies ([`Clean`]).
     drift_clean: Mutex<HashMap<String, Clean>>,
     pub(crate) clock: fn() -> String,
+    /// Which Instances this replica runs (`--shards`); `None`: all of them.
+    pub(crate) gate: Option<Arc<crate::shards::Gate>>,
     /// The key of the digests of secret values in `status.applied`
     /// ([`crate::DIGEST_KEY_ENV`]).
     pub(crate) digest_key: Vec<u8>,
@@ -191,8 +193,17 @@ impl Context {
             drift_checked: Mutex::default(),
             drift_clean: Mutex::default(),
             clock: now,
+            gate: None,
             digest_key: digest_key(),
         }
+    }
+
+    /// The same, running only the Instances of the shards `gate` lets in (`--shards`).
+    pub fn with_gate(mut self, gate: Arc<crate::shards::Gate>) -> Context {
+        let (held, taken) = gate.metrics();
+        self.metrics.register_shards(held, taken);
+        self.gate = Some(gate);
+        self
     }
 
     /// The same, acting for Instances that name no ServiceAccount as `name` of their namespace

@@ -17,7 +17,39 @@ use crate::bounded;
 use crate::context::{Context, Settings, key};
 use crate::error::{Error, Result};
 use crate::reconcile::reconcile;
+use crate::shards::Gate;
+use kube::ResourceExt;
 use kudo_crd::v1beta2::{Instance, OperatorVersion};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// [`reconcile`], for an Instance of a shard this replica holds (`--shards`; every Instance
+/// without): the shard is not handed over before it ends. Another's is left alone.
+async fn gated(inst: Arc<Instance>, ctx: Arc<Context>) -> Result<Action> {
+    let _entry = match &ctx.gate {
+        Some(gate) => {
+            let ns = inst.namespace().unwrap_or_default();
+            match gate.enter(&ns, &inst.name_any()) {
+                Some(entry) => Some(entry),
+                None => return Ok(Action::await_change()),
+            }
+        }
+        None => None,
+    };
+    reconcile(inst, ctx).await
+}
+
+/// A signal for each shard taken (from `taken`): every Instance is reconciled again, those of
+/// the shard taken run, the others are left at once by [`gated`]. (kube's `reconcile_on`, which
+/// would name only the shard's, is unstable.) Empty without shards.
+fn shard_taken(
+    taken: Option<UnboundedReceiver<u32>>,
+) -> impl futures::Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold(taken, |rx| async move {
+        let mut rx = rx?;
+        rx.recv().await?;
+        Some(((), Some(rx)))
+    })
+}
 
 /// What happens after a failed reconcile: the failure is counted and the Instance retried
 /// with back-off, longer each time it fails the same way ([`Settings::backoff`] doubled up to
@@ -35,12 +67,15 @@ pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Ac
 
 /// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
 /// controller, acting for Instances that name no ServiceAccount as `default_service_account`
-/// ([`Context::with_default_service_account`]). Fails when the CRDs are not installed.
+/// ([`Context::with_default_service_account`]). With `shards` (the gate and the stream of
+/// shards taken), only the Instances of the shards held are reconciled, and those of a shard
+/// just taken at once. Fails when the CRDs are not installed.
 pub async fn run(
     client: Client,
     settings: Settings,
     default_service_account: Option<String>,
     digest_key: Vec<u8>,
+    shards: Option<(Arc<Gate>, UnboundedReceiver<u32>)>,
     ctx_out: impl FnOnce(Arc<Context>),
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
@@ -78,11 +113,15 @@ pub async fn run(
                 }
             }
         });
-    let ctx = Arc::new(
-        Context::new(client, store, settings)
-            .with_default_service_account(default_service_account.clone())
-            .with_digest_key(digest_key),
-    );
+    let mut ctx = Context::new(client, store, settings)
+        .with_default_service_account(default_service_account.clone())
+        .with_digest_key(digest_key);
+    let mut taken = None;
+    if let Some((gate, rx)) = shards {
+        ctx = ctx.with_gate(gate);
+        taken = Some(rx);
+    }
+    let ctx = Arc::new(ctx);
     ctx_out(ctx.clone());
     let concurrency = ctx.settings.concurrency;
     // Rollouts, beside Instances, under the same Lease.
@@ -91,11 +130,12 @@ pub async fn run(
         default_service_account,
         shutdown.clone(),
     ));
+    let shard_taken = shard_taken(taken);
     Controller::new(instances, watcher::Config::default())
         .with_config(controller::Config::default().concurrency(concurrency))
-        .reconcile_all_on(ov_changes)
+        .reconcile_all_on(futures::stream::select(ov_changes, shard_taken))
         .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
+        .run(gated, error_policy, ctx)
         .for_each(|r| async move {
             match r {
                 Ok((obj, _)) => tracing::debug!(instance = %obj.name, "reconciled"),

@@ -224,6 +224,7 @@ async fn look(
             clean.insert(at, (rv, digest));
             continue;
         }
+        ctx.metrics.drift_dry_run();
         match ctx.objects.dry_run(&tenant, o.object.clone(), inst).await {
             Ok((live, planned)) => {
                 found.checked += 1;

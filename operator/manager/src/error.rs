@@ -21,11 +21,40 @@ pub enum Error {
     #[error("leader election failed: {0}")]
     LeaderElection(#[source] kube_lease_manager::LeaseManagerError),
     /// The Lease could not be renewed for this long: another replica may take it.
-    #[error("leader election failed: the Lease could not be renewed for {} s", .0.as_secs())]
-    LeaseNotRenewed(std::time::Duration),
-    /// Another replica took the lease.
-    #[error("lost leadership: another replica runs the plans now")]
-    LeadershipLost,
+    #[error("the Lease {0} could not be renewed for {secs} s: another replica may take it, so this one stops", secs = .1.as_secs())]
+    LeaseNotRenewed(String, std::time::Duration),
+    /// Another replica took the Lease.
+    #[error("another replica holds the Lease {0} now: this one stops running its plans")]
+    LeaseTaken(String),
+    /// Replicas started with different `--shards` would both run some Instances.
+    #[error(
+        "replicas disagree on the shard count: this one was started with {}, but the Lease {lease} is held by {holder}, started with {}. Every replica must be started with the same --shards (kudo init --manager-replicas); this one refuses to run so that no Instance is run by two replicas at once",
+        flag(*ours),
+        flag(*theirs)
+    )]
+    ShardCount {
+        /// This replica's `--shards`.
+        ours: u32,
+        /// The other replica's.
+        theirs: u32,
+        /// The other replica's live Lease.
+        lease: String,
+        /// Who holds it.
+        holder: String,
+    },
+    /// This replica's own Lease is held by another process with the same identity.
+    #[error(
+        "the Lease {0} of this replica's identity is held by another process: give each replica its own --identity (the Pod name)"
+    )]
+    IdentityTaken(String),
+}
+
+/// How a replica of `count` shards was started.
+fn flag(count: u32) -> String {
+    match count {
+        1 => "--leader-elect (one replica runs every Instance)".to_string(),
+        n => format!("--shards {n}"),
+    }
 }
 
 impl Error {
@@ -36,9 +65,11 @@ impl Error {
             Error::NoNamespace(_) => "internal",
             Error::NoCrd(_) => "no_crd",
             Error::Serve(..) => "serve",
-            Error::LeaderElection(_) | Error::LeaseNotRenewed(_) | Error::LeadershipLost => {
-                "leader_election"
-            }
+            Error::LeaderElection(_)
+            | Error::LeaseNotRenewed(..)
+            | Error::LeaseTaken(_)
+            | Error::ShardCount { .. }
+            | Error::IdentityTaken(_) => "leader_election",
         }
     }
 }

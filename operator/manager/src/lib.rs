@@ -22,6 +22,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `serve` | the process: `/healthz`, `/readyz`, `/metrics`, leader election ([`serve`]) |
+//! | `shards`, `lease` | replicas sharing the Instances by shard, one Lease per shard ([`Shards`], [`Gate`]); holding a Lease (kube-lease-manager) |
 //! | `controller` | the controller on Instances and the OperatorVersion reflector ([`run`], [`error_policy`]) |
 //! | `reconcile` | one reconcile ([`reconcile`]): the finalizer, then `apply` (the plan a change needs) or `cleanup` (the `cleanup` plan of a deleted Instance); `round` starts and advances the active plan |
 //! | `rollout` | the Rollout controller: a fleet's waves carried out as `kudo_policy::rollout::advance` decides, status-only state |
@@ -72,6 +73,7 @@ mod error;
 mod finalizer;
 mod forced_rollback;
 mod health;
+mod lease;
 mod memo;
 mod metrics;
 mod objects;
@@ -79,6 +81,7 @@ mod pod_files;
 mod reconcile;
 pub mod rollout;
 mod serve;
+mod shards;
 mod status;
 mod step;
 mod tasks;
@@ -93,4 +96,5 @@ pub use metrics::Metrics;
 pub use pod_files::{FileError, PodFiles};
 pub use reconcile::reconcile;
 pub use serve::{Lease, Options, serve};
+pub use shards::{Entry, Gate, Shards};
 pub use tenant::{InvalidName, ServiceAccount, Tenant, Tenants};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kudo_cluster::daemon::LogFormat;
 use kudo_crd::labels;
-use kudo_manager::{Lease, Options, Settings};
+use kudo_manager::{Lease, Options, Settings, Shards};
 
 /// kudo's manager: runs an Instance's plans when it changes.
 ///
@@ -16,7 +16,9 @@ use kudo_manager::{Lease, Options, Settings};
 /// trigger, update, upgrade, or the plan asked for) and records its progress in the Instance's
 /// status. Deleting an Instance runs its cleanup plan first. Serves /healthz and /metrics
 /// (Prometheus) on --metrics-addr. With --leader-elect only the replica holding the Lease runs
-/// plans; one that loses it exits (code 1) to be restarted. An Instance's objects are applied
+/// plans; one that loses it exits (code 1) to be restarted. With --shards N the replicas share
+/// the Instances instead: each runs those of the shards whose Lease it holds, as many as its
+/// fair share, and takes over a dead replica's within 15 s. An Instance's objects are applied
 /// with the rights of a ServiceAccount of its namespace (spec.serviceAccountName, else
 /// --default-service-account), by impersonation.
 #[derive(Debug, Parser)]
@@ -35,7 +37,14 @@ struct Args {
     /// Run plans only while holding the Lease --lease-name.
     #[arg(long)]
     leader_elect: bool,
-    /// Name of the leader election Lease.
+    /// Share the Instances among the replicas: each Instance (and Rollout) belongs to one of N
+    /// shards, by a stable hash of its namespace and name, and runs on the replica holding the
+    /// Lease LEASE-NAME-shard-I-of-N; each replica holds its fair share of them. Every replica
+    /// must be given the same N: one that finds a live Lease of another count refuses to run.
+    /// Replaces --leader-elect; 1: not sharded.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    shards: u32,
+    /// Name of the leader election Lease (with --shards: the start of the shards' Leases).
     #[arg(long, default_value = labels::MANAGER)]
     lease_name: String,
     /// Namespace of the Lease.
@@ -92,8 +101,14 @@ fn main() -> ExitCode {
         };
         let opts = Options {
             metrics_addr: args.metrics_addr,
-            lease: args.leader_elect.then(|| Lease {
+            lease: (args.leader_elect && args.shards == 1).then(|| Lease {
                 name: args.lease_name.clone(),
+                namespace: args.lease_namespace.clone(),
+                identity: identity.clone(),
+            }),
+            shards: (args.shards > 1).then(|| Shards {
+                count: args.shards,
+                base: args.lease_name.clone(),
                 namespace: args.lease_namespace.clone(),
                 identity,
             }),

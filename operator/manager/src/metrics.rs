@@ -55,6 +55,7 @@ pub struct Metrics {
     drift_detected: Counter,
     drift_corrected: Counter,
     drift_unchanged: Counter,
+    drift_dry_runs: Counter,
     drifted_objects: Family<InstanceLabels, Gauge>,
     rollout_phases: Family<PhaseLabels, Counter>,
     rollout_members: Family<ActionLabels, Counter>,
@@ -127,6 +128,12 @@ impl Default for Metrics {
             "Objects a drift check did not dry-run: their resourceVersion, read from a list shared by the Instances of their namespace, unchanged since a check found them holding what kudo applied",
             drift_unchanged.clone(),
         );
+        let drift_dry_runs = Counter::default();
+        registry.register(
+            "drift_dry_runs",
+            "Objects a drift check dry-run applied (changed since a check found them clean, or never checked)",
+            drift_dry_runs.clone(),
+        );
         let drifted_objects = Family::<InstanceLabels, Gauge>::default();
         registry.register(
             "drifted_objects",
@@ -153,6 +160,7 @@ impl Default for Metrics {
             drift_detected,
             drift_corrected,
             drift_unchanged,
+            drift_dry_runs,
             drifted_objects,
             status_refused,
             registry,
@@ -241,6 +249,11 @@ impl Metrics {
         self.drift_unchanged.inc_by(n as u64);
     }
 
+    /// A drift check dry-runs an object.
+    pub fn drift_dry_run(&self) {
+        self.drift_dry_runs.inc();
+    }
+
     /// A drift check of Instance `namespace/instance` found `drifted` objects drifted, `new`
     /// of them not reported before.
     pub fn drift_checked(&self, namespace: &str, instance: &str, drifted: usize, new: usize) {
@@ -257,6 +270,20 @@ impl Metrics {
     /// `n` drifted objects were applied again.
     pub fn drift_corrected(&self, n: usize) {
         self.drift_corrected.inc_by(n as u64);
+    }
+
+    /// Publishes the gauge of shards held and the counter of shards taken (`--shards`).
+    pub(crate) fn register_shards(&mut self, held: Gauge, taken: Counter) {
+        self.registry.register(
+            "shards_held",
+            "Shards whose Lease this replica holds (--shards)",
+            held,
+        );
+        self.registry.register(
+            "shards_taken",
+            "Shards this replica took: at start, from a replica that died or handed one over",
+            taken,
+        );
     }
 
     /// The metrics in Prometheus' text format.

@@ -81,7 +81,7 @@ pub async fn run(
         .graceful_shutdown_on(shutdown)
         .run(
             |ro, fleet| -> futures::future::BoxFuture<'static, Result<Action, Error>> {
-                Box::pin(reconcile(ro, fleet))
+                Box::pin(gated(ro, fleet))
             },
             error_policy,
             fleet,
@@ -97,6 +97,23 @@ pub async fn run(
 fn error_policy(ro: Arc<Rollout>, error: &Error, _: Arc<Fleet>) -> Action {
     tracing::warn!(rollout = %ro.name_any(), %error, "rollout reconcile failed");
     Action::requeue(Duration::from_secs(5))
+}
+
+/// [`reconcile`], for a Rollout of a shard this replica holds (`--shards`; every Rollout
+/// without). Another's is looked at again every [`POLL`], in memory, so that a replica that
+/// takes its shard over carries it on within that.
+async fn gated(ro: Arc<Rollout>, fleet: Arc<Fleet>) -> Result<Action, Error> {
+    let _entry = match &fleet.ctx.gate {
+        Some(gate) => {
+            let ns = ro.namespace().unwrap_or_default();
+            match gate.enter(&ns, &ro.name_any()) {
+                Some(entry) => Some(entry),
+                None => return Ok(Action::requeue(POLL)),
+            }
+        }
+        None => None,
+    };
+    reconcile(ro, fleet).await
 }
 
 /// One reconcile of a Rollout (see the module docs).

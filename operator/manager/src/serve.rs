@@ -1,6 +1,6 @@
 //! Running the manager as a process: `/healthz`, `/readyz` (the controller runs) and
-//! `/metrics` over HTTP, leader election on a Lease (kube-lease-manager), then the controller
-//! until shutdown or until leadership is lost.
+//! `/metrics` over HTTP, leader election on a Lease or the shards' Leases (`lease`,
+//! `shards`), then the controller until shutdown or until a Lease is lost.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -8,16 +8,14 @@ use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::routing::get;
-use futures::StreamExt;
-use k8s_openapi::api::coordination::v1::Lease as LeaseObject;
-use kube::runtime::watcher;
-use kube::{Api, Client};
-use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
+use kube::Client;
 
 use crate::context::{Context, Settings};
 use crate::controller::run;
 use crate::digest::load_digest_key;
 use crate::error::{Error, Result};
+use crate::lease::{self, Named};
+use crate::shards::{Gate, LOOK, Shards, Sharing};
 
 /// Leader election: only the holder of the Lease `name` in `namespace` runs plans.
 #[derive(Debug, Clone)]
@@ -37,6 +35,8 @@ pub struct Options {
     pub metrics_addr: SocketAddr,
     /// Leader election, when more than one replica may run.
     pub lease: Option<Lease>,
+    /// Replicas that share the Instances (`--shards`), instead of one leader running them all.
+    pub shards: Option<Shards>,
     /// Timings.
     pub settings: Settings,
     /// The ServiceAccount (of each Instance's namespace) to act as for Instances that name
@@ -48,9 +48,10 @@ pub struct Options {
     pub home: Option<String>,
 }
 
-/// Serves health and metrics, waits for leadership (when asked), then runs the controller until
-/// `shutdown`. Losing leadership ends it with [`Error::LeadershipLost`]: the process should
-/// exit and be restarted.
+/// Serves health and metrics, waits for leadership (when asked) or joins the replicas that share
+/// the shards, then runs the controller until `shutdown`. Losing a Lease ends it with
+/// [`Error::LeaseTaken`] or [`Error::LeaseNotRenewed`], and replicas that disagree on the shard
+/// count with [`Error::ShardCount`]: the process should exit and be restarted.
 pub async fn serve(
     client: Client,
     opts: Options,
@@ -92,25 +93,49 @@ pub async fn serve(
             tracing::error!(error = %e, "the metrics server stopped");
         }
     });
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<Error>();
+    let (lost_tx, mut lost_rx) = tokio::sync::mpsc::channel::<Error>(4);
     let shutdown = futures::FutureExt::shared(shutdown);
     let leadership = match &opts.lease {
         // A replica stopped while it waits for leadership just stops.
-        Some(lease) => tokio::select! {
-            l = Leadership::acquire(&client, lease, stop_tx) => Some(l?),
-            () = shutdown.clone() => return Ok(()),
-        },
-        None => {
-            drop(stop_tx);
-            None
+        Some(l) => {
+            let named = Named {
+                name: l.name.clone(),
+                namespace: l.namespace.clone(),
+                identity: l.identity.clone(),
+            };
+            tracing::info!(lease = %l.name, namespace = %l.namespace, identity = %l.identity, "waiting for leadership");
+            tokio::select! {
+                m = named.wait(&client, lease::LEADER) => {
+                    let held = named.hold(&client, m, lease::LEADER, lost_tx.clone());
+                    if let Err(e) = crate::shards::agree_as_leader(&client, &l.name, &l.namespace).await {
+                        held.release().await;
+                        return Err(e);
+                    }
+                    tracing::info!(lease = %l.name, identity = %l.identity, "leading: running plans");
+                    Some(held)
+                }
+                () = shutdown.clone() => return Ok(()),
+            }
         }
+        None => None,
     };
+    let (gate, sharing) = match &opts.shards {
+        Some(set) => {
+            let (gate, taken) = Gate::new(set.count);
+            let sharing =
+                Sharing::join(&client, set.clone(), gate.clone(), lost_tx.clone()).await?;
+            (Some((gate, taken)), Some(look(sharing, lost_tx.clone())))
+        }
+        None => (None, None),
+    };
+    drop(lost_tx);
     let lost = Arc::new(std::sync::Mutex::new(None::<Error>));
     let lost_in = lost.clone();
     let stop = async move {
         tokio::select! {
             () = shutdown => {}
-            Ok(e) = stop_rx => {
+            Some(e) = lost_rx.recv() => {
+                tracing::error!(error = %e, "stopping");
                 if let Ok(mut l) = lost_in.lock() {
                     *l = Some(e);
                 }
@@ -123,14 +148,21 @@ pub async fn serve(
         opts.settings,
         opts.default_service_account.clone(),
         digest_key,
+        gate,
         |c| {
             let _ = ctx.set(c);
         },
         stop,
     )
     .await?;
-    // The reconciles under way have ended: hand the Lease over now, so that another replica
-    // takes over at once instead of when the Lease expires.
+    // The reconciles under way have ended: hand the Leases over now, so that another replica
+    // takes over at once instead of when they expire.
+    if let Some((stop_looking, looking)) = sharing {
+        let _ = stop_looking.send(());
+        if let Ok(sharing) = looking.await {
+            sharing.leave().await;
+        }
+    }
     if let Some(l) = leadership {
         l.release().await;
     }
@@ -140,160 +172,34 @@ pub async fn serve(
     }
 }
 
-/// Seconds a Lease stays valid after its last renewal (kube-lease-manager's default: 30;
-/// client-go's leader election: 15).
-const LEASE_SECONDS: u64 = 15;
-/// Seconds before expiry at which the holder renews it: a renewal every 5 s, and 10 s to
-/// retry a failing one before the Lease expires (client-go's renew deadline).
-const LEASE_GRACE: u64 = 10;
-/// How long the holder tries to renew a Lease whose renewal fails before it gives up
-/// leadership: less than [`LEASE_GRACE`], so it stops before another replica may take over.
-const RENEW_DEADLINE: std::time::Duration = std::time::Duration::from_secs(LEASE_GRACE - 2);
-/// Time between two tries of a failing renewal.
-const RENEW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
-/// Longest wait for the Lease to be released on shutdown.
-const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// This replica holds the Lease: renewed in the background until [`Leadership::release`].
-struct Leadership {
-    manager: Arc<LeaseManager>,
-    renew: tokio::task::JoinHandle<()>,
-    name: String,
-}
-
-impl Leadership {
-    /// Waits until this replica holds the Lease `lease`, then keeps it renewed; losing it sends
-    /// [`Error::LeadershipLost`] on `lost`.
-    ///
-    /// A waiting replica also watches the Lease: when the holder releases it (a planned
-    /// restart), it tries at once instead of sleeping until the Lease would have expired,
-    /// which is all kube-lease-manager's own loop does.
-    async fn acquire(
-        client: &Client,
-        lease: &Lease,
-        lost: tokio::sync::oneshot::Sender<Error>,
-    ) -> Result<Leadership> {
-        let build = || async {
-            LeaseManagerBuilder::new(client.clone(), &lease.name)
-                .with_namespace(&lease.namespace)
-                .with_identity(&lease.identity)
-                .with_duration(LEASE_SECONDS)
-                .with_grace(LEASE_GRACE)
-                .build()
-                .await
-                .map_err(Error::LeaderElection)
-        };
-        tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for leadership");
-        let api: Api<LeaseObject> = Api::namespaced(client.clone(), &lease.namespace);
-        let config = watcher::Config::default().fields(&format!("metadata.name={}", lease.name));
-        let mut released = std::pin::pin!(watcher::watcher(api, config).filter_map(
-            |event| async move {
-                let free = |l: &LeaseObject| {
-                    l.spec
-                        .as_ref()
-                        .and_then(|s| s.holder_identity.as_deref())
-                        .is_none_or(str::is_empty)
-                };
-                match event {
-                    Ok(watcher::Event::Apply(l) | watcher::Event::InitApply(l)) if free(&l) => {
-                        Some(())
-                    }
-                    _ => None,
+/// Looks at the shards' Leases every [`LOOK`] until told to stop, then gives the [`Sharing`]
+/// back to be left. Replicas that disagree on the count stop the process (on `lost`); any
+/// other failure to read the Leases is tried again at the next look.
+fn look(
+    mut sharing: Sharing,
+    lost: lease::Lost,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Sharing>,
+) {
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        loop {
+            match sharing.look().await {
+                Ok(()) => {}
+                Err(e @ Error::ShardCount { .. }) => {
+                    let _ = lost.try_send(e);
+                    return sharing;
                 }
-            }
-        ));
-        let manager = 'acquired: loop {
-            // A new manager each time round: kube-lease-manager keeps what it last read of
-            // the Lease until it expires, and would not see the release.
-            // The API server unreachable (restarting): try again, a replica that waits has
-            // nothing to give up.
-            let manager = match build().await {
-                Ok(m) => m,
                 Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the Lease; trying again");
-                    tokio::time::sleep(RENEW_RETRY).await;
-                    continue 'acquired;
-                }
-            };
-            loop {
-                tokio::select! {
-                    r = manager.changed() => match r {
-                        Ok(true) => break 'acquired Arc::new(manager),
-                        Ok(false) => {}
-                        Err(e) => {
-                            tracing::warn!(error = %e, "cannot read the Lease; trying again");
-                            tokio::time::sleep(RENEW_RETRY).await;
-                            continue 'acquired;
-                        }
-                    },
-                    // Released by its holder (a planned restart): try now.
-                    Some(()) = released.next() => continue 'acquired,
+                    tracing::warn!(error = %e, "cannot read the shards' Leases; trying again")
                 }
             }
-        };
-        tracing::info!(lease = %lease.name, identity = %lease.identity, "leading: running plans");
-        let renewing = manager.clone();
-        let (leases, name, identity) = (
-            Api::<LeaseObject>::namespaced(client.clone(), &lease.namespace),
-            lease.name.clone(),
-            lease.identity.clone(),
-        );
-        let renew = tokio::spawn(async move {
-            // A renewal that fails (the API server restarting) is tried again every second;
-            // leadership is given up when none has gone through for RENEW_DEADLINE.
-            let mut failing_since: Option<tokio::time::Instant> = None;
-            loop {
-                let renewed = tokio::select! {
-                    r = renewing.changed() => Some(r),
-                    () = tokio::time::sleep(RENEW_RETRY * 2), if failing_since.is_some() => None,
-                };
-                match renewed {
-                    Some(Ok(true)) => failing_since = None,
-                    Some(Ok(false)) => {
-                        let _ = lost.send(Error::LeadershipLost);
-                        return;
-                    }
-                    Some(Err(e)) => {
-                        failing_since.get_or_insert_with(tokio::time::Instant::now);
-                        tracing::warn!(error = %e, "cannot renew the Lease; trying again");
-                        tokio::time::sleep(RENEW_RETRY).await;
-                    }
-                    // Renewing for a while without an error: the API server may be back.
-                    None if holds(&leases, &name, &identity).await => failing_since = None,
-                    None => {}
-                }
-                if failing_since.is_some_and(|t| t.elapsed() >= RENEW_DEADLINE) {
-                    let _ = lost.send(Error::LeaseNotRenewed(RENEW_DEADLINE));
-                    return;
-                }
-            }
-        });
-        Ok(Leadership {
-            manager,
-            renew,
-            name: lease.name.clone(),
-        })
-    }
-
-    /// Stops renewing and releases the Lease (within [`RELEASE_TIMEOUT`]; past it, the Lease
-    /// expires on its own).
-    async fn release(self) {
-        self.renew.abort();
-        let _ = self.renew.await;
-        match tokio::time::timeout(RELEASE_TIMEOUT, self.manager.release()).await {
-            Ok(Ok(())) => tracing::info!(lease = %self.name, "released the Lease"),
-            Ok(Err(e)) => {
-                tracing::warn!(lease = %self.name, error = %e, "cannot release the Lease; it expires on its own")
-            }
-            Err(_) => {
-                tracing::warn!(lease = %self.name, "releasing the Lease timed out; it expires on its own")
+            tokio::select! {
+                _ = &mut stop_rx => return sharing,
+                () = tokio::time::sleep(LOOK) => {}
             }
         }
-    }
-}
-
-/// Whether the API server answers, within a second, that `identity` holds the Lease `name`.
-async fn holds(leases: &Api<LeaseObject>, name: &str, identity: &str) -> bool {
-    let read = tokio::time::timeout(RENEW_RETRY, leases.get(name)).await;
-    matches!(read, Ok(Ok(l)) if l.spec.as_ref().and_then(|s| s.holder_identity.as_deref()) == Some(identity))
+    });
+    (stop_tx, task)
 }

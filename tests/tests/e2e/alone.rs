@@ -8,4 +8,5 @@ mod bounded;
 mod failover;
 mod migration;
 mod restart;
+mod shards;
 mod webhook_memory;

@@ -129,6 +129,16 @@ impl Daemons {
     /// A manager with Lease identity `identity`, its metrics on `metrics_port`, logging to
     /// `IDENTITY.log`/`.err` (the shared one to `manager.log`).
     pub(crate) fn spawn_manager_as(&self, identity: &str, metrics_port: u16) -> Child {
+        self.spawn_manager_with(identity, metrics_port, &[])
+    }
+
+    /// The same, with `extra` arguments (`--shards 3`).
+    pub(crate) fn spawn_manager_with(
+        &self,
+        identity: &str,
+        metrics_port: u16,
+        extra: &[&str],
+    ) -> Child {
         let log = if identity == MANAGER_A {
             "manager".to_string()
         } else {
@@ -153,6 +163,7 @@ impl Daemons {
                 "--drift-interval",
                 DRIFT_INTERVAL,
             ])
+            .args(extra)
             .stdout(self.log(&format!("{log}.log")))
             .stderr(self.log(&format!("{log}.err")))
             .spawn()
