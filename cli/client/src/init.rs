@@ -204,6 +204,9 @@ fn identities(o: &Options) -> Vec<Value> {
         "metadata": {"name": WEBHOOK, "labels": labels(WEBHOOK)},
         "rules": [
             {"apiGroups": ["kudo.dev"], "resources": ["operatorversions", "instances", "rollouts"], "verbs": ["get", "list", "watch"]},
+            // The values an Instance's last plan ran with, which its status refers to (its
+            // revision), read when a write meets a change the manager has not acted on yet.
+            {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["get"]},
             // Approvals: whether the user who approves a Rollout may `approve` rollouts.
             {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
             // Rollout claims: the namespaces a Rollout's namespaceSelector matches.

@@ -51,6 +51,64 @@ pub fn spec(inst: &Instance) -> Spec<'_> {
     }
 }
 
+/// `sha256:` and the SHA-256 of `values` serialized with every object's keys sorted: the
+/// digest `status.applied.digest` records, the same for the same values whatever order their
+/// keys came in.
+pub fn digest(values: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    fn feed(h: &mut Sha256, v: &Value) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                h.update(b"{");
+                for k in keys {
+                    feed(h, &Value::String(k.clone()));
+                    h.update(b":");
+                    feed(h, &map[k]);
+                    h.update(b",");
+                }
+                h.update(b"}");
+            }
+            Value::Array(items) => {
+                h.update(b"[");
+                for i in items {
+                    feed(h, i);
+                    h.update(b",");
+                }
+                h.update(b"]");
+            }
+            scalar => h.update(scalar.to_string().as_bytes()),
+        }
+    }
+    let mut h = Sha256::new();
+    feed(&mut h, values);
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The revision whose recorded values a reader of `inst` needs to know which plan its pending
+/// change runs ([`kudo_policy::run::running`]): `Some(N)` when the manager has not acted on
+/// its spec yet and its status refers to revision N instead of copying the values
+/// (`status.applied.parameters` absent). The reader puts the revision's
+/// [`crate::revision::Record::applied`] in `status.applied.parameters` ([`hydrate`]).
+pub fn pending_revision(inst: &Instance) -> Option<i64> {
+    let status = inst.status.as_ref()?;
+    let applied = status.applied.as_ref()?;
+    let generation = inst.metadata.generation?;
+    (applied.parameters.is_none() && !acted_on(status, generation))
+        .then_some(applied.revision)
+        .flatten()
+}
+
+/// `inst` with the values a revision recorded (`applied`, read by the caller) in
+/// `status.applied.parameters`, as a manager before issue 49 wrote them.
+pub fn hydrate(inst: &mut Instance, applied: Value) {
+    if let Some(a) = inst.status.as_mut().and_then(|s| s.applied.as_mut()) {
+        a.parameters = Some(applied);
+    }
+}
+
 /// What the manager last acted on (`status.applied`), as [`kudo_policy::run::select`] reads it.
 pub fn applied(status: &InstanceStatus) -> Option<Applied<'_>> {
     status.applied.as_ref().map(|a: &AppliedState| Applied {

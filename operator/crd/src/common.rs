@@ -485,10 +485,22 @@ pub struct AppliedState {
     /// `spec.operatorVersion.name` then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator_version: Option<String>,
-    /// The effective parameters then (defaults applied).
+    /// The effective parameters then (defaults applied, secret values as keyed digests).
+    /// Written until the run's revision records them (`revision`), then left out: an
+    /// Instance's status does not carry a second copy of its values. A status written by a
+    /// manager before issue 49 keeps them here, and is read as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "preserve_unknown_object")]
     pub parameters: Option<Value>,
+    /// The number of the revision (`INSTANCE-N`, a ControllerRevision) that records those
+    /// effective parameters (`kudo_crd::revision::Record::applied`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// `sha256:` and the SHA-256 of those effective parameters, keys sorted
+    /// ([`crate::baseline::digest`]): values with the same digest are the same values, so an
+    /// unchanged Instance is known without reading its revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
     /// `spec.planExecution.uid` then: a new uid there asks for `spec.planExecution.planName`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_execution_uid: Option<String>,

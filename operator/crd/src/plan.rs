@@ -231,6 +231,8 @@ pub fn begin(
     status.applied = Some(AppliedState {
         operator_version: inst.spec.operator_version_name(),
         parameters: Some(effective.clone()),
+        revision: None,
+        digest: Some(crate::baseline::digest(effective)),
         plan_execution_uid: inst
             .spec
             .plan_execution
@@ -453,7 +455,7 @@ mod tests {
             applied: Some(AppliedState {
                 operator_version: Some("demo-1.0.0".into()),
                 parameters: Some(params),
-                plan_execution_uid: None,
+                ..Default::default()
             }),
             ..Default::default()
         }

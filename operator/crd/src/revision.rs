@@ -55,6 +55,14 @@ pub struct Record {
     /// `spec.immutableDefaults`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub immutable_defaults: Option<Value>,
+    /// The effective values the run started with (defaults applied, secret values as keyed
+    /// digests), what the Instance's `status.applied` refers to by `revision` and `digest`
+    /// instead of copying them: kept as the RFC 6902 patch that turns `parameters` into them
+    /// (the defaults, kept values and digests: small), so a large value is stored once
+    /// ([`Record::applied_values`], [`applied_patch`]). None in a revision an older manager
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<json_patch::Patch>,
     /// The plan the change ran.
     pub plan: String,
     /// The run's id.
@@ -94,6 +102,23 @@ pub struct Revision {
     pub status: ExecStatus,
     /// Why.
     pub message: Option<String>,
+}
+
+/// The patch [`Record::applied`] keeps: from the revision's `parameters` to the effective
+/// values `applied`.
+pub fn applied_patch(parameters: &Value, applied: &Value) -> json_patch::Patch {
+    json_patch::diff(parameters, applied)
+}
+
+impl Record {
+    /// The effective values the run started with ([`Record::applied`] applied to
+    /// `parameters`); `None` when the revision does not record them or they do not apply.
+    pub fn applied_values(&self) -> Option<Value> {
+        let patch = self.applied.as_ref()?;
+        let mut values = self.parameters.clone();
+        json_patch::patch(&mut values, patch).ok()?;
+        Some(values)
+    }
 }
 
 /// The name of revision `n` of Instance `instance`.

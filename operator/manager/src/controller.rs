@@ -38,6 +38,14 @@ async fn gated(inst: Arc<Instance>, ctx: Arc<Context>) -> Result<Action> {
     reconcile(inst, ctx).await
 }
 
+/// `inst` as the manager keeps it: without what reconciling never reads.
+fn lean(inst: &mut Instance) {
+    inst.metadata.managed_fields = None;
+    if let Some(a) = inst.metadata.annotations.as_mut() {
+        a.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
 /// A signal for each shard taken (from `taken`): every Instance is reconciled again, those of
 /// the shard taken run, the others are left at once by [`gated`]. (kube's `reconcile_on`, which
 /// would name only the shard's, is unstable.) Empty without shards.
@@ -131,7 +139,16 @@ pub async fn run(
         shutdown.clone(),
     ));
     let shard_taken = shard_taken(taken);
-    Controller::new(instances, watcher::Config::default())
+    // The Instances as reconciling reads them: without their managedFields (every writer's
+    // field sets, as large as the status itself) nor kubectl's last-applied copy of the spec,
+    // which nothing here reads (issue 49: what the manager keeps per Instance).
+    let (cached, writer) = reflector::store();
+    let watched = watcher(instances, watcher::Config::default())
+        .default_backoff()
+        .modify(lean)
+        .reflect(writer)
+        .touched_objects();
+    Controller::for_stream(watched, cached)
         .with_config(controller::Config::default().concurrency(concurrency))
         .reconcile_all_on(futures::stream::select(ov_changes, shard_taken))
         .graceful_shutdown_on(shutdown)

@@ -7,7 +7,7 @@
 //!    the effective parameters (`kudo-policy`'s defaults and validation, as the CLI);
 //! 3. starts the plan the change needs ([`kudo_policy::run::select`]: `deploy`, a triggered plan, the
 //!    `trigger`'s plan, `upgrade`), recording it in `status.activePlan` and what it runs for in
-//!    `status.applied`;
+//!    `status.applied` (the revision that records the values, and their digest: not a copy);
 //! 4. runs the steps that may run now ([`kudo_crd::plan::runnable`]), each through `tasks::run_step`
 //!    (what each task does is [`kudo_pkg::step::tasks`], the model `kudo template` renders),
 //!    writing the status after every round that completed a step, so a restarted manager
@@ -53,7 +53,7 @@
 //! writes into a status is cut to 4 KiB, an Event's note to 1 KiB, a log line's message to
 //! 64 KiB (`bounded`: an echoed value cut in its middle, then head and tail kept with
 //! `… N bytes cut …`). A status the API server refuses (too large: `status.applied` holds the
-//! parameters) is replaced at once by one without `status.applied` and with the condition
+//! parameters while their revision could not be recorded) is replaced at once by one without `status.applied` and with the condition
 //! `Recorded` False, reason `StatusRefused`, saying why, so an Instance always shows why; a run
 //! the status already holds is not started again. A failure that repeats (same plan run, same
 //! failing steps and messages, or the same reconcile error) is retried after 5 s, doubled each

@@ -40,8 +40,8 @@ struct Cluster {
     refusal: Option<String>,
     /// The ControllerRevisions (the Instance's revisions), as created and patched.
     revisions: Vec<Value>,
-    /// The largest status write taken (its body, in bytes); a larger one is refused as the
-    /// API server refuses a request larger than etcd takes.
+    /// The largest status write or revision taken (its body, in bytes); a larger one is
+    /// refused as the API server refuses a request larger than etcd takes.
     status_limit: Option<usize>,
     /// By name: the objects applied for real (not dry runs), which a GET returns.
     applied: HashMap<String, Value>,
@@ -88,7 +88,25 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
             json!({"kind": "ControllerRevisionList", "apiVersion": "apps/v1", "metadata": {},
                 "items": cluster.revisions}),
         ),
+        ("GET", p) if p.contains("/controllerrevisions/") => {
+            let name = p.rsplit('/').next().unwrap_or("");
+            match cluster
+                .revisions
+                .iter()
+                .find(|r| r["metadata"]["name"] == name)
+            {
+                Some(r) => (200, r.clone()),
+                None => (404, status_error(404, "NotFound", "not found")),
+            }
+        }
         ("POST", p) if p.ends_with("/controllerrevisions") => {
+            if cluster
+                .status_limit
+                .is_some_and(|limit| body.to_string().len() > limit)
+            {
+                let message = "rpc error: code = ResourceExhausted desc = trying to send message larger than max";
+                return (500, status_error(500, "", message));
+            }
             let name = &body["metadata"]["name"];
             if cluster
                 .revisions
@@ -263,6 +281,14 @@ impl Fake {
             .unwrap()
             .errors
             .insert(name.into(), (code, reason));
+    }
+
+    /// What revision `i` (in creation order) records.
+    fn revision(&self, i: usize) -> kudo_crd::revision::Record {
+        let cr = self.cluster.lock().unwrap().revisions[i].clone();
+        kudo_crd::revision::read(&serde_json::from_value(cr).unwrap())
+            .unwrap()
+            .record
     }
 
     /// The Instance as the fake cluster holds it now (its status as last written).
@@ -561,7 +587,7 @@ async fn a_new_instance_gets_the_cleanup_finalizer_before_anything_runs() {
 #[tokio::test]
 async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_deployment() {
     let inst = instance(json!({"replicas": 3})).finalized();
-    let (_, action, seen) = reconcile(inst, true).await;
+    let (fake, action, seen) = reconcile(inst, true).await;
     assert_eq!(action, Action::requeue(SETTINGS.progress));
     assert_eq!(
         Fake::calls(&seen),
@@ -637,11 +663,14 @@ async fn deploy_applies_one_step_after_the_other_and_waits_for_an_unhealthy_depl
         json!({"name": "deploy", "uid": "deploy-g1", "revision": 1, "revisionStatus": "IN_PROGRESS",
             "started": "2026-11-22T00:00:00Z"})
     );
+    // The values are in the revision; the status refers to it, with their digest (issue 49).
+    let values = json!({"replicas": 3, "schedule": "daily", "monitoring": false});
     assert_eq!(
         status["applied"],
-        json!({"operatorVersion": "demo-1.0.0",
-            "parameters": {"replicas": 3, "schedule": "daily", "monitoring": false}})
+        json!({"operatorVersion": "demo-1.0.0", "revision": 1,
+            "digest": kudo_crd::baseline::digest(&values)})
     );
+    assert_eq!(fake.revision(0).applied_values(), Some(values));
     assert_eq!(status["observedGeneration"], 1);
     assert_eq!(status["planStatus"]["backup"]["status"], "NEVER_RUN");
     assert_eq!(ready(&status), ("False".into(), "PlanInProgress".into()));
@@ -805,6 +834,79 @@ fn condition(status: &Value, type_: &str) -> (String, String, String) {
         .unwrap_or_else(|| panic!("no condition {type_}: {status}"));
     let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
     (text("status"), text("reason"), text("message"))
+}
+
+/// Issue 49: a status that refers to its revision instead of copying the values. An unchanged
+/// Instance reads nothing (its digest says so); a change of a triggered parameter reads the
+/// values from the revision and runs the trigger's plan, naming what changed; a revision that
+/// is gone is said in a Warning event.
+#[tokio::test]
+async fn a_status_that_refers_to_its_revision_reads_the_values_there_on_a_change() {
+    let before = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
+    let mut status = deployed(before.clone());
+    status["applied"] = json!({"operatorVersion": "demo-1.0.0", "revision": 1,
+        "digest": kudo_crd::baseline::digest(&before)});
+    status["activePlan"]["revision"] = json!(1);
+    status["activePlan"]["revisionStatus"] = json!("COMPLETE");
+    let first = kudo_crd::revision::Record {
+        time: "2026-11-21T00:00:00Z".into(),
+        operator_version: serde_json::from_value(json!({"name": "demo-1.0.0"})).unwrap(),
+        parameters: json!({"replicas": 1}),
+        applied: Some(kudo_crd::revision::applied_patch(
+            &json!({"replicas": 1}),
+            &before,
+        )),
+        plan: "deploy".into(),
+        plan_uid: "deploy-g1".into(),
+        ..Default::default()
+    };
+    // Unchanged: nothing read, nothing written.
+    let inst = instance(json!({"replicas": 1}))
+        .finalized()
+        .with_status(status.clone());
+    let (fake, client) = Fake::start(&inst);
+    let r1 = serde_json::to_value(kudo_crd::revision::object(&inst, 1, &first)).unwrap();
+    fake.cluster.lock().unwrap().revisions.push(r1);
+    let ctx = context(client, true);
+    reconcile_in(&ctx, inst).await;
+    let seen = fake.take();
+    let read = |seen: &[Seen]| {
+        seen.iter()
+            .any(|s| s.path.ends_with("/controllerrevisions/demo.r1"))
+    };
+    assert!(!read(&seen), "the digest says unchanged: nothing read");
+    // `schedule` changed: revision 1 read, `backup` runs for /schedule alone.
+    let mut inst = instance(json!({"replicas": 1, "schedule": "hourly"}))
+        .finalized()
+        .with_status(status.clone());
+    inst.metadata.generation = Some(2);
+    reconcile_in(&ctx, inst).await;
+    let seen = fake.take();
+    assert!(read(&seen), "revision 1 read");
+    let started = Fake::events(&seen);
+    assert_eq!(
+        started[0],
+        (
+            "PlanStarted".into(),
+            "plan `backup` started: parameters changed: /schedule".into()
+        ),
+        "{started:?}"
+    );
+    // The revision gone: said, and every value counts as changed.
+    fake.cluster.lock().unwrap().revisions.clear();
+    let mut inst = instance(json!({"replicas": 1, "schedule": "hourly"}))
+        .finalized()
+        .with_status(status);
+    inst.metadata.generation = Some(2);
+    reconcile_in(&ctx, inst).await;
+    let seen = fake.take();
+    assert!(
+        Fake::events(&seen)
+            .iter()
+            .any(|(r, n)| r == "RevisionMissing" && n.contains("demo.r1")),
+        "{:?}",
+        Fake::events(&seen)
+    );
 }
 
 /// Issue 34: a change whose plan fails, with `onFailure: rollback`, is rolled back to the last
@@ -1598,10 +1700,47 @@ async fn a_service_account_name_that_is_not_one_fails_the_plan_without_a_request
     );
 }
 
+/// The size of each status write in `seen` (its body, in bytes).
+fn status_sizes(seen: &[Seen]) -> Vec<usize> {
+    seen.iter()
+        .filter(|s| s.path.ends_with("/status"))
+        .map(|s| s.body.to_string().len())
+        .collect()
+}
+
+/// Issue 49: a huge value (1 MB) is recorded once, in the revision; the status refers to it
+/// by number and digest instead of carrying a second copy, so it stays small.
+#[tokio::test]
+async fn a_huge_value_is_kept_in_the_revision_and_not_copied_into_the_status() {
+    let huge = "x".repeat(1024 * 1024);
+    let inst = instance(json!({"schedule": huge})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    let ctx = context(client, true);
+    reconcile_in(&ctx, inst).await;
+    let seen = fake.take();
+    let writes = status_sizes(&seen);
+    assert!(writes.iter().all(|w| *w < 16 * 1024), "{writes:?}");
+    let status = Fake::last_status(&seen);
+    assert_eq!(status["applied"]["revision"], 1, "{}", status["applied"]);
+    assert!(status["applied"]["parameters"].is_null());
+    let revision = fake.revision(0);
+    let applied = revision
+        .applied_values()
+        .expect("the values the plan ran with");
+    assert_eq!(applied["schedule"], json!(huge));
+    assert_eq!(
+        status["applied"]["digest"],
+        kudo_crd::baseline::digest(&applied)
+    );
+    // Stored once: the revision's patch to its parameters holds the defaults, not the value.
+    let size = serde_json::to_string(&revision.applied).unwrap().len();
+    assert!(size < 1024, "{size} bytes");
+}
+
 /// Issue 38 item 5: an object refused with an error that echoes a huge value (the CronJob
-/// `schedule` of 1 MB), and a status the API server then refuses as too large (its
-/// `status.applied` holds the value too): the status written instead says why in bounded
-/// messages, and the next reconcile does not start the plan again.
+/// `schedule` of 1 MB), and a status the API server then refuses as too large (the revision
+/// is refused as too large too, so `status.applied` keeps the value): the status written
+/// instead says why in bounded messages, and the next reconcile does not start the plan again.
 #[tokio::test]
 async fn a_huge_refusal_is_cut_and_a_refused_status_is_replaced_by_one_saying_why() {
     let huge = "x".repeat(1024 * 1024);
@@ -1619,11 +1758,7 @@ async fn a_huge_refusal_is_cut_and_a_refused_status_is_replaced_by_one_saying_wh
     let action = reconcile_in(&ctx, inst).await;
     assert_eq!(action, Action::requeue(SETTINGS.resync));
     let seen = fake.take();
-    let writes: Vec<usize> = seen
-        .iter()
-        .filter(|s| s.path.ends_with("/status"))
-        .map(|s| s.body.to_string().len())
-        .collect();
+    let writes = status_sizes(&seen);
     assert_eq!(
         writes.len(),
         2,
@@ -1673,30 +1808,21 @@ async fn a_huge_refusal_is_cut_and_a_refused_status_is_replaced_by_one_saying_wh
         "{:?}",
         Fake::events(&seen)
     );
-    // Looked at again (the write's own watch event): the run the status holds is not started
-    // again, nothing is applied; the status records that the revision now says how the run
-    // ended, once.
-    let action = reconcile_in(&ctx, fake.stored()).await;
-    assert_eq!(action, Action::requeue(SETTINGS.resync));
-    let seen = fake.take();
-    assert_eq!(
-        Fake::calls(&seen),
-        ["PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status"],
-        "the revision's outcome recorded"
-    );
-    assert_eq!(
-        fake.revisions()[0]["metadata"]["annotations"]["kudo.dev/plan-status"],
-        "FATAL_ERROR"
-    );
-    let action = reconcile_in(&ctx, fake.stored()).await;
-    assert_eq!(action, Action::requeue(SETTINGS.resync));
-    let seen = fake.take();
-    assert_eq!(
-        Fake::calls(&seen),
-        Vec::<String>::new(),
-        "nothing applied, nothing written"
-    );
-    assert!(Fake::events(&seen).is_empty(), "{:?}", Fake::events(&seen));
+    // Looked at again (the write's own watch event), twice: the run the status holds is not
+    // started again, nothing is applied or written. (Its revision, which would hold the
+    // 1 MB value, is larger than the API server takes too: the run has none, and the status's
+    // Recorded condition says why.)
+    for _ in 0..2 {
+        let action = reconcile_in(&ctx, fake.stored()).await;
+        assert_eq!(action, Action::requeue(SETTINGS.resync));
+        let seen = fake.take();
+        assert_eq!(
+            Fake::calls(&seen),
+            Vec::<String>::new(),
+            "nothing applied, nothing written"
+        );
+        assert!(Fake::events(&seen).is_empty(), "{:?}", Fake::events(&seen));
+    }
 }
 
 /// A step that keeps failing the same way is retried later each time (2 s, 4 s, 8 s…, up to

@@ -840,6 +840,41 @@ impl Scenario {
         self.api(&format!("kudo.dev/{version}"), "Instance", "instances")
     }
 
+    /// The effective values the last plan of Instance `name` (in `namespace`) ran with:
+    /// `status.applied.parameters` as older managers wrote them, else what the revision that
+    /// `status.applied.revision` names records (issue 49); `Null` when neither says.
+    pub(crate) fn applied_values_in(&self, namespace: &str, name: &str) -> Value {
+        let inst = self
+            .get(
+                &self.namespaced(namespace, "kudo.dev/v1beta2", "Instance", "instances"),
+                name,
+            )
+            .unwrap_or_default();
+        let applied = &inst["status"]["applied"];
+        if !applied["parameters"].is_null() {
+            return applied["parameters"].clone();
+        }
+        let Some(n) = applied["revision"].as_i64() else {
+            return Value::Null;
+        };
+        let api = self.namespaced(
+            namespace,
+            "apps/v1",
+            "ControllerRevision",
+            "controllerrevisions",
+        );
+        self.get(&api, &kudo_crd::revision::name(name, n))
+            .and_then(|cr| serde_json::from_value(cr).ok())
+            .and_then(|cr| kudo_crd::revision::read(&cr).ok())
+            .and_then(|r| r.record.applied_values())
+            .unwrap_or_default()
+    }
+
+    /// The same in the scenario's namespace.
+    pub(crate) fn applied_values(&self, name: &str) -> Value {
+        self.applied_values_in(&self.namespace, name)
+    }
+
     /// The Instance `name` read through kudo.dev/v1beta2.
     pub(crate) fn instance(&self, name: &str) -> Value {
         self.get(&self.instances("v1beta2"), name)

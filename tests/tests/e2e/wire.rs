@@ -86,7 +86,7 @@ fn the_wire_fixtures_are_what_the_api_server_sends() {
     // manager keeps v1beta1 managedFields): wait for the plan of the update to be done.
     wait_until("web-2's update is applied", || {
         let i = s.instance("web-2");
-        i["status"]["applied"]["parameters"]["NODE_COUNT"] == 4
+        s.applied_values("web-2")["NODE_COUNT"] == 4
             && i["status"]["planStatus"]["deploy"]["status"] == "COMPLETE"
     });
 
@@ -118,7 +118,7 @@ fn the_wire_fixtures_are_what_the_api_server_sends() {
         .expect("the update is admitted");
     wait_until("shop-db's update is applied", || {
         let i = s.instance("shop-db");
-        i["status"]["applied"]["parameters"]["nodeCount"] == 5
+        s.applied_values("shop-db")["nodeCount"] == 5
             && i["status"]["planStatus"]["update"]["status"] == "COMPLETE"
     });
     let api = s.instances("v1beta2");

@@ -83,6 +83,7 @@ async fn convert(
     body: Bytes,
 ) -> Response {
     let started = Instant::now();
+    let body = hydrated(&shared, body).await;
     let s = shared.clone();
     let (ticket, cancel) = take_ticket(ticket);
     let done = tokio::task::spawn_blocking(move || {
@@ -125,6 +126,7 @@ async fn admit(
     endpoint: &'static str,
 ) -> Response {
     let started = Instant::now();
+    let body = hydrated(&shared, body).await;
     let s = shared.clone();
     let (ticket, cancel) = take_ticket(ticket);
     let done = tokio::task::spawn_blocking(move || {
@@ -147,6 +149,80 @@ async fn admit(
     });
     shared.metrics.observe(endpoint, status, started);
     json(status, bytes)
+}
+
+/// How long a review waits for the revision [`hydrated`] reads.
+const REVISION_READ: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `body` with the values the last plan ran with in the old Instance's
+/// `status.applied.parameters`, when the policy needs them and the status refers to a revision
+/// instead of copying them (issue 49; [`kudo_crd::baseline::pending_revision`]): a change the
+/// manager has not acted on yet, whose plan a second write may conflict with. Read from the
+/// revision (a ControllerRevision of the Instance's namespace), within [`REVISION_READ`].
+/// Anything else, and a revision that cannot be read (logged), leaves `body` as it is: the
+/// pending change's plan then counts as unknown, as with no status.
+async fn hydrated(shared: &Shared, body: Bytes) -> Bytes {
+    #[derive(serde::Deserialize)]
+    struct Review {
+        request: Option<Request>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Request {
+        old_object: Option<kudo_crd::v1beta2::Instance>,
+    }
+    let Some(client) = shared.cluster.clone() else {
+        return body;
+    };
+    // Cheap first: a status that refers to a revision has a digest.
+    const DIGEST: &[u8] = b"\"digest\"";
+    if !body.windows(DIGEST.len()).any(|w| w == DIGEST) {
+        return body;
+    }
+    let Ok(Review {
+        request: Some(Request {
+            old_object: Some(old),
+        }),
+    }) = serde_json::from_slice::<Review>(&body)
+    else {
+        return body;
+    };
+    let Some(number) = kudo_crd::baseline::pending_revision(&old) else {
+        return body;
+    };
+    let (ns, name) = (
+        old.metadata.namespace.clone().unwrap_or_default(),
+        kudo_crd::revision::name(old.metadata.name.as_deref().unwrap_or_default(), number),
+    );
+    let api: kube::Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+        kube::Api::namespaced(client, &ns);
+    let read = tokio::time::timeout(REVISION_READ, api.get(&name)).await;
+    let applied = match read {
+        Ok(Ok(cr)) => kudo_crd::revision::read(&cr)
+            .ok()
+            .and_then(|r| r.record.applied_values()),
+        Ok(Err(e)) => {
+            tracing::warn!(revision = %name, namespace = %ns, error = %e, "cannot read the revision of the values the last plan ran with; a pending change's plan counts as unknown");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(revision = %name, namespace = %ns, "reading the revision of the values the last plan ran with timed out; a pending change's plan counts as unknown");
+            None
+        }
+    };
+    let Some(applied) = applied else {
+        return body;
+    };
+    let Ok(mut review) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return body;
+    };
+    match review.pointer_mut("/request/oldObject/status/applied") {
+        Some(serde_json::Value::Object(a)) => {
+            a.insert("parameters".into(), applied);
+        }
+        _ => return body,
+    }
+    serde_json::to_vec(&review).map(Bytes::from).unwrap_or(body)
 }
 
 async fn mutate(
@@ -210,4 +286,82 @@ async fn rollout(
     capture(&shared, "admit-rollout", &uri, &body, status, &reply);
     shared.metrics.observe("admit-rollout", status, started);
     json(status, reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{Metrics, NoCluster};
+    use serde_json::{Value, json};
+
+    /// An update review whose old Instance's status refers to revision 3 (issue 49), with a
+    /// spec (generation 5) the manager has not acted on (observed 4) when `pending`.
+    fn review(pending: bool) -> Bytes {
+        let observed = if pending { 4 } else { 5 };
+        let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "operation": "UPDATE",
+                "oldObject": {"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+                    "metadata": {"name": "zk", "namespace": "ns", "generation": 5},
+                    "spec": {"operatorVersion": {"name": "zk-1"}, "parameters": {"nodes": 5}},
+                    "status": {"observedGeneration": observed,
+                        "applied": {"operatorVersion": "zk-1", "revision": 3, "digest": "sha256:00"}}}}});
+        Bytes::from(serde_json::to_vec(&body).unwrap())
+    }
+
+    fn shared(cluster: kube::Client) -> Shared {
+        Shared {
+            types: Arc::new(NoCluster),
+            store: Arc::new(NoCluster),
+            metrics: Metrics::default(),
+            capture: None,
+            cluster: Some(cluster),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pending_change_gets_the_values_its_revision_recorded() {
+        let record = kudo_crd::revision::Record {
+            parameters: json!({"nodes": 3}),
+            applied: Some(kudo_crd::revision::applied_patch(
+                &json!({"nodes": 3}),
+                &json!({"nodes": 3, "port": 2181}),
+            )),
+            ..Default::default()
+        };
+        let inst: kudo_crd::v1beta2::Instance = serde_json::from_value(json!({
+            "metadata": {"name": "zk", "namespace": "ns"}, "spec": {}}))
+        .unwrap();
+        let cr = serde_json::to_value(kudo_crd::revision::object(&inst, 3, &record)).unwrap();
+        let (client, log) = kudo_testkit::mock_api::client("ns", move |seen| {
+            if seen.path == "/apis/apps/v1/namespaces/ns/controllerrevisions/zk.r3" {
+                (200, cr.clone())
+            } else {
+                (
+                    404,
+                    kudo_testkit::mock_api::status(404, "NotFound", "not found"),
+                )
+            }
+        });
+        let s = shared(client);
+        let body = hydrated(&s, review(true)).await;
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            v["request"]["oldObject"]["status"]["applied"]["parameters"],
+            json!({"nodes": 3, "port": 2181})
+        );
+        assert_eq!(log.lock().unwrap().len(), 1);
+        // Acted on already: nothing read, the body as it was.
+        let body = hydrated(&s, review(false)).await;
+        assert_eq!(body, review(false));
+        assert_eq!(log.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_revision_that_cannot_be_read_leaves_the_review_as_it_is() {
+        let (client, _) = kudo_testkit::mock_api::client("ns", |_| {
+            (403, kudo_testkit::mock_api::status(403, "Forbidden", "no"))
+        });
+        let body = hydrated(&shared(client), review(true)).await;
+        assert_eq!(body, review(true));
+    }
 }

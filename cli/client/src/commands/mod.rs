@@ -129,13 +129,33 @@ impl Target {
         }
     }
 
-    /// The Instance `name`; [`Error::NotFound`] when there is none.
+    /// The Instance `name`; [`Error::NotFound`] when there is none. When the manager has not
+    /// acted on its spec yet and its status refers to the revision of the values the last
+    /// plan ran with (`status.applied.revision`, issue 49), those values are read from it, so
+    /// that the plan the pending change runs is known ([`kudo_crd::baseline::hydrate`]); a
+    /// revision the user may not read leaves that plan unknown, as with no status.
     pub async fn instance(&self, name: &str) -> Result<Instance> {
-        self.instances()
+        let mut inst = self
+            .instances()
             .get_opt(name)
             .await
             .map_err(self.api("get", "Instance", name))?
-            .ok_or_else(|| self.not_found("Instance", name))
+            .ok_or_else(|| self.not_found("Instance", name))?;
+        if let Some(number) = kudo_crd::baseline::pending_revision(&inst) {
+            let revisions: Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+                Api::namespaced(self.client.clone(), &self.namespace);
+            let applied = revisions
+                .get_opt(&kudo_crd::revision::name(name, number))
+                .await
+                .ok()
+                .flatten()
+                .and_then(|cr| kudo_crd::revision::read(&cr).ok())
+                .and_then(|r| r.record.applied_values());
+            if let Some(applied) = applied {
+                kudo_crd::baseline::hydrate(&mut inst, applied);
+            }
+        }
+        Ok(inst)
     }
 }
 

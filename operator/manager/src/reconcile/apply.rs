@@ -54,10 +54,11 @@ pub(super) async fn reconcile(
     // status.applied records secrets as digests: compared as the values they were, when
     // they did not change.
     let record = kudo_policy::secrets::digested(schema, &values, &ctx.digest_key);
+    // What the last plan ran with: the status's copy, or its revision's (issue 49).
+    let before = revisions::applied_values(&round, Some(&record)).await?;
     let mut seen = round.status.clone();
     if let Some(a) = seen.applied.as_mut() {
-        a.parameters = a
-            .parameters
+        a.parameters = before
             .as_ref()
             .map(|p| kudo_policy::secrets::revealed(schema, p, &values, &ctx.digest_key));
     }
@@ -96,7 +97,7 @@ pub(super) async fn reconcile(
             if held.is_none() {
                 let window = excused.or_else(|| waited(&round.status, &start, &round.now));
                 round.status.awaiting_window = None;
-                began = Some(begin(&mut round, pkg, &record, start, window).await);
+                began = Some(begin(&mut round, pkg, &record, before.as_ref(), start, window).await);
             }
         }
         Ok(None) => round.status.awaiting_window = None,
@@ -141,23 +142,20 @@ pub(super) async fn reconcile(
     Ok(next.map_or(action, |due| Action::requeue(due.min(ctx.settings.resync))))
 }
 
-/// Starts `start` (the plan a change needs) with the values it runs with, `record`: the run
-/// it replaces, if one had not ended, is recorded as superseded. `window` says what the
+/// Starts `start` (the plan a change needs) with the values it runs with, `record` (`before`:
+/// those of the last run): the run it replaces, if one had not ended, is recorded as
+/// superseded. `window` says what the
 /// maintenance window did to it (the revision records it).
 async fn begin(
     round: &mut Round<'_>,
     pkg: &kudo_pkg::Package,
     record: &Value,
+    before: Option<&Value>,
     start: run::Start,
     window: Option<String>,
 ) -> Began {
     let previous = round.status.active_plan.clone();
-    let changed = match round
-        .status
-        .applied
-        .as_ref()
-        .and_then(|a| a.parameters.as_ref())
-    {
+    let changed = match before {
         Some(before) => kudo_policy::trigger::changed_paths(before, record)
             .into_iter()
             .map(|p| p.to_string())

@@ -30,11 +30,8 @@ pub(super) async fn reconcile(
     if !pkg.operator().plans.contains_key(CLEANUP) {
         return release(&round).await;
     }
-    let recorded = round
-        .status
-        .applied
-        .as_ref()
-        .and_then(|a| a.parameters.clone())
+    let recorded = super::revisions::applied_values(&round, None)
+        .await?
         .unwrap_or_else(|| json!({}));
     if round.status.active_plan.as_ref().map(|a| a.uid.as_str()) != Some(UID) {
         let start = Start {

@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::EventType;
+use serde_json::Value;
 
 use super::round::Round;
 use crate::bounded;
@@ -79,9 +80,15 @@ pub(super) async fn sync(round: &mut Round<'_>, compiled: &Compiled, began: Opti
         // started it is not known any more, so it has none.
         None if ended && began.is_none() => return,
         None => match record(round, &api, compiled, began).await {
-            Ok(n) => {
+            Ok((n, holds_values)) => {
                 // Written IN_PROGRESS (or found, with what it says unknown here).
                 written = Some(ExecStatus::InProgress);
+                // The revision holds the values: the status refers to it instead of
+                // carrying a second copy (issue 49).
+                if holds_values && let Some(a) = round.status.applied.as_mut() {
+                    a.revision = Some(n);
+                    a.parameters = None;
+                }
                 n
             }
             Err(e) => {
@@ -145,18 +152,27 @@ pub(super) async fn superseded(round: &Round<'_>, number: i64, by: &str) {
 }
 
 /// Creates the active run's revision (or finds the one an earlier reconcile created), then
-/// prunes past `spec.historyLimit`. Its number.
+/// prunes past `spec.historyLimit`. Its number, and whether it holds the effective values the
+/// run started with ([`Record::applied`]; one an older manager recorded does not).
 async fn record(
     round: &Round<'_>,
     api: &Api<ControllerRevision>,
     compiled: &Compiled,
     began: Option<&Began>,
-) -> kube::Result<i64> {
+) -> kube::Result<(i64, bool)> {
     let (ctx, inst) = (round.ctx, round.inst);
     let active = round.status.active_plan.clone().unwrap_or_default();
+    let applied = round
+        .status
+        .applied
+        .as_ref()
+        .and_then(|a| a.parameters.clone());
     let mut revisions = list(api, inst).await?;
     if let Some(r) = revision::of_run(&revisions, &active.uid) {
-        return Ok(r.number);
+        return Ok((
+            r.number,
+            applied.is_some() && r.record.applied_values() == applied,
+        ));
     }
     let generation = inst.metadata.generation;
     let rollback_of = revision::rollback_of(
@@ -173,6 +189,15 @@ async fn record(
             )
         })
     });
+    let stored = kudo_policy::secrets::split(
+        &compiled.version.schema,
+        &inst
+            .spec
+            .parameters
+            .clone()
+            .unwrap_or_else(|| serde_json::json!({})),
+    )
+    .0;
     let record = Record {
         time: active.started.clone().unwrap_or_else(|| round.now.clone()),
         by: inst
@@ -184,17 +209,12 @@ async fn record(
         version: Some(compiled.version.version.clone()).filter(|v| !v.is_empty()),
         // What the Instance stores, which never holds a writeOnly value when the admission
         // webhook admitted it; one written past it (no webhook) is left out, never recorded.
-        parameters: kudo_policy::secrets::split(
-            &compiled.version.schema,
-            &inst
-                .spec
-                .parameters
-                .clone()
-                .unwrap_or_else(|| serde_json::json!({})),
-        )
-        .0,
+        parameters: stored.clone(),
         parameters_from: inst.spec.parameters_from.clone(),
         immutable_defaults: inst.spec.immutable_defaults.clone(),
+        applied: applied
+            .as_ref()
+            .map(|a| revision::applied_patch(&stored, a)),
         plan: active.name.clone(),
         plan_uid: active.uid.clone(),
         reason: began.map(|b| b.reason.clone()).unwrap_or_default(),
@@ -217,7 +237,10 @@ async fn record(
                 attempts += 1;
                 revisions = list(api, inst).await?;
                 if let Some(r) = revision::of_run(&revisions, &active.uid) {
-                    return Ok(r.number);
+                    return Ok((
+                        r.number,
+                        applied.is_some() && r.record.applied_values() == applied,
+                    ));
                 }
                 number = revision::next_number(&revisions);
             }
@@ -228,7 +251,50 @@ async fn record(
     tracing::info!(instance = %key(inst), revision = number, plan = %active.name, run = %active.uid, "revision recorded");
     revisions.push(revision::read(&revision::object(inst, number, &record)).expect("just written"));
     prune(round, api, &revisions, number).await;
-    Ok(number)
+    Ok((number, applied.is_some()))
+}
+
+/// The effective values (secret values as keyed digests) the manager last acted on: the copy
+/// in `status.applied.parameters` (a status written before issue 49, or a run whose revision
+/// is not recorded yet); `current` itself when its digest is the one recorded (nothing
+/// changed, nothing read); else the values revision `status.applied.revision` recorded.
+/// `None` when nothing was applied, or that revision is gone (said, as a Warning event).
+pub(super) async fn applied_values(
+    round: &Round<'_>,
+    current: Option<&Value>,
+) -> kube::Result<Option<Value>> {
+    let (ctx, inst) = (round.ctx, round.inst);
+    let Some(a) = round.status.applied.as_ref() else {
+        return Ok(None);
+    };
+    if let Some(p) = &a.parameters {
+        return Ok(Some(p.clone()));
+    }
+    if let (Some(current), Some(digest)) = (current, &a.digest)
+        && *digest == kudo_crd::baseline::digest(current)
+    {
+        return Ok(Some(current.clone()));
+    }
+    let Some(number) = a.revision else {
+        return Ok(None);
+    };
+    let ns = inst.namespace().unwrap_or_default();
+    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    let name = revision::name(&inst.name_any(), number);
+    let found = api
+        .get_opt(&name)
+        .await?
+        .and_then(|cr| revision::read(&cr).ok())
+        .and_then(|r| r.record.applied_values());
+    if found.is_none() {
+        let why = format!(
+            "revision {name}, which records the values the last plan ran with (status.applied.revision), is gone or unreadable: every value counts as changed"
+        );
+        tracing::warn!(instance = %key(inst), %why, "revision");
+        ctx.event(inst, EventType::Warning, "RevisionMissing", why)
+            .await;
+    }
+    Ok(found)
 }
 
 /// Deletes the revisions past `spec.historyLimit` (never `current`), then the Secrets of
