@@ -39,7 +39,23 @@ pointing at them, then measures:
    time, while all exist: p50, p99, max), and with `--drift-interval 60s` the API server's
    requests for those kinds over a minute of steady state.
 
+8. (`BENCH_PARTS=admission`, issue 49 item 5) N_ADMISSION Instances (10,000) of
+   `bench/fixtures/three`, created raw by 32 clients, no manager running; then one Instance
+   write at a time (a merge patch of one parameter) in three configurations of the same API
+   server, interleaved in ADMISSION_ROUNDS rounds (8) so that noise hits them alike: kudo's
+   mutating and validating webhooks as `kudo init` registers them, the same configurations
+   pointed at the no-op webhook (`webhook/examples/noop.rs`: kudo-webhook's server answering
+   `allowed` without reading the Instance), and no webhooks. Before each round's samples the
+   API server is seen calling the configuration's server, and only it. Per configuration:
+   p50/p90/p99 of ADMISSION_SAMPLES sequential writes (800), the throughput of 16 writers,
+   and where the time goes (the API server's `apiserver_admission_webhook_admission_duration_
+   seconds` and each webhook server's own handling time); kudo / no-op is the ratio that
+   issue 49 asks to keep at most 1.5.
+
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
+Ports (to run beside another control plane): `BENCH_API_PORT` (26443),
+`BENCH_ETCD_CLIENT_PORT` (33790), `BENCH_ETCD_PEER_PORT` (33800), `BENCH_WEBHOOK_PORT` (19443;
+the no-op webhook takes the next one).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
 timed test: it reports what it measured.
@@ -48,12 +64,14 @@ timed test: it reports what it measured.
 import concurrent.futures
 import json
 import os
+import signal
 import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -73,8 +91,19 @@ FAIL_AT = 37
 ROLLOUT_DEADLINE_S = 45
 N_DRIFT = int(os.environ.get("N_DRIFT", "1000"))
 N_SCALE = int(os.environ.get("N_SCALE", "10000"))
+N_ADMISSION = int(os.environ.get("N_ADMISSION", "10000"))
+ADMISSION_ROUNDS = int(os.environ.get("ADMISSION_ROUNDS", "8"))
+# Sequential writes per configuration (over all rounds), and writes of the 16 writers per round.
+ADMISSION_SAMPLES = int(os.environ.get("ADMISSION_SAMPLES", "800"))
+ADMISSION_BURST = 400
+API_PORT = os.environ.get("BENCH_API_PORT", "26443")
+ETCD_CLIENT_PORT = os.environ.get("BENCH_ETCD_CLIENT_PORT", "33790")
+ETCD_PEER_PORT = os.environ.get("BENCH_ETCD_PEER_PORT", "33800")
+WEBHOOK_PORT = int(os.environ.get("BENCH_WEBHOOK_PORT", "19443"))
+NOOP_PORT = WEBHOOK_PORT + 1
 DRIFT_INTERVAL_S = 60
-# Which parts to run (comma-separated): list, concurrent, many.
+# Which parts to run (comma-separated): list, concurrent, many (the default), and delete,
+# rollout, drift, scale, admission.
 PARTS = set(os.environ.get("BENCH_PARTS", "list,concurrent,many").split(","))
 
 
@@ -115,7 +144,7 @@ def kudo(cluster, *args):
 
 def start_daemons(cluster, logs):
     host = "127.0.0.1"
-    port = 19443
+    port = WEBHOOK_PORT
     certs = Path(logs)
     run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
         "/CN=bench-ca", "-keyout", certs / "ca.key", "-out", certs / "ca.pem")
@@ -132,7 +161,8 @@ def start_daemons(cluster, logs):
     concurrency = ["--concurrency", CONCURRENCY] if CONCURRENCY is not None else []
     if "drift" in PARTS or "scale" in PARTS:
         concurrency += ["--drift-interval", f"{DRIFT_INTERVAL_S}s"]
-    manager = subprocess.Popen(
+    # Admission alone needs no manager: no plan runs, only the writes are measured.
+    manager = None if PARTS == {"admission"} else subprocess.Popen(
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
          "127.0.0.1:19080", *concurrency],
         stdout=open(certs / "manager.log", "w"), stderr=subprocess.STDOUT)
@@ -522,24 +552,327 @@ def scale(cluster, manager):
     }
 
 
+def prometheus(text, name):
+    """{labels: value} of the samples of metric `name` in Prometheus text."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            head, value = line.rsplit(" ", 1)
+            labels = head[len(name):].strip("{}")
+            key = tuple(sorted(tuple(kv.split("=", 1)) for kv in labels.split(",") if "=" in kv))
+            out[tuple((k, v.strip('"')) for k, v in key)] = float(value)
+    return out
+
+
+def get_text(url, ctx, token=None):
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, context=ctx, timeout=60) as r:
+        return r.read().decode()
+
+
+class Writer:
+    """One keep-alive connection to the API server: a write's time is the server's, not that of
+    a TLS handshake per request (urllib opens a connection per request)."""
+
+    def __init__(self, cluster):
+        import http.client
+        import urllib.parse
+        u = urllib.parse.urlparse(cluster.server)
+        self.conn = http.client.HTTPSConnection(u.hostname, u.port, context=cluster.ctx,
+                                                timeout=60)
+        self.token = cluster.token
+
+    def patch(self, path, body):
+        """(HTTP status, seconds, the answer when it is not 200) of one merge patch."""
+        data = json.dumps(body).encode()
+        t = time.perf_counter()
+        self.conn.request("PATCH", path, data, {
+            "Authorization": f"Bearer {self.token}",
+            "Content-Type": "application/merge-patch+json"})
+        r = self.conn.getresponse()
+        answer = r.read()
+        took = time.perf_counter() - t
+        return r.status, took, None if r.status == 200 else answer.decode(errors="replace")
+
+
+def admission_cost(cluster, state):
+    """One Instance write through kudo's webhooks, a no-op webhook's, none (issue 49, 5)."""
+    ns = "bench-admission"
+    pkg = ROOT / "bench" / "fixtures" / "three"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"a{i:05}" for i in range(N_ADMISSION)]
+    # No manager runs: `kudo install` only writes the Operator, its Version and the Instance.
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns)
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda n: cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": n, "namespace": ns,
+                         "labels": {"kudo.dev/operator": "bench-three"}},
+            "spec": {"operatorVersion": ov, "parameters": {}}}), names[1:]))
+    created_s = time.perf_counter() - t
+    count = 0
+    cont = ""
+    while True:  # every Instance is there (in pages)
+        page = cluster.request("GET", f"{path}?limit=5000" + (f"&continue={cont}" if cont else ""))
+        count += len(page["items"])
+        cont = page["metadata"].get("continue")
+        if not cont:
+            break
+    assert count == N_ADMISSION, f"{count} Instances, not {N_ADMISSION}"
+
+    # The configurations `kudo init` registered, kept to be put back and re-pointed.
+    kinds = {"mutating": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+             "validating": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
+    registered = {}
+    for kind, base in kinds.items():
+        for o in cluster.request("GET", base)["items"]:
+            if any("/admit/instance/" in w["clientConfig"].get("url", "") for w in o["webhooks"]):
+                registered[kind] = o
+    assert set(registered) == set(kinds), f"kudo init registered {sorted(registered)}"
+    kudo_url = f"https://127.0.0.1:{WEBHOOK_PORT}"
+    noop_url = f"https://127.0.0.1:{NOOP_PORT}"
+
+    def configure(url):
+        """kudo's configurations calling `url` (same paths, rules, failurePolicy, timeout), or
+        none at all (`url` None)."""
+        for kind, base in kinds.items():
+            obj = json.loads(json.dumps(registered[kind]))
+            name = obj["metadata"]["name"]
+            live = None
+            try:
+                live = cluster.request("GET", f"{base}/{name}")
+            except urllib.error.HTTPError as e:
+                if e.code != 404:
+                    raise
+            if url is None:
+                if live:
+                    cluster.request("DELETE", f"{base}/{name}")
+                continue
+            for w in obj["webhooks"]:
+                w["clientConfig"]["url"] = w["clientConfig"]["url"].replace(kudo_url, url)
+            meta = obj["metadata"]
+            for k in ("uid", "creationTimestamp", "managedFields", "generation"):
+                meta.pop(k, None)
+            if live:
+                meta["resourceVersion"] = live["metadata"]["resourceVersion"]
+                cluster.request("PUT", f"{base}/{name}", obj)
+            else:
+                meta.pop("resourceVersion", None)
+                cluster.request("POST", base, obj)
+
+    webhook_ctx = ssl.create_default_context(cafile=str(Path(state) / "ca.pem"))
+    servers = {"kudo": WEBHOOK_PORT, "noop": NOOP_PORT}
+    for port in servers.values():  # both serve
+        deadline = time.time() + 30
+        while True:
+            try:
+                get_text(f"https://127.0.0.1:{port}/healthz", webhook_ctx)
+                break
+            except OSError:
+                assert time.time() < deadline, f"nothing serves on {port}"
+                time.sleep(0.1)
+
+    def server_metrics():
+        """Per server: {endpoint: (answers, seconds handling them)} of the Instance webhooks."""
+        out = {}
+        for who, port in servers.items():
+            text = get_text(f"https://127.0.0.1:{port}/metrics", webhook_ctx)
+            counts = prometheus(text, "kudo_webhook_request_duration_seconds_count")
+            sums = prometheus(text, "kudo_webhook_request_duration_seconds_sum")
+            out[who] = {dict(k)["endpoint"]: (counts[k], sums.get(k, 0.0)) for k in counts}
+        return out
+
+    def answers(m, who):
+        return sum(n for e, (n, _) in m[who].items() if e in ("mutate", "validate"))
+
+    def settled():
+        """The servers' metrics once kudo-webhook's conversions have stopped: each write also
+        has the API server convert the Instance for its v1beta1 watch cache, through kudo's
+        /convert, after answering; that work is left to finish, not to fall in the next
+        window."""
+        m = server_metrics()
+        while True:
+            time.sleep(0.3)
+            again = server_metrics()
+            if again["kudo"].get("convert") == m["kudo"].get("convert"):
+                return again
+            m = again
+
+    def apiserver_webhooks():
+        """{webhook name: (calls, seconds)} as the API server timed its admission calls."""
+        text = get_text(cluster.server + "/metrics", cluster.ctx, cluster.token)
+        counts = prometheus(text, "apiserver_admission_webhook_admission_duration_seconds_count")
+        sums = prometheus(text, "apiserver_admission_webhook_admission_duration_seconds_sum")
+        out = {}
+        for k, n in counts.items():
+            name = dict(k).get("name", "")
+            if "instances." in name and dict(k).get("operation") == "UPDATE":
+                c, s_ = out.get(name, (0.0, 0.0))
+                out[name] = (c + n, s_ + sums.get(k, 0.0))
+        return out
+
+    writer = Writer(cluster)
+    errors = {"kudo": 0, "noop": 0, "none": 0}
+    last_error = {}
+    k_write = [0]
+
+    def write(w, config, n, count=True):
+        """One write (a new value each time: an unchanged object is not written); an answer
+        other than 200 counts as an error of `config`."""
+        k_write[0] += 1
+        status, took, answer = w.patch(f"{path}/{n}",
+                                       {"spec": {"parameters": {"setting": f"v{k_write[0]}"}}})
+        if status != 200 and count:
+            errors[config] += 1
+            last_error[config] = f"{status}: {answer[:400]}"
+        return took
+
+    def wait_for(config):
+        """Until the API server calls `config`'s server on every write and the other never
+        (3 writes in a row), the configuration being picked up asynchronously."""
+        seen = 0
+        deadline = time.time() + 60
+        while seen < 3:
+            assert time.time() < deadline, f"the API server did not take up {config}"
+            before = server_metrics()
+            write(writer, config, names[0], count=False)
+            after = server_metrics()
+            got = {who: answers(after, who) - answers(before, who) for who in servers}
+            want = {who: 2 if who == config else 0 for who in servers}
+            seen = seen + 1 if got == want else 0
+            time.sleep(0.05)
+
+    configs = {"kudo": kudo_url, "noop": noop_url, "none": None}
+    sequential = {c: [] for c in configs}
+    burst = {c: [] for c in configs}
+    burst_s = {c: 0.0 for c in configs}
+    seen_by = {c: {who: 0.0 for who in servers} for c in configs}
+    conversions = {c: 0.0 for c in configs}
+    handled = {c: {who: [0.0, 0.0] for who in servers} for c in configs}
+    called = {c: {} for c in configs}
+    per_round = max(1, ADMISSION_SAMPLES // ADMISSION_ROUNDS)
+    per_writer = ADMISSION_BURST // 16
+    writers = [Writer(cluster) for _ in range(16)]
+    load = [os.getloadavg()[0]]
+    for r in range(ADMISSION_ROUNDS):
+        order = list(configs)[r % 3:] + list(configs)[:r % 3]
+        for config in order:
+            configure(configs[config])
+            wait_for(config)
+            for i in range(10):  # warm: the API server's connections to the new server
+                write(writer, config, names[(i * 7919) % N_ADMISSION])
+            m0, a0 = settled(), apiserver_webhooks()
+            for i in range(per_round):
+                n = names[((r * per_round + i) * 197) % N_ADMISSION]
+                sequential[config].append(write(writer, config, n))
+            a1, m1 = apiserver_webhooks(), settled()
+            for who in servers:
+                seen_by[config][who] += answers(m1, who) - answers(m0, who)
+                conversions[config] += (m1[who].get("convert", (0, 0))[0]
+                                        - m0[who].get("convert", (0, 0))[0])
+                for e in ("mutate", "validate"):
+                    n1, s1 = m1[who].get(e, (0, 0))
+                    n0, s0 = m0[who].get(e, (0, 0))
+                    handled[config][who][0] += n1 - n0
+                    handled[config][who][1] += s1 - s0
+            for name, (c1, s1) in a1.items():
+                c0, s0 = a0.get(name, (0.0, 0.0))
+                c, s_ = called[config].get(name, (0.0, 0.0))
+                called[config][name] = (c + c1 - c0, s_ + s1 - s0)
+            # 16 writers at once, each on Instances of its own.
+            base = r * ADMISSION_BURST
+
+            def one(j):
+                return [write(writers[j], config,
+                              names[((base + j + 16 * i) * 31) % N_ADMISSION])
+                        for i in range(per_writer)]
+
+            t = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                for times in pool.map(one, range(16)):
+                    burst[config].extend(times)
+            burst_s[config] += time.perf_counter() - t
+        load.append(os.getloadavg()[0])
+        print(f"round {r + 1}/{ADMISSION_ROUNDS}: " + ", ".join(
+            f"{c} p50 {1000 * statistics.median(sequential[c]):.2f} ms" for c in configs),
+            flush=True)
+    configure(kudo_url)  # as `kudo init` left it
+
+    def ms(seconds):
+        return round(1000 * seconds, 2)
+
+    out = {"instances": N_ADMISSION, "created_s": round(created_s, 1), "rounds": ADMISSION_ROUNDS,
+           "write": "merge patch of spec.parameters.setting on one Instance"}
+    for c in configs:
+        xs = sequential[c]
+        out[c] = {
+            "samples": len(xs),
+            "errors": errors[c],
+            "last_error": last_error.get(c),
+            "p50_ms": ms(pct(xs, 50)), "p90_ms": ms(pct(xs, 90)), "p99_ms": ms(pct(xs, 99)),
+            "mean_ms": ms(statistics.mean(xs)),
+            "reviews_answered_by": {who: round(v) for who, v in seen_by[c].items()},
+            "conversion_reviews_per_write": round(conversions[c] / len(xs), 2),
+            "server_handling_mean_ms": {
+                who: ms(s_ / n) for who, (n, s_) in handled[c].items() if n},
+            "apiserver_webhook_call_mean_ms": {
+                name: ms(s_ / n) for name, (n, s_) in called[c].items() if n},
+            "writers_16_per_s": round(len(burst[c]) / burst_s[c], 1),
+            "writers_16_p50_ms": ms(pct(burst[c], 50)),
+            "writers_16_p99_ms": ms(pct(burst[c], 99)),
+        }
+    for p in (50, 90, 99):
+        k, n, z = (out[c][f"p{p}_ms"] for c in ("kudo", "noop", "none"))
+        out[f"kudo_over_noop_p{p}"] = round(k / n, 3)
+        out[f"webhooks_only_p{p}_ms"] = {"kudo": round(k - z, 2), "noop": round(n - z, 2)}
+    out["kudo_over_noop_writers_16"] = round(
+        out["noop"]["writers_16_per_s"] / out["kudo"]["writers_16_per_s"], 3)
+    out["goal_at_most_1_5x"] = {
+        f"p{p}": out[f"kudo_over_noop_p{p}"] <= 1.5 for p in (50, 90, 99)}
+    out["load_average_per_round"] = [round(x, 2) for x in load]
+    # What the webhook servers answered but 200, and the API server's failed webhook calls.
+    text = {who: get_text(f"https://127.0.0.1:{port}/metrics", webhook_ctx)
+            for who, port in servers.items()}
+    out["webhook_answers_not_200"] = {
+        who: {f"{dict(k)['endpoint']} {dict(k)['code']}": round(v) for k, v in
+              prometheus(text[who], "kudo_webhook_requests_total").items()
+              if dict(k).get("code") != "200"} for who in servers}
+    log = Path(state) / "k8s" / "logs" / "kube-apiserver.log"
+    failed = [line for line in log.read_text(errors="replace").splitlines()
+              if "failed calling webhook" in line.lower()]
+    out["apiserver_failed_webhook_calls_logged"] = len(failed)
+    out["apiserver_failed_webhook_call_last"] = failed[-1][:400] if failed else None
+    return out
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("KUDO_BENCH_BIN"):
         subprocess.run(["cargo", "build", "--release", "--workspace", "--bins", "--locked"],
                        cwd=ROOT, check=True)
+        if "admission" in PARTS:
+            subprocess.run(["cargo", "build", "--release", "--locked", "-p", "kudo-webhook",
+                            "--example", "noop"], cwd=ROOT, check=True)
+    # A SIGTERM stops the control plane too (the `finally` below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print("built; starting the control plane", flush=True)
     state = tempfile.mkdtemp(prefix="kudo-bench-")
     # Ports of its own, so that it never meets a development or CI control plane.
-    env = dict(os.environ, K8S_RUN_DIR=f"{state}/k8s", API_PORT="26443",
-               ETCD_CLIENT_PORT="33790", ETCD_PEER_PORT="33800")
+    env = dict(os.environ, K8S_RUN_DIR=f"{state}/k8s", API_PORT=API_PORT,
+               ETCD_CLIENT_PORT=ETCD_CLIENT_PORT, ETCD_PEER_PORT=ETCD_PEER_PORT)
     if "rollout" in PARTS:
         env["FAKE_KUBELET"] = "1"
-    started = run(SHARED / "k8s" / "start.sh", env=env).stdout
-    kubeconfig = started.strip().split("=", 1)[1]
-    cluster = Cluster(kubeconfig)
     results = {}
-    webhook = manager = None
+    webhook = manager = noop = None
     try:
+        started = run(SHARED / "k8s" / "start.sh", env=env).stdout
+        kubeconfig = started.strip().split("=", 1)[1]
+        cluster = Cluster(kubeconfig)
         pkg = ROOT / "tests" / "fixtures" / "e2e" / "configs"
         webhook, manager = start_daemons(cluster, state)
         # 1. kudo's installation; then storage moved back to v1beta1 while N Instances are
@@ -560,8 +893,8 @@ def main():
                 list(pool.map(lambda o: cluster.request(
                     "POST", f"/apis/kudo.dev/v1beta1/namespaces/{ns}/instances", o), items))
             results["create_v1beta1_instances_s"] = round(time.perf_counter() - t, 2)
-            kudo(cluster, "init", "--webhook-url", "https://127.0.0.1:19443", "--ca-bundle",
-                 Path(state) / "ca.pem")
+            kudo(cluster, "init", "--webhook-url", f"https://127.0.0.1:{WEBHOOK_PORT}",
+                 "--ca-bundle", Path(state) / "ca.pem")
             time.sleep(2)
             path = f"/apis/kudo.dev/{{}}/namespaces/{ns}/instances"
             cluster.request("GET", path.format("v1beta2"))  # warm
@@ -636,7 +969,8 @@ def main():
                     names))
             raw_issued_s = time.perf_counter() - t
             ctx = ssl.create_default_context(cafile=str(Path(state) / "ca.pem"))
-            with urllib.request.urlopen("https://127.0.0.1:19443/metrics", context=ctx) as r:
+            with urllib.request.urlopen(f"https://127.0.0.1:{WEBHOOK_PORT}/metrics",
+                                        context=ctx) as r:
                 (OUT / "webhook-metrics.txt").write_bytes(r.read())
             raw_done = wait_complete(cluster, ns3, names)
             raw_s = time.perf_counter() - t
@@ -689,8 +1023,16 @@ def main():
         if "delete" in PARTS:
             results["delete_during_plans"] = delete_during_plans(cluster, pkg, manager, state)
             print(json.dumps(results["delete_during_plans"]), flush=True)
+        if "admission" in PARTS:
+            # The floor: kudo-webhook's server, same certificate, answering `allowed` unread.
+            noop = subprocess.Popen(
+                [BIN / "examples" / "noop", "--listen", f"127.0.0.1:{NOOP_PORT}", "--tls-cert",
+                 Path(state) / "tls.crt", "--tls-key", Path(state) / "tls.key"],
+                stdout=open(Path(state) / "noop.log", "w"), stderr=subprocess.STDOUT)
+            results["admission"] = admission_cost(cluster, state)
+            print(json.dumps(results["admission"]), flush=True)
     finally:
-        for p in (webhook, manager):
+        for p in (webhook, manager, noop):
             if p:
                 p.terminate()
         subprocess.run([SHARED / "k8s" / "stop.sh", "--clean"], env=env)

@@ -9,7 +9,7 @@
 //! | [`admit_review`], [`decide`] | an AdmissionReview in, the answer out; `decide` is the pure rule over `kudo-policy`'s validation, defaults, `immutable`, `trigger` and `oldName` (the CLI's code) |
 //! | [`rollout_review`] (`/admit/rollout`) | Rollouts: the spec's rules (`kudo_crd::rollout::RolloutSpec::check`), one rollout per Instance, approvals only from users who may `approve` `rollouts` (a SubjectAccessReview) |
 //! | [`OperatorVersions`], [`version_from_object`] | where admission finds the installed OperatorVersion's rules |
-//! | [`serve`], [`Config`], [`Shared`] | the HTTPS server (axum + rustls): health, readiness, metrics, certificate reload, and fair admission: body read deadline, memory budget taken as bytes arrive, a lane for small reviews, cancellation past the deadline ([`convert_review_until`], [`admit_review_until`]) |
+//! | [`serve`], [`Config`], [`Shared`] ([`serve_with`]: another [`Admit`], for the no-op floor) | the HTTPS server (axum + rustls): health, readiness, metrics, certificate reload, and fair admission: body read deadline, memory budget taken as bytes arrive, a lane for small reviews, cancellation past the deadline ([`convert_review_until`], [`admit_review_until`]) |
 //! | [`Cache`] | the watch-fed OperatorVersion cache behind [`OperatorVersions`] and `kudo_crd::TypeSource` |
 //! | [`certs`] | a self-managed CA and serving certificate in a Secret, the CA bundle injected into the CRDs and webhook configurations, renewal before expiry |
 //!
@@ -45,4 +45,4 @@ pub use admission::{
 pub use cache::Cache;
 pub use conversion::{convert_review, convert_review_until};
 pub use rollout::review as rollout_review;
-pub use server::{Config, NoCluster, Offline, Shared, serve};
+pub use server::{Admit, Config, NoCluster, Offline, Shared, serve, serve_with};

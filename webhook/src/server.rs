@@ -84,6 +84,7 @@ mod tls;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use axum_server::accept::NoDelayAcceptor;
@@ -91,7 +92,7 @@ use axum_server::tls_rustls::RustlsAcceptor;
 use hyper_util::rt::TokioTimer;
 use kudo_crd::convert::TypeSource;
 
-use crate::admission::OperatorVersions;
+use crate::admission::{Mode, OperatorVersions};
 
 pub use metrics::Metrics;
 pub use no_cluster::{NoCluster, Offline};
@@ -188,10 +189,35 @@ pub struct Shared {
     pub cluster: Option<kube::Client>,
 }
 
+/// What answers an Instance admission review (`/admit/instance/*`): `(HTTP status, the review
+/// to send)` for a body, the webhook asked, the OperatorVersions and the cancellation flag.
+/// kudo's is [`crate::admit_review_until`]; the benchmarks' no-op floor
+/// (`webhook/examples/noop.rs`) allows everything without reading the Instance.
+pub type Admit = fn(&[u8], Mode, &dyn OperatorVersions, &AtomicBool) -> (u16, serde_json::Value);
+
 /// Serves until `shutdown` completes. `on_listening` gets the bound address (for port 0).
 pub async fn serve(
     config: Config,
     shared: Arc<Shared>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    on_listening: impl FnOnce(SocketAddr) + Send + 'static,
+) -> Result<(), Error> {
+    serve_with(
+        config,
+        shared,
+        crate::admission::admit_review_until,
+        shutdown,
+        on_listening,
+    )
+    .await
+}
+
+/// [`serve`] with Instance admission answered by `answer`: the same server (TLS, limits, fair
+/// admission, the blocking pool, metrics), another decision.
+pub async fn serve_with(
+    config: Config,
+    shared: Arc<Shared>,
+    answer: Admit,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     on_listening: impl FnOnce(SocketAddr) + Send + 'static,
 ) -> Result<(), Error> {
@@ -215,7 +241,7 @@ pub async fn serve(
             }
         });
     }
-    let app = routes::router(shared, &config);
+    let app = routes::router(shared, &config, answer);
     // TCP_NODELAY: a reply's last partial segment is not held back waiting for the client's
     // ACK (Nagle against delayed ACK stalled about one large reply in four by 40 ms).
     // A slow TLS handshake is cut off like a slow request head.

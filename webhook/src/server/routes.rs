@@ -16,12 +16,12 @@ use tokio::sync::Semaphore;
 
 use super::budget::MemoryBudget;
 use super::fairness::{Gate, TicketCell, fair, take_ticket};
-use super::{Config, Shared};
-use crate::admission::{self, Mode};
+use super::{Admit, Config, Shared};
+use crate::admission::Mode;
 use crate::conversion;
 
-/// The routes, with the limits of `config`.
-pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
+/// The routes, with the limits of `config`; Instance admission answered by `answer`.
+pub fn router(shared: Arc<Shared>, config: &Config, answer: Admit) -> Router {
     let gate = Arc::new(Gate {
         large: MemoryBudget::new(config.memory_budget, config.body_limit)
             .with_metrics(&shared.metrics, "large"),
@@ -36,9 +36,18 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
     });
     let hooks = Router::new()
         .route("/convert", post(convert))
-        .route("/admit/instance/mutate", post(mutate))
-        .route("/admit/instance/validate", post(validate))
-        .route("/admit/instance/v1beta1", post(v1beta1))
+        .route(
+            "/admit/instance/mutate",
+            post(move |s, u, t, b| admit(s, u, t, b, answer, Mode::Mutate, "mutate")),
+        )
+        .route(
+            "/admit/instance/validate",
+            post(move |s, u, t, b| admit(s, u, t, b, answer, Mode::Validate, "validate")),
+        )
+        .route(
+            "/admit/instance/v1beta1",
+            post(move |s, u, t, b| admit(s, u, t, b, answer, Mode::V1beta1, "v1beta1")),
+        )
         .route("/admit/rollout", post(rollout))
         .route_layer(middleware::from_fn_with_state(gate, fair));
     Router::new()
@@ -118,10 +127,11 @@ async fn convert(
 }
 
 async fn admit(
-    shared: Arc<Shared>,
-    uri: axum::http::Uri,
+    State(shared): State<Arc<Shared>>,
+    OriginalUri(uri): OriginalUri,
     ticket: Option<Extension<TicketCell>>,
     body: Bytes,
+    answer: Admit,
     mode: Mode,
     endpoint: &'static str,
 ) -> Response {
@@ -130,8 +140,7 @@ async fn admit(
     let s = shared.clone();
     let (ticket, cancel) = take_ticket(ticket);
     let done = tokio::task::spawn_blocking(move || {
-        let (status, review) =
-            admission::admit_review_until(&body, mode, s.store.as_ref(), &cancel);
+        let (status, review) = answer(&body, mode, s.store.as_ref(), &cancel);
         if cancel.load(Ordering::Acquire) {
             s.metrics.cancelled.inc();
             drop(ticket);
@@ -223,33 +232,6 @@ async fn hydrated(shared: &Shared, body: Bytes) -> Bytes {
         _ => return body,
     }
     serde_json::to_vec(&review).map(Bytes::from).unwrap_or(body)
-}
-
-async fn mutate(
-    State(shared): State<Arc<Shared>>,
-    OriginalUri(uri): OriginalUri,
-    ticket: Option<Extension<TicketCell>>,
-    body: Bytes,
-) -> Response {
-    admit(shared, uri, ticket, body, Mode::Mutate, "mutate").await
-}
-
-async fn validate(
-    State(shared): State<Arc<Shared>>,
-    OriginalUri(uri): OriginalUri,
-    ticket: Option<Extension<TicketCell>>,
-    body: Bytes,
-) -> Response {
-    admit(shared, uri, ticket, body, Mode::Validate, "validate").await
-}
-
-async fn v1beta1(
-    State(shared): State<Arc<Shared>>,
-    OriginalUri(uri): OriginalUri,
-    ticket: Option<Extension<TicketCell>>,
-    body: Bytes,
-) -> Response {
-    admit(shared, uri, ticket, body, Mode::V1beta1, "v1beta1").await
 }
 
 async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
