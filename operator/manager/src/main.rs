@@ -9,6 +9,12 @@ use kudo_cluster::daemon::LogFormat;
 use kudo_crd::labels;
 use kudo_manager::{Lease, Options, Settings, Shards};
 
+/// mimalloc: the manager keeps thousands of small objects (Instances, statuses, JSON values)
+/// and frees many more while it renders and applies; with glibc's allocator its resident
+/// memory at 10,000 Instances stayed well above what it held (BENCHMARKS.md, issue 49).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// kudo's manager: runs an Instance's plans when it changes.
 ///
 /// Watches Instances and OperatorVersions; when an Instance's parameters, operator version or
