@@ -479,13 +479,9 @@ def count_complete(cluster, ns):
             return done, total
 
 
-def scale(cluster, manager):
-    """N_SCALE Instances of three objects each on one manager (issue 49, 6)."""
-    ns = "bench-scale"
-    pkg = ROOT / "bench" / "fixtures" / "three"
-    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
-    names = [f"s{i:05}" for i in range(N_SCALE)]
-    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+def create_raw(cluster, ns, names):
+    """names[1:] created raw (32 clients), of the OperatorVersion names[0] (installed) runs, with
+    the `kudo.dev/operator` label a Rollout selects by: the Instances' path and the seconds."""
     path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
     ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
     t = time.perf_counter()
@@ -494,7 +490,17 @@ def scale(cluster, manager):
             "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
             "metadata": {"name": n, "namespace": ns, "labels": {"kudo.dev/operator": "bench-three"}},
             "spec": {"operatorVersion": ov, "parameters": {}}}), names[1:]))
-    written_s = time.perf_counter() - t
+    return path, time.perf_counter() - t
+
+
+def scale(cluster, manager):
+    """N_SCALE Instances of three objects each on one manager (issue 49, 6)."""
+    ns = "bench-scale"
+    pkg = ROOT / "bench" / "fixtures" / "three"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"s{i:05}" for i in range(N_SCALE)]
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    path, written_s = create_raw(cluster, ns, names)
     t_last = time.perf_counter()
     deadline = time.time() + 3600
     done = 0
@@ -605,16 +611,7 @@ def admission_cost(cluster, state):
     names = [f"a{i:05}" for i in range(N_ADMISSION)]
     # No manager runs: `kudo install` only writes the Operator, its Version and the Instance.
     kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns)
-    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
-    ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
-    t = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(32) as pool:
-        list(pool.map(lambda n: cluster.request("POST", path, {
-            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
-            "metadata": {"name": n, "namespace": ns,
-                         "labels": {"kudo.dev/operator": "bench-three"}},
-            "spec": {"operatorVersion": ov, "parameters": {}}}), names[1:]))
-    created_s = time.perf_counter() - t
+    path, created_s = create_raw(cluster, ns, names)
     count = 0
     cont = ""
     while True:  # every Instance is there (in pages)

@@ -121,6 +121,13 @@ impl Record {
     }
 }
 
+/// The effective values a revision object records ([`Record::applied_values`]); `None` when
+/// it cannot be read or does not record them (an older manager's). What the manager, the
+/// webhook and the CLI read where `status.applied` names the revision.
+pub fn applied_values(cr: &ControllerRevision) -> Option<Value> {
+    read(cr).ok()?.record.applied_values()
+}
+
 /// The name of revision `n` of Instance `instance`.
 pub fn name(instance: &str, n: i64) -> String {
     format!("{instance}.r{n}")

@@ -865,8 +865,7 @@ impl Scenario {
         );
         self.get(&api, &kudo_crd::revision::name(name, n))
             .and_then(|cr| serde_json::from_value(cr).ok())
-            .and_then(|cr| kudo_crd::revision::read(&cr).ok())
-            .and_then(|r| r.record.applied_values())
+            .and_then(|cr| kudo_crd::revision::applied_values(&cr))
             .unwrap_or_default()
     }
 

@@ -207,9 +207,7 @@ async fn hydrated(shared: &Shared, body: Bytes) -> Bytes {
         kube::Api::namespaced(client, &ns);
     let read = tokio::time::timeout(REVISION_READ, api.get(&name)).await;
     let applied = match read {
-        Ok(Ok(cr)) => kudo_crd::revision::read(&cr)
-            .ok()
-            .and_then(|r| r.record.applied_values()),
+        Ok(Ok(cr)) => kudo_crd::revision::applied_values(&cr),
         Ok(Err(e)) => {
             tracing::warn!(revision = %name, namespace = %ns, error = %e, "cannot read the revision of the values the last plan ran with; a pending change's plan counts as unknown");
             None

@@ -149,8 +149,7 @@ impl Target {
                 .await
                 .ok()
                 .flatten()
-                .and_then(|cr| kudo_crd::revision::read(&cr).ok())
-                .and_then(|r| r.record.applied_values());
+                .and_then(|cr| kudo_crd::revision::applied_values(&cr));
             if let Some(applied) = applied {
                 kudo_crd::baseline::hydrate(&mut inst, applied);
             }

@@ -284,8 +284,7 @@ pub(super) async fn applied_values(
     let found = api
         .get_opt(&name)
         .await?
-        .and_then(|cr| revision::read(&cr).ok())
-        .and_then(|r| r.record.applied_values());
+        .and_then(|cr| revision::applied_values(&cr));
     if found.is_none() {
         let why = format!(
             "revision {name}, which records the values the last plan ran with (status.applied.revision), is gone or unreadable: every value counts as changed"
