@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::package::Package;
-use crate::render::{Prepared, RenderOptions};
+use crate::render::{PlanObject, Prepared, RenderOptions};
 use kudo_diag::diag::{Code, Diagnostic, Origin};
 use kudo_k8s::crd_safety::{self, Finding};
 use kudo_policy::values::Values;
@@ -97,7 +97,7 @@ impl Against {
 ///   of it are assumed to exist (an Instance has some), so a removed served version is unsafe.
 ///   A CRD only the new package applies is new: nothing to compare. A CRD only the old package
 ///   applies is no finding: kudo never deletes a CRD it stops applying, it stays in the cluster
-///   as it was. A plan whose templates do not render with the defaults contributes no CRD
+///   as it was. A task whose templates do not render with the defaults contributes no CRD
 ///   (`package verify` reports it).
 ///
 /// `Err` when a package's schema does not compile, or the two are different operators.
@@ -164,34 +164,30 @@ fn as_installed(crd: &Value) -> Value {
 }
 
 /// The CustomResourceDefinitions the plans of `pkg` apply for an Instance `instance` in
-/// `namespace` with effective parameters `params`, each once (by name, the first a plan
-/// renders), in plan order, as `apiextensions.k8s.io/v1` (a `v1beta1` one as the manager
-/// applies it, [`kudo_k8s::successor::convert`]). A plan whose templates do not render is skipped: rendering errors
-/// are `package verify`'s and the plan's own to report, not the preflight's.
+/// `namespace` with effective parameters `params` ([`applied_crds`] of
+/// [`Prepared::plan_objects`]).
 pub fn crds(pkg: &Package, params: &Value, instance: &str, namespace: &str) -> Vec<Value> {
-    let prepared = Prepared::new(pkg);
+    applied_crds(&Prepared::new(pkg).plan_objects(params, instance, namespace))
+}
+
+/// The CustomResourceDefinitions among `objects` that their plans apply, each once (by name,
+/// the first a plan renders), in plan order, as `apiextensions.k8s.io/v1` (a `v1beta1` one as
+/// the manager applies it, [`kudo_k8s::successor::convert`]). A task whose templates do not
+/// render contributes none: rendering errors are `package verify`'s and the plan's own to
+/// report, not the preflight's.
+pub fn applied_crds(objects: &[PlanObject]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for plan in pkg.operator().plans.keys() {
-        let opts = RenderOptions {
-            instance: instance.to_string(),
-            namespace: namespace.to_string(),
-            plan: plan.clone(),
-        };
-        let Ok(rendered) = prepared.render_plan(params, &opts) else {
+    for object in objects.iter().filter(|o| o.applied).map(|o| &o.object) {
+        if !is_crd(object) {
             continue;
+        }
+        let object = match kudo_k8s::successor::convert(object) {
+            Some(Ok(converted)) => converted.object,
+            _ => object.clone(),
         };
-        for object in rendered.into_iter().flat_map(|r| r.objects) {
-            if !is_crd(&object) {
-                continue;
-            }
-            let object = match kudo_k8s::successor::convert(&object) {
-                Some(Ok(converted)) => converted.object,
-                _ => object,
-            };
-            let name = object.pointer("/metadata/name");
-            if out.iter().all(|o| o.pointer("/metadata/name") != name) {
-                out.push(object);
-            }
+        let name = object.pointer("/metadata/name");
+        if out.iter().all(|o| o.pointer("/metadata/name") != name) {
+            out.push(object);
         }
     }
     out

@@ -109,6 +109,19 @@ pub struct Rendered {
     pub objects: Vec<Value>,
 }
 
+/// One object a plan writes: what [`Prepared::plan_objects`] renders once for every question
+/// asked of a package's plans (the CRDs an upgrade checks, the rights its ServiceAccount needs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanObject {
+    /// The plan.
+    pub plan: String,
+    /// The plan applies it ([`step::Action::Apply`]: an Apply task, or a Toggle whose
+    /// parameter is true, outside a delete step); else it deletes it.
+    pub applied: bool,
+    /// The object.
+    pub object: Value,
+}
+
 /// A template to render, found by walking a plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Use {
@@ -350,6 +363,50 @@ impl<'p> Prepared<'p> {
             })
             .collect();
         self.render_uses(params, opts, uses, Naming::Required)
+    }
+
+    /// Every object the Apply, Toggle (either way) and Delete tasks of every plan write for
+    /// Instance `instance` of `namespace` with the effective parameters `params`: each task
+    /// rendered once, in plan order. A task whose templates do not render is left out (the
+    /// plan reports it when it runs; `package verify` before).
+    pub fn plan_objects(&self, params: &Value, instance: &str, namespace: &str) -> Vec<PlanObject> {
+        let op = self.pkg.operator();
+        let mut out = Vec::new();
+        for (plan, p) in &op.plans {
+            let opts = RenderOptions {
+                instance: instance.into(),
+                namespace: namespace.into(),
+                plan: plan.clone(),
+            };
+            for phase in &p.phases {
+                for s in &phase.steps {
+                    for StepTask { task, action } in step::tasks(op, s, params).flatten() {
+                        let writes = matches!(
+                            task.kind,
+                            crate::package::TaskKind::Apply
+                                | crate::package::TaskKind::Toggle
+                                | crate::package::TaskKind::Delete
+                        );
+                        if !writes {
+                            continue;
+                        }
+                        let Ok(rendered) =
+                            self.render_task(params, &opts, &phase.name, &s.name, &task.name)
+                        else {
+                            continue;
+                        };
+                        out.extend(rendered.into_iter().flat_map(|r| r.objects).map(|object| {
+                            PlanObject {
+                                plan: plan.clone(),
+                                applied: action == Action::Apply,
+                                object,
+                            }
+                        }));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// [`render_pipe_pod`] with the templates parsed once.
@@ -757,6 +814,76 @@ mod tests {
     /// A package applying `template` ([`applying_one_template`]) with [`params`].
     fn package(go: bool, template: &str) -> Package {
         applying_one_template(params(go), template)
+    }
+
+    #[test]
+    fn plan_objects_renders_each_writing_task_once_and_says_whether_it_is_applied() {
+        let operator = "apiVersion: kudo.dev/v1beta1\nname: t\noperatorVersion: 0.1.0\n\
+            tasks:\n\
+            \x20 - {name: app, kind: Apply, spec: {resources: [crd.yaml]}}\n\
+            \x20 - {name: extra, kind: Toggle, spec: {parameter: EXTRA, resources: [extra.yaml]}}\n\
+            \x20 - {name: gone, kind: Delete, spec: {resources: [gone.yaml]}}\n\
+            \x20 - {name: broken, kind: Apply, spec: {resources: [broken.yaml]}}\n\
+            \x20 - {name: wait, kind: Dummy}\n\
+            plans:\n\
+            \x20 deploy: {phases: [{name: p, steps: [{name: s, tasks: [app, extra, gone, broken, wait]}]}]}\n\
+            \x20 cleanup: {phases: [{name: p, steps: [{name: s, delete: true, tasks: [app]}]}]}\n";
+        let params =
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: EXTRA\n    default: \"false\"\n";
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: things.example.com}\n";
+        let mut files = std::collections::BTreeMap::new();
+        for (name, text) in [
+            ("operator.yaml", operator),
+            ("params.yaml", params),
+            ("templates/crd.yaml", crd),
+            (
+                "templates/extra.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n",
+            ),
+            (
+                "templates/gone.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone}\n",
+            ),
+            (
+                "templates/broken.yaml",
+                "kind: x\n  b: {{ .Params.NOPE }}\n",
+            ),
+        ] {
+            files.insert(name.to_string(), text.as_bytes().to_vec());
+        }
+        let pkg = Package::from_files(Path::new("pkg"), files).unwrap();
+        let prepared = Prepared::new(&pkg);
+        let seen = |extra: &str| -> Vec<(String, String, bool)> {
+            prepared
+                .plan_objects(&json!({ "EXTRA": extra }), "i", "ns")
+                .into_iter()
+                .map(|o| {
+                    let name = o.object["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string();
+                    (o.plan, name, o.applied)
+                })
+                .collect()
+        };
+        let at = |plan: &str, name: &str, applied| (plan.to_string(), name.to_string(), applied);
+        // In plan order; the broken task is left out, the Dummy writes nothing; a delete step
+        // deletes.
+        assert_eq!(
+            seen("false"),
+            [
+                at("deploy", "things.example.com", true),
+                at("deploy", "extra", false),
+                at("deploy", "gone", false),
+                at("cleanup", "things.example.com", false),
+            ]
+        );
+        assert_eq!(seen("true")[1], at("deploy", "extra", true));
+        // The CRDs an upgrade checks: those applied, once.
+        let objects = prepared.plan_objects(&json!({"EXTRA": "false"}), "i", "ns");
+        let crds = crate::preflight::applied_crds(&objects);
+        assert_eq!(crds.len(), 1);
+        assert_eq!(crds[0]["metadata"]["name"], "things.example.com");
     }
 
     #[test]

@@ -31,9 +31,8 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use kube::discovery::{Scope, oneshot};
 use kudo_pkg::Package;
-use kudo_pkg::package::TaskKind;
 use kudo_pkg::pipe::Right;
-use kudo_pkg::render::{self, RenderOptions};
+use kudo_pkg::render::{self, PlanObject};
 use serde_json::{Value, json};
 
 use super::{Error, Result, Target};
@@ -84,54 +83,63 @@ pub const KIND_VERBS: &[&str] = &[
 /// for Instance `instance` of `t.namespace`, sorted by where it goes. Templates that do not
 /// render are left out: the manager reports them when it runs the plan.
 pub async fn reach(t: &Target, packages: &[(&Package, Value)], instance: &str) -> Reach {
+    let objects: Vec<PlanObject> = packages
+        .iter()
+        .flat_map(|(pkg, params)| {
+            render::Prepared::new(pkg).plan_objects(params, instance, &t.namespace)
+        })
+        .collect();
+    reach_of(t, &objects).await
+}
+
+/// [`reach`] of objects rendered already ([`render::Prepared::plan_objects`]).
+pub async fn reach_of(t: &Target, objects: &[PlanObject]) -> Reach {
     // By `apiVersion/kind`: namespaced or not, and the resource.
     let mut scopes: HashMap<String, (bool, String)> = HashMap::new();
     let mut out = Reach::default();
-    for (pkg, params) in packages {
-        for obj in plan_objects(pkg, params, instance, &t.namespace) {
-            let api_version = obj["apiVersion"].as_str().unwrap_or_default();
-            let kind = obj["kind"].as_str().unwrap_or_default();
-            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-            let key = format!("{api_version}/{kind}");
-            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-            let (namespaced, resource) = match scopes.get(&key) {
-                Some(found) => found.clone(),
-                None => {
-                    let gvk = GroupVersionKind::gvk(group, version, kind);
-                    // Not served yet: namespaced, and the resource its kind makes.
-                    let found = oneshot::pinned_kind(&t.client, &gvk)
-                        .await
-                        .map(|(ar, caps)| (caps.scope == Scope::Namespaced, ar.plural))
-                        .unwrap_or_else(|_| (true, ApiResource::from_gvk(&gvk).plural));
-                    scopes.insert(key, found.clone());
-                    found
-                }
-            };
-            let what = format!("{kind} {name}");
-            if namespaced && !ADMIN_GROUPS.contains(&group) {
-                let list = out
-                    .kinds
-                    .entry((group.to_string(), resource.clone()))
-                    .or_default();
+    for obj in objects.iter().map(|o| &o.object) {
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+        let key = format!("{api_version}/{kind}");
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let (namespaced, resource) = match scopes.get(&key) {
+            Some(found) => found.clone(),
+            None => {
+                let gvk = GroupVersionKind::gvk(group, version, kind);
+                // Not served yet: namespaced, and the resource its kind makes.
+                let found = oneshot::pinned_kind(&t.client, &gvk)
+                    .await
+                    .map(|(ar, caps)| (caps.scope == Scope::Namespaced, ar.plural))
+                    .unwrap_or_else(|_| (true, ApiResource::from_gvk(&gvk).plural));
+                scopes.insert(key, found.clone());
+                found
+            }
+        };
+        let what = format!("{kind} {name}");
+        if namespaced && !ADMIN_GROUPS.contains(&group) {
+            let list = out
+                .kinds
+                .entry((group.to_string(), resource.clone()))
+                .or_default();
+            if !list.contains(&what) {
+                list.push(what.clone());
+            }
+        }
+        if !namespaced {
+            if !out.cluster_scoped.contains(&what) {
+                out.cluster_scoped.push(what);
+            }
+            continue;
+        }
+        match obj["metadata"]["namespace"].as_str() {
+            Some(ns) if ns != t.namespace => {
+                let list = out.other_namespaces.entry(ns.to_string()).or_default();
                 if !list.contains(&what) {
-                    list.push(what.clone());
+                    list.push(what);
                 }
             }
-            if !namespaced {
-                if !out.cluster_scoped.contains(&what) {
-                    out.cluster_scoped.push(what);
-                }
-                continue;
-            }
-            match obj["metadata"]["namespace"].as_str() {
-                Some(ns) if ns != t.namespace => {
-                    let list = out.other_namespaces.entry(ns.to_string()).or_default();
-                    if !list.contains(&what) {
-                        list.push(what);
-                    }
-                }
-                _ => {}
-            }
+            _ => {}
         }
     }
     out
@@ -155,7 +163,11 @@ pub fn needed_rights(pkg: &Package) -> BTreeSet<String> {
             format!("{name}.{group}")
         }
     };
-    for obj in plan_objects(pkg, &values, "rights", "rights") {
+    for obj in render::Prepared::new(pkg)
+        .plan_objects(&values, "rights", "rights")
+        .into_iter()
+        .map(|o| o.object)
+    {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
         let kind = obj["kind"].as_str().unwrap_or_default();
         let group = api_version.split_once('/').map_or("", |(g, _)| g);
@@ -194,41 +206,6 @@ pub fn needed_rights(pkg: &Package) -> BTreeSet<String> {
     }
     for (_, rights) in kudo_pkg::pipe::plan_rights(pkg.operator(), None) {
         out.extend(rights.iter().map(ToString::to_string));
-    }
-    out
-}
-
-/// The objects of every Apply, Toggle and Delete task of every plan of `pkg`.
-fn plan_objects(pkg: &Package, params: &Value, instance: &str, namespace: &str) -> Vec<Value> {
-    let prepared = render::Prepared::new(pkg); // each template parsed once for all the tasks
-    let op = pkg.operator();
-    let mut out = Vec::new();
-    for (plan, p) in &op.plans {
-        let opts = RenderOptions {
-            instance: instance.into(),
-            namespace: namespace.into(),
-            plan: plan.clone(),
-        };
-        for phase in &p.phases {
-            for step in &phase.steps {
-                for task in &step.tasks {
-                    let writes = op.task(task).is_some_and(|t| {
-                        matches!(
-                            t.kind,
-                            TaskKind::Apply | TaskKind::Toggle | TaskKind::Delete
-                        )
-                    });
-                    if !writes {
-                        continue;
-                    }
-                    if let Ok(rendered) =
-                        prepared.render_task(params, &opts, &phase.name, &step.name, task)
-                    {
-                        out.extend(rendered.into_iter().flat_map(|r| r.objects));
-                    }
-                }
-            }
-        }
     }
     out
 }

@@ -9,6 +9,7 @@
 
 use kube::api::Patch;
 use kudo_pkg::Package;
+use kudo_pkg::render::{PlanObject, Prepared};
 use kudo_policy::change::{self, Decision, Version};
 use kudo_policy::preflight::Allow;
 use serde_json::{Value, json};
@@ -96,16 +97,14 @@ impl std::fmt::Debug for Upgraded {
 /// again before applying it).
 async fn crd_preflight(
     t: &Target,
-    pkg: &Package,
-    change: &Decision,
-    instance: &str,
+    objects: &[PlanObject],
     force: bool,
 ) -> Result<Vec<kudo_diag::diag::Diagnostic>> {
     use kudo_cluster::crd_preflight::{self, Preflight};
     use kudo_diag::diag::{Code, Diagnostic, Severity};
     let mut refused = Vec::new();
     let mut told = Vec::new();
-    for crd in kudo_pkg::preflight::crds(pkg, change.values.value(), instance, &t.namespace) {
+    for crd in kudo_pkg::preflight::applied_crds(objects) {
         match crd_preflight::check(&t.client, &crd).await {
             Preflight::New => {}
             Preflight::Unreadable(why) => {
@@ -231,11 +230,12 @@ fn shape(inst: &Instance, to: &str, d: &Decided, req: &Request<'_>) -> Result<Va
 }
 
 /// The Instance's ServiceAccount given what the new version needs (it may write where the old
-/// one did not: a CRD, another namespace), with the user's own rights; what could not be
-/// granted is added to `change`'s warnings.
+/// one did not: a CRD, another namespace: `objects`, what its plans write), with the user's
+/// own rights; what could not be granted is added to `change`'s warnings.
 async fn grant(
     t: &Target,
     inst: &Instance,
+    objects: &[PlanObject],
     req: &Request<'_>,
     change: &mut Decision,
 ) -> Result<()> {
@@ -244,8 +244,7 @@ async fn grant(
         .service_account_name
         .clone()
         .unwrap_or_else(|| labels::DEFAULT_SERVICE_ACCOUNT.into());
-    let packages = [(req.package, change.values.value().clone())];
-    let reach = service_account::reach(t, &packages, req.instance).await;
+    let reach = service_account::reach_of(t, objects).await;
     let grants = service_account::objects(&t.namespace, &sa, &reach);
     let prepared = service_account::prepare(t, &sa, &grants, req.dry_run).await?;
     change.warnings.extend(prepared.warnings.iter().map(|w| {
@@ -267,6 +266,9 @@ struct Once {
     granted: bool,
     /// What the CRD preflight said (`None`: not run yet).
     crds_told: Option<Vec<kudo_diag::diag::Diagnostic>>,
+    /// What the new version's plans write with the first attempt's values, rendered once for
+    /// the CRD preflight and the grants (`None`: not rendered yet).
+    objects: Option<Vec<PlanObject>>,
 }
 
 /// Upgrades Instance `req.instance` to `req.package`. Refused, with nothing written, when the
@@ -315,9 +317,16 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             let mut d = decide(&inst, &old_version, &to_version, &sources, req)?;
             // The CRDs the new version's plans apply, with the upgrade's values, against the
             // cluster's: once (a conflict's retry changes the values, not the CRDs' rules).
+            let objects = once.objects.get_or_insert_with(|| {
+                Prepared::new(new_pkg).plan_objects(
+                    d.change.values.value(),
+                    req.instance,
+                    &t.namespace,
+                )
+            });
             let told = match once.crds_told.take() {
                 Some(told) => told,
-                None => crd_preflight(t, new_pkg, &d.change, req.instance, req.allow.force).await?,
+                None => crd_preflight(t, objects, req.allow.force).await?,
             };
             d.change.warnings.extend(told.iter().cloned());
             once.crds_told = Some(told);
@@ -331,7 +340,7 @@ pub async fn upgrade(t: &Target, req: &Request<'_>) -> Result<Upgraded> {
             let to = existing.unwrap_or_else(|| to.clone());
             let patch = shape(&inst, &to, &d, req)?;
             if !once.granted {
-                grant(t, &inst, req, &mut d.change).await?;
+                grant(t, &inst, objects, req, &mut d.change).await?;
                 once.granted = true;
             }
             let done = |d: Decided, patch, generation, attempts, created| Upgraded {
