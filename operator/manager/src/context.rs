@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, Store};
 use kube::{Client, Resource, ResourceExt};
 use kudo_pkg::Package;
@@ -121,7 +121,7 @@ pub struct Context {
     pub(crate) tenants: Tenants,
     operator_versions: Store<OperatorVersion>,
     pub(crate) objects: Objects,
-    recorder: Recorder,
+    pub(crate) events: crate::events::Publisher,
     /// The metrics.
     pub metrics: Metrics,
     pub(crate) settings: Settings,
@@ -174,14 +174,14 @@ impl Context {
         operator_versions: Store<OperatorVersion>,
         settings: Settings,
     ) -> Context {
-        let reporter = Reporter {
-            controller: labels::MANAGER_FIELD_MANAGER.into(),
-            instance: std::env::var("POD_NAME").ok(),
-        };
         Context {
             objects: Objects::new(client.clone()),
             tenants: Tenants::new(client.clone(), None),
-            recorder: Recorder::new(client.clone(), reporter),
+            events: crate::events::Publisher::new(
+                client.clone(),
+                labels::MANAGER_FIELD_MANAGER,
+                std::env::var("POD_NAME").ok(),
+            ),
             client,
             operator_versions,
             metrics: Metrics::default(),
@@ -412,14 +412,11 @@ impl Context {
     ) {
         // The API server refuses an Event whose note is over 1 kB.
         let note = bounded::cut(&note, bounded::EVENT_NOTE);
-        let ev = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: action.into(),
-            secondary: None,
-        };
-        if let Err(e) = self.recorder.publish(&ev, object).await {
+        if let Err(e) = self
+            .events
+            .publish(object, type_, reason, action, &note)
+            .await
+        {
             let name = object.name.as_deref().unwrap_or_default();
             tracing::warn!(object = %name, error = %e, "cannot publish event");
         }

@@ -32,6 +32,7 @@
 //! | `tasks` | running a step: its tasks in order; `tasks::pipe`, `tasks::kudo_operator` |
 //! | `step` | a step being run (`StepRun`), how it ended (`Outcome`), an object's health as an outcome |
 //! | `objects` | discovery, server-side apply, deletes, the Warning events that explain a wait |
+//! | `events` | Events published, the same one again counted on the first (`series`); at most 4,096 remembered |
 //! | `backoff`, `bounded` | the back-off of a failure that repeats and its log rule; messages cut to a bounded size |
 //! | `forced_rollback` | a StatefulSet's forced rollback: in a run that restores a revision, the Pods left not Ready on the failed revision deleted one at a time |
 //! | `health`, `containers`, `undeclared`, `pod_files`, `tenant`, `digest`, `memo`, `metrics`, `error` | an object's health; why a Pod's containers fail; fields a schema does not declare; reading a Pipe Pod's files; the identity acting for an Instance; the digest key; memo; metrics; errors |
@@ -70,6 +71,7 @@ mod controller;
 mod digest;
 mod drift;
 mod error;
+mod events;
 mod finalizer;
 mod forced_rollback;
 mod health;
