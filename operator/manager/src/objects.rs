@@ -59,6 +59,9 @@ pub struct Objects {
     /// The last log lines of failing containers, by Pod uid, container and run
     /// ([`log_key`]): read once per restart, not at every look at a waiting workload.
     logs: std::sync::Mutex<std::collections::HashMap<String, Option<String>>>,
+    /// The failing containers of the Pods that workloads waiting own, by identity and Pod uid,
+    /// with the Pod's resourceVersion then: a Pod unchanged is not read again ([`Objects::owned`]).
+    pods: std::sync::Mutex<std::collections::HashMap<String, KeptPod>>,
     /// [`Objects::live_versions`]: by identity, namespace and kind, the last list and when.
     lists: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<Listed>>>>,
 }
@@ -66,6 +69,21 @@ pub struct Objects {
 /// Most failing containers whose last log lines are kept ([`Objects::troubles`]); past it, all
 /// are forgotten and read again (at 2 KiB each, at most 8 MiB).
 const MAX_LOGS_KEPT: usize = 4096;
+
+/// Most Pods whose failing containers are kept ([`Objects::owned`]); past it, all are
+/// forgotten and read again.
+const MAX_PODS_KEPT: usize = 4096;
+
+/// A Pod's resourceVersion when it was read, and its failing containers then.
+type KeptPod = (String, Arc<Vec<Trouble>>);
+
+/// The failing containers of one Pod ([`crate::containers::troubles`]), without their logs.
+#[derive(Debug, Clone)]
+struct PodTroubles {
+    namespace: String,
+    uid: String,
+    troubles: Arc<Vec<Trouble>>,
+}
 
 /// What identifies one run of a failing container: who reads it, its Pod's uid, the container,
 /// its restarts and how its last run ended. Its logs are read once for each.
@@ -102,6 +120,7 @@ impl Objects {
             undeclared: Memo::default(),
             lists: std::sync::Mutex::default(),
             logs: std::sync::Mutex::default(),
+            pods: std::sync::Mutex::default(),
         }
     }
 
@@ -331,9 +350,12 @@ impl Objects {
     }
 
     /// The uids of `stored` and of the objects it owns (a Deployment's ReplicaSets and their
-    /// Pods, the Pods of other workloads), and those Pods (for a Pod, itself). What cannot be
+    /// Pods, the Pods of other workloads), and the failing containers of those Pods (for a Pod,
+    /// its own). The Pods are listed as metadata; only when one is new or changed since the
+    /// last look (its resourceVersion) are they listed in full, so a workload that waits costs
+    /// one small list per look, and a full one per restart of its containers. What cannot be
     /// read is left out: this only explains a wait.
-    async fn owned(&self, tenant: &Tenant, stored: &Value) -> (Vec<String>, Vec<Pod>) {
+    async fn owned(&self, tenant: &Tenant, stored: &Value) -> (Vec<String>, Vec<PodTroubles>) {
         let ns = stored
             .pointer("/metadata/namespace")
             .and_then(Value::as_str);
@@ -343,30 +365,83 @@ impl Objects {
         };
         let mut owners = vec![uid.to_string()];
         if stored.get("kind").and_then(Value::as_str) == Some("Pod") {
-            let pod = serde_json::from_value(stored.clone()).ok();
-            return (owners, pod.into_iter().collect());
+            let troubles = PodTroubles {
+                namespace: ns.to_string(),
+                uid: uid.to_string(),
+                troubles: Arc::new(containers::troubles(stored)),
+            };
+            return (owners, vec![troubles]);
         }
-        let mut owned_pods = Vec::new();
-        if let Some(selector) = owned_selector(stored) {
-            let lp = ListParams::default().labels(&selector);
-            if stored.get("kind").and_then(Value::as_str) == Some("Deployment") {
-                let sets: Api<ReplicaSet> = Api::namespaced(tenant.client.clone(), ns);
-                if let Ok(list) = sets.list_metadata(&lp).await {
-                    owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
+        let Some(selector) = owned_selector(stored) else {
+            return (owners, Vec::new());
+        };
+        let lp = ListParams::default().labels(&selector);
+        if stored.get("kind").and_then(Value::as_str) == Some("Deployment") {
+            let sets: Api<ReplicaSet> = Api::namespaced(tenant.client.clone(), ns);
+            if let Ok(list) = sets.list_metadata(&lp).await {
+                owners.extend(owned_by(list.items.iter().map(|o| &o.metadata), &owners));
+            }
+        }
+        let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), ns);
+        let Ok(list) = pods.list_metadata(&lp).await else {
+            return (owners, Vec::new());
+        };
+        let uids = owned_by(list.items.iter().map(|o| &o.metadata), &owners);
+        let who = tenant.who();
+        let seen: Vec<(String, String)> = list
+            .items
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.metadata.uid.clone()?,
+                    p.metadata.resource_version.clone()?,
+                ))
+            })
+            .filter(|(uid, _)| uids.contains(uid))
+            .collect();
+        let known = |kept: &std::collections::HashMap<String, KeptPod>| {
+            seen.iter()
+                .map(|(uid, rv)| {
+                    let (was, troubles) = kept.get(&format!("{who}|{uid}"))?;
+                    (was == rv).then(|| PodTroubles {
+                        namespace: ns.to_string(),
+                        uid: uid.clone(),
+                        troubles: troubles.clone(),
+                    })
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+        owners.extend(uids.iter().cloned());
+        if let Some(all) = self.pods.lock().ok().and_then(|kept| known(&kept)) {
+            return (owners, all);
+        }
+        let Ok(full) = pods.list(&lp).await else {
+            return (owners, Vec::new());
+        };
+        let mut out = Vec::new();
+        for pod in full
+            .items
+            .iter()
+            .filter(|p| p.metadata.uid.as_ref().is_some_and(|u| uids.contains(u)))
+        {
+            let Ok(value) = serde_json::to_value(pod) else {
+                continue;
+            };
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            let troubles = Arc::new(containers::troubles(&value));
+            if let (Some(rv), Ok(mut kept)) = (&pod.metadata.resource_version, self.pods.lock()) {
+                if kept.len() >= MAX_PODS_KEPT {
+                    kept.clear();
                 }
+                kept.insert(format!("{who}|{uid}"), (rv.clone(), troubles.clone()));
             }
-            let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), ns);
-            if let Ok(list) = pods.list(&lp).await {
-                let uids = owned_by(list.items.iter().map(|o| &o.metadata), &owners);
-                owned_pods = list
-                    .items
-                    .into_iter()
-                    .filter(|p| p.metadata.uid.as_ref().is_some_and(|u| uids.contains(u)))
-                    .collect();
-                owners.extend(uids);
-            }
+            out.push(PodTroubles {
+                namespace: ns.to_string(),
+                uid,
+                troubles,
+            });
         }
-        (owners, owned_pods)
+        (owners, out)
     }
 
     /// What explains why `stored` (an object as the API server returned it, not healthy yet)
@@ -388,34 +463,28 @@ impl Objects {
         self.troubles(tenant, &pods).await
     }
 
-    /// The failing containers of `pods` or of the Pods it owns
-    /// ([`crate::containers::troubles`]), at most [`containers::MAX_TROUBLES`], each with its
-    /// last log lines when it has run (read with the tenant's rights; left out when they
-    /// cannot be read).
-    async fn troubles(&self, tenant: &Tenant, pods: &[Pod]) -> Vec<Trouble> {
-        let mut found: Vec<(String, String, Trouble)> = Vec::new();
-        for pod in pods {
-            let ns = pod.metadata.namespace.clone().unwrap_or_default();
-            let uid = pod.metadata.uid.clone().unwrap_or_default();
-            let Ok(value) = serde_json::to_value(pod) else {
-                continue;
-            };
-            found.extend(
-                containers::troubles(&value)
-                    .into_iter()
-                    .map(|t| (ns.clone(), uid.clone(), t)),
-            );
-        }
+    /// The failing containers of `pods` ([`crate::containers::troubles`]), at most
+    /// [`containers::MAX_TROUBLES`], each with its last log lines when it has run (read with
+    /// the tenant's rights, once per run of the container; left out when they cannot be read).
+    async fn troubles(&self, tenant: &Tenant, pods: &[PodTroubles]) -> Vec<Trouble> {
+        let mut found: Vec<(&str, &str, Trouble)> = pods
+            .iter()
+            .flat_map(|p| {
+                p.troubles
+                    .iter()
+                    .map(|t| (p.namespace.as_str(), p.uid.as_str(), t.clone()))
+            })
+            .collect();
         found.truncate(containers::MAX_TROUBLES);
         let mut out = Vec::new();
         for (ns, uid, mut t) in found {
             if !t.never_ran {
-                let key = log_key(&tenant.who(), &uid, &t);
+                let key = log_key(&tenant.who(), uid, &t);
                 let known = self.logs.lock().ok().and_then(|m| m.get(&key).cloned());
                 t.logs = match known {
                     Some(logs) => logs,
                     None => {
-                        let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), &ns);
+                        let pods: Api<Pod> = Api::namespaced(tenant.client.clone(), ns);
                         let lp = LogParams {
                             container: Some(t.container.clone()),
                             tail_lines: Some(containers::LOG_LINES),
@@ -760,5 +829,99 @@ pub(crate) fn classify(e: &kube::Error, tenant: &Tenant, verb: &str, what: &str)
         }
         kube::Error::Api(s) => Failure::Unavailable(format!("{what}: {} ({})", s.message, s.code)),
         other => Failure::Unavailable(format!("{what}: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use kudo_testkit::mock_api::{self, Seen};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A Deployment's Pod whose container keeps failing, at resourceVersion `rv` with
+    /// `restarts`; as metadata only when the request asks for that.
+    fn pods(seen: &Seen, rv: &str, restarts: i64) -> Value {
+        let metadata = json!({"name": "web-1", "namespace": "ns", "uid": "pod-1",
+            "resourceVersion": rv, "labels": {"app": "web"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-x",
+                "uid": "rs-1", "controller": true}]});
+        if seen.accept.contains("PartialObjectMetadataList") {
+            return json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                "metadata": {}, "items": [{"metadata": metadata}]});
+        }
+        json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [{
+            "metadata": metadata,
+            "status": {"containerStatuses": [{"name": "app", "restartCount": restarts,
+                "image": "i", "imageID": "", "ready": false,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}]})
+    }
+
+    #[tokio::test]
+    async fn a_waiting_workloads_pods_are_read_in_full_and_logged_only_when_they_change() {
+        let state = Arc::new(Mutex::new(("7".to_string(), 2_i64)));
+        let now = state.clone();
+        let (client, log) = mock_api::client("ns", move |seen: &Seen| {
+            let (rv, restarts) = now.lock().unwrap().clone();
+            match seen.path.as_str() {
+                "/apis/apps/v1/namespaces/ns/replicasets" => (
+                    200,
+                    json!({
+                    "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": {}, "items": [{"metadata": {"name": "web-x", "uid": "rs-1",
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                            "name": "web", "uid": "dep-1", "controller": true}]}}]}),
+                ),
+                "/api/v1/namespaces/ns/pods" => (200, pods(seen, &rv, restarts)),
+                "/api/v1/namespaces/ns/pods/web-1/log" => (200, json!("panic: no config")),
+                _ => (404, mock_api::status(404, "NotFound", "not found")),
+            }
+        });
+        let objects = Objects::new(client.clone());
+        let tenant = Tenant {
+            client,
+            service_account: None,
+        };
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "dep-1"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}}});
+        let mut looks = Vec::new();
+        for change in [None, None, Some(("9", 3))] {
+            if let Some((rv, restarts)) = change {
+                *state.lock().unwrap() = (rv.to_string(), restarts);
+            }
+            log.lock().unwrap().clear();
+            let troubles = objects.failing_containers(&tenant, &deployment).await;
+            assert_eq!(troubles.len(), 1, "{troubles:?}");
+            assert_eq!(troubles[0].restarts, state.lock().unwrap().1);
+            assert_eq!(troubles[0].logs.as_deref(), Some("panic: no config"));
+            let requests: Vec<String> = log
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let full = !s.accept.contains("PartialObjectMetadataList");
+                    format!(
+                        "{}{}",
+                        s.path.rsplit('/').next().unwrap_or(""),
+                        if full { "" } else { " (metadata)" }
+                    )
+                })
+                .collect();
+            looks.push(requests);
+        }
+        assert_eq!(
+            looks,
+            [
+                vec!["replicasets (metadata)", "pods (metadata)", "pods", "log"],
+                // Unchanged: the metadata alone; the failure and its log lines as they were.
+                vec!["replicasets (metadata)", "pods (metadata)"],
+                // It restarted: read again, and its new run's log lines.
+                vec!["replicasets (metadata)", "pods (metadata)", "pods", "log"],
+            ]
+        );
     }
 }

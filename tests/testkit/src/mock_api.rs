@@ -22,6 +22,9 @@ pub struct Seen {
     pub query: String,
     /// The `content-type` header (empty when absent).
     pub content_type: String,
+    /// The `accept` header (empty when absent): `...;as=PartialObjectMetadataList;...` for a
+    /// list of metadata only.
+    pub accept: String,
     /// The JSON body (`null` when there is none).
     pub body: Value,
     /// The `impersonate-user` header: whose rights the request asks for (empty when absent:
@@ -82,6 +85,12 @@ pub fn answering(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
+            let accept = request
+                .headers()
+                .get("accept")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
             let impersonate = request
                 .headers()
                 .get("impersonate-user")
@@ -100,6 +109,7 @@ pub fn answering(
                 path,
                 query,
                 content_type,
+                accept,
                 body,
                 impersonate,
             });
@@ -147,6 +157,7 @@ pub fn serve(answer: impl FnMut(&Seen) -> (u16, Value) + Send + 'static) -> crat
                     .trim_start_matches('&')
                     .to_string(),
                 content_type: header("content-type"),
+                accept: header("accept"),
                 body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
                 impersonate: header("impersonate-user"),
             };
