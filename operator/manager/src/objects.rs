@@ -94,6 +94,33 @@ fn log_key(who: &str, pod_uid: &str, t: &Trouble) -> String {
     )
 }
 
+/// How many objects one page of [`list_versions`] holds.
+const VERSIONS_PAGE: u32 = 500;
+
+/// The names and resourceVersions of the objects kudo applied (label [`labels::MANAGED_BY`])
+/// that `api` lists, as metadata, in pages of [`VERSIONS_PAGE`]: each object's metadata comes
+/// with its managedFields (a few KiB), so a list of 10,000 held whole took tens of MiB for a
+/// moment; a page at a time, it takes about one page's worth.
+async fn list_versions(
+    api: &Api<DynamicObject>,
+) -> kube::Result<std::collections::HashMap<String, String>> {
+    let selector = format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_KUDO);
+    let mut out = std::collections::HashMap::new();
+    let mut lp = ListParams::default().labels(&selector).limit(VERSIONS_PAGE);
+    loop {
+        let page = api.list_metadata(&lp).await?;
+        out.extend(
+            page.items
+                .into_iter()
+                .filter_map(|o| Some((o.metadata.name?, o.metadata.resource_version?))),
+        );
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => lp = lp.continue_token(&token),
+            None => return Ok(out),
+        }
+    }
+}
+
 /// The namespace of `obj`: its own, else its Instance's.
 pub(crate) fn namespace_of(obj: &Value, inst: &Instance) -> String {
     obj.pointer("/metadata/namespace")
@@ -223,17 +250,8 @@ impl Objects {
             return versions.clone();
         }
         let api = Self::api(tenant, &ar, namespaced, scope);
-        let selector = format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_KUDO);
-        let versions = match api
-            .list_metadata(&ListParams::default().labels(&selector))
-            .await
-        {
-            Ok(list) => Some(Arc::new(
-                list.items
-                    .into_iter()
-                    .filter_map(|o| Some((o.metadata.name?, o.metadata.resource_version?)))
-                    .collect(),
-            )),
+        let versions = match list_versions(&api).await {
+            Ok(found) => Some(Arc::new(found)),
             Err(e) => {
                 tracing::debug!(kind = %ar.kind, namespace = %scope, error = %e, "drift: the kind cannot be listed; its objects are checked one by one");
                 None
@@ -923,5 +941,44 @@ mod tests {
                 vec!["replicasets (metadata)", "pods (metadata)", "pods", "log"],
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn the_versions_drift_compares_with_are_listed_a_page_at_a_time() {
+        let (client, log) = mock_api::client("ns", |seen: &Seen| {
+            let item =
+                |name: &str, rv: &str| json!({"metadata": {"name": name, "resourceVersion": rv}});
+            let (items, next) = if seen.query.contains("continue=") {
+                (vec![item("c", "3")], "")
+            } else {
+                (vec![item("a", "1"), item("b", "2")], "page-2")
+            };
+            (
+                200,
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"continue": next}, "items": items}),
+            )
+        });
+        let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap"));
+        let api: Api<DynamicObject> = Api::namespaced_with(client, "ns", &ar);
+        let versions = list_versions(&api).await.unwrap();
+        let mut found: Vec<(String, String)> = versions.into_iter().collect();
+        found.sort();
+        let pair = |n: &str, rv: &str| (n.to_string(), rv.to_string());
+        assert_eq!(found, [pair("a", "1"), pair("b", "2"), pair("c", "3")]);
+        let queries: Vec<String> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.query.clone())
+            .collect();
+        assert_eq!(queries.len(), 2, "{queries:?}");
+        assert!(
+            queries
+                .iter()
+                .all(|q| q.contains(&format!("limit={VERSIONS_PAGE}"))),
+            "{queries:?}"
+        );
+        assert!(queries[1].contains("continue=page-2"), "{queries:?}");
     }
 }
