@@ -62,6 +62,9 @@ pub struct Objects {
     /// The failing containers of the Pods that workloads waiting own, by identity and Pod uid,
     /// with the Pod's resourceVersion then: a Pod unchanged is not read again ([`Objects::owned`]).
     pods: std::sync::Mutex<std::collections::HashMap<String, KeptPod>>,
+    /// [`Objects::warning_events`]: by identity and namespace, the last list of Warning events
+    /// and when (those nobody asked for within [`WARNINGS_AGE`] dropped at each ask).
+    warning_lists: std::sync::Mutex<std::collections::HashMap<String, SharedList<Event>>>,
     /// [`Objects::live_versions`]: by identity, namespace and kind, the last list and when.
     lists: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<Listed>>>>,
 }
@@ -73,6 +76,17 @@ const MAX_LOGS_KEPT: usize = 4096;
 /// Most Pods whose failing containers are kept ([`Objects::owned`]); past it, all are
 /// forgotten and read again.
 const MAX_PODS_KEPT: usize = 4096;
+
+/// How long a list of a namespace's Warning events is shared ([`Objects::warning_events`]):
+/// less than the 5 s between two looks at a waiting step, so each look sees a newer list.
+const WARNINGS_AGE: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// A list shared by the reconciles that ask within its age: when it was last asked for, and
+/// the last list (`None`: not listed yet) with when it was listed.
+type SharedList<T> = (
+    Option<std::time::Instant>,
+    Arc<tokio::sync::Mutex<Option<(std::time::Instant, Arc<Vec<T>>)>>>,
+);
 
 /// A Pod's resourceVersion when it was read, and its failing containers then.
 type KeptPod = (String, Arc<Vec<Trouble>>);
@@ -148,6 +162,7 @@ impl Objects {
             lists: std::sync::Mutex::default(),
             logs: std::sync::Mutex::default(),
             pods: std::sync::Mutex::default(),
+            warning_lists: std::sync::Mutex::default(),
         }
     }
 
@@ -537,16 +552,11 @@ impl Objects {
             return Vec::new();
         };
         let since = changed_at(stored);
-        let events: Api<Event> = Api::namespaced(tenant.client.clone(), ns);
-        let Ok(list) = events
-            .list(&ListParams::default().fields("type=Warning"))
-            .await
-        else {
+        let Some(list) = self.warning_events(tenant, ns).await else {
             return Vec::new();
         };
         let mut found: Vec<(Timestamp, Warning)> = list
-            .items
-            .into_iter()
+            .iter()
             .filter(|e| {
                 e.involved_object
                     .uid
@@ -580,8 +590,8 @@ impl Objects {
                             o.kind.as_deref().unwrap_or(""),
                             o.name.as_deref().unwrap_or("")
                         ),
-                        reason: e.reason.unwrap_or_default(),
-                        message: e.message.unwrap_or_default(),
+                        reason: e.reason.clone().unwrap_or_default(),
+                        message: e.message.clone().unwrap_or_default(),
                         count: e
                             .series
                             .as_ref()
@@ -596,6 +606,36 @@ impl Objects {
             .collect();
         found.sort_by_key(|w| std::cmp::Reverse(w.0));
         found.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// The Warning events of namespace `ns` as `tenant` lists them, one list shared for
+    /// [`WARNINGS_AGE`] by every workload waiting there: 100 waiting in one namespace cost one
+    /// list per look, not 100 lists of the same events. `None` when they cannot be listed.
+    async fn warning_events(&self, tenant: &Tenant, ns: &str) -> Option<Arc<Vec<Event>>> {
+        let key = format!("{}|{ns}", tenant.who());
+        let slot = {
+            let mut lists = self.warning_lists.lock().ok()?;
+            lists.retain(|k, (asked, _)| {
+                k == &key || asked.is_some_and(|a| a.elapsed() < WARNINGS_AGE)
+            });
+            let entry = lists.entry(key).or_default();
+            entry.0 = Some(std::time::Instant::now());
+            entry.1.clone()
+        };
+        let mut listed = slot.lock().await;
+        if let Some((at, events)) = listed.as_ref()
+            && at.elapsed() < WARNINGS_AGE
+        {
+            return Some(events.clone());
+        }
+        let api: Api<Event> = Api::namespaced(tenant.client.clone(), ns);
+        let list = api
+            .list(&ListParams::default().fields("type=Warning"))
+            .await
+            .ok()?;
+        let events = Arc::new(list.items);
+        *listed = Some((std::time::Instant::now(), events.clone()));
+        Some(events)
     }
 
     /// Which of `rights` (in namespace `ns`) the identity of `tenant` lacks, asked of the API
@@ -980,5 +1020,45 @@ mod tests {
             "{queries:?}"
         );
         assert!(queries[1].contains("continue=page-2"), "{queries:?}");
+    }
+
+    #[tokio::test]
+    async fn workloads_waiting_in_one_namespace_share_one_list_of_its_warnings() {
+        let (client, log) = mock_api::client("ns", |seen: &Seen| match seen.path.as_str() {
+            "/api/v1/namespaces/ns/events" => (
+                200,
+                json!({"kind": "EventList", "apiVersion": "v1",
+                "metadata": {}, "items": [{"metadata": {"name": "e1", "namespace": "ns"},
+                    "involvedObject": {"kind": "Deployment", "name": "b", "uid": "dep-b"},
+                    "type": "Warning", "reason": "FailedCreate", "message": "quota exceeded",
+                    "lastTimestamp": "2026-11-29T10:00:00Z"}]}),
+            ),
+            _ => (
+                200,
+                json!({"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []}),
+            ),
+        });
+        let objects = Objects::new(client.clone());
+        let tenant = Tenant {
+            client,
+            service_account: None,
+        };
+        let deployment = |name: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": "ns", "uid": format!("dep-{name}")},
+                "spec": {"selector": {"matchLabels": {"app": name}}}})
+        };
+        let (a, _) = objects.reports(&tenant, &deployment("a")).await;
+        let (b, _) = objects.reports(&tenant, &deployment("b")).await;
+        assert!(a.is_empty(), "{a:?}");
+        assert_eq!(b.len(), 1, "each sees its own: {b:?}");
+        assert_eq!(b[0].reason, "FailedCreate");
+        let lists = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.path.ends_with("/events"))
+            .count();
+        assert_eq!(lists, 1, "one list for both");
     }
 }
