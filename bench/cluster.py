@@ -39,6 +39,13 @@ pointing at them, then measures:
    time, while all exist: p50, p99, max), and with `--drift-interval 60s` the API server's
    requests for those kinds over a minute of steady state.
 
+   With `faults` too (`BENCH_PARTS=scale,faults`), then: the API server, etcd and the
+   controllers stopped and started again under those Instances (the manager's RSS peak, plans
+   started again, its requests in the second minute after), and every Instance given at once a
+   value its template makes a label value the API server refuses (each plan FATAL_ERROR: the
+   time until all are, the largest status, the manager's RSS peak, the log it wrote, and its
+   requests over a minute once all failed).
+
 8. (`BENCH_PARTS=admission`, issue 49 item 5) N_ADMISSION Instances (10,000) of
    `bench/fixtures/three`, created raw by 32 clients, no manager running; then one Instance
    write at a time (a merge patch of one parameter) in three configurations of the same API
@@ -52,10 +59,16 @@ pointing at them, then measures:
    seconds` and each webhook server's own handling time); kudo / no-op is the ratio that
    issue 49 asks to keep at most 1.5.
 
+9. (`BENCH_PARTS=deployments`, issue 49 item 6) N_DEPLOY Instances (1,000) of
+   `bench/fixtures/deployment` (one Deployment each; fake kubelets), one in ten with a
+   container in CrashLoopBackOff: the time until the healthy ones are COMPLETE, the manager's
+   RSS, and over a minute while the failing ones wait: the API server's requests for Pods,
+   ReplicaSets, Deployments and Events, and the bytes of its Pod and Event lists.
+
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 Ports (to run beside another control plane): `BENCH_API_PORT` (26443),
 `BENCH_ETCD_CLIENT_PORT` (33790), `BENCH_ETCD_PEER_PORT` (33800), `BENCH_WEBHOOK_PORT` (19443;
-the no-op webhook takes the next one).
+the no-op webhook takes the next one), `BENCH_METRICS_PORT` (19080, the manager's metrics).
 
 Results are printed as JSON and written to target/kudo-bench/cluster.json. Nothing here is a
 timed test: it reports what it measured.
@@ -91,6 +104,7 @@ FAIL_AT = 37
 ROLLOUT_DEADLINE_S = 45
 N_DRIFT = int(os.environ.get("N_DRIFT", "1000"))
 N_SCALE = int(os.environ.get("N_SCALE", "10000"))
+N_DEPLOY = int(os.environ.get("N_DEPLOY", "1000"))
 N_ADMISSION = int(os.environ.get("N_ADMISSION", "10000"))
 ADMISSION_ROUNDS = int(os.environ.get("ADMISSION_ROUNDS", "8"))
 # Sequential writes per configuration (over all rounds), and writes of the 16 writers per round.
@@ -100,6 +114,7 @@ API_PORT = os.environ.get("BENCH_API_PORT", "26443")
 ETCD_CLIENT_PORT = os.environ.get("BENCH_ETCD_CLIENT_PORT", "33790")
 ETCD_PEER_PORT = os.environ.get("BENCH_ETCD_PEER_PORT", "33800")
 WEBHOOK_PORT = int(os.environ.get("BENCH_WEBHOOK_PORT", "19443"))
+METRICS_PORT = int(os.environ.get("BENCH_METRICS_PORT", "19080"))
 NOOP_PORT = WEBHOOK_PORT + 1
 DRIFT_INTERVAL_S = 60
 # Which parts to run (comma-separated): list, concurrent, many (the default), and delete,
@@ -164,7 +179,7 @@ def start_daemons(cluster, logs):
     # Admission alone needs no manager: no plan runs, only the writes are measured.
     manager = None if PARTS == {"admission"} else subprocess.Popen(
         [BIN / "kudo-manager", "--kubeconfig", cluster.kubeconfig, "--metrics-addr",
-         "127.0.0.1:19080", *concurrency],
+         f"127.0.0.1:{METRICS_PORT}", *concurrency],
         stdout=open(certs / "manager.log", "w"), stderr=subprocess.STDOUT)
     kudo(cluster, "init", "--wait", "--webhook-url", f"https://{host}:{port}", "--ca-bundle",
          certs / "ca.pem")
@@ -413,7 +428,7 @@ def api_requests(cluster, resources):
 
 
 def manager_counter(name):
-    with urllib.request.urlopen("http://127.0.0.1:19080/metrics", timeout=30) as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=30) as r:
         for line in r.read().decode().splitlines():
             if line.startswith(name + " "):
                 return float(line.split()[1])
@@ -847,6 +862,192 @@ def admission_cost(cluster, state):
     return out
 
 
+def clear_peak(pid):
+    """Resets the process's VmHWM to its RSS now (Linux: `5 > /proc/PID/clear_refs`)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def plans_logged(log, what):
+    return sum(1 for line in open(log, errors="replace") if f"{what} " in line and "instance=" in line)
+
+
+def count_failed(cluster, ns):
+    """Instances of `ns` whose active plan is FATAL_ERROR for their generation, and the largest
+    status (bytes of JSON)."""
+    failed, largest, cont = 0, 0, ""
+    while True:
+        page = cluster.request(
+            "GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances?limit=2000"
+            + (f"&continue={cont}" if cont else ""))
+        for i in page["items"]:
+            st = i.get("status", {})
+            largest = max(largest, len(json.dumps(st)))
+            active = st.get("activePlan", {}).get("name")
+            if (active and st.get("planStatus", {}).get(active, {}).get("status") == "FATAL_ERROR"
+                    and st.get("observedGeneration") == i["metadata"].get("generation")):
+                failed += 1
+        cont = page["metadata"].get("continue")
+        if not cont:
+            return failed, largest
+
+
+def quiet_requests(cluster, seconds):
+    """What the API server answered for kudo's kinds and the objects it applies over `seconds`
+    in which the benchmark sends nothing: requests per second, by verb and resource."""
+    kinds = {"instances", "configmaps", "secrets", "services", "events", "controllerrevisions",
+             "leases", "operatorversions"}
+    before = api_requests(cluster, kinds)
+    t = time.perf_counter()
+    time.sleep(seconds)
+    window = time.perf_counter() - t
+    after = api_requests(cluster, kinds)
+    delta = {f"{v} {r}{' dryRun' if d else ''}": round(after[k] - before.get(k, 0))
+             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    return {"window_s": round(window, 1), "by_verb": delta,
+            "per_s": round(sum(delta.values()) / window, 2)}
+
+
+def faults(cluster, manager, env, state):
+    """After `scale` (issue 49, faults): the API server restarted under N_SCALE Instances, then
+    every Instance failing at once (a value its template turns into a label value the API
+    server refuses: 422, the step FATAL_ERROR)."""
+    ns = "bench-scale"
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    log = Path(state) / "manager.log"
+    out = {}
+    # 1. The API server (etcd, the controllers) stopped and started again.
+    started = plans_logged(log, "plan started")
+    clear_peak(manager.pid)
+    t = time.perf_counter()
+    run(SHARED / "k8s" / "stop.sh", env=env)
+    run(SHARED / "k8s" / "start.sh", env=env)
+    restart_s = time.perf_counter() - t
+    time.sleep(60)
+    quiet = quiet_requests(cluster, 60)
+    done, total = count_complete(cluster, ns)
+    out["apiserver_restart"] = {
+        "restart_s": round(restart_s, 1),
+        "manager_running": manager.poll() is None,
+        "manager_rss_peak_mib": round(peak_rss_mib(manager.pid), 1),
+        "manager_rss_after_mib": round(rss_now_mib(manager.pid), 1),
+        "plans_started_again": plans_logged(log, "plan started") - started,
+        "still_complete": done,
+        "of": total,
+        "requests_minute_2": quiet,
+    }
+    print(json.dumps(out), flush=True)
+    # 2. Every Instance refused at once.
+    log_bytes = log.stat().st_size
+    warns = log_lines(log)
+    clear_peak(manager.pid)
+    names = [f"s{i:05}" for i in range(N_SCALE)]
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda n: cluster.request(
+            "PATCH", f"{path}/{n}", {"spec": {"parameters": {"setting": "not a label value!"}}},
+            "application/merge-patch+json"), names))
+    written_s = time.perf_counter() - t
+    t_last = time.perf_counter()
+    failed, largest = 0, 0
+    deadline = time.time() + 3600
+    while time.time() < deadline:
+        failed, largest = count_failed(cluster, ns)
+        if failed == N_SCALE:
+            break
+        time.sleep(15)
+    all_failed_s = time.perf_counter() - t_last
+    time.sleep(30)
+    quiet = quiet_requests(cluster, 60)
+    out["all_failing"] = {
+        "patches_s": round(written_s, 1),
+        "all_fatal": failed == N_SCALE,
+        "failed": failed,
+        "last_patch_to_all_fatal_s": round(all_failed_s, 1),
+        "largest_status_bytes": largest,
+        "manager_rss_peak_mib": round(peak_rss_mib(manager.pid), 1),
+        "manager_rss_after_mib": round(rss_now_mib(manager.pid), 1),
+        "manager_log_mib": round((log.stat().st_size - log_bytes) / 2**20, 1),
+        "manager_log_warn_error_lines": log_lines(log) - warns,
+        "requests_after_all_failed": quiet,
+    }
+    return out
+
+
+def response_bytes(cluster, resource, verb):
+    """apiserver_response_sizes_sum of `verb` on `resource`: the bytes it answered."""
+    req = urllib.request.Request(cluster.server + "/metrics")
+    req.add_header("Authorization", f"Bearer {cluster.token}")
+    with urllib.request.urlopen(req, context=cluster.ctx, timeout=60) as r:
+        text = r.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if (line.startswith("apiserver_response_sizes_sum{") and f'resource="{resource}"' in line
+                and f'verb="{verb}"' in line):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def deployments(cluster, manager):
+    """N_DEPLOY Instances of one Deployment each, one in ten with a container in
+    CrashLoopBackOff (issue 49, 6): the health path, and what looking at the waiting ones costs."""
+    ns = "bench-deploy"
+    pkg = ROOT / "bench" / "fixtures" / "deployment"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"w{i:04}" for i in range(N_DEPLOY)]
+    failing = {n for i, n in enumerate(names) if i % 10 == 5}
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    ov = cluster.request("GET", f"{path}/{names[0]}")["spec"]["operatorVersion"]
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda n: cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": n, "namespace": ns},
+            "spec": {"operatorVersion": ov, "parameters": {"fail": n in failing}}}), names[1:]))
+    written_s = time.perf_counter() - t
+    t_last = time.perf_counter()
+    healthy = N_DEPLOY - len(failing)
+    done = 0
+    deadline = time.time() + 1800
+    while time.time() < deadline:
+        done, _ = count_complete(cluster, ns)
+        if done >= healthy:
+            break
+        time.sleep(10)
+    complete_s = time.perf_counter() - t_last
+    time.sleep(30)
+    rss = rss_now_mib(manager.pid)
+    kinds = {"pods", "replicasets", "deployments", "events"}
+    before = api_requests(cluster, kinds)
+    bytes_before = response_bytes(cluster, "pods", "LIST")
+    event_bytes_before = response_bytes(cluster, "events", "LIST")
+    t = time.perf_counter()
+    time.sleep(60)
+    window = time.perf_counter() - t
+    after = api_requests(cluster, kinds)
+    pod_bytes = response_bytes(cluster, "pods", "LIST") - bytes_before
+    event_bytes = response_bytes(cluster, "events", "LIST") - event_bytes_before
+    delta = {f"{v} {r}": round(after[k] - before.get(k, 0))
+             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    waiting = cluster.request("GET", f"{path}/{sorted(failing)[0]}").get("status", {})
+    step = waiting.get("planStatus", {}).get("deploy", {}).get("phases", [{}])[0].get("steps", [{}])[0]
+    return {
+        "instances": N_DEPLOY,
+        "failing": len(failing),
+        "writes_s": round(written_s, 1),
+        "last_write_to_healthy_complete_s": round(complete_s, 1),
+        "healthy_complete": done,
+        "manager_rss_mib": round(rss, 1),
+        "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
+        "window_s": round(window, 1),
+        "requests_in_window": delta,
+        "requests_per_s": round(sum(delta.values()) / window, 2),
+        "pod_list_kib_per_s": round(pod_bytes / 1024 / window, 1),
+        "event_list_kib_per_s": round(event_bytes / 1024 / window, 1),
+        "a_waiting_step": {"status": step.get("status"), "message": step.get("message", "")[:300]},
+    }
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("KUDO_BENCH_BIN"):
@@ -862,7 +1063,7 @@ def main():
     # Ports of its own, so that it never meets a development or CI control plane.
     env = dict(os.environ, K8S_RUN_DIR=f"{state}/k8s", API_PORT=API_PORT,
                ETCD_CLIENT_PORT=ETCD_CLIENT_PORT, ETCD_PEER_PORT=ETCD_PEER_PORT)
-    if "rollout" in PARTS:
+    if "rollout" in PARTS or "deployments" in PARTS:
         env["FAKE_KUBELET"] = "1"
     results = {}
     webhook = manager = noop = None
@@ -1011,9 +1212,15 @@ def main():
         if "rollout" in PARTS:
             results["rollout_halt"] = rollout_halt(cluster, manager)
             print(json.dumps(results["rollout_halt"]), flush=True)
+        if "deployments" in PARTS:
+            results["deployments"] = deployments(cluster, manager)
+            print(json.dumps(results["deployments"]), flush=True)
         if "scale" in PARTS:
             results["scale"] = scale(cluster, manager)
             print(json.dumps(results["scale"]), flush=True)
+            if "faults" in PARTS:
+                results["faults"] = faults(cluster, manager, env, state)
+                print(json.dumps(results["faults"]), flush=True)
         if "drift" in PARTS:
             results["drift_requests"] = drift_requests(cluster, pkg)
             print(json.dumps(results["drift_requests"]), flush=True)
