@@ -133,6 +133,9 @@ pub struct Context {
     /// By Instance: the resourceVersion of the manager's last status write, so that a
     /// reconcile of an older copy (the watch has not delivered the write yet) acts on nothing.
     written: Mutex<HashMap<String, u64>>,
+    /// By Instance whose plan waits: what it waits on (the plan's message, its numbers left
+    /// out, as a digest) and since when ([`Context::wait_delay`]).
+    waits: Mutex<HashMap<String, (u64, Instant)>>,
     /// By Instance: when its drift was last checked, and for which generation.
     drift_checked: Mutex<HashMap<String, (Option<i64>, Instant)>>,
     /// By Instance: the objects its last drift check found holding what kudo applied, each
@@ -149,6 +152,26 @@ pub struct Context {
 /// By object (`apiVersion/kind/namespace/name`): its resourceVersion when a drift check found
 /// it holding what kudo applied, and the digest of what kudo applies ([`crate::drift`]).
 pub(crate) type Clean = HashMap<String, (String, u64)>;
+
+/// How long a plan waits the same way before it is looked at less often
+/// ([`Context::wait_delay`]).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Most waiting Instances remembered ([`Context::wait_delay`]); past it, all are forgotten
+/// (and looked at every `progress` again for a minute).
+const MAX_WAITS_KEPT: usize = 65_536;
+
+/// The delay before the next look at a plan that has waited the same way for `waited`:
+/// `progress` for [`PATIENCE`], then twice `progress` for as long again, then four times.
+pub(crate) fn patient_delay(progress: Duration, waited: Duration) -> Duration {
+    if waited < PATIENCE {
+        progress
+    } else if waited < PATIENCE * 2 {
+        progress * 2
+    } else {
+        progress * 4
+    }
+}
 
 /// How often an Instance's drift is checked for `--drift-interval` `interval`: three quarters
 /// of it. The lists of the objects' resourceVersions it reads are shared for up to a quarter
@@ -190,6 +213,7 @@ impl Context {
             failures: Backoff::new(settings.backoff, settings.max_backoff),
             forbidden: Mutex::default(),
             written: Mutex::default(),
+            waits: Mutex::default(),
             drift_checked: Mutex::default(),
             drift_clean: Mutex::default(),
             clock: now,
@@ -390,6 +414,45 @@ impl Context {
         self.failures.reset(key);
     }
 
+    /// How soon Instance `key`, whose plan waits saying `message`, is looked at again:
+    /// [`Settings::progress`] (5 s) through the first [`PATIENCE`] of the same wait, then
+    /// twice, then four times as long ([`patient_delay`]). The same wait: the same message with
+    /// its numbers left out, so a restart count or an event's count going up is the same
+    /// wait, and another reason or another object is a new one. A workload crashing for
+    /// hours is looked at every 20 s instead of every 5 s, and does not keep the reconcile
+    /// slots (`--concurrency`) from the Instances that are new.
+    pub(crate) fn wait_delay(&self, key: &str, message: &str) -> Duration {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        message
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .for_each(|c| c.hash(&mut h));
+        let digest = h.finish();
+        let Ok(mut m) = self.waits.lock() else {
+            return self.settings.progress;
+        };
+        let since = match m.get(key) {
+            Some((d, since)) if *d == digest => *since,
+            _ => {
+                if m.len() >= MAX_WAITS_KEPT {
+                    m.clear();
+                }
+                let now = Instant::now();
+                m.insert(key.to_string(), (digest, now));
+                now
+            }
+        };
+        patient_delay(self.settings.progress, since.elapsed())
+    }
+
+    /// Instance `key` no longer waits (a step completed, the plan ended or fails).
+    pub(crate) fn stop_waiting(&self, key: &str) {
+        if let Ok(mut m) = self.waits.lock() {
+            m.remove(key);
+        }
+    }
+
     pub(crate) async fn event(
         &self,
         inst: &Instance,
@@ -430,4 +493,42 @@ pub(crate) fn key(inst: &Instance) -> String {
         inst.namespace().unwrap_or_default(),
         inst.name_any()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_wait_is_looked_at_less_often() {
+        let five = Duration::from_secs(5);
+        let at = |s: u64| patient_delay(five, Duration::from_secs(s));
+        assert_eq!(
+            [at(0), at(59), at(60), at(119), at(120), at(7200)],
+            [five, five, five * 2, five * 2, five * 4, five * 4]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_wait_is_the_same_message_but_for_its_numbers() {
+        let (client, _) = kudo_testkit::mock_api::client("ns", |_| (404, serde_json::json!({})));
+        let ctx = Context::new(client, reflector::store().0, Settings::default());
+        let crash = |n: u32| {
+            format!("Deployment a: Pod a-1: container main: CrashLoopBackOff ({n} restarts)")
+        };
+        let first = ctx.wait_delay("ns/a", &crash(1));
+        assert_eq!(first, Duration::from_secs(5));
+        let since = |ctx: &Context| ctx.waits.lock().unwrap()["ns/a"].1;
+        let start = since(&ctx);
+        ctx.wait_delay("ns/a", &crash(7));
+        assert_eq!(
+            since(&ctx),
+            start,
+            "a restart count going up is the same wait"
+        );
+        ctx.wait_delay("ns/a", "Deployment a: ImagePullBackOff");
+        assert!(since(&ctx) > start, "another reason is a new wait");
+        ctx.stop_waiting("ns/a");
+        assert!(ctx.waits.lock().unwrap().is_empty());
+    }
 }

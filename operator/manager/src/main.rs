@@ -59,7 +59,8 @@ struct Args {
     /// This replica's identity in the Lease (default: the pod or host name).
     #[arg(long, env = "POD_NAME")]
     identity: Option<String>,
-    /// Seconds between looks at a plan that waits on objects becoming healthy.
+    /// Seconds between looks at a plan that waits on objects becoming healthy (twice that after
+    /// a minute of the same wait, four times after two).
     #[arg(long, default_value_t = 5)]
     progress_interval: u64,
     /// The ServiceAccount of an Instance's namespace whose rights the manager acts with for

@@ -172,10 +172,15 @@ impl<'a> Round<'a> {
             record_notes(ctx, inst, &active.name, ps, notes).await;
             let (completed, retry) =
                 record_outcomes(ctx, inst, &active.name, ps, &steps, outcomes, &names);
+            if completed || !retry.is_empty() {
+                ctx.stop_waiting(&key(inst));
+            }
             plan::roll_up(ps);
             // A phase's and the plan's messages name their failing steps': cut as written.
             bounded::plan(ps);
             let after = ExecStatus::of(&ps.status).clone();
+            // What the plan waits on, if it waits (its message names its waiting steps').
+            let waits_on = ps.message.clone().unwrap_or_default();
             if after != before || completed {
                 ps.last_updated_timestamp = Some(now.into());
             }
@@ -189,6 +194,7 @@ impl<'a> Round<'a> {
             written = status.clone();
             if after.is_terminal() {
                 ctx.reset_backoff(&key(inst));
+                ctx.stop_waiting(&key(inst));
                 break;
             }
             if !retry.is_empty() {
@@ -204,7 +210,7 @@ impl<'a> Round<'a> {
             }
             if !completed {
                 ctx.reset_backoff(&key(inst));
-                action = Action::requeue(ctx.settings.progress);
+                action = Action::requeue(ctx.wait_delay(&key(inst), &waits_on));
                 break;
             }
         }
