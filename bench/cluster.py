@@ -63,8 +63,9 @@ pointing at them, then measures:
    `bench/fixtures/deployment` (one Deployment each; fake kubelets), one in ten with a
    container in CrashLoopBackOff: the time until the healthy ones are COMPLETE, the manager's
    RSS, and over a minute while the failing ones wait: the API server's requests for Pods,
-   ReplicaSets, Deployments and Events, the bytes of its Pod and Event lists (every client's:
-   the fake kubelets list Pods too), and the bytes the manager read (`rchar`).
+   ReplicaSets, Deployments and Events, and the bytes of its Pod and Event lists (every
+   client's: the fake kubelets list Pods too). A look lists ReplicaSets once and Pods once
+   as metadata, so full Pod lists are LIST pods less LIST replicasets.
 
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 Ports (to run beside another control plane): `BENCH_API_PORT` (26443),
@@ -988,15 +989,6 @@ def response_bytes(cluster, resource, verb):
     return total
 
 
-def read_bytes(pid):
-    """What the process has read through read() and recv() so far (`rchar`: its sockets to the
-    API server, mostly)."""
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    return 0
-
-
 def deployments(cluster, manager):
     """N_DEPLOY Instances of one Deployment each, one in ten with a container in
     CrashLoopBackOff (issue 49, 6): the health path, and what looking at the waiting ones costs."""
@@ -1031,14 +1023,12 @@ def deployments(cluster, manager):
     before = api_requests(cluster, kinds)
     bytes_before = response_bytes(cluster, "pods", "LIST")
     event_bytes_before = response_bytes(cluster, "events", "LIST")
-    read_before = read_bytes(manager.pid)
     t = time.perf_counter()
     time.sleep(60)
     window = time.perf_counter() - t
     after = api_requests(cluster, kinds)
     pod_bytes = response_bytes(cluster, "pods", "LIST") - bytes_before
     event_bytes = response_bytes(cluster, "events", "LIST") - event_bytes_before
-    manager_read = read_bytes(manager.pid) - read_before
     delta = {f"{v} {r}": round(after[k] - before.get(k, 0))
              for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
     waiting = cluster.request("GET", f"{path}/{sorted(failing)[0]}").get("status", {})
@@ -1056,7 +1046,6 @@ def deployments(cluster, manager):
         "requests_per_s": round(sum(delta.values()) / window, 2),
         "pod_list_kib_per_s": round(pod_bytes / 1024 / window, 1),
         "event_list_kib_per_s": round(event_bytes / 1024 / window, 1),
-        "manager_read_kib_per_s": round(manager_read / 1024 / window, 1),
         "a_waiting_step": {"status": step.get("status"), "message": step.get("message", "")[:300]},
     }
 
