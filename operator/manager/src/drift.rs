@@ -213,8 +213,16 @@ async fn look(
             .live_versions(&tenant, &o.object, inst, max_age)
             .await
         {
-            Some(versions) => versions.get(name).cloned(),
-            None => None,
+            Ok(Some(versions)) => versions.get(name).cloned(),
+            Ok(None) => None,
+            // The API server did not answer the list: checked at the next check, not one by
+            // one now.
+            Err(why) => {
+                found
+                    .unchecked
+                    .push(format!("{title}: {why}; checked again at the next check"));
+                continue;
+            }
         };
         if let Some(rv) = live
             && was_clean.get(&at) == Some(&(rv.clone(), digest))
