@@ -477,23 +477,35 @@ def drift_requests(cluster, pkg):
     }
 
 
-def count_complete(cluster, ns):
-    """Instances of `ns` whose plan is COMPLETE for their generation, listed in pages."""
-    done, total, cont = 0, 0, ""
+def instances(cluster, ns):
+    """The Instances of `ns`, listed in pages of 2,000."""
+    cont = ""
     while True:
         page = cluster.request(
             "GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances?limit=2000"
             + (f"&continue={cont}" if cont else ""))
-        for i in page["items"]:
-            total += 1
-            st = i.get("status", {})
-            active = st.get("activePlan", {}).get("name")
-            if (active and st.get("planStatus", {}).get(active, {}).get("status") == "COMPLETE"
-                    and st.get("observedGeneration") == i["metadata"].get("generation")):
-                done += 1
+        yield from page["items"]
         cont = page["metadata"].get("continue")
         if not cont:
-            return done, total
+            return
+
+
+def active_status(i):
+    """The status of the plan Instance `i` runs for its generation (None: none yet)."""
+    st = i.get("status", {})
+    active = st.get("activePlan", {}).get("name")
+    if active and st.get("observedGeneration") == i["metadata"].get("generation"):
+        return st.get("planStatus", {}).get(active, {}).get("status")
+    return None
+
+
+def count_complete(cluster, ns):
+    """Instances of `ns` whose plan is COMPLETE for their generation, and how many there are."""
+    done, total = 0, 0
+    for i in instances(cluster, ns):
+        total += 1
+        done += active_status(i) == "COMPLETE"
+    return done, total
 
 
 def create_raw(cluster, ns, names):
@@ -876,21 +888,11 @@ def plans_logged(log, what):
 def count_failed(cluster, ns):
     """Instances of `ns` whose active plan is FATAL_ERROR for their generation, and the largest
     status (bytes of JSON)."""
-    failed, largest, cont = 0, 0, ""
-    while True:
-        page = cluster.request(
-            "GET", f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances?limit=2000"
-            + (f"&continue={cont}" if cont else ""))
-        for i in page["items"]:
-            st = i.get("status", {})
-            largest = max(largest, len(json.dumps(st)))
-            active = st.get("activePlan", {}).get("name")
-            if (active and st.get("planStatus", {}).get(active, {}).get("status") == "FATAL_ERROR"
-                    and st.get("observedGeneration") == i["metadata"].get("generation")):
-                failed += 1
-        cont = page["metadata"].get("continue")
-        if not cont:
-            return failed, largest
+    failed, largest = 0, 0
+    for i in instances(cluster, ns):
+        largest = max(largest, len(json.dumps(i.get("status", {}))))
+        failed += active_status(i) == "FATAL_ERROR"
+    return failed, largest
 
 
 def quiet_requests(cluster, seconds):

@@ -275,17 +275,23 @@ mod tests {
         });
         let events = Publisher::new(client, "kudo-manager", None);
         let regarding = instance("a", "1");
+        let started = |regarding: ObjectReference| {
+            let events = &events;
+            async move {
+                events
+                    .publish(
+                        &regarding,
+                        EventType::Normal,
+                        "PlanStarted",
+                        "RunPlan",
+                        "deploy",
+                    )
+                    .await
+                    .unwrap();
+            }
+        };
         for _ in 0..2 {
-            events
-                .publish(
-                    &regarding,
-                    EventType::Normal,
-                    "PlanStarted",
-                    "RunPlan",
-                    "deploy",
-                )
-                .await
-                .unwrap();
+            started(regarding.clone()).await;
         }
         let methods: Vec<String> = log
             .lock()
@@ -299,17 +305,7 @@ mod tests {
             "kudo-manager"
         );
         for k in 0..REMEMBERED + 10 {
-            let regarding = instance(&format!("i{k}"), "1");
-            events
-                .publish(
-                    &regarding,
-                    EventType::Normal,
-                    "PlanStarted",
-                    "RunPlan",
-                    "deploy",
-                )
-                .await
-                .unwrap();
+            started(instance(&format!("i{k}"), "1")).await;
         }
         assert_eq!(events.remembered(), REMEMBERED);
     }
