@@ -561,14 +561,7 @@ def scale(cluster, manager):
     # Drift in steady state: every object checked once already (the settle above is shorter
     # than an interval, so wait out one), then a minute of the API server's counters.
     time.sleep(DRIFT_INTERVAL_S)
-    kinds = {"configmaps", "secrets", "services"}
-    before = api_requests(cluster, kinds)
-    t = time.perf_counter()
-    time.sleep(DRIFT_INTERVAL_S)
-    window = time.perf_counter() - t
-    after = api_requests(cluster, kinds)
-    delta = {f"{v} {r}{' dryRun' if d else ''}": round(after[k] - before.get(k, 0))
-             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    quiet = quiet_requests(cluster, DRIFT_INTERVAL_S, {"configmaps", "secrets", "services"})
     return {
         "instances": N_SCALE,
         "objects": 3 * N_SCALE,
@@ -582,8 +575,8 @@ def scale(cluster, manager):
         "change_to_plan_start_p99_s": round(pct(latencies, 99), 3),
         "change_to_plan_start_max_s": round(max(latencies), 3),
         "drift_interval_s": DRIFT_INTERVAL_S,
-        "drift_requests_in_window": delta,
-        "drift_requests_per_s": round(sum(delta.values()) / window, 2),
+        "drift_requests_in_window": quiet["by_verb"],
+        "drift_requests_per_s": quiet["per_s"],
     }
 
 
@@ -895,11 +888,13 @@ def count_failed(cluster, ns):
     return failed, largest
 
 
-def quiet_requests(cluster, seconds):
-    """What the API server answered for kudo's kinds and the objects it applies over `seconds`
-    in which the benchmark sends nothing: requests per second, by verb and resource."""
-    kinds = {"instances", "configmaps", "secrets", "services", "events", "controllerrevisions",
-             "leases", "operatorversions"}
+QUIET_KINDS = {"instances", "configmaps", "secrets", "services", "events", "controllerrevisions",
+               "leases", "operatorversions"}
+
+
+def quiet_requests(cluster, seconds, kinds=QUIET_KINDS):
+    """What the API server answered for `kinds` (kudo's and the objects it applies) over
+    `seconds` in which the benchmark sends nothing: requests per second, by verb and resource."""
     before = api_requests(cluster, kinds)
     t = time.perf_counter()
     time.sleep(seconds)
