@@ -774,6 +774,23 @@ async fn a_copy_older_than_the_last_status_write_acts_on_nothing() {
         .expect("reconcile succeeded");
 }
 
+/// The revision's outcome `ended` was written before the status write that says the plan
+/// ended: `kudo history` never shows IN_PROGRESS for a run the Instance says ended.
+fn revision_ends_before_the_status(seen: &[Seen], ended: &str) {
+    let at = |found: &dyn Fn(&Seen) -> bool| seen.iter().position(found);
+    let outcome = at(&|s| {
+        s.method == "PATCH"
+            && s.path.contains("/controllerrevisions/")
+            && s.body.to_string().contains(ended)
+    })
+    .expect("the revision's outcome written");
+    let status = at(&|s| {
+        s.method == "PATCH" && s.path.ends_with("/status") && s.body.to_string().contains(ended)
+    })
+    .expect("the status written");
+    assert!(outcome < status, "the revision after the status: {seen:?}");
+}
+
 #[tokio::test]
 async fn a_change_to_a_triggered_parameter_runs_its_plan_and_a_failed_job_is_fatal() {
     let before = json!({"replicas": 1, "schedule": "daily", "monitoring": false});
@@ -801,10 +818,11 @@ async fn a_change_to_a_triggered_parameter_runs_its_plan_and_a_failed_job_is_fat
     let status = Fake::last_status(&seen);
     assert_eq!(
         status["activePlan"],
-        json!({"name": "backup", "uid": "backup-g2", "revision": 1, "revisionStatus": "IN_PROGRESS",
+        json!({"name": "backup", "uid": "backup-g2", "revision": 1, "revisionStatus": "FATAL_ERROR",
             "started": "2026-11-22T00:00:00Z"})
     );
     assert_eq!(status["planStatus"]["backup"]["status"], "FATAL_ERROR");
+    revision_ends_before_the_status(&seen, "FATAL_ERROR");
     assert_eq!(
         status["planStatus"]["backup"]["message"],
         "backup: run: Job demo-backup: job failed: Job has reached the specified backoff limit"
@@ -1028,9 +1046,10 @@ async fn a_plan_trigger_runs_the_plan_once_under_its_uid() {
     let status = Fake::last_status(&seen);
     assert_eq!(
         status["activePlan"],
-        json!({"name": "backup", "uid": "run-42", "revision": 1, "revisionStatus": "IN_PROGRESS",
+        json!({"name": "backup", "uid": "run-42", "revision": 1, "revisionStatus": "COMPLETE",
             "started": "2026-11-22T00:00:00Z"})
     );
+    revision_ends_before_the_status(&seen, "COMPLETE");
     assert_eq!(status["applied"]["planExecutionUid"], "run-42");
     assert_eq!(status["planStatus"]["backup"]["status"], "COMPLETE");
 }

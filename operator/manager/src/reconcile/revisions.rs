@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::round::Round;
 use crate::bounded;
-use crate::context::{Compiled, key};
-use kudo_crd::common::{DEFAULT_HISTORY_LIMIT, ExecStatus};
+use crate::context::{Compiled, Context, key};
+use kudo_crd::common::{DEFAULT_HISTORY_LIMIT, ExecStatus, InstanceStatus};
 use kudo_crd::labels;
 use kudo_crd::revision::{self, Record, Revision};
 use kudo_crd::v1beta2::Instance;
@@ -103,18 +103,36 @@ pub(super) async fn sync(round: &mut Round<'_>, compiled: &Compiled, began: Opti
             }
         },
     };
-    let now = shown(ExecStatus::of(&ps.and_then(|p| p.status.clone())));
-    let message = ps.and_then(|p| p.message.clone());
-    let wrote = if written.as_ref() == Some(&now) {
-        true
-    } else {
-        outcome(&api, inst, number, &now, message.as_deref()).await
-    };
     if let Some(a) = round.status.active_plan.as_mut() {
         a.revision = Some(number);
-        if wrote {
-            a.revision_status = Some(now);
-        }
+        a.revision_status = written;
+    }
+    settle(ctx, inst, &mut round.status).await;
+}
+
+/// Writes the active run's plan status to its revision when that moved since it was last
+/// written, and records in `status` that it did. Called by [`sync`] and, before the status
+/// says a plan ended, by [`Round::advance`]: `kudo history` never shows a run in progress
+/// that the Instance says ended.
+pub(super) async fn settle(ctx: &Context, inst: &Instance, status: &mut InstanceStatus) {
+    let Some(active) = status.active_plan.as_ref() else {
+        return;
+    };
+    let Some(number) = active.revision else {
+        return;
+    };
+    let ps = status.plan_status.get(&active.name);
+    let now = shown(ExecStatus::of(&ps.and_then(|p| p.status.clone())));
+    if active.revision_status.as_ref() == Some(&now) {
+        return;
+    }
+    let message = ps.and_then(|p| p.message.clone());
+    let api: Api<ControllerRevision> =
+        Api::namespaced(ctx.client.clone(), &inst.namespace().unwrap_or_default());
+    if outcome(&api, inst, number, &now, message.as_deref()).await
+        && let Some(a) = status.active_plan.as_mut()
+    {
+        a.revision_status = Some(now);
     }
 }
 

@@ -187,6 +187,8 @@ impl<'a> Round<'a> {
             if after.is_terminal() {
                 let message = ps.message.clone().unwrap_or_default();
                 finished(ctx, inst, &active.name, &after, &message).await;
+                // The revision says so before the status does.
+                super::revisions::settle(ctx, inst, status).await;
             }
             ready_from_plan(status, inst, &active.name, now);
             let rv = write_status(ctx, api, inst, &written, status, now).await?;
