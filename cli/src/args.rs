@@ -670,17 +670,8 @@ pub struct ValueArgs {
 /// that takes a package.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SourceArgs {
-    /// The repository a PACKAGE name is looked up in (default: the context, `kudo repo
-    /// context`). Also where the package's KudoOperator dependencies named by name are found.
-    #[arg(long, value_name = "NAME")]
-    pub repo: Option<String>,
-    /// The operatorVersion of a PACKAGE named by name or oci:// reference: exact (`1.3.1`) or a
-    /// semver range (`^1.3`, `~1.3.2`, `>=1.2 <2`, `1.3.x`); default the newest.
-    #[arg(long, value_name = "VERSION")]
-    pub operator_version: Option<String>,
-    /// The appVersion of a PACKAGE named by name or oci:// reference, as --operator-version.
-    #[arg(long, value_name = "VERSION")]
-    pub app_version: Option<String>,
+    #[command(flatten)]
+    pub lookup: LookupArgs,
     /// Talk plain HTTP (no TLS) to an oci:// registry, e.g. one on localhost.
     #[arg(long)]
     pub plain_http: bool,
@@ -698,18 +689,40 @@ pub struct SourceArgs {
     pub verify: Option<String>,
 }
 
+/// Which package a name or an untagged oci:// reference means.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LookupArgs {
+    /// The repository a PACKAGE name is looked up in (default: the context, `kudo repo
+    /// context`). Also where the package's KudoOperator dependencies named by name are found.
+    #[arg(long, value_name = "NAME")]
+    pub repo: Option<String>,
+    /// The operatorVersion of a PACKAGE named by name or oci:// reference: exact (`1.3.1`) or a
+    /// semver range (`^1.3`, `~1.3.2`, `>=1.2 <2`, `1.3.x`); default the newest.
+    #[arg(long, value_name = "VERSION")]
+    pub operator_version: Option<String>,
+    /// The appVersion of a PACKAGE named by name or oci:// reference, as --operator-version.
+    #[arg(long, value_name = "VERSION")]
+    pub app_version: Option<String>,
+}
+
+impl LookupArgs {
+    /// The versions asked for; one that is neither a version nor a range is refused.
+    pub fn want(&self) -> Result<kudo_pkg::repo::Want, crate::error::Error> {
+        kudo_pkg::repo::Want::parse(
+            self.operator_version.as_deref(),
+            self.app_version.as_deref(),
+        )
+        .map_err(crate::error::Error::Index)
+    }
+}
+
 impl SourceArgs {
     /// As the repository code takes it; a version that is neither a version nor a range is
     /// refused.
     pub fn to_source(&self) -> Result<kudo_source::repo::Source, crate::error::Error> {
-        let want = kudo_pkg::repo::Want::parse(
-            self.operator_version.as_deref(),
-            self.app_version.as_deref(),
-        )
-        .map_err(crate::error::Error::Index)?;
         Ok(kudo_source::repo::Source {
-            repo: self.repo.clone(),
-            want,
+            repo: self.lookup.repo.clone(),
+            want: self.lookup.want()?,
             plain_http: self.plain_http,
             verify: self.verify.as_ref().map(PathBuf::from),
         })
@@ -823,10 +836,15 @@ pub enum PackageCommand {
     /// is not offered: it needs the Internet.
     #[command(after_help = crate::examples::SIGN)]
     Sign(SignArgs),
-    /// Check that a package in an OCI registry is signed by one of the keys given.
+    /// Check that a package is signed by one of the keys given, without installing it.
     ///
-    /// Reads cosign's signatures of the tag's manifest digest. Exits with 0 and names the key
-    /// that signed, or with 1 saying what was found (no signature, none by these keys).
+    /// PACKAGE is any signed form `kudo install` takes, resolved as install resolves it: an
+    /// oci:// reference with a tag, or without one (the newest tag that --operator-version and
+    /// --app-version accept), or a name in a repository (--repo, else the context; its index
+    /// entry's signatures). For a registry package it reads cosign's signatures of the
+    /// manifest digest. Exits with 0 and names the key that signed, or with 1 saying what
+    /// was found (no signature, none by these keys). A folder, a .tgz or an http(s):// URL
+    /// carries no signature and is refused (exit 2).
     #[command(after_help = crate::examples::VERIFY_SIGNATURE)]
     VerifySignature(VerifySignatureArgs),
     /// Make a key pair for signing: cosign.key (encrypted, mode 0600) and cosign.pub.
@@ -860,12 +878,14 @@ pub struct SignArgs {
 /// `kudo package verify-signature`.
 #[derive(Debug, Args)]
 pub struct VerifySignatureArgs {
-    /// The package: oci://REGISTRY/PATH/NAME:TAG.
-    #[arg(value_name = "oci://REGISTRY/PATH/NAME:TAG")]
+    /// The package: oci://REGISTRY/PATH/NAME[:TAG], or a name in a repository.
+    #[arg(value_name = "PACKAGE")]
     pub reference: String,
     /// A public key (PEM, as cosign.pub); repeat to accept any of several.
     #[arg(long, value_name = "FILE", required = true)]
     pub key: Vec<PathBuf>,
+    #[command(flatten)]
+    pub lookup: LookupArgs,
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Print the result as data instead of text.

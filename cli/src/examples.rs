@@ -384,6 +384,13 @@ Examples:
   # Any of two keys (a rotation), the result as JSON
   kudo package verify-signature oci://ghcr.io/acme/kudo/kafka:2.5.1_1.3.2 \\
     --key old.pub --key new.pub -o json
+
+  # Untagged: the newest 1.3.x tag, as `kudo install` picks it
+  kudo package verify-signature oci://ghcr.io/acme/kudo/kafka --operator-version '~1.3' \\
+    --key cosign.pub
+
+  # A package of a repository: its index entry's signatures
+  kudo package verify-signature kafka --repo acme --key cosign.pub
 ";
 
 pub const GENERATE_KEY: &str = "\

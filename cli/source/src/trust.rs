@@ -4,7 +4,7 @@
 //! payload is cosign's *simple signing* JSON (`{"critical": {"identity": {"docker-reference":
 //! ...}, "image": {"docker-manifest-digest": "sha256:..."}, "type": "cosign container image
 //! signature"}, "optional": null}`), signed with the private key of `cosign.key` (cosign's
-//! encrypted PEM: scrypt and NaCl secretbox), checked with the PEM public key of `cosign.pub`.
+//! encrypted PEM: scrypt and NaCl secretbox, [`crate::keyfile`]), checked with the PEM public key of `cosign.pub`.
 //!
 //! - In an OCI registry ([`crate::oci::Registry::sign`], [`crate::oci::Registry::verify`]) the
 //!   payload names the manifest's digest and is a layer of the manifest tagged
@@ -178,11 +178,18 @@ impl SigningKey {
                 "is a public key: signing takes the private key (cosign.key)".into(),
             ));
         }
-        let pair = SigStoreKeyPair::from_encrypted_pem(&pem_text, password).map_err(|_| {
-            bad(format!(
-                "cannot decrypt this {tag} with the password given (wrong password, or not a cosign key)"
-            ))
-        })?;
+        if tag != crate::keyfile::PEM_LABEL && tag != crate::keyfile::OLD_PEM_LABEL {
+            return Err(bad(format!(
+                "holds a {tag}: kudo reads cosign's encrypted private key ({}, as `cosign \
+                 generate-key-pair` and `kudo package generate-key` write it)",
+                crate::keyfile::PEM_LABEL
+            )));
+        }
+        let block = pem::parse(&*pem_text).map_err(|e| bad(format!("not a PEM key: {e}")))?;
+        let der = crate::keyfile::open(block.contents(), password)
+            .map_err(|e| bad(format!("cannot open this {tag}: {e}")))?;
+        let pair = SigStoreKeyPair::from_der(&der)
+            .map_err(|e| bad(format!("its decrypted content is not a private key: {e}")))?;
         SigningKey::of(pair).map_err(bad)
     }
 
@@ -245,9 +252,10 @@ pub fn generate(dir: &Path, password: &[u8]) -> Result<(PathBuf, PathBuf, String
         .create_signer()
         .and_then(|s| s.to_sigstore_keypair())
         .map_err(fail)?;
-    let encrypted = pair.private_key_to_encrypted_pem(password).map_err(fail)?;
+    let der = pair.private_key_to_der().map_err(fail)?;
+    let encrypted = crate::keyfile::seal(&der, password).map_err(TrustError::Sign)?;
     let public_pem = pair.public_key_to_pem().map_err(fail)?;
-    let der = pair.public_key_to_der().map_err(fail)?;
+    let public_der = pair.public_key_to_der().map_err(fail)?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| TrustError::Io { path, source }
@@ -257,7 +265,7 @@ pub fn generate(dir: &Path, password: &[u8]) -> Result<(PathBuf, PathBuf, String
         let _ = std::fs::remove_file(&private);
         return Err(io(&public)(e));
     }
-    Ok((private, public, fingerprint(&der)))
+    Ok((private, public, fingerprint(&public_der)))
 }
 
 /// The password of a private key: `KUDO_PASSWORD`, else `COSIGN_PASSWORD`, else asked in the
@@ -560,7 +568,18 @@ OSWS1X9vPavpiQOoTTGC0xX57OojUadxF1cdQmrsiReWg2Wn4FneJfa8xw==
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("cannot decrypt"), "{e}");
+        assert!(e.contains("(wrong password)"), "{e}");
+        // written as cosign ≥ 2.2 writes it; a KDF kudo cannot read is named as such
+        let block = pem::parse(&text).unwrap();
+        let mut envelope: serde_json::Value = serde_json::from_slice(block.contents()).unwrap();
+        assert_eq!(envelope["kdf"]["params"]["N"], 65536);
+        envelope["kdf"]["params"]["N"] = 1_048_576.into();
+        let odd = dir.path().join("odd.key");
+        let body = serde_json::to_vec(&envelope).unwrap();
+        std::fs::write(&odd, pem::encode(&pem::Pem::new(block.tag(), body))).unwrap();
+        let e = SigningKey::read(&odd, b"secret").err().unwrap().to_string();
+        assert!(e.contains("scrypt with N=1048576, r=8, p=1"), "{e}");
+        assert!(!e.contains("wrong password"), "{e}");
         assert!(matches!(
             generate(dir.path(), b"x"),
             Err(TrustError::KeyExists { .. })

@@ -10,7 +10,7 @@ use super::registry::{block_on, print_data};
 use crate::args::{GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs};
 use crate::error::Error;
 use kudo_source::oci::{Reference, Registry};
-use kudo_source::repo::{Home, Repositories, config::RegistryPolicy};
+use kudo_source::repo::{Home, Repositories, Resolver, Signed, Source, config::RegistryPolicy};
 use kudo_source::trust::{self, Mode, PublicKey, SigningKey};
 
 /// A private key, its password from the environment or the terminal.
@@ -45,30 +45,71 @@ pub fn sign(a: SignArgs) -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
-/// `kudo package verify-signature oci://... --key cosign.pub`.
+/// `kudo package verify-signature PACKAGE --key cosign.pub`: PACKAGE resolved as `kudo
+/// install` resolves it ([`kudo_source::repo::Resolver::signed`]).
 pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
-    let reference = Reference::parse(&a.reference)?;
-    reference.require(true)?;
-    let registry = Registry::new(a.registry.plain_http)?;
     let keys = a
         .key
         .iter()
         .map(|k| PublicKey::read(k))
         .collect::<Result<Vec<_>, _>>()?;
-    let (digest, found) = block_on(async {
-        let digest = registry.manifest_digest(&reference).await?;
-        let found = registry.verify(&reference, &digest, &keys).await?;
-        Ok((digest, found))
-    })?;
+    let source = Source {
+        repo: a.lookup.repo.clone(),
+        want: a.lookup.want()?,
+        plain_http: a.registry.plain_http,
+        verify: None,
+    };
+    let arg = &a.reference;
+    if std::path::Path::new(arg).exists()
+        || arg.starts_with("http://")
+        || arg.starts_with("https://")
+    {
+        return Err(Error::Usage(format!(
+            "{arg}: a package on disk or at a URL carries no signature; give an oci:// reference or a name in a repository"
+        )));
+    }
+    let home = Home::from_env()?;
+    let signed = Resolver::new(home, source).signed(arg)?;
+    let (package, digest, found) = match signed {
+        Signed::Oci(reference) => {
+            let registry = Registry::new(a.registry.plain_http)?;
+            let (digest, found) = block_on(async {
+                let digest = registry.manifest_digest(&reference).await?;
+                let found = registry.verify(&reference, &digest, &keys).await?;
+                Ok((digest, found))
+            })?;
+            (reference.to_string(), digest, found)
+        }
+        Signed::Entry { repository, entry } => {
+            let digest = entry.digest.as_deref().map(str::to_ascii_lowercase);
+            let found = match &digest {
+                Some(d) => trust::verify_entry(&entry, d, &keys),
+                None => Err(
+                    "the index gives no digest for this package, so no signature can cover it"
+                        .into(),
+                ),
+            };
+            let package = format!(
+                "{} {} from repository {repository}",
+                entry.name,
+                entry.versions()
+            );
+            (
+                package,
+                format!("sha256:{}", digest.unwrap_or_default()),
+                found,
+            )
+        }
+    };
     let (verified, signer, why) = match &found {
-        Ok(k) => (true, Some(k), None),
+        Ok(k) => (true, Some(*k), None),
         Err(why) => (false, None, Some(why.clone())),
     };
     match a.output {
         Some(format) => print_data(
             format,
             &json!({
-                "reference": reference.to_string(),
+                "reference": package,
                 "manifestDigest": digest,
                 "verified": verified,
                 "key": signer.map(|k| json!({
@@ -81,11 +122,11 @@ pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
         )?,
         None => match signer {
             Some(k) => super::print(&format!(
-                "verified {reference} ({digest})\nsigned by: {}\n",
+                "verified {package} ({digest})\nsigned by: {}\n",
                 k.describe()
             ))?,
             None => eprintln!(
-                "{reference}: NOT verified: {}\n  digest: {digest}\n  keys tried: {}",
+                "{package}: NOT verified: {}\n  digest: {digest}\n  keys tried: {}",
                 why.unwrap_or_default(),
                 keys.iter()
                     .map(PublicKey::describe)

@@ -25,8 +25,9 @@ fn kudo(home: &Path) -> Command {
 fn json_of(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
         )
     })
 }
@@ -151,6 +152,30 @@ fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_re
     assert_eq!(
         (code, &v["key"]["fingerprint"]),
         (0, &Value::from(a_fp.clone()))
+    );
+    // untagged, as `kudo install` takes it: the newest tag
+    let untagged = reference.rsplit_once(':').unwrap().0;
+    let (code, v) = verify_signature(home, untagged, &[&a_pub]);
+    assert_eq!(
+        (code, &v["reference"]),
+        (0, &Value::from(reference.clone())),
+        "{v}"
+    );
+    assert_eq!(v["manifestDigest"], digest.as_str());
+    // a folder carries no signature
+    let folder = example("zookeeper-v1beta1");
+    let out = kudo(home)
+        .args(["package", "verify-signature"])
+        .arg(&folder)
+        .arg("--key")
+        .arg(&a_pub)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("carries no signature"),
+        "{}",
+        stderr(&out)
     );
     let (code, v) = verify_signature(home, &reference, &[&b_pub]);
     assert_eq!(code, 1);
@@ -548,6 +573,41 @@ fn a_signed_repository_index_is_required_by_its_policy() {
         .code(1)
         .stderr(predicate::str::contains("none made by these keys"));
     // only zookeeper was downloaded
+    assert_eq!(cached_packages(home), 1);
+    // verify-signature takes a name in a repository, as install does, and downloads nothing
+    let verify = |name: &str, key: &Path| {
+        let out = kudo(home)
+            .args([
+                "package",
+                "verify-signature",
+                name,
+                "--repo",
+                "signed",
+                "-o",
+                "json",
+            ])
+            .arg("--key")
+            .arg(key)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), json_of(&out))
+    };
+    let (code, v) = verify("zookeeper", &a_pub);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["key"]["fingerprint"], a_fp.as_str());
+    assert!(
+        v["reference"]
+            .as_str()
+            .unwrap()
+            .contains("from repository signed"),
+        "{v}"
+    );
+    let (code, v) = verify("cassandra", &a_pub);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("no signature"),
+        "{v}"
+    );
     assert_eq!(cached_packages(home), 1);
 }
 

@@ -171,6 +171,11 @@ impl Reference {
         })
     }
 
+    /// The package's name: the last segment of the repository.
+    pub fn name(&self) -> &str {
+        self.repository.rsplit('/').next().unwrap_or_default()
+    }
+
     /// The same repository at `tag`.
     pub fn with_tag(&self, tag: &str) -> Reference {
         Reference {

@@ -476,15 +476,7 @@ impl Resolver {
         name: &str,
         want: &Want,
     ) -> Result<(Package, Origin)> {
-        let (index, fresh) = self.index(repo, false)?;
-        let entry = match index.find(name, want, &repo.name) {
-            Ok(e) => e.clone(),
-            Err(_) if !fresh => {
-                let (index, _) = self.index(repo, true)?;
-                index.find(name, want, &repo.name)?.clone()
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let entry = self.entry(repo, name, want)?;
         let policy = self.policy(self.config()?.repository_policy(&self.home, repo))?;
         let checked = match &policy {
             None => None,
@@ -522,6 +514,74 @@ impl Resolver {
                 checked,
             },
         ))
+    }
+
+    /// The entry of package `name` in `repo`, in the versions `want` asks for: from the cached
+    /// index first, downloaded again when it lacks them.
+    fn entry(&self, repo: &Repository, name: &str, want: &Want) -> Result<Entry> {
+        let (index, fresh) = self.index(repo, false)?;
+        match index.find(name, want, &repo.name) {
+            Ok(e) => Ok(e.clone()),
+            Err(_) if !fresh => {
+                let (index, _) = self.index(repo, true)?;
+                Ok(index.find(name, want, &repo.name)?.clone())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Where the signature of PACKAGE `arg` is, resolved as [`Resolver::package`] resolves
+    /// it (an untagged `oci://` reference to the newest tag the versions asked for accept, a
+    /// name to its repository's entry), without downloading the package. A folder, a `.tgz`
+    /// or an `http(s)://` URL carries none: refused.
+    pub fn signed(&self, arg: &str) -> Result<Signed> {
+        if Path::new(arg).exists() || arg.starts_with("http://") || arg.starts_with("https://") {
+            return Err(RepoError::NothingToVerify(arg.to_string()));
+        }
+        if arg.starts_with("oci://") {
+            let reference = crate::oci::Reference::parse(arg).map_err(oci)?;
+            reference.require(false).map_err(oci)?;
+            let registry = crate::oci::Registry::new(self.source.plain_http).map_err(oci)?;
+            let runtime = runtime()?;
+            let tagged = runtime.block_on(self.tagged(&registry, reference, &self.source.want))?;
+            return Ok(Signed::Oci(tagged));
+        }
+        let repo = self.repository(None)?;
+        let entry = self.entry(&repo, arg, &self.source.want)?;
+        Ok(Signed::Entry {
+            repository: repo.name,
+            entry: Box::new(entry),
+        })
+    }
+
+    /// `reference` with its tag: its own, else the newest tag of its repository that `want`
+    /// accepts (tags are `APPVERSION_OPERATORVERSION`; the same order and the same version
+    /// rules as a repository's).
+    async fn tagged(
+        &self,
+        registry: &crate::oci::Registry,
+        reference: crate::oci::Reference,
+        want: &Want,
+    ) -> Result<crate::oci::Reference> {
+        if reference.tag.is_some() {
+            return Ok(reference);
+        }
+        let name = reference.name().to_string();
+        let tags = registry.tags(&reference).await.map_err(oci)?;
+        let mut index = Index::new(None);
+        for tag in &tags {
+            if let Some((app, op)) = crate::oci::versions_of_tag(tag) {
+                let _ = index.add(Entry {
+                    name: name.clone(),
+                    operator_version: op,
+                    app_version: app,
+                    urls: vec![tag.clone()],
+                    ..Entry::default()
+                });
+            }
+        }
+        let entry = index.find(&name, want, &reference.to_string())?;
+        Ok(reference.with_tag(&entry.urls[0]))
     }
 
     /// The `.tgz` of `entry`, from the cache or downloaded, its sha256 equal to the entry's
@@ -605,38 +665,9 @@ impl Resolver {
             &format!("{}/{}", reference.registry, reference.repository),
         ))?;
         let registry = crate::oci::Registry::new(self.source.plain_http).map_err(oci)?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| RepoError::Oci(format!("cannot start a runtime: {e}")))?;
-        let name = reference
-            .repository
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        let tagged = match &reference.tag {
-            Some(_) => reference.clone(),
-            None => {
-                let tags = runtime.block_on(registry.tags(&reference)).map_err(oci)?;
-                // The tags as an index: the same order and the same version rules as a
-                // repository's.
-                let mut index = Index::new(None);
-                for tag in &tags {
-                    if let Some((app, op)) = crate::oci::versions_of_tag(tag) {
-                        let _ = index.add(Entry {
-                            name: name.clone(),
-                            operator_version: op,
-                            app_version: app,
-                            urls: vec![tag.clone()],
-                            ..Entry::default()
-                        });
-                    }
-                }
-                let entry = index.find(&name, want, &reference.to_string())?;
-                reference.with_tag(&entry.urls[0])
-            }
-        };
+        let runtime = runtime()?;
+        let name = reference.name().to_string();
+        let tagged = runtime.block_on(self.tagged(&registry, reference, want))?;
         let pulled = runtime.block_on(registry.pull(&tagged)).map_err(oci)?;
         let checked = match &policy {
             None => None,
@@ -681,6 +712,28 @@ fn provenance(source: &str, digest: &str, checked: Option<&Checked>) -> Provenan
         signer,
         verification: verification.into(),
     }
+}
+
+/// Where a package's signature is ([`Resolver::signed`]).
+#[derive(Debug, Clone)]
+pub enum Signed {
+    /// A registry package at this tag: cosign's signatures of its manifest digest.
+    Oci(crate::oci::Reference),
+    /// A repository package: its index entry's signatures.
+    Entry {
+        /// The repository's name.
+        repository: String,
+        /// The entry.
+        entry: Box<Entry>,
+    },
+}
+
+/// A runtime for one blocking registry call.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RepoError::Oci(format!("cannot start a runtime: {e}")))
 }
 
 fn oci(e: crate::oci::OciError) -> RepoError {
