@@ -57,9 +57,9 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Work on a package: verify, convert, list or add parameters, create, push, sign.
     ///
-    /// Verify it, list its parameters, add one, convert it to structured parameters, create its
-    /// archive; push it to an OCI registry, pull it, sign it, verify its signature, make a key
-    /// pair.
+    /// Verify it, list its parameters, add one, convert it to structured parameters, list the
+    /// container images it runs, create its archive; push it to an OCI registry, pull it, sign
+    /// it, verify its signature, make a key pair.
     #[command(after_help = crate::examples::PACKAGE)]
     #[command(subcommand)]
     Package(PackageCommand),
@@ -753,6 +753,31 @@ pub struct TemplateArgs {
     pub output: DataFormat,
 }
 
+/// `kudo package images`.
+#[derive(Debug, Args)]
+pub struct ImagesArgs {
+    /// The package: a directory, a .tgz, an http(s):// URL, an oci:// reference or an
+    /// operator name in a repository.
+    pub package: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Instance name (`Name` in templates).
+    #[arg(long, default_value = "instance")]
+    pub instance: String,
+    /// Namespace (`Namespace` in templates).
+    #[arg(long, short = 'n', default_value = "default")]
+    pub namespace: String,
+    /// Also render each value of every parameter's finite domain (enum, boolean, a Toggle
+    /// task's parameter), one parameter at a time, on top of the given values.
+    #[arg(long)]
+    pub all_values: bool,
+    /// Output format (default: a table, one row per place an image is used).
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+}
+
 /// Output formats of data.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum DataFormat {
@@ -801,6 +826,28 @@ pub enum PackageCommand {
     /// List what a package defines.
     #[command(subcommand, after_help = crate::examples::LIST_PARAMETERS)]
     List(ListCommand),
+    /// List the container images a package's plans run with the given parameters.
+    ///
+    /// Renders every plan (its Apply tasks and the Toggle tasks that are on, as `kudo template`
+    /// renders them) and every Pipe task's Pod (with the `waiter` container kudo adds to it),
+    /// and lists each image once, with where it is used: the plan, the task, the object and the
+    /// JSON pointer of the field. Images are read from the containers, init containers and
+    /// ephemeral containers of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets,
+    /// ReplicationControllers, PodTemplates, Jobs and CronJobs.
+    ///
+    /// Not listed: an object of any other kind (a custom resource is not guessed at, even one
+    /// holding a pod template), images a running program starts by itself, and the images of
+    /// the packages KudoOperator tasks install: those are named (on stderr, or under
+    /// `dependencies` with -o), not fetched. An image that is not a valid reference is an
+    /// error naming it, its object and its field.
+    ///
+    /// --all-values also renders, one parameter at a time, each value of every finite domain:
+    /// a parameter's `enum`, true and false for a boolean, and true and false for the
+    /// parameter of a Toggle task. Not every combination of them: an image only two settings
+    /// together select is not found. Parameters under an array item are not walked. At most
+    /// 256 renders in all, else nothing is rendered.
+    #[command(after_help = crate::examples::IMAGES)]
+    Images(ImagesArgs),
     /// Add something to a package.
     #[command(subcommand, after_help = crate::examples::ADD_PARAMETER)]
     Add(AddCommand),
@@ -1368,6 +1415,7 @@ mod tests {
             &["package", "convert", "pkg"],
             &["package", "verify", "pkg"],
             &["package", "list", "parameters", "pkg"],
+            &["package", "images", "pkg"],
             &["package", "add", "parameter", "pkg"],
             &["package", "create", "pkg"],
             &["package", "push", "pkg", "oci://r/p"],

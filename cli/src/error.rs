@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use kudo_client::{commands, init, storage_migration};
 use kudo_diag::Diagnostic;
 use kudo_pkg::dependency::DependencyError;
+use kudo_pkg::images::ImagesError;
 use kudo_pkg::repo::IndexError;
 
 use crate::sources::Sources;
@@ -70,6 +71,11 @@ pub enum Error {
     /// An index, or a version (`--operator-version`, `--app-version`), that is not one.
     #[error(transparent)]
     Index(IndexError),
+    /// `package images`: image fields that hold no valid reference, or a walk of the
+    /// parameters' domains that takes too many renders (templates that do not render are
+    /// parameter problems).
+    #[error(transparent)]
+    Images(ImagesError),
     /// A KudoOperator dependency that cannot be resolved.
     #[error(transparent)]
     Dependency(#[from] DependencyError),
@@ -285,6 +291,39 @@ impl From<kudo_diag::Error> for Error {
         match e {
             kudo_diag::Error::Diagnostics(diags) => Error::parameters(diags),
             e => Error::Package(e),
+        }
+    }
+}
+
+/// Templates that do not render are diagnostics; one that fails only with a value `--all-values`
+/// set says which, in its help.
+impl From<ImagesError> for Error {
+    fn from(e: ImagesError) -> Self {
+        match e {
+            ImagesError::Render(failures) => Error::parameters(
+                failures
+                    .into_iter()
+                    .flat_map(|f| {
+                        let with = f.setting.map(|s| {
+                            format!(
+                                "it fails with -p {}={}, a value --all-values tries",
+                                s.pointer.trim_start_matches('/'),
+                                s.text()
+                            )
+                        });
+                        f.diags.into_iter().map(move |mut d| {
+                            if let Some(with) = &with {
+                                d.help = Some(match d.help.take() {
+                                    Some(help) => format!("{help}; {with}"),
+                                    None => with.clone(),
+                                });
+                            }
+                            d
+                        })
+                    })
+                    .collect(),
+            ),
+            e => Error::Images(e),
         }
     }
 }

@@ -53,6 +53,7 @@ pub const PACKAGE: &str = "\
 Examples:
   kudo package verify examples/cassandra-v1beta2
   kudo package list parameters examples/cassandra-v1beta2
+  kudo package images examples/cassandra-v1beta2
   kudo package convert examples/zookeeper-v1beta1 --output-dir zookeeper-v1beta2
   kudo package add parameter examples/cassandra-v1beta2 --path /backup --name keepDays \\
     --type integer --default 7 --yes
@@ -88,6 +89,18 @@ Examples:
   kudo package list parameters examples/cassandra-v1beta2 --required --descriptions
   kudo package list parameters examples/zookeeper-v1beta1 --names
   kudo package list parameters examples/cassandra-v1beta2 -o json-schema
+";
+
+pub const IMAGES: &str = "\
+Examples:
+  # Each image the plans run with the defaults, and where
+  kudo package images examples/cassandra-v1beta2
+
+  # With values, also each value of every enum and boolean (one at a time), as JSON
+  kudo package images examples/cassandra-v1beta2 -p nodeCount=5 --all-values -o json
+
+  # A KUDO (v1beta1) package, as YAML
+  kudo package images examples/zookeeper-v1beta1 -o yaml
 ";
 
 pub const ADD_PARAMETER: &str = "\
@@ -425,6 +438,7 @@ mod tests {
             super::CONVERT,
             super::VERIFY,
             super::LIST_PARAMETERS,
+            super::IMAGES,
             super::ADD_PARAMETER,
             super::CREATE,
             super::UPDATE,

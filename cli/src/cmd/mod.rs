@@ -9,6 +9,7 @@ mod diff;
 mod explain;
 pub mod get;
 mod history;
+mod images;
 mod init;
 pub mod install;
 mod instance_file;
@@ -68,6 +69,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Package(PackageCommand::Convert(a)) => package::convert(a),
         Command::Package(PackageCommand::Verify(a)) => package::verify(a),
         Command::Package(PackageCommand::List(ListCommand::Parameters(a))) => list::parameters(a),
+        Command::Package(PackageCommand::Images(a)) => images::run(a),
         Command::Package(PackageCommand::Add(AddCommand::Parameter(a))) => author::add_parameter(a),
         Command::Package(PackageCommand::Create(a)) => package::create(a),
         Command::Package(PackageCommand::Push(a)) => registry::push(a),

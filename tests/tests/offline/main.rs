@@ -18,6 +18,7 @@ mod diagnostics;
 mod explain;
 mod extensions;
 mod help;
+mod images;
 mod init;
 mod instance;
 mod list;

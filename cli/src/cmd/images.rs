@@ -1,0 +1,242 @@
+//! `kudo package images`: the list comes from `kudo_pkg::images`; this module prints it, as a
+//! table (with notes on stderr) or as data.
+
+use kudo_pkg::images::{self, DependencyTask, Images, ListOptions, Site, Tested, Walk};
+use kudo_pkg::render::Prepared;
+use serde_json::{Value, json};
+
+use super::Outcome;
+use crate::args::{DataFormat, ImagesArgs};
+use crate::error::Error;
+
+pub fn run(a: ImagesArgs) -> Result<Outcome, Error> {
+    let pkg = super::load_with(&a.package, &a.source)?.package;
+    let values = super::resolve(&pkg, &a.values)?;
+    let opts = ListOptions {
+        instance: a.instance,
+        namespace: a.namespace,
+        all_values: a.all_values,
+    };
+    let found = images::list(&Prepared::new(&pkg), values.value(), &opts)?;
+    match a.output {
+        None => {
+            super::print(&table(&found))?;
+            for line in notes(&found) {
+                eprintln!("{line}");
+            }
+        }
+        Some(DataFormat::Json) => super::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&data(&found)).unwrap_or_default()
+        ))?,
+        Some(DataFormat::Yaml) => super::print(&super::to_yaml(&data(&found)))?,
+    }
+    Ok(Outcome::Done)
+}
+
+/// One row per place an image is used; a `WITH` column when the walk found some.
+fn table(found: &Images) -> String {
+    if found.images.is_empty() {
+        return String::new();
+    }
+    let walked = found
+        .images
+        .iter()
+        .flat_map(|i| &i.sites)
+        .any(|s| s.setting.is_some());
+    let mut headers = vec!["IMAGE", "PLAN", "TASK", "OBJECT", "FIELD"];
+    if walked {
+        headers.push("WITH");
+    }
+    let mut rows = Vec::new();
+    for image in &found.images {
+        for s in &image.sites {
+            let mut row = vec![
+                image.image.clone(),
+                s.plan.clone(),
+                s.task.clone(),
+                format!("{}/{}", s.object.kind, s.object.name),
+                s.pointer.clone(),
+            ];
+            if walked {
+                row.push(s.setting.as_ref().map(setting).unwrap_or_default());
+            }
+            rows.push(row);
+        }
+    }
+    super::table(&headers, &rows)
+}
+
+/// A domain value as `-p` sets it: `debug=true`.
+fn setting(s: &images::Setting) -> String {
+    format!("{}={}", s.pointer.trim_start_matches('/'), s.text())
+}
+
+/// What the table does not say: the dependencies not listed, what the walk tried.
+fn notes(found: &Images) -> Vec<String> {
+    let mut out = Vec::new();
+    if found.images.is_empty() {
+        out.push("no image found".to_string());
+    }
+    for d in &found.dependencies {
+        out.push(format!(
+            "note: task `{}` (plan {}) installs package {}: its images are not listed",
+            d.task,
+            d.plans.join(", "),
+            dependency(d)
+        ));
+    }
+    if let Some(walk) = &found.walk {
+        let count =
+            |want: fn(&Tested) -> bool| walk.tried.iter().filter(|t| want(&t.outcome)).count();
+        out.push(format!(
+            "note: --all-values tried {} values, one parameter at a time: {} rendered, {} as \
+             given, {} refused by the schema",
+            walk.tried.len(),
+            count(|o| matches!(o, Tested::Rendered)),
+            count(|o| matches!(o, Tested::Given)),
+            count(|o| matches!(o, Tested::Refused(_))),
+        ));
+        for t in &walk.tried {
+            if let Tested::Refused(diags) = &t.outcome {
+                out.push(format!(
+                    "  refused: {}: {}",
+                    setting(&t.setting),
+                    problems(diags)
+                ));
+            }
+        }
+        if !walk.not_walked.is_empty() {
+            out.push(format!(
+                "note: not walked (under an array item): {}",
+                walk.not_walked.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// What a KudoOperator task names, in words: `kafka (operatorVersion 1.3.1, appVersion 2.5.0)
+/// from the repository`.
+fn dependency(d: &DependencyTask) -> String {
+    let spec = &d.spec;
+    let versions: Vec<String> = [
+        ("operatorVersion", &spec.operator_version),
+        ("appVersion", &spec.app_version),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v}")))
+    .collect();
+    let versions = if versions.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", versions.join(", "))
+    };
+    let from = if spec.is_path() {
+        "a path beside the package"
+    } else {
+        "the repository"
+    };
+    format!("`{}`{versions} from {from}", spec.package)
+}
+
+/// The messages of a refusal, without their origin (the value is the walk's, not a `-p`).
+fn problems(diags: &[kudo_diag::Diagnostic]) -> String {
+    diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.pointer, d.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The list as data: `images`, `dependencies`, and with `--all-values` the values tried.
+fn data(found: &Images) -> Value {
+    let images: Vec<Value> = found
+        .images
+        .iter()
+        .map(|i| {
+            json!({
+                "image": i.image,
+                "reference": i.reference.whole(),
+                "uses": i.sites.iter().map(site).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let dependencies: Vec<Value> = found
+        .dependencies
+        .iter()
+        .map(|d| {
+            let mut v = json!({
+                "task": d.task,
+                "plans": d.plans,
+                "package": d.spec.package,
+                "from": if d.spec.is_path() { "path" } else { "repository" },
+            });
+            for (k, x) in [
+                ("operatorName", &d.spec.operator_name),
+                ("operatorVersion", &d.spec.operator_version),
+                ("appVersion", &d.spec.app_version),
+            ] {
+                if let Some(x) = x {
+                    v[k] = json!(x);
+                }
+            }
+            v
+        })
+        .collect();
+    let mut out = json!({"images": images, "dependencies": dependencies});
+    if let Some(walk) = &found.walk {
+        out["values"] = walked(walk);
+    }
+    out
+}
+
+fn site(s: &Site) -> Value {
+    let mut v = json!({
+        "plan": s.plan,
+        "phase": s.phase,
+        "step": s.step,
+        "task": s.task,
+        "template": s.template,
+        "apiVersion": s.object.api_version,
+        "kind": s.object.kind,
+        "name": s.object.name,
+        "pointer": s.pointer,
+    });
+    if let Some(ns) = &s.object.namespace {
+        v["namespace"] = json!(ns);
+    }
+    if let Some(w) = &s.setting {
+        v["with"] = json!({"parameter": w.pointer, "value": w.value});
+    }
+    v
+}
+
+fn walked(walk: &Walk) -> Value {
+    let tried: Vec<Value> = walk
+        .tried
+        .iter()
+        .map(|t| {
+            let mut v = json!({
+                "parameter": t.setting.pointer,
+                "value": t.setting.value,
+                "outcome": match t.outcome {
+                    Tested::Rendered => "rendered",
+                    Tested::Given => "given",
+                    Tested::Refused(_) => "refused",
+                },
+            });
+            if let Tested::Refused(diags) = &t.outcome {
+                let refused: Vec<Value> = diags
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(|d| json!({"pointer": d.pointer.to_string(), "message": d.message}))
+                    .collect();
+                v["problems"] = json!(refused);
+            }
+            v
+        })
+        .collect();
+    json!({"tried": tried, "notWalked": walk.not_walked})
+}
