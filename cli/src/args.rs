@@ -875,12 +875,16 @@ pub enum PackageCommand {
     Pull(PullArgs),
     /// Sign a package in an OCI registry with a cosign key.
     ///
-    /// Writes cosign's signature: a simple-signing payload naming the package's manifest
-    /// digest, signed with the private key, stored as the tag sha256-DIGEST.sig beside the
-    /// package (added to the signatures already there). `cosign verify --key cosign.pub`
-    /// accepts it, and kudo accepts what cosign signs. The key's password comes from
-    /// $KUDO_PASSWORD (or $COSIGN_PASSWORD), else a prompt. Keyless signing (Fulcio, Rekor)
-    /// is not offered: it needs the Internet.
+    /// Writes what `cosign sign --key` 3.x writes by default: a Sigstore bundle (an in-toto
+    /// statement naming the package's manifest digest, in a DSSE envelope signed with the
+    /// private key) attached to the manifest as an OCI 1.1 referrer, through the referrers API,
+    /// or where the registry lacks it through the fallback tag sha256-DIGEST, as cosign does.
+    /// --bundle-format=legacy writes cosign 2's format instead: a simple-signing payload
+    /// stored as the tag sha256-DIGEST.sig (added to the signatures already there). kudo
+    /// accepts either format. Nothing is sent to a transparency log (Rekor): `cosign verify`
+    /// needs --insecure-ignore-tlog. The key's password comes from $KUDO_PASSWORD (or
+    /// $COSIGN_PASSWORD), else a prompt. Keyless signing (Fulcio, Rekor) is not offered: it
+    /// needs the Internet.
     #[command(after_help = crate::examples::SIGN)]
     Sign(SignArgs),
     /// Check that a package is signed by one of the keys given, without installing it.
@@ -889,7 +893,9 @@ pub enum PackageCommand {
     /// oci:// reference with a tag, or without one (the newest tag that --operator-version and
     /// --app-version accept), or a name in a repository (--repo, else the context; its index
     /// entry's signatures). For a registry package it reads cosign's signatures of the
-    /// manifest digest. Exits with 0 and names the key that signed, or with 1 saying what
+    /// manifest digest in both of cosign's formats: Sigstore bundles among its referrers
+    /// (cosign 3), then the .sig tag (cosign 2). No transparency log is checked, as with
+    /// `cosign verify --insecure-ignore-tlog`, and it says so. Exits with 0 and names the key that signed, or with 1 saying what
     /// was found (no signature, none by these keys). A folder, a .tgz or an http(s):// URL
     /// carries no signature and is refused (exit 2).
     #[command(after_help = crate::examples::VERIFY_SIGNATURE)]
@@ -913,6 +919,10 @@ pub struct SignArgs {
     /// The private key (cosign's encrypted PEM).
     #[arg(long, value_name = "FILE", default_value = kudo_source::trust::PRIVATE_KEY_FILE)]
     pub key: PathBuf,
+    /// The signature's format: `bundle` (cosign 3's default, a Sigstore bundle attached as a
+    /// referrer) or `legacy` (cosign 2's `.sig` tag).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "bundle")]
+    pub bundle_format: kudo_source::oci::signature::Format,
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Print what was signed as data instead of text.

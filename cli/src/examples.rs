@@ -384,7 +384,11 @@ Examples:
   kudo package sign oci://localhost:5000/kudo/zookeeper:3.6.2_0.4.0 \\
     --key examples/signing/cosign.key --plain-http
 
-  # cosign reads it too (kudo writes no Rekor entry, so cosign 2 is told not to ask one):
+  # cosign 2's format (the tag sha256-DIGEST.sig), for verifiers that read only that
+  kudo package sign oci://localhost:5000/kudo/zookeeper:3.6.2_0.4.0 --bundle-format legacy \\
+    --key examples/signing/cosign.key --plain-http
+
+  # cosign reads either (kudo writes no Rekor entry, so cosign is told not to ask one):
   #   cosign verify --key cosign.pub --insecure-ignore-tlog=true \\
   #     localhost:5000/kudo/zookeeper:3.6.2_0.4.0
 ";
@@ -399,11 +403,8 @@ Examples:
     --key old.pub --key new.pub -o json
 
   # Untagged: the newest 1.3.x tag, as `kudo install` picks it
-  kudo package verify-signature oci://ghcr.io/acme/kudo/kafka --operator-version '~1.3' \\
+  kudo package verify-signature oci://ghcr.io/acme/kudo/kafka --operator-version 1.3.x \\
     --key cosign.pub
-
-  # A package of a repository: its index entry's signatures
-  kudo package verify-signature kafka --repo acme --key cosign.pub
 ";
 
 pub const GENERATE_KEY: &str = "\

@@ -19,6 +19,7 @@
 //! with a private CA).
 
 mod artifact;
+pub mod bundle;
 pub mod credentials;
 mod error;
 mod reference;

@@ -9,6 +9,8 @@ use super::Outcome;
 use super::registry::{block_on, print_data};
 use crate::args::{GenerateKeyArgs, RegistryTrustArgs, SignArgs, TrustArgs, VerifySignatureArgs};
 use crate::error::Error;
+use kudo_source::oci::bundle::TLOG_NOT_CHECKED;
+use kudo_source::oci::signature::Format;
 use kudo_source::oci::{Reference, Registry};
 use kudo_source::repo::{Home, Repositories, Resolver, Signed, Source, config::RegistryPolicy};
 use kudo_source::trust::{self, Mode, PublicKey, SigningKey};
@@ -19,28 +21,54 @@ pub fn signing_key(path: &std::path::Path) -> Result<SigningKey, Error> {
     Ok(SigningKey::read(path, password.as_bytes())?)
 }
 
-/// `kudo package sign oci://... --key cosign.key`.
+/// `kudo package sign oci://... --key cosign.key [--bundle-format bundle|legacy]`.
 pub fn sign(a: SignArgs) -> Result<Outcome, Error> {
     let reference = Reference::parse(&a.reference)?;
     reference.require(true)?;
     let registry = Registry::new(a.registry.plain_http)?;
     let key = signing_key(&a.key)?;
-    let signed = block_on(registry.sign(&reference, &key))?;
-    match a.output {
-        Some(format) => print_data(
-            format,
-            &json!({
+    let format = a.bundle_format;
+    let data = match format {
+        Format::Bundle => {
+            let signed = block_on(registry.sign_bundle(&reference, &key))?;
+            json!({
+                "reference": reference.to_string(),
+                "manifestDigest": signed.manifest_digest,
+                "format": format.as_str(),
+                "signature": format!("{}@{}", reference.untagged(), signed.referrer_digest),
+                "attachedBy": signed.attached.describe(&signed.manifest_digest),
+                "key": key.fingerprint,
+            })
+        }
+        Format::Legacy => {
+            let signed = block_on(registry.sign(&reference, &key))?;
+            json!({
                 "reference": signed.reference.to_string(),
                 "manifestDigest": signed.manifest_digest,
+                "format": format.as_str(),
                 "signature": signed.signature.to_string(),
                 "signatures": signed.signatures,
                 "key": signed.key,
-            }),
-        )?,
-        None => super::print(&format!(
-            "signed {} ({})\nsignature: {}\nkey: {}\n",
-            signed.reference, signed.manifest_digest, signed.signature, signed.key
-        ))?,
+            })
+        }
+    };
+    match a.output {
+        Some(output) => print_data(output, &data)?,
+        None => {
+            let text = |k: &str| data[k].as_str().unwrap_or_default().to_string();
+            let attached = match data["attachedBy"].as_str() {
+                Some(how) => format!(" (attached through {how})"),
+                None => String::new(),
+            };
+            super::print(&format!(
+                "signed {} ({})\nsignature: {} ({}){attached}\nkey: {}\n",
+                text("reference"),
+                text("manifestDigest"),
+                text("signature"),
+                text("format"),
+                text("key")
+            ))?
+        }
     }
     Ok(Outcome::Done)
 }
@@ -48,6 +76,10 @@ pub fn sign(a: SignArgs) -> Result<Outcome, Error> {
 /// `kudo package verify-signature PACKAGE --key cosign.pub`: PACKAGE resolved as `kudo
 /// install` resolves it ([`kudo_source::repo::Resolver::signed`]).
 pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
+    // The registry's client first: a bad $KUDO_REGISTRY_CA_FILE is said before anything else.
+    let registry = Reference::is_oci(&a.reference)
+        .then(|| Registry::new(a.registry.plain_http))
+        .transpose()?;
     let keys = a
         .key
         .iter()
@@ -70,14 +102,22 @@ pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
     }
     let home = Home::from_env()?;
     let signed = Resolver::new(home, source).signed(arg)?;
+    let mut signed_as = None;
     let (package, digest, found) = match signed {
         Signed::Oci(reference) => {
-            let registry = Registry::new(a.registry.plain_http)?;
+            let registry = match registry {
+                Some(r) => r,
+                None => Registry::new(a.registry.plain_http)?,
+            };
             let (digest, found) = block_on(async {
                 let digest = registry.manifest_digest(&reference).await?;
                 let found = registry.verify(&reference, &digest, &keys).await?;
                 Ok((digest, found))
             })?;
+            let found = found.map(|(key, f)| {
+                signed_as = Some(f);
+                key
+            });
             (reference.to_string(), digest, found)
         }
         Signed::Entry { repository, entry } => {
@@ -116,15 +156,23 @@ pub fn verify_signature(a: VerifySignatureArgs) -> Result<Outcome, Error> {
                     "path": k.path.display().to_string(),
                     "fingerprint": k.fingerprint,
                 })),
+                "format": signed_as.map(Format::as_str),
+                "transparencyLog": verified.then_some(TLOG_NOT_CHECKED),
                 "reason": why,
                 "keysTried": keys.iter().map(PublicKey::describe).collect::<Vec<_>>(),
             }),
         )?,
         None => match signer {
-            Some(k) => super::print(&format!(
-                "verified {package} ({digest})\nsigned by: {}\n",
-                k.describe()
-            ))?,
+            Some(k) => {
+                eprintln!("WARNING: {TLOG_NOT_CHECKED}");
+                super::print(&format!(
+                    "verified {package} ({digest}){}\nsigned by: {}\n",
+                    signed_as
+                        .map(|f| format!(", {} format", f.as_str()))
+                        .unwrap_or_default(),
+                    k.describe()
+                ))?
+            }
             None => eprintln!(
                 "{package}: NOT verified: {}\n  digest: {digest}\n  keys tried: {}",
                 why.unwrap_or_default(),

@@ -71,7 +71,8 @@ fn push(home: &Path, package: &Path, target: &str) -> Value {
     )
 }
 
-fn sign(home: &Path, reference: &str, key: &Path) -> Value {
+/// `kudo package sign REF --key K --bundle-format FORMAT`: its JSON.
+fn sign(home: &Path, reference: &str, key: &Path, format: &str) -> Value {
     json_of(
         kudo(home)
             .args([
@@ -81,6 +82,8 @@ fn sign(home: &Path, reference: &str, key: &Path) -> Value {
                 "--plain-http",
                 "-o",
                 "json",
+                "--bundle-format",
+                format,
                 "--key",
             ])
             .arg(key)
@@ -145,7 +148,7 @@ fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_re
     );
 
     // signed by a: a verifies, b does not
-    let signed = sign(home, &reference, &a_key);
+    let signed = sign(home, &reference, &a_key, "legacy");
     assert_eq!(signed["manifestDigest"], digest.as_str());
     assert_eq!(signed["key"], a_fp.as_str());
     let (code, v) = verify_signature(home, &reference, &[&a_pub]);
@@ -224,8 +227,8 @@ fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_re
 
     // b signs too: both signatures are kept (cosign appends); signing again with a replaces
     // a's own
-    assert_eq!(sign(home, &reference, &b_key)["signatures"], 2);
-    assert_eq!(sign(home, &reference, &a_key)["signatures"], 2);
+    assert_eq!(sign(home, &reference, &b_key, "legacy")["signatures"], 2);
+    assert_eq!(sign(home, &reference, &a_key, "legacy")["signatures"], 2);
     for (public, fp) in [(&a_pub, &a_fp), (&b_pub, &b_fp)] {
         let (code, v) = verify_signature(home, &reference, &[&c_pub, public]);
         assert_eq!(
@@ -331,7 +334,7 @@ fn a_package_signed_in_a_registry_is_verified_and_an_unsigned_or_tampered_one_re
             "policy: verify: required (registry",
         ));
     // signed again (the new manifest), it is used
-    sign(home, &reference, &a_key);
+    sign(home, &reference, &a_key, "bundle");
     kudo(home)
         .args(["params", &reference, "--plain-http"])
         .assert()
@@ -406,6 +409,7 @@ fn a_signature_made_outside_kudo_in_cosign_s_layout_verifies_and_cosign_s_key_si
             "--plain-http",
             "-o",
             "json",
+            "--bundle-format=legacy",
             "--key",
         ])
         .arg(&cosign_key)
@@ -634,7 +638,10 @@ fn signing_and_verifying_use_the_registry_s_credentials() {
         &registry.oci("team/kudo"),
     );
     let reference = pushed["reference"].as_str().unwrap().to_string();
-    assert_eq!(sign(home, &reference, &key)["key"], fingerprint.as_str());
+    assert_eq!(
+        sign(home, &reference, &key, "bundle")["key"],
+        fingerprint.as_str()
+    );
     let (code, v) = verify_signature(home, &reference, &[&public]);
     assert_eq!(
         (code, &v["key"]["fingerprint"]),
@@ -729,4 +736,185 @@ fn a_key_or_policy_that_is_missing_is_refused_and_nothing_is_written() {
         .stderr(predicate::str::contains(
             "is a public key: signing takes the private key",
         ));
+}
+
+/// The manifest tag `tag` of repository `repository` names, read from the registry's storage
+/// (an image index is served only to a client that asks for one).
+fn stored_manifest(registry: &TestRegistry, repository: &str, tag: &str) -> (String, Value) {
+    let link = registry
+        .storage()
+        .join("docker/registry/v2/repositories")
+        .join(repository)
+        .join("_manifests/tags")
+        .join(tag)
+        .join("current/link");
+    let digest = std::fs::read_to_string(&link).unwrap_or_else(|e| panic!("{link:?}: {e}"));
+    (digest.clone(), stored_blob(registry, &digest))
+}
+
+fn stored_blob(registry: &TestRegistry, digest: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(registry.blob_file(digest)).unwrap()).unwrap()
+}
+
+/// cosign 3's format: `kudo package sign` attaches a Sigstore bundle as a referrer of the
+/// package's manifest. Debian's docker-registry (distribution 2.8) lacks the referrers API, so
+/// the fallback tag `sha256-HEX` lists it, as cosign's client does; the referrer manifest and
+/// the bundle are cosign's shape. verify-signature reads it, says which format verified and
+/// that no transparency log was checked; a second key's bundle is kept beside the first; a
+/// bundle changed in the registry's storage does not count.
+#[test]
+fn a_bundle_is_attached_as_a_referrer_as_cosign_3_attaches_it_and_verified() {
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (a_key, a_pub, a_fp) = key_pair(home, "a");
+    let (b_key, b_pub, b_fp) = key_pair(home, "b");
+    let pushed = push(home, &example("zookeeper-v1beta1"), &registry.oci("kudo"));
+    let reference = pushed["reference"].as_str().unwrap().to_string();
+    let digest = pushed["manifestDigest"].as_str().unwrap().to_string();
+    let hexd = digest.trim_start_matches("sha256:");
+
+    // the registry has no referrers API: the fallback tag is written
+    let (status, _) = registry
+        .get(&format!("/v2/kudo/zookeeper/referrers/{digest}"))
+        .unwrap();
+    assert_eq!(status, 404, "docker-registry 2.8 serves no referrers API");
+    let out = kudo(home)
+        .args([
+            "package",
+            "sign",
+            &reference,
+            "--plain-http",
+            "-o",
+            "json",
+            "--key",
+        ])
+        .arg(&a_key)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let signed = json_of(&out);
+    assert_eq!(signed["format"], "bundle", "{signed}");
+    assert_eq!(signed["manifestDigest"], digest.as_str());
+    assert!(
+        signed["attachedBy"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("fallback tag sha256-{hexd}")),
+        "{signed}"
+    );
+    let (_, index) = stored_manifest(&registry, "kudo/zookeeper", &format!("sha256-{hexd}"));
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    let entries = index["manifests"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{index}");
+    assert_eq!(
+        entries[0]["artifactType"],
+        "application/vnd.dev.sigstore.bundle.v0.3+json"
+    );
+    let referrer_digest = entries[0]["digest"].as_str().unwrap();
+    assert!(
+        signed["signature"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("@{referrer_digest}"))
+    );
+    // the referrer: cosign's manifest (WriteReferrer) around cosign's bundle
+    let referrer = stored_blob(&registry, referrer_digest);
+    assert_eq!(referrer["subject"]["digest"], digest.as_str(), "{referrer}");
+    assert_eq!(
+        referrer["artifactType"],
+        "application/vnd.dev.sigstore.bundle.v0.3+json"
+    );
+    assert_eq!(
+        referrer["config"]["mediaType"],
+        "application/vnd.oci.empty.v1+json"
+    );
+    assert_eq!(
+        referrer["annotations"]["dev.sigstore.bundle.content"],
+        "dsse-envelope"
+    );
+    assert_eq!(
+        referrer["annotations"]["dev.sigstore.bundle.predicateType"],
+        "https://sigstore.dev/cosign/sign/v1"
+    );
+    let bundle_digest = referrer["layers"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bundle = stored_blob(&registry, &bundle_digest);
+    assert_eq!(
+        bundle["mediaType"],
+        "application/vnd.dev.sigstore.bundle.v0.3+json"
+    );
+    let hint = bundle["verificationMaterial"]["publicKey"]["hint"]
+        .as_str()
+        .unwrap();
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    assert_eq!(
+        b64.decode(hint).unwrap(),
+        hex(a_fp.trim_start_matches("sha256:")),
+        "the hint is base64 of the key's sha256"
+    );
+    let envelope = &bundle["dsseEnvelope"];
+    assert_eq!(envelope["payloadType"], "application/vnd.in-toto+json");
+    assert_eq!(envelope["signatures"].as_array().unwrap().len(), 1);
+    let statement: Value =
+        serde_json::from_slice(&b64.decode(envelope["payload"].as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(statement["subject"][0]["digest"]["sha256"], hexd);
+    assert_eq!(
+        statement["predicateType"],
+        "https://sigstore.dev/cosign/sign/v1"
+    );
+
+    // verified, in the bundle format; the transparency log not checked, in cosign's words
+    let (code, v) = verify_signature(home, &reference, &[&b_pub, &a_pub]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["key"]["fingerprint"], a_fp.as_str());
+    assert_eq!(v["format"], "bundle");
+    assert!(
+        v["transparencyLog"]
+            .as_str()
+            .unwrap()
+            .starts_with("Skipping tlog verification is an insecure practice"),
+        "{v}"
+    );
+    let (code, v) = verify_signature(home, &reference, &[&b_pub]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("1 Sigstore bundle(s) attached to"),
+        "{v}"
+    );
+    // b's bundle is added beside a's; each verifies
+    sign(home, &reference, &b_key, "bundle");
+    let (_, index) = stored_manifest(&registry, "kudo/zookeeper", &format!("sha256-{hexd}"));
+    assert_eq!(index["manifests"].as_array().unwrap().len(), 2, "{index}");
+    let (code, v) = verify_signature(home, &reference, &[&b_pub]);
+    assert_eq!((code, &v["key"]["fingerprint"]), (0, &Value::from(b_fp)));
+
+    // a bundle changed where the registry keeps it: its digest no longer matches, it does not
+    // count, and the reason says so
+    let file = registry.blob_file(&bundle_digest);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("dsseEnvelope", "dsseEnvelopf", 1)).unwrap();
+    let (code, v) = verify_signature(home, &reference, &[&a_pub]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not match its digest"),
+        "{v}"
+    );
 }

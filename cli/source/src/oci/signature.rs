@@ -37,6 +37,26 @@ const MAX_PAYLOAD_BYTES: i64 = 64 * 1024;
 /// How long reading the signatures may take, all requests together.
 const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Which of cosign's formats a signature is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// cosign 3's default: a Sigstore bundle attached as an OCI 1.1 referrer
+    /// ([`super::bundle`]).
+    Bundle,
+    /// cosign 2's: a simple-signing layer in the tag `sha256-HEX.sig`.
+    Legacy,
+}
+
+impl Format {
+    /// As output names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Bundle => "bundle",
+            Format::Legacy => "legacy",
+        }
+    }
+}
+
 /// A package signed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -154,10 +174,42 @@ impl Registry {
     }
 
     /// The key among `keys` that signed the manifest `manifest_digest` of `reference`'s
-    /// repository, reading cosign's signatures with the sigstore crate. `Ok(Err(why))` when
-    /// none did (no signature, or none by these keys); `Err` when the registry could not be
-    /// asked.
+    /// repository, and in which of cosign's formats: its Sigstore bundles first (cosign 3,
+    /// [`super::bundle`]), then its `.sig` tag (cosign 2). `Ok(Err(why))` when none did (no
+    /// signature, or none by these keys, in either); `Err` when the registry could not be
+    /// asked, or sent more than kudo reads.
     pub async fn verify<'k>(
+        &self,
+        reference: &Reference,
+        manifest_digest: &str,
+        keys: &'k [PublicKey],
+    ) -> Result<Result<(&'k PublicKey, Format), String>, OciError> {
+        let timed_out = || OciError::Registry {
+            reference: reference.to_string(),
+            answer: format!(
+                "its signatures were not read within {} s",
+                READ_TIMEOUT.as_secs()
+            ),
+        };
+        let bundles = tokio::time::timeout(
+            READ_TIMEOUT,
+            self.verify_bundles(reference, manifest_digest, keys),
+        )
+        .await
+        .map_err(|_| timed_out())??;
+        let in_bundles = match bundles {
+            Some(Ok(k)) => return Ok(Ok((k, Format::Bundle))),
+            Some(Err(why)) => why,
+            None => "no Sigstore bundle among its referrers".to_string(),
+        };
+        let legacy = self.verify_legacy(reference, manifest_digest, keys).await?;
+        Ok(legacy
+            .map(|k| (k, Format::Legacy))
+            .map_err(|why| format!("{why}; {in_bundles}")))
+    }
+
+    /// [`Registry::verify`] of cosign 2's `.sig` tag alone.
+    async fn verify_legacy<'k>(
         &self,
         reference: &Reference,
         manifest_digest: &str,

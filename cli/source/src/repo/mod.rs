@@ -675,6 +675,7 @@ impl Resolver {
                 let found = runtime
                     .block_on(registry.verify(&tagged, &pulled.manifest_digest, &p.1))
                     .map_err(oci)?;
+                let found = found.map(|(key, _format)| key);
                 Some(self.settle(p, &tagged.to_string(), &pulled.manifest_digest, found)?)
             }
         };
