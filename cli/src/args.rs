@@ -773,6 +773,17 @@ pub struct ImagesArgs {
     /// task's parameter), one parameter at a time, on top of the given values.
     #[arg(long)]
     pub all_values: bool,
+    /// Check each image's cosign signature (either of cosign's formats) by the `images:`
+    /// policy of kudo's configuration (verify: none|warn|required and keys, per registry
+    /// prefix), resolving each tag to its digest. Prints the digest, the pinned reference and
+    /// what the signature said; exits with 1 when an image under `required` is not signed by
+    /// one of its keys. Verifications are cached by digest.
+    #[arg(long)]
+    pub verify_images: bool,
+    /// Require every image to be signed by this public key (repeat for any of several):
+    /// --verify-images with `required` for all images.
+    #[arg(long, value_name = "FILE")]
+    pub image_key: Vec<PathBuf>,
     /// Output format (default: a table, one row per place an image is used).
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,

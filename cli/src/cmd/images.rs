@@ -3,6 +3,8 @@
 
 use kudo_pkg::images::{self, DependencyTask, Images, ListOptions, Site, Tested, Walk};
 use kudo_pkg::render::Prepared;
+use kudo_source::image_trust::{Checker, Status, Wanted};
+use kudo_source::trust::Mode;
 use serde_json::{Value, json};
 
 use super::Outcome;
@@ -13,11 +15,14 @@ pub fn run(a: ImagesArgs) -> Result<Outcome, Error> {
     let pkg = super::load_with(&a.package, &a.source)?.package;
     let values = super::resolve(&pkg, &a.values)?;
     let opts = ListOptions {
-        instance: a.instance,
-        namespace: a.namespace,
+        instance: a.instance.clone(),
+        namespace: a.namespace.clone(),
         all_values: a.all_values,
     };
     let found = images::list(&Prepared::new(&pkg), values.value(), &opts)?;
+    if a.verify_images || !a.image_key.is_empty() {
+        return verify(&found, &a);
+    }
     match a.output {
         None => {
             super::print(&table(&found))?;
@@ -239,4 +244,94 @@ fn walked(walk: &Walk) -> Value {
         })
         .collect();
     json!({"tried": tried, "notWalked": walk.not_walked})
+}
+
+/// `--verify-images` / `--image-key`: each image's digest and signature
+/// ([`kudo_source::image_trust`]); exit 1 when one under `required` is not verified.
+fn verify(found: &Images, a: &ImagesArgs) -> Result<Outcome, Error> {
+    let wanted: Vec<Wanted> = found
+        .images
+        .iter()
+        .map(|i| Wanted {
+            image: i.image.clone(),
+            registry: i.reference.registry().to_string(),
+            repository: i.reference.repository().to_string(),
+            tag: i.reference.tag().map(str::to_string),
+            digest: i.reference.digest().map(str::to_string),
+        })
+        .collect();
+    let checker = Checker::new(a.image_key.clone(), a.source.plain_http)?;
+    let checked = checker.check_all(&wanted)?;
+    let mut refused = Vec::new();
+    let mut rows = Vec::new();
+    let mut list = Vec::new();
+    for (w, f) in wanted.iter().zip(&checked) {
+        let (said, verification) = match &f.status {
+            Status::NotChecked => ("not checked".to_string(), json!({"status": "not checked"})),
+            Status::Verified {
+                key,
+                path,
+                format,
+                cached,
+            } => (
+                format!("verified ({format}, {key})"),
+                json!({"status": "verified", "key": {"fingerprint": key, "path": path.display().to_string()},
+                    "format": format, "cached": cached}),
+            ),
+            Status::Unverified { why, keys } => {
+                let line = format!(
+                    "{}{}: not signed by a trusted key: {why}\n  keys tried: {}\n  policy: verify: {} ({})",
+                    f.image,
+                    f.digest
+                        .as_deref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default(),
+                    if keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        keys.join(", ")
+                    },
+                    f.policy.verify.as_str(),
+                    f.policy.from
+                );
+                match f.policy.verify {
+                    Mode::Required => refused.push(line),
+                    _ => eprintln!("warning: {line}"),
+                }
+                (
+                    "NOT verified".to_string(),
+                    json!({"status": "unverified", "reason": why, "keysTried": keys}),
+                )
+            }
+        };
+        let mut v = verification;
+        v["policy"] = json!({"verify": f.policy.verify.as_str(), "from": f.policy.from});
+        rows.push(vec![
+            f.image.clone(),
+            f.digest.clone().unwrap_or_else(|| "-".into()),
+            said,
+        ]);
+        list.push(json!({
+            "image": f.image,
+            "digest": f.digest,
+            "pinned": f.pinned(w),
+            "verification": v,
+        }));
+    }
+    let data = json!({"images": list});
+    match a.output {
+        None => super::print(&super::table(&["IMAGE", "DIGEST", "SIGNATURE"], &rows))?,
+        Some(DataFormat::Json) => super::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&data).unwrap_or_default()
+        ))?,
+        Some(DataFormat::Yaml) => super::print(&super::to_yaml(&data))?,
+    }
+    if refused.is_empty() {
+        return Ok(Outcome::Done);
+    }
+    for line in &refused {
+        eprintln!("refused: {line}");
+    }
+    Ok(Outcome::Failed)
 }

@@ -918,3 +918,137 @@ fn a_bundle_is_attached_as_a_referrer_as_cosign_3_attaches_it_and_verified() {
         "{v}"
     );
 }
+
+/// The images a package runs, checked before anything runs them: `kudo package images
+/// --image-key` resolves each tag to its digest, verifies its cosign signature (here a kudo
+/// package pushed as the "image", signed in cosign 3's format), pins it, and refuses an
+/// unsigned one naming the image, its digest and the keys tried; the `images:` policy of
+/// the configuration under `warn` only warns; a second run reads the verification from the
+/// cache; a registry that is gone refuses under `required`.
+#[test]
+fn the_images_a_package_runs_are_verified_pinned_and_an_unsigned_one_refused() {
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (a_key, a_pub, a_fp) = key_pair(home, "a");
+    let signed = push(home, &example("zookeeper-v1beta1"), &registry.oci("kudo"));
+    let unsigned = push(home, &example("cassandra-v1beta2"), &registry.oci("kudo"));
+    sign(
+        home,
+        signed["reference"].as_str().unwrap(),
+        &a_key,
+        "bundle",
+    );
+    let image = |pushed: &Value| {
+        pushed["reference"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("oci://")
+            .to_string()
+    };
+    let (signed_image, unsigned_image) = (image(&signed), image(&unsigned));
+    let signed_digest = signed["manifestDigest"].as_str().unwrap();
+    // a package running both
+    let pkg = home.join("runs-two");
+    std::fs::create_dir_all(pkg.join("templates")).unwrap();
+    std::fs::write(
+        pkg.join("operator.yaml"),
+        "apiVersion: kudo.dev/v1beta1\nname: runs-two\noperatorVersion: 0.1.0\n\
+         kubernetesVersion: 1.20.0\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      \
+         resources: [app.yaml]\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      \
+         - name: main\n        strategy: serial\n        steps:\n          - name: app\n            \
+         tasks: [app]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("params.yaml"),
+        format!(
+            "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  signed:\n    type: string\n    \
+             default: {signed_image}\n  unsigned:\n    type: string\n    default: {unsigned_image}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("templates/app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  selector:\n    \
+         matchLabels: {app: a}\n  template:\n    metadata:\n      labels: {app: a}\n    spec:\n      \
+         containers:\n        - name: signed\n          image: \"{{Params.signed}}\"\n        \
+         - name: unsigned\n          image: \"{{Params.unsigned}}\"\n",
+    )
+    .unwrap();
+    let images = |extra: &[&str]| {
+        let out = kudo(home)
+            .args(["package", "images"])
+            .arg(&pkg)
+            .args(["--plain-http", "-o", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), json_of(&out), stderr(&out))
+    };
+    let key = a_pub.to_str().unwrap();
+    let (code, v, err) = images(&["--image-key", key]);
+    assert_eq!(code, 1, "{v}\n{err}");
+    let by_image = |v: &Value, name: &str| -> Value {
+        v["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["image"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {v}"))
+    };
+    let s = by_image(&v, &signed_image);
+    assert_eq!(s["digest"], signed_digest, "{s}");
+    assert_eq!(
+        s["pinned"],
+        format!("{}/kudo/zookeeper@{signed_digest}", registry.host())
+    );
+    assert_eq!(s["verification"]["status"], "verified", "{s}");
+    assert_eq!(s["verification"]["format"], "bundle");
+    assert_eq!(s["verification"]["key"]["fingerprint"], a_fp.as_str());
+    assert_eq!(s["verification"]["cached"], false);
+    let u = by_image(&v, &unsigned_image);
+    assert_eq!(u["verification"]["status"], "unverified", "{u}");
+    for want in [
+        format!(
+            "refused: {unsigned_image} ({}): not signed by a trusted key",
+            unsigned["manifestDigest"].as_str().unwrap()
+        ),
+        format!("keys tried: {key}"),
+        "policy: verify: required (--image-key)".into(),
+    ] {
+        assert!(err.contains(&want), "{want}\n{err}");
+    }
+    // again: the signed image's verification comes from the cache
+    let (_, v, _) = images(&["--image-key", key]);
+    assert_eq!(by_image(&v, &signed_image)["verification"]["cached"], true);
+
+    // the configuration's `images:` policy, under warn: used, with a warning
+    let config = home.join("kudo/repository/repositories.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "repoVersion: v1\ncontext: community\nrepositories: []\nimages:\n- prefix: {}/kudo\n  \
+             verify: warn\n  keys: [{key}]\n",
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let (code, v, err) = images(&["--verify-images"]);
+    assert_eq!(code, 0, "{v}\n{err}");
+    assert!(err.contains(&format!("warning: {unsigned_image}")), "{err}");
+    assert_eq!(
+        by_image(&v, &signed_image)["verification"]["policy"]["verify"],
+        "warn"
+    );
+
+    // the registry gone: required refuses, naming why
+    drop(registry);
+    let (code, v, err) = images(&["--image-key", key]);
+    assert_eq!(code, 1, "{v}\n{err}");
+    assert!(err.contains("its digest cannot be resolved"), "{err}");
+}

@@ -157,6 +157,10 @@ pub struct Repositories {
     /// kudo's: signature policies of OCI registries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub registries: Vec<RegistryPolicy>,
+    /// kudo's: signature policies of the container images packages run, per registry prefix
+    /// (the same shape as `registries`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<RegistryPolicy>,
 }
 
 fn repo_version() -> String {
@@ -176,6 +180,7 @@ impl Default for Repositories {
                 keys: Vec::new(),
             }],
             registries: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
@@ -225,19 +230,31 @@ impl Repositories {
     /// The policy of the registry path `name` (`REGISTRY/PATH/NAME`): the longest prefix that
     /// applies; none when no prefix does.
     pub fn registry_policy(&self, home: &Home, name: &str) -> Policy {
-        match self
-            .registries
-            .iter()
-            .filter(|r| r.applies_to(name))
-            .max_by_key(|r| r.prefix.trim_end_matches('/').len())
-        {
-            Some(r) => Policy {
-                verify: r.verify,
-                keys: absolute(home, &r.keys),
-                from: format!("registry {} in {}", r.prefix, home.config.display()),
-            },
-            None => Policy::default(),
-        }
+        longest(&self.registries, home, name, "registry")
+    }
+
+    /// The policy of container image `name` (`REGISTRY/PATH/NAME`, as a package's templates
+    /// name it, normalized: `docker.io/library/zookeeper`): the `images` entry with the longest
+    /// prefix that applies; none: `verify: none`.
+    pub fn image_policy(&self, home: &Home, name: &str) -> Policy {
+        longest(&self.images, home, name, "images")
+    }
+}
+
+/// The entry of `policies` with the longest prefix that applies to `name`, as a [`Policy`]
+/// whose `from` names `section`.
+fn longest(policies: &[RegistryPolicy], home: &Home, name: &str, section: &str) -> Policy {
+    match policies
+        .iter()
+        .filter(|r| r.applies_to(name))
+        .max_by_key(|r| r.prefix.trim_end_matches('/').len())
+    {
+        Some(r) => Policy {
+            verify: r.verify,
+            keys: absolute(home, &r.keys),
+            from: format!("{section} {} in {}", r.prefix, home.config.display()),
+        },
+        None => Policy::default(),
     }
 }
 
