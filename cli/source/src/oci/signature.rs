@@ -205,7 +205,7 @@ impl Registry {
         let legacy = self.verify_legacy(reference, manifest_digest, keys).await?;
         Ok(legacy
             .map(|k| (k, Format::Legacy))
-            .map_err(|why| format!("{why}; {in_bundles}")))
+            .map_err(|why| format!("{in_bundles}; {why}")))
     }
 
     /// [`Registry::verify`] of cosign 2's `.sig` tag alone.
