@@ -13,6 +13,7 @@ pub fn run(a: TemplateArgs) -> Result<Outcome, Error> {
         instance: a.instance,
         namespace: a.namespace,
         plan: a.plan,
+        images: Default::default(),
     };
     match render::render_plan(&pkg, values.value(), &opts) {
         Ok(rendered) if a.output == DataFormat::Json => {

@@ -300,6 +300,7 @@ pub fn applied_objects(
             instance: inst.metadata.name.clone().unwrap_or_default(),
             namespace: inst.metadata.namespace.clone().unwrap_or_default(),
             plan: plan.clone(),
+            images: crate::labels::image_pins(inst.metadata.annotations.as_ref()),
         };
         for phase in &p.phases {
             for s in &phase.steps {

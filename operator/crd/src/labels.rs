@@ -72,6 +72,29 @@ pub const PACKAGE_SIGNER: &str = "kudo.dev/package-signer";
 pub const PACKAGE_VERIFICATION: &str = "kudo.dev/package-verification";
 /// Label of a revision (a ControllerRevision): the Instance it belongs to.
 pub const REVISION_OF: &str = "kudo.dev/revision-of";
+/// Annotation on an Instance: the container images `kudo install|update|upgrade` checked, as
+/// JSON: `{"IMAGE": {"digest": "sha256:...", "pinned": "REGISTRY/REPO@sha256:...",
+/// "verified": "sha256:KEY" (a key's fingerprint, when a signature was verified), "format":
+/// "bundle|legacy"}}`. What the manager renders has each IMAGE replaced by its `pinned`
+/// reference ([`image_pins`]); the revision records the whole of it.
+pub const IMAGES: &str = "kudo.dev/images";
+
+/// The pinned images of an object's `kudo.dev/images` annotation ([`IMAGES`]): each image as
+/// the templates write it → the reference to render in its place. An annotation that does not
+/// read pins nothing.
+pub fn image_pins(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+) -> std::collections::BTreeMap<String, String> {
+    let Some(text) = annotations.and_then(|a| a.get(IMAGES)) else {
+        return Default::default();
+    };
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Default::default();
+    };
+    map.into_iter()
+        .filter_map(|(image, v)| Some((image, v.get("pinned")?.as_str()?.to_string())))
+        .collect()
+}
 /// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,
 /// `ERROR`), which its immutable `data` cannot hold.
 pub const REVISION_STATUS: &str = "kudo.dev/plan-status";
@@ -121,3 +144,23 @@ pub const MIGRATE_FIELD_MANAGER: &str = "kudo-migrate";
 /// Name of the Instance `kudo init --wait` sends (server-side dry run, nothing written) to see
 /// the webhooks answer through the API server.
 pub const INIT_PROBE: &str = "kudo-init-probe";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_pins_read_the_pinned_references_and_nothing_from_a_bad_annotation() {
+        let a = std::collections::BTreeMap::from([(
+            IMAGES.to_string(),
+            r#"{"nginx:1.27": {"digest": "sha256:ab", "pinned": "docker.io/library/nginx@sha256:ab", "verified": "sha256:k"}, "busybox": {"digest": "sha256:cd"}}"#
+                .to_string(),
+        )]);
+        let pins = image_pins(Some(&a));
+        assert_eq!(pins.len(), 1);
+        assert_eq!(pins["nginx:1.27"], "docker.io/library/nginx@sha256:ab");
+        let bad = std::collections::BTreeMap::from([(IMAGES.to_string(), "[1".to_string())]);
+        assert!(image_pins(Some(&bad)).is_empty());
+        assert!(image_pins(None).is_empty());
+    }
+}

@@ -87,6 +87,11 @@ pub struct Record {
     /// until the window opened, or it ran outside the window (`--ignore-window`, remediation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
+    /// The container images the change's client checked and pinned (the Instance's
+    /// `kudo.dev/images` annotation, [`crate::labels::IMAGES`]): digests, pinned references,
+    /// the keys that verified them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Value>,
 }
 
 /// A revision as read back.

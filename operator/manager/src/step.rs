@@ -107,6 +107,7 @@ impl StepRef<'_> {
             instance: inst.name_any(),
             namespace: inst.namespace().unwrap_or_default(),
             plan: self.plan.into(),
+            images: kudo_crd::labels::image_pins(inst.metadata.annotations.as_ref()),
         }
     }
 

@@ -60,6 +60,7 @@ fn options(plan: &str) -> RenderOptions {
         instance: "inst".into(),
         namespace: "ns".into(),
         plan: plan.into(),
+        images: Default::default(),
     }
 }
 

@@ -625,6 +625,7 @@ impl<'a> Found<'a> {
                 instance: self.opts.instance.clone(),
                 namespace: self.opts.namespace.clone(),
                 plan: plan.clone(),
+                images: Default::default(),
             };
             match self.prepared.render_plan(values, &opts) {
                 Ok(rendered) => {

@@ -80,6 +80,10 @@ pub struct RenderOptions {
     pub namespace: String,
     /// Plan whose Apply (and enabled Toggle) tasks are rendered.
     pub plan: String,
+    /// Container images pinned: an image as the templates write it → the reference every
+    /// rendered object gets in its place (`registry/repository@sha256:...`, the digest kudo
+    /// verified). Empty: the images as written ([`crate::images::rewrite`]).
+    pub images: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for RenderOptions {
@@ -88,6 +92,7 @@ impl Default for RenderOptions {
             instance: "instance".into(),
             namespace: "default".into(),
             plan: "deploy".into(),
+            images: Default::default(),
         }
     }
 }
@@ -377,6 +382,7 @@ impl<'p> Prepared<'p> {
                 instance: instance.into(),
                 namespace: namespace.into(),
                 plan: plan.clone(),
+                images: Default::default(),
             };
             for phase in &p.phases {
                 for s in &phase.steps {
@@ -495,13 +501,18 @@ impl<'p> Prepared<'p> {
                     objects: Vec::new(),
                 }),
                 Ok(text) => match objects(&file, &text, naming) {
-                    Ok(objects) => out.push(Rendered {
+                    Ok(mut objects) => out.push(Rendered {
+                        objects: {
+                            for o in &mut objects {
+                                crate::images::rewrite(o, &opts.images);
+                            }
+                            objects
+                        },
                         template: u.template,
                         phase: u.phase,
                         step: u.step,
                         task: u.task,
                         text,
-                        objects,
                     }),
                     Err(d) => diags.push(d),
                 },
@@ -884,6 +895,30 @@ mod tests {
         let crds = crate::preflight::applied_crds(&objects);
         assert_eq!(crds.len(), 1);
         assert_eq!(crds[0]["metadata"]["name"], "things.example.com");
+    }
+
+    /// Images pinned in the options are rendered pinned, in every object; others as written.
+    #[test]
+    fn pinned_images_are_rendered_in_place_of_the_written_ones() {
+        let pkg = package(
+            false,
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  \
+             - {name: a, image: \"nginx:1.27\"}\n  - {name: b, image: \"busybox\"}\n",
+        );
+        let pinned = "docker.io/library/nginx@sha256:".to_string() + &"ab".repeat(32);
+        let opts = RenderOptions {
+            images: [("nginx:1.27".to_string(), pinned.clone())].into(),
+            ..RenderOptions::default()
+        };
+        let rendered = render_plan(&pkg, &json!({"nodes": 3}), &opts).unwrap();
+        let pod = &rendered[0].objects[0];
+        assert_eq!(pod["spec"]["containers"][0]["image"], pinned.as_str());
+        assert_eq!(pod["spec"]["containers"][1]["image"], "busybox");
+        let plain = render_plan(&pkg, &json!({"nodes": 3}), &RenderOptions::default()).unwrap();
+        assert_eq!(
+            plain[0].objects[0]["spec"]["containers"][0]["image"],
+            "nginx:1.27"
+        );
     }
 
     #[test]

@@ -164,6 +164,7 @@ fn every_kudo_operator_with_templates_verifies_and_renders_every_plan() {
                 instance: "inst".into(),
                 namespace: "ns".into(),
                 plan: plan.clone(),
+                images: Default::default(),
             };
             match render_plan(&pkg, &values, &opts) {
                 Ok(rendered) => {
@@ -270,6 +271,7 @@ fn converted_kudo_operators_render_exactly_as_the_originals() {
                 instance: "inst".into(),
                 namespace: "ns".into(),
                 plan: plan.clone(),
+                images: Default::default(),
             };
             let rendered = render_plan(pkg, &values, &opts)
                 .unwrap_or_else(|d| panic!("{}: {plan}: {d:?}", pkg.source().display()));
@@ -306,6 +308,7 @@ fn with_defaults(pkg: &Package, plan: &str) -> Vec<kudo_pkg::render::Rendered> {
         instance: "inst".into(),
         namespace: "ns".into(),
         plan: plan.into(),
+        images: Default::default(),
     };
     kudo_pkg::render::render_plan(pkg, &values, &opts)
         .unwrap_or_else(|d| panic!("{}: plan {plan}: {d:?}", pkg.source().display()))
@@ -467,6 +470,7 @@ fn kudo_operators_print_streams_that_read_as_their_objects_by_kubernetes_rules()
                 instance: "inst".into(),
                 namespace: "ns".into(),
                 plan: plan.clone(),
+                images: Default::default(),
             };
             let rendered = render_plan(&pkg, &values, &opts).unwrap_or_else(|d| panic!("{d:?}"));
             let objects: Vec<Value> = rendered.iter().flat_map(|r| r.objects.clone()).collect();

@@ -302,6 +302,8 @@ fn plan_objects(
         instance: inst.metadata.name.clone().unwrap_or_default(),
         namespace: inst.metadata.namespace.clone().unwrap_or_default(),
         plan: plan.to_string(),
+        // as the manager renders for it: the images its last change pinned
+        images: kudo_crd::labels::image_pins(inst.metadata.annotations.as_ref()),
     };
     let mut out: Vec<Planned> = Vec::new();
     for phase in &p.phases {

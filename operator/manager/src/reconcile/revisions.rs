@@ -243,6 +243,10 @@ async fn record(
             .and_then(|b| b.remediated.clone())
             .or(remediation_rollback),
         window: began.and_then(|b| b.window.clone()),
+        images: inst
+            .annotations()
+            .get(labels::IMAGES)
+            .and_then(|t| serde_json::from_str(t).ok()),
     };
     let mut number = revision::next_number(&revisions);
     let mut attempts = 0;
