@@ -103,7 +103,7 @@ fn a_signed_oci_package_installs_with_verify_and_its_operator_version_records_th
     .clone();
     let stderr = text(&refused);
     for part in [
-        "refused: not signed by a trusted key: no cosign signature for",
+        "refused: not signed by a trusted key: no Sigstore bundle among its referrers; no cosign signature for",
         cassandra["manifestDigest"].as_str().unwrap(),
         &fingerprint,
         "nothing was cached or written",
