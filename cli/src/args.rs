@@ -565,6 +565,8 @@ pub struct UpdateArgs {
     pub wait: WaitArgs,
     #[command(flatten)]
     pub remediation: RemediationArgs,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 /// `kudo upgrade`: `-f FILE --from OLD --package NEW`, or `PACKAGE --instance NAME` in the
@@ -630,6 +632,8 @@ pub struct UpgradeArgs {
     pub wait: WaitArgs,
     #[command(flatten)]
     pub remediation: RemediationArgs,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 impl UpgradeArgs {
@@ -787,6 +791,21 @@ pub struct ImagesArgs {
     /// Output format (default: a table, one row per place an image is used).
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<DataFormat>,
+}
+
+/// How `install`, `upgrade`, `update` and `patch` check the container images the change runs.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ImageArgs {
+    /// Require every image the change runs to be signed by this public key (cosign, either
+    /// format; repeat for any of several). Without it, the `images:` policy of kudo's
+    /// configuration applies (per registry prefix; none configured: no image is checked).
+    /// Checked images are pinned to their digests in what the manager applies; an unsigned
+    /// one under `required` refuses the change before anything is written.
+    #[arg(long, value_name = "FILE")]
+    pub image_key: Vec<PathBuf>,
+    /// Talk plain HTTP (no TLS) to the images' registries (a registry on localhost).
+    #[arg(long)]
+    pub image_plain_http: bool,
 }
 
 /// Output formats of data.
@@ -1583,6 +1602,8 @@ pub struct InstallArgs {
     /// With --dry-run: print the objects that would be created (a `List`) instead of a summary.
     #[arg(short = 'o', long = "output", value_enum, requires = "dry_run")]
     pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 /// The Instance a command works on: `NAME`, as kubectl and Helm name what they work on, or
@@ -2031,4 +2052,6 @@ pub struct PatchArgs {
     pub ignore_window: bool,
     #[command(flatten)]
     pub wait: WaitArgs,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }

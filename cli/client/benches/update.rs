@@ -69,6 +69,7 @@ fn bench(c: &mut Criterion) {
         force: false,
         ignore_window: false,
         remediation: None,
+        images: None,
     };
     let first = rt.block_on(update::update(&target, &req));
     assert!(

@@ -357,6 +357,7 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(done.created_operator && done.created_operator_version);
@@ -446,6 +447,7 @@ async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     for shown in [format!("{req:?}"), format!("{done:?}")] {
@@ -516,6 +518,7 @@ async fn concurrent_installs_of_one_package_share_the_operator_version_another_c
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert_eq!(done.instance.metadata.name.as_deref(), Some("second"));
@@ -540,6 +543,7 @@ async fn install_with_invalid_parameters_sends_no_request() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let mut got = codes(&err);
@@ -565,6 +569,7 @@ async fn install_refuses_an_existing_instance_and_writes_nothing() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -600,6 +605,7 @@ async fn install_refuses_an_operator_version_that_exists_with_another_spec() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     match &err {
@@ -649,6 +655,7 @@ async fn install_next_to_the_same_operator_version_creates_only_the_instance() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(!done.created_operator && !done.created_operator_version);
@@ -699,6 +706,7 @@ async fn install_next_to_the_same_version_under_its_older_name_reuses_it() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let done = install::install(&t, &req).await.unwrap();
     assert!(!done.created_operator_version);
@@ -742,6 +750,7 @@ async fn install_of_a_cluster_scoped_package_by_a_tenant_is_refused_before_any_w
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     let Error::Grant {
@@ -816,6 +825,7 @@ async fn install_removes_the_bindings_it_made_when_the_instance_is_refused() {
         dry_run: false,
         service_account: None,
         create_namespace: false,
+        images: None,
     };
     let err = install::install(&t, &req).await.unwrap_err();
     assert!(
@@ -856,6 +866,7 @@ fn update_req<'a>(name: &'a str, overrides: &'a [Override], dry_run: bool) -> up
         force: false,
         ignore_window: false,
         remediation: None,
+        images: None,
     }
 }
 
@@ -1134,6 +1145,7 @@ async fn upgrade_moves_values_by_old_name_creates_the_new_operator_version_and_p
         ignore_window: false,
         remediation: None,
         allow: &Default::default(),
+        images: None,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(
@@ -1236,6 +1248,7 @@ async fn upgrade_after_a_conflict_migrates_the_fresh_instance_and_creates_the_op
         ignore_window: false,
         remediation: None,
         allow: &Default::default(),
+        images: None,
     };
     let done = upgrade::upgrade(&t, &req).await.unwrap();
     assert_eq!(done.attempts, 2);
@@ -1276,6 +1289,7 @@ async fn upgrade_to_the_running_version_is_refused_without_a_write() {
         ignore_window: false,
         remediation: None,
         allow: &Default::default(),
+        images: None,
     };
     let err = upgrade::upgrade(&t, &req).await.unwrap_err();
     assert!(matches!(err, Error::AlreadyRuns { .. }), "{err}");
@@ -1899,6 +1913,7 @@ fn install_req(pkg: &Package, dry_run: bool, create_namespace: bool) -> install:
         dry_run,
         service_account: None,
         create_namespace,
+        images: None,
     }
 }
 

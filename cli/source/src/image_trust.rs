@@ -125,6 +125,12 @@ impl Checker {
         })
     }
 
+    /// Whether any image can be checked: keys given, or an `images:` policy configured.
+    /// Without either nothing is resolved or read.
+    pub fn is_active(&self) -> bool {
+        !self.keys.is_empty() || !self.config.images.is_empty()
+    }
+
     /// The policy of `wanted`.
     pub fn policy(&self, wanted: &Wanted) -> Policy {
         if !self.keys.is_empty() {

@@ -75,6 +75,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             ignore_window: false,
             remediation: None,
             allow: &allow,
+            images: None,
         }),
         _ => Change::Update(update::Request {
             instance: name,
@@ -83,6 +84,7 @@ fn diff(a: &DiffArgs) -> Result<Outcome, Error> {
             force: a.force,
             ignore_window: false,
             remediation: None,
+            images: None,
         }),
     };
     report(a, change, sources)

@@ -1,14 +1,15 @@
 //! `kudo package images`: the list comes from `kudo_pkg::images`; this module prints it, as a
 //! table (with notes on stderr) or as data.
 
+use kudo_client::commands::ImageGate;
 use kudo_pkg::images::{self, DependencyTask, Images, ListOptions, Site, Tested, Walk};
 use kudo_pkg::render::Prepared;
-use kudo_source::image_trust::{Checker, Status, Wanted};
+use kudo_source::image_trust::{Checker, Found, Status, Wanted};
 use kudo_source::trust::Mode;
 use serde_json::{Value, json};
 
 use super::Outcome;
-use crate::args::{DataFormat, ImagesArgs};
+use crate::args::{DataFormat, ImageArgs, ImagesArgs};
 use crate::error::Error;
 
 pub fn run(a: ImagesArgs) -> Result<Outcome, Error> {
@@ -249,17 +250,7 @@ fn walked(walk: &Walk) -> Value {
 /// `--verify-images` / `--image-key`: each image's digest and signature
 /// ([`kudo_source::image_trust`]); exit 1 when one under `required` is not verified.
 fn verify(found: &Images, a: &ImagesArgs) -> Result<Outcome, Error> {
-    let wanted: Vec<Wanted> = found
-        .images
-        .iter()
-        .map(|i| Wanted {
-            image: i.image.clone(),
-            registry: i.reference.registry().to_string(),
-            repository: i.reference.repository().to_string(),
-            tag: i.reference.tag().map(str::to_string),
-            digest: i.reference.digest().map(str::to_string),
-        })
-        .collect();
+    let wanted = wanted(found);
     let checker = Checker::new(a.image_key.clone(), a.source.plain_http)?;
     let checked = checker.check_all(&wanted)?;
     let mut refused = Vec::new();
@@ -279,21 +270,7 @@ fn verify(found: &Images, a: &ImagesArgs) -> Result<Outcome, Error> {
                     "format": format, "cached": cached}),
             ),
             Status::Unverified { why, keys } => {
-                let line = format!(
-                    "{}{}: not signed by a trusted key: {why}\n  keys tried: {}\n  policy: verify: {} ({})",
-                    f.image,
-                    f.digest
-                        .as_deref()
-                        .map(|d| format!(" ({d})"))
-                        .unwrap_or_default(),
-                    if keys.is_empty() {
-                        "none".to_string()
-                    } else {
-                        keys.join(", ")
-                    },
-                    f.policy.verify.as_str(),
-                    f.policy.from
-                );
+                let line = unverified_line(f, why, keys);
                 match f.policy.verify {
                     Mode::Required => refused.push(line),
                     _ => eprintln!("warning: {line}"),
@@ -334,4 +311,113 @@ fn verify(found: &Images, a: &ImagesArgs) -> Result<Outcome, Error> {
         eprintln!("refused: {line}");
     }
     Ok(Outcome::Failed)
+}
+
+/// The CLI's [`ImageGate`]: the images of the package with the change's values
+/// ([`images::list`], every plan), checked by [`Checker`]. An image under `required` that no key
+/// signed refuses the change; under `warn` it is said on stderr; verified images are pinned.
+pub struct Gate {
+    checker: Checker,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gate")
+    }
+}
+
+impl Gate {
+    /// The gate `a` asks for: `None` when no key is given and no `images:` policy is
+    /// configured (nothing is checked, nothing resolved).
+    pub fn of(a: &ImageArgs) -> Result<Option<Gate>, Error> {
+        let checker = Checker::new(a.image_key.clone(), a.image_plain_http)?;
+        Ok(checker.is_active().then_some(Gate { checker }))
+    }
+}
+
+impl ImageGate for Gate {
+    fn check(
+        &self,
+        pkg: &kudo_pkg::Package,
+        values: &Value,
+        instance: &str,
+        namespace: &str,
+    ) -> Result<Option<String>, String> {
+        let opts = ListOptions {
+            instance: instance.to_string(),
+            namespace: namespace.to_string(),
+            all_values: false,
+        };
+        let found = images::list(&Prepared::new(pkg), values, &opts).map_err(|e| e.to_string())?;
+        let wanted = wanted(&found);
+        // Called inside the cluster commands' runtime: the checker runs its own, on a thread.
+        let checked = std::thread::scope(|s| {
+            s.spawn(|| self.checker.check_all(&wanted))
+                .join()
+                .map_err(|_| "the image check stopped".to_string())
+        })?
+        .map_err(|e| e.to_string())?;
+        let mut refused = Vec::new();
+        let mut annotation = serde_json::Map::new();
+        for (w, f) in wanted.iter().zip(&checked) {
+            let mut entry = json!({"digest": f.digest});
+            match &f.status {
+                Status::NotChecked => continue,
+                Status::Verified { key, format, .. } => {
+                    entry["pinned"] = json!(f.pinned(w));
+                    entry["verified"] = json!(key);
+                    entry["format"] = json!(format);
+                }
+                Status::Unverified { why, keys } => {
+                    let line = unverified_line(f, why, keys);
+                    match f.policy.verify {
+                        Mode::Required => refused.push(line),
+                        _ => eprintln!("warning: {line}"),
+                    }
+                }
+            }
+            annotation.insert(f.image.clone(), entry);
+        }
+        if !refused.is_empty() {
+            return Err(refused.join("\n"));
+        }
+        if annotation.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Value::Object(annotation).to_string()))
+    }
+}
+
+/// The images of `found` as the checker takes them.
+fn wanted(found: &Images) -> Vec<Wanted> {
+    found
+        .images
+        .iter()
+        .map(|i| Wanted {
+            image: i.image.clone(),
+            registry: i.reference.registry().to_string(),
+            repository: i.reference.repository().to_string(),
+            tag: i.reference.tag().map(str::to_string),
+            digest: i.reference.digest().map(str::to_string),
+        })
+        .collect()
+}
+
+/// `IMAGE (DIGEST): not signed by a trusted key: WHY`, the keys tried and the policy.
+fn unverified_line(f: &Found, why: &str, keys: &[String]) -> String {
+    format!(
+        "{}{}: not signed by a trusted key: {why}\n  keys tried: {}\n  policy: verify: {} ({})",
+        f.image,
+        f.digest
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        if keys.is_empty() {
+            "none".to_string()
+        } else {
+            keys.join(", ")
+        },
+        f.policy.verify.as_str(),
+        f.policy.from
+    )
 }

@@ -22,6 +22,7 @@ pub fn run(a: InstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
     if let Err(e) = install::check(&pkg, &inputs) {
         return Err(Error::from(e).in_command("install").with_sources(sources));
     }
+    let gate = super::images::Gate::of(&a.images)?;
     let req = install::Request {
         package: &pkg,
         dependencies: Some(&deps),
@@ -30,6 +31,9 @@ pub fn run(a: InstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
         dry_run: a.dry_run,
         service_account: Some(&a.service_account),
         create_namespace: a.create_namespace,
+        images: gate
+            .as_ref()
+            .map(|g| g as &dyn kudo_client::commands::ImageGate),
     };
     let (dry_run, output, create_namespace) = (a.dry_run, a.output, a.create_namespace);
     let waiting = a.wait.options();

@@ -14,6 +14,7 @@ pub fn run(a: PatchArgs, progress: Progress) -> Result<Outcome, Error> {
         .to_string();
     // clap parsed them (`args::Numbered`); one of the two is empty.
     let edits = if a.adds.is_empty() { a.removes } else { a.adds };
+    let gate = super::images::Gate::of(&a.images)?;
     let req = update::Request {
         instance: &name,
         inputs: Inputs {
@@ -24,6 +25,9 @@ pub fn run(a: PatchArgs, progress: Progress) -> Result<Outcome, Error> {
         force: a.force,
         ignore_window: a.ignore_window,
         remediation: None,
+        images: gate
+            .as_ref()
+            .map(|g| g as &dyn kudo_client::commands::ImageGate),
     };
     super::update::send("patch", &req, &a.cluster, &a.wait, a.output, progress)
 }

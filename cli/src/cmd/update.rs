@@ -17,6 +17,7 @@ pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
         return Err(Error::parameters(diags));
     }
     let remediation = a.remediation.remediation();
+    let gate = super::images::Gate::of(&a.images)?;
     let req = update::Request {
         instance: &name,
         inputs: Inputs {
@@ -29,6 +30,9 @@ pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
         force: a.force,
         ignore_window: a.ignore_window,
         remediation: remediation.as_ref(),
+        images: gate
+            .as_ref()
+            .map(|g| g as &dyn kudo_client::commands::ImageGate),
     };
     send("update", &req, &a.cluster, &a.wait, a.edit.output, progress)
 }

@@ -16,6 +16,7 @@ pub fn run(a: UpgradeArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     let remediation = a.remediation.remediation();
     let allow = a.allow();
+    let gate = super::images::Gate::of(&a.images)?;
     let req = upgrade::Request {
         instance: &name,
         package: &pkg,
@@ -31,6 +32,9 @@ pub fn run(a: UpgradeArgs, mut progress: Progress) -> Result<Outcome, Error> {
         ignore_window: a.ignore_window,
         remediation: remediation.as_ref(),
         allow: &allow,
+        images: gate
+            .as_ref()
+            .map(|g| g as &dyn kudo_client::commands::ImageGate),
     };
     let waiting = a.wait.options().filter(|_| !a.edit.dry_run);
     let (namespace, done, waited) = cluster::block_on("upgrade", &a.cluster, async |t| {

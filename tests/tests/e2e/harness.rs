@@ -470,7 +470,7 @@ impl Kube {
     /// `kudo ARGS` with its configuration and cache in `home` (and the kubeconfig after ARGS
     /// for a command that talks to the cluster: `install`, `upgrade`, `uninstall`).
     pub(crate) fn kudo_at(&self, home: &Path, args: &[&str]) -> assert_cmd::Command {
-        let mut c = if matches!(args[0], "install" | "upgrade" | "uninstall") {
+        let mut c = if matches!(args[0], "install" | "upgrade" | "update" | "uninstall") {
             self.kudo(args)
         } else {
             let mut c = kudo_testkit::kudo();

@@ -8,7 +8,7 @@ use crate::harness::*;
 use kudo_testkit::{RegistryOptions, TestRegistry};
 
 /// `kudo ARGS` with its configuration, cache and key password (`pw`) in `home` (and the
-/// cluster's kubeconfig for `install`).
+/// cluster's kubeconfig for `install`, `upgrade` and `update`).
 fn kudo_home(s: &Scenario, home: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut c = s.kudo_at(home, args);
     c.env("KUDO_PASSWORD", "pw");
@@ -174,5 +174,214 @@ fn a_signed_oci_package_installs_with_verify_and_its_operator_version_records_th
     assert_eq!(
         s.instance("zk")["spec"]["operatorVersion"]["name"],
         "zookeeper-3.6.2-0.4.0"
+    );
+}
+
+/// A package directory whose one Deployment runs `image` (a parameter, so `update -p image=`
+/// changes it).
+fn runs_image(dir: &Path, version: &str, image: &str) -> std::path::PathBuf {
+    let pkg = dir.join(format!("runs-image-{version}"));
+    std::fs::create_dir_all(pkg.join("templates")).unwrap();
+    std::fs::write(
+        pkg.join("operator.yaml"),
+        format!("apiVersion: kudo.dev/v1beta1\nname: runs-image\noperatorVersion: {version}\n\
+         kubernetesVersion: 1.20.0\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      \
+         resources: [app.yaml]\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      \
+         - name: main\n        strategy: serial\n        steps:\n          - name: app\n            \
+         tasks: [app]\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("params.yaml"),
+        format!(
+            "apiVersion: kudo.dev/v1beta2\ntype: object\nproperties:\n  image:\n    type: string\n    \
+             default: {image}\n    trigger: deploy\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("templates/app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{Name}}-app\nspec:\n  \
+         selector:\n    matchLabels: {app: runs-image}\n  template:\n    metadata:\n      \
+         labels: {app: runs-image}\n    spec:\n      containers:\n        - name: app\n          \
+         image: \"{{Params.image}}\"\n",
+    )
+    .unwrap();
+    pkg
+}
+
+/// The images a plan runs, checked before it is written (issue 50 item 3): `kudo install
+/// --image-key` resolves the package's image to its digest and verifies its cosign signature
+/// (a kudo package pushed as the "image", signed in cosign 3's format); the manager applies
+/// the Deployment with the image pinned to that digest, and the revision records what was
+/// verified. `kudo update` to an unsigned image is refused naming it, and nothing is written.
+#[test]
+fn the_image_a_plan_runs_is_verified_before_it_is_written_and_applied_by_digest() {
+    let Some(s) = Scenario::start_with_workloads("image-gate", false) else {
+        return;
+    };
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let fingerprint = generate_key(&s, home, home);
+    let public = home.join("cosign.pub");
+    let signed = pushed(
+        &s,
+        home,
+        &example("zookeeper-v1beta1"),
+        &registry.oci("kudo"),
+    );
+    let unsigned = pushed(
+        &s,
+        home,
+        &example("cassandra-v1beta2"),
+        &registry.oci("kudo"),
+    );
+    let signed_ref = signed["reference"].as_str().unwrap();
+    kudo_home(
+        &s,
+        home,
+        &["package", "sign", signed_ref, "--plain-http", "--key"],
+    )
+    .arg(home.join("cosign.key"))
+    .assert()
+    .success();
+    let image = |r: &Value| {
+        r["reference"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("oci://")
+            .to_string()
+    };
+    let digest = signed["manifestDigest"].as_str().unwrap();
+    let pinned = format!("{}/kudo/zookeeper@{digest}", registry.host());
+    let pkg = runs_image(home, "0.1.0", &image(&signed));
+    let key = public.to_str().unwrap();
+    let started = Instant::now();
+    kudo_home(
+        &s,
+        home,
+        &[
+            "install",
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "--image-key",
+            key,
+            "--image-plain-http",
+        ],
+    )
+    .arg(&pkg)
+    .assert()
+    .success();
+    say(&format!(
+        "e2e: kudo install with its image verified in {} ms",
+        started.elapsed().as_millis()
+    ));
+    s.wait_plan("app", "deploy");
+    // applied by digest
+    let deployments = s.api("apps/v1", "Deployment", "deployments");
+    let d = s.get(&deployments, "app-app").expect("the Deployment");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        pinned.as_str(),
+        "{d}"
+    );
+    // the Instance says what was verified, and its revision records it
+    let inst = s.instance("app");
+    let recorded: Value = serde_json::from_str(
+        inst["metadata"]["annotations"]["kudo.dev/images"]
+            .as_str()
+            .expect("kudo.dev/images"),
+    )
+    .unwrap();
+    let entry = &recorded[image(&signed).as_str()];
+    assert_eq!(entry["verified"], fingerprint.as_str(), "{recorded}");
+    assert_eq!(entry["pinned"], pinned.as_str());
+    let revisions = s.api("apps/v1", "ControllerRevision", "controllerrevisions");
+    let listed = s
+        .runtime
+        .block_on(revisions.list(&Default::default()))
+        .expect("revisions");
+    assert!(
+        listed.items.iter().any(|r| {
+            let r = serde_json::to_value(r).unwrap_or_default();
+            r["data"]["images"][image(&signed).as_str()]["pinned"] == pinned.as_str()
+        }),
+        "a revision records the pinned image"
+    );
+    // an unsigned image: refused before anything is written
+    let generation = inst["metadata"]["generation"].clone();
+    let out = kudo_home(
+        &s,
+        home,
+        &[
+            "update",
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "-p",
+            &format!("image={}", image(&unsigned)),
+            "--image-key",
+            key,
+            "--image-plain-http",
+        ],
+    )
+    .assert()
+    .code(1)
+    .get_output()
+    .stderr
+    .clone();
+    let stderr = text(&out);
+    for part in [
+        "the images the change would run are refused (nothing was written)".to_string(),
+        format!(
+            "{} ({})",
+            image(&unsigned),
+            unsigned["manifestDigest"].as_str().unwrap()
+        ),
+        format!("keys tried: {key}"),
+    ] {
+        assert!(stderr.contains(&part), "{part}\n{stderr}");
+    }
+    let after = s.instance("app");
+    assert_eq!(after["metadata"]["generation"], generation);
+    assert_eq!(after["spec"]["parameters"], inst["spec"]["parameters"]);
+    // an upgrade to a version whose image is unsigned: refused the same way
+    let next = runs_image(home, "0.2.0", &image(&unsigned));
+    let out = kudo_home(
+        &s,
+        home,
+        &[
+            "upgrade",
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "--image-key",
+            key,
+            "--image-plain-http",
+        ],
+    )
+    .arg(&next)
+    .assert()
+    .code(1)
+    .get_output()
+    .stderr
+    .clone();
+    assert!(
+        text(&out).contains("the images the change would run are refused"),
+        "{}",
+        text(&out)
+    );
+    let after = s.instance("app");
+    assert_eq!(after["metadata"]["generation"], generation);
+    assert_eq!(
+        after["spec"]["operatorVersion"]["name"],
+        inst["spec"]["operatorVersion"]["name"]
     );
 }

@@ -682,6 +682,7 @@ pub async fn drift(t: &Target, name: &str) -> Result<Drift> {
         force: false,
         ignore_window: false,
         remediation: None,
+        images: None,
     };
     let done = update::update(t, &req).await?;
     let (_, reference) = instance_and_version(t, name).await?;

@@ -170,11 +170,14 @@ pub(crate) fn decide(
         labels::ROLLBACK,
         revision::rollback_annotation(target.number, generation),
     )];
+    // The images the restored change pinned are pinned again.
+    let images = target.record.images.as_ref().map(|v| v.to_string());
     annotations.extend(super::change_annotations(
         inst,
         superseded.as_ref(),
         ignore_window,
         None,
+        images.as_deref(),
     ));
     let ops = revision::restore_patch(inst, &target.record, &annotations);
     Ok(Decided {

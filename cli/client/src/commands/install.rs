@@ -41,6 +41,8 @@ pub struct Request<'a> {
     /// Create the namespace when it does not exist (with `dry_run`: only check that the user
     /// may, and say it would be created).
     pub create_namespace: bool,
+    /// The check of the images the Instance runs ([`super::ImageGate`]); `None`: not checked.
+    pub images: Option<&'a dyn super::ImageGate>,
 }
 
 /// What an install made: the result of [`install`] (not the policy's installed baseline,
@@ -155,6 +157,8 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installation> {
     {
         return Err(exists(t, &name));
     }
+    // The images it runs, checked and pinned before anything is written.
+    let images = super::gate_images(req.images, pkg, change.values.value(), &name, &t.namespace)?;
     // Every dependency's objects checked (read only) before anything is written.
     let resolved = super::resolved(pkg, req.dependencies)?;
     let deps = dependencies(t, &resolved).await?;
@@ -205,6 +209,13 @@ pub async fn install(t: &Target, req: &Request<'_>) -> Result<Installation> {
         created.push(serde_json::to_value(&ov).unwrap_or_default());
     }
     let (mut object, secret) = instance_and_secret(pkg, &t.namespace, &name, &change)?;
+    if let Some(images) = images {
+        object
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(labels::IMAGES.to_string(), images);
+    }
     object.spec.service_account_name = Some(service_account.to_string());
     if let (Some(existing), Some(r)) = (&existing_ov, object.spec.operator_version.as_mut()) {
         r.name = Some(existing.clone());

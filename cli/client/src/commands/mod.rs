@@ -313,6 +313,10 @@ pub enum Error {
         /// Its OperatorVersion.
         operator_version: String,
     },
+    /// The images the change would run are refused by the images policy ([`ImageGate`]):
+    /// each image, its digest, the keys tried, the policy. Nothing was written.
+    #[error("the images the change would run are refused (nothing was written):\n{0}")]
+    ImagesRefused(String),
     /// `kudo plan trigger` of a plan the OperatorVersion does not have.
     #[error("OperatorVersion {operator_version} has no plan {plan}; its plans: {}", plans.join(", "))]
     UnknownPlan {
@@ -571,8 +575,12 @@ fn change_annotations(
     superseded: Option<&kudo_policy::run::Running>,
     ignore_window: bool,
     remediation: Option<&kudo_crd::common::Remediation>,
+    images: Option<&str>,
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
+    if let Some(images) = images {
+        out.push((kudo_crd::labels::IMAGES, images.to_string()));
+    }
     if let Some(run) = superseded {
         out.push((kudo_crd::labels::SUPERSEDE, run.uid.clone()));
     }
@@ -591,6 +599,38 @@ fn change_annotations(
         ));
     }
     out
+}
+
+/// The check of the container images a change will run, made once its effective values are
+/// known and before anything is written (`kudo install|update|upgrade`; the CLI's is
+/// `kudo_source::image_trust`'s, by the `images:` policy).
+pub trait ImageGate: Sync + std::fmt::Debug {
+    /// The `kudo.dev/images` annotation ([`kudo_crd::labels::IMAGES`]) for `pkg` run as
+    /// Instance `instance` in `namespace` with `values`: `Ok(None)` when no image is checked
+    /// (no policy applies); `Err` says why the change is refused.
+    fn check(
+        &self,
+        pkg: &kudo_pkg::Package,
+        values: &Value,
+        instance: &str,
+        namespace: &str,
+    ) -> std::result::Result<Option<String>, String>;
+}
+
+/// [`ImageGate::check`] when a gate is given, as the change's error.
+fn gate_images(
+    gate: Option<&dyn ImageGate>,
+    pkg: &kudo_pkg::Package,
+    values: &Value,
+    instance: &str,
+    namespace: &str,
+) -> Result<Option<String>> {
+    match gate {
+        None => Ok(None),
+        Some(g) => g
+            .check(pkg, values, instance, namespace)
+            .map_err(Error::ImagesRefused),
+    }
 }
 
 /// The JSON patch operations that set `annotations` on `inst`.

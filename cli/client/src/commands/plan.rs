@@ -97,7 +97,8 @@ fn decide(
     change::trigger_plan(&installed(inst, version, &values, &blocking), plan, None)
         .map_err(Error::Parameters)?;
     let mut patch = json!({"spec": {"planExecution": {"planName": plan, "uid": uid}}});
-    let annotations = super::change_annotations(inst, superseded.as_ref(), ignore_window, None);
+    let annotations =
+        super::change_annotations(inst, superseded.as_ref(), ignore_window, None, None);
     if !annotations.is_empty() {
         patch["metadata"] = json!({"annotations": super::annotations_object(&annotations)});
     }

@@ -234,6 +234,7 @@ pub fn upgrade_request<'a>(
         ignore_window: false,
         remediation: None,
         allow: ALLOW.get_or_init(Allow::default),
+        images: None,
     }
 }
 

@@ -44,6 +44,8 @@ pub struct Request<'a> {
     /// `--rollback-on-failure [--timeout]`: the remediation of this change only
     /// ([`kudo_crd::labels::REMEDIATE_ONCE`]).
     pub remediation: Option<&'a kudo_crd::common::Remediation>,
+    /// The check of the images the change runs ([`super::ImageGate`]); `None`: not checked.
+    pub images: Option<&'a dyn super::ImageGate>,
 }
 
 /// What an update did (or, with `dry_run`, would do).
@@ -127,6 +129,7 @@ pub(crate) fn decide(
     version: &Version,
     sources: &secrets::Sources,
     req: &Request<'_>,
+    package: Option<&kudo_pkg::Package>,
 ) -> Result<Decided> {
     let public = parameters(inst);
     // Parameters the version does not declare, that a kudo.dev/v1beta1 write kept, stay
@@ -143,11 +146,23 @@ pub(crate) fn decide(
     .map_err(Error::Parameters)?;
     // writeOnly values go to kudo's Secret, the rest to spec.parameters.
     let write = secrets::Write::of(&version.schema, &change.explicit, sources, inst)?;
+    // The images of the plan it runs, checked and pinned before it is written.
+    let images = match package {
+        Some(pkg) if change.plan.is_some() => super::gate_images(
+            req.images,
+            pkg,
+            change.values.value(),
+            req.instance,
+            inst.metadata.namespace.as_deref().unwrap_or_default(),
+        )?,
+        _ => None,
+    };
     let annotations = super::change_annotations(
         inst,
         superseded.as_ref(),
         req.ignore_window,
         req.remediation,
+        images.as_deref(),
     );
     let patch = shape(inst, &public, &write, &annotations)?;
     Ok(Decided {
@@ -218,14 +233,22 @@ fn shape(
 /// its Secrets), `decide`, commit (`Entry::commit`).
 pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
     let entry = Entry::new(t, req.instance);
-    let mut cache: Option<(String, Version)> = None;
+    let mut cache: Option<(String, Version, Option<kudo_pkg::Package>)> = None;
     entry
         .run(async |attempt| {
             let (inst, ov_ref) = entry.get().await?;
             let operator_version = ov_ref.name.clone();
-            let version = match cache.take() {
-                Some((name, v)) if name == operator_version => v,
-                _ => version_of(&super::operator_version(t, &ov_ref).await?)?,
+            let (version, package) = match cache.take() {
+                Some((name, v, p)) if name == operator_version => (v, p),
+                _ => {
+                    let ov = super::operator_version(t, &ov_ref).await?;
+                    // The package only when its images are checked.
+                    let package = match req.images {
+                        Some(_) => Some(super::package_of(&ov)?),
+                        None => None,
+                    };
+                    (version_of(&ov)?, package)
+                }
             };
             let sources = secrets::read(t, &inst).await?;
             let Decided {
@@ -233,7 +256,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 write,
                 superseded,
                 patch,
-            } = decide(&inst, &version, &sources, req)?;
+            } = decide(&inst, &version, &sources, req, package.as_ref())?;
             let Some(patch) = patch else {
                 return Ok(Attempt::Done(Updated {
                     change,
@@ -250,7 +273,7 @@ pub async fn update(t: &Target, req: &Request<'_>) -> Result<Updated> {
                 match entry.commit(&inst, Some(&write), &patch.send).await? {
                     Attempt::Done(written) => written.metadata.generation,
                     Attempt::Conflict => {
-                        cache = Some((operator_version, version));
+                        cache = Some((operator_version, version, package));
                         return Ok(Attempt::Conflict);
                     }
                 }
@@ -330,8 +353,9 @@ mod tests {
             force: false,
             ignore_window: false,
             remediation: None,
+            images: None,
         };
-        decide(inst, &cassandra_version(), &no_secrets(), &req)
+        decide(inst, &cassandra_version(), &no_secrets(), &req, None)
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct Request<'a> {
     /// ([`kudo_policy::preflight`]), written for the webhook and the manager
     /// ([`kudo_crd::labels::PREFLIGHT`]).
     pub allow: &'a Allow,
+    /// The check of the images the change runs ([`super::ImageGate`]); `None`: not checked.
+    pub images: Option<&'a dyn super::ImageGate>,
 }
 
 /// What an upgrade did (or, with `dry_run`, would do).
@@ -151,6 +153,8 @@ pub(crate) struct Decided {
     pub write: secrets::Write,
     /// The run the upgrade supersedes (`--force`).
     pub superseded: Option<kudo_policy::run::Running>,
+    /// The `kudo.dev/images` annotation of the images it runs, when they were checked.
+    pub images: Option<String>,
 }
 
 /// Decides the upgrade of `inst` (running `old`, its Secrets holding `sources`) to `new` with
@@ -174,10 +178,19 @@ pub(crate) fn decide(
     .map_err(|d| Error::Parameters(req.package.located(d)))?;
     // writeOnly values (moved by oldName, or given) go to kudo's Secret.
     let write = secrets::Write::of(&new.schema, &change.explicit, sources, inst)?;
+    // The images of the plan it runs, checked and pinned before it is written.
+    let images = super::gate_images(
+        req.images,
+        req.package,
+        change.values.value(),
+        req.instance,
+        inst.metadata.namespace.as_deref().unwrap_or_default(),
+    )?;
     Ok(Decided {
         change,
         write,
         superseded,
+        images,
     })
 }
 
@@ -215,6 +228,7 @@ fn shape(inst: &Instance, to: &str, d: &Decided, req: &Request<'_>) -> Result<Va
         d.superseded.as_ref(),
         req.ignore_window,
         req.remediation,
+        d.images.as_deref(),
     );
     if !req.allow.is_none() {
         let g = inst.metadata.generation.unwrap_or_default();
@@ -412,6 +426,7 @@ mod tests {
             ignore_window: false,
             remediation: None,
             allow: &Allow::default(),
+            images: None,
         };
         let inst = instance(None);
         let sources = secrets::Sources {
