@@ -409,6 +409,97 @@ async fn install_creates_the_operator_the_operator_version_and_an_instance_holdi
 
 /// What a command was given and did may be logged with `{:?}`: a `writeOnly` value never
 /// shows, its pointer does.
+/// An [`ImageGate`](kudo_client::commands::ImageGate) that answers `answer` and keeps the
+/// images' values it was asked about.
+#[derive(Debug)]
+struct FixedGate {
+    answer: Result<Option<String>, String>,
+    asked: Mutex<Vec<Value>>,
+}
+
+impl kudo_client::commands::ImageGate for FixedGate {
+    fn check(
+        &self,
+        _pkg: &Package,
+        values: &Value,
+        _instance: &str,
+        _namespace: &str,
+    ) -> Result<Option<String>, String> {
+        self.asked.lock().unwrap().push(values.clone());
+        self.answer.clone()
+    }
+}
+
+/// The image gate is asked with the change's effective values before anything is written: a
+/// refusal writes nothing at all; an answer rides on the Instance as `kudo.dev/images`.
+#[tokio::test]
+async fn install_asks_the_image_gate_before_writing_and_writes_nothing_when_refused() {
+    let pkg = cassandra();
+    let overrides = args(&["nodeCount=5"]);
+    let request = |gate: &'static FixedGate| install::Request {
+        dependencies: None,
+        package: &pkg,
+        instance: None,
+        inputs: Inputs {
+            files: &[],
+            overrides: &overrides,
+            resets: &[],
+            edits: &[],
+        },
+        dry_run: false,
+        service_account: None,
+        create_namespace: false,
+        images: Some(gate),
+    };
+    // refused: only the Instance's absence was read
+    let refusing: &'static FixedGate = Box::leak(Box::new(FixedGate {
+        answer: Err("busybox (sha256:00): not signed by a trusted key".into()),
+        asked: Mutex::new(Vec::new()),
+    }));
+    let (t, seen) = serve(vec![missing("GET", at("instances", "cassandra-instance"))]);
+    let e = install::install(&t, &request(refusing)).await.unwrap_err();
+    assert!(
+        e.to_string().contains("refused (nothing was written)")
+            && e.to_string().contains("busybox"),
+        "{e}"
+    );
+    assert_eq!(
+        requests(&seen),
+        pairs(&[("GET", at("instances", "cassandra-instance"))])
+    );
+    assert_eq!(refusing.asked.lock().unwrap()[0]["nodeCount"], 5);
+    // accepted: the annotation is on the Instance created
+    let annotation =
+        r#"{"busybox":{"digest":"sha256:00","pinned":"docker.io/library/busybox@sha256:00"}}"#;
+    let accepting: &'static FixedGate = Box::leak(Box::new(FixedGate {
+        answer: Ok(Some(annotation.into())),
+        asked: Mutex::new(Vec::new()),
+    }));
+    let mut script = vec![
+        missing("GET", at("instances", "cassandra-instance")),
+        missing("GET", at("operators", "cassandra")),
+        missing("GET", at("operatorversions", "cassandra-3.11.6-2.0.0")),
+        missing("GET", at("operatorversions", "cassandra-2.0.0")),
+    ];
+    script.extend(granted());
+    script.extend([
+        created(collection("operators")),
+        created(collection("operatorversions")),
+        created(collection("instances")),
+    ]);
+    let (t, seen) = serve(script);
+    install::install(&t, &request(accepting)).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let instance = seen
+        .iter()
+        .find(|s| s.method == "POST" && s.path.ends_with("/instances"))
+        .expect("the Instance created");
+    assert_eq!(
+        instance.body["metadata"]["annotations"]["kudo.dev/images"],
+        annotation
+    );
+}
+
 #[tokio::test]
 async fn debug_of_a_request_and_of_what_it_did_never_shows_a_secret() {
     let pkg = cassandra();

@@ -38,6 +38,10 @@ struct RevisionOutput<'a> {
     /// What the maintenance window did to the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     window: Option<&'a str>,
+    /// The images the change's client checked: digests, pinned references, the keys that
+    /// verified them (`kudo.dev/images`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    images: Option<&'a serde_json::Value>,
 }
 
 impl<'a> RevisionOutput<'a> {
@@ -58,6 +62,7 @@ impl<'a> RevisionOutput<'a> {
             rollback_of: rec.rollback_of,
             remediated: rec.remediated.as_deref(),
             window: rec.window.as_deref(),
+            images: rec.images.as_ref(),
         }
     }
 }

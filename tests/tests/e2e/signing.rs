@@ -313,6 +313,12 @@ fn the_image_a_plan_runs_is_verified_before_it_is_written_and_applied_by_digest(
         }),
         "a revision records the pinned image"
     );
+    let history = s.json(&["history", "app", "-n", &s.namespace, "-o", "json"]);
+    assert_eq!(
+        history[0]["images"][image(&signed).as_str()]["verified"],
+        fingerprint.as_str(),
+        "{history}"
+    );
     // an unsigned image: refused before anything is written
     let generation = inst["metadata"]["generation"].clone();
     let out = kudo_home(
