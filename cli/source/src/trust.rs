@@ -170,9 +170,9 @@ impl SigningKey {
             reason,
         };
         let pem_text = Zeroizing::new(read_key_file(path)?);
-        let tag = pem::parse(&*pem_text)
-            .map(|b| b.tag().to_string())
-            .map_err(|e| bad(format!("not a PEM private key: {e}")))?;
+        let block =
+            pem::parse(&*pem_text).map_err(|e| bad(format!("not a PEM private key: {e}")))?;
+        let tag = block.tag().to_string();
         if tag == "PUBLIC KEY" {
             return Err(bad(
                 "is a public key: signing takes the private key (cosign.key)".into(),
@@ -185,7 +185,6 @@ impl SigningKey {
                 crate::keyfile::PEM_LABEL
             )));
         }
-        let block = pem::parse(&*pem_text).map_err(|e| bad(format!("not a PEM key: {e}")))?;
         let der = crate::keyfile::open(block.contents(), password)
             .map_err(|e| bad(format!("cannot open this {tag}: {e}")))?;
         let pair = SigStoreKeyPair::from_der(&der)

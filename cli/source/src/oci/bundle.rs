@@ -299,14 +299,8 @@ impl Registry {
         reference: &Reference,
         key: &SigningKey,
     ) -> Result<BundleSigned, OciError> {
-        reference.require(true)?;
-        let image = reference.image();
-        let (auth, sent) = self.auth(&reference.registry)?;
+        let (image, auth, sent) = self.for_push(reference).await?;
         let fail = |e| self.error(reference, &sent, e);
-        self.client
-            .auth(&image, &auth, oci_client::RegistryOperation::Push)
-            .await
-            .map_err(fail)?;
         let (raw, digest) = self
             .client
             .pull_manifest_raw(&image, &auth, &[OCI_IMAGE_MEDIA_TYPE])

@@ -74,7 +74,7 @@ pub struct Signed {
 
 /// The cosign `.sig` tag of a manifest digest.
 pub fn signature_tag(manifest_digest: &str) -> String {
-    format!("{}.sig", manifest_digest.replace(':', "-"))
+    format!("{}.sig", super::bundle::fallback_tag(manifest_digest))
 }
 
 /// The identity a payload names: `REGISTRY/PATH/NAME`, as cosign's `docker-reference`.
@@ -88,14 +88,8 @@ impl Registry {
     /// `sha256-<DIGEST>.sig` (a signature of the same payload by the same key is replaced). A
     /// reference that is not a kudo package is refused.
     pub async fn sign(&self, reference: &Reference, key: &SigningKey) -> Result<Signed, OciError> {
-        reference.require(true)?;
-        let image = reference.image();
-        let (auth, sent) = self.auth(&reference.registry)?;
+        let (image, auth, sent) = self.for_push(reference).await?;
         let fail = |e| self.error(reference, &sent, e);
-        self.client
-            .auth(&image, &auth, oci_client::RegistryOperation::Push)
-            .await
-            .map_err(fail)?;
         let (manifest, digest) = self
             .client
             .pull_manifest(&image, &auth)
@@ -171,6 +165,29 @@ impl Registry {
             signatures: manifest.layers.len(),
             key: key.fingerprint.clone(),
         })
+    }
+
+    /// The tagged `reference` as oci-client takes it, with the credentials sent (and whose),
+    /// authorized to push: the start of both signing formats.
+    pub(super) async fn for_push(
+        &self,
+        reference: &Reference,
+    ) -> Result<
+        (
+            oci_client::Reference,
+            oci_client::secrets::RegistryAuth,
+            Option<(String, std::path::PathBuf)>,
+        ),
+        OciError,
+    > {
+        reference.require(true)?;
+        let image = reference.image();
+        let (auth, sent) = self.auth(&reference.registry)?;
+        self.client
+            .auth(&image, &auth, oci_client::RegistryOperation::Push)
+            .await
+            .map_err(|e| self.error(reference, &sent, e))?;
+        Ok((image, auth, sent))
     }
 
     /// The key among `keys` that signed the manifest `manifest_digest` of `reference`'s
