@@ -92,8 +92,25 @@ pub fn image_pins(
         return Default::default();
     };
     map.into_iter()
-        .filter_map(|(image, v)| Some((image, v.get("pinned")?.as_str()?.to_string())))
+        .filter_map(|(image, v)| {
+            let pinned = v.get("pinned")?.as_str()?;
+            same_image_by_digest(&image, pinned).then(|| (image, pinned.to_string()))
+        })
         .collect()
+}
+
+/// Whether `pinned` is `image`'s own repository at a sha256 digest: a pin can only fix which
+/// content of that image runs, never put another image in its place (whoever writes the
+/// annotation could otherwise swap an image the package's templates hard-code).
+fn same_image_by_digest(image: &str, pinned: &str) -> bool {
+    use kudo_pkg::images::Reference;
+    let (Ok(image), Ok(pinned)) = (image.parse::<Reference>(), pinned.parse::<Reference>()) else {
+        return false;
+    };
+    let sha256 = pinned.digest().and_then(|d| d.strip_prefix("sha256:"));
+    image.registry() == pinned.registry()
+        && image.repository() == pinned.repository()
+        && sha256.is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 /// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,
 /// `ERROR`), which its immutable `data` cannot hold.
@@ -151,14 +168,24 @@ mod tests {
 
     #[test]
     fn image_pins_read_the_pinned_references_and_nothing_from_a_bad_annotation() {
+        let d = "ab".repeat(32);
         let a = std::collections::BTreeMap::from([(
             IMAGES.to_string(),
-            r#"{"nginx:1.27": {"digest": "sha256:ab", "pinned": "docker.io/library/nginx@sha256:ab", "verified": "sha256:k"}, "busybox": {"digest": "sha256:cd"}}"#
-                .to_string(),
+            serde_json::json!({
+                "nginx:1.27": {"digest": format!("sha256:{d}"), "pinned": format!("docker.io/library/nginx@sha256:{d}"), "verified": "sha256:k"},
+                "busybox": {"digest": "sha256:cd"},
+                // another image in place of the one written, or no digest: not a pin
+                "redis:7": {"pinned": format!("evil.example.com/redis@sha256:{d}")},
+                "memcached:1": {"pinned": "docker.io/library/memcached:2"},
+            })
+            .to_string(),
         )]);
         let pins = image_pins(Some(&a));
-        assert_eq!(pins.len(), 1);
-        assert_eq!(pins["nginx:1.27"], "docker.io/library/nginx@sha256:ab");
+        assert_eq!(pins.len(), 1, "{pins:?}");
+        assert_eq!(
+            pins["nginx:1.27"],
+            format!("docker.io/library/nginx@sha256:{d}")
+        );
         let bad = std::collections::BTreeMap::from([(IMAGES.to_string(), "[1".to_string())]);
         assert!(image_pins(Some(&bad)).is_empty());
         assert!(image_pins(None).is_empty());
