@@ -23,8 +23,8 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use kudo_crd::labels::{
-    AGGREGATE_ADMIN, AGGREGATE_VIEW, INIT_FIELD_MANAGER, INIT_PROBE, MANAGER, MUTATING, NAMESPACE,
-    PART_OF, ROLLOUT_APPROVER, VALIDATING, WEBHOOK,
+    AGGREGATE_ADMIN, AGGREGATE_VIEW, IMAGE_POLICY, INIT_FIELD_MANAGER, INIT_PROBE, MANAGER,
+    MUTATING, NAMESPACE, PART_OF, ROLLOUT_APPROVER, VALIDATING, WEBHOOK,
 };
 use kudo_crd::webhook_cert::Lifetime;
 
@@ -228,7 +228,10 @@ fn identities(o: &Options) -> Vec<Value> {
             // The key of its digests of secret values, made on its first start.
             {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [kudo_crd::labels::DIGEST_SECRET],
                 "verbs": ["get"]},
-            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]}),
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+            // Its image policy, read before a plan's first step (issue 50).
+            {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [IMAGE_POLICY],
+                "verbs": ["get"]}]}),
     );
     out.push(
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",

@@ -9,10 +9,14 @@
 //! stays verified; a failure is never cached. Each image's check is bounded
 //! ([`IMAGE_TIMEOUT`]); at most [`PARALLEL`] images are checked at once.
 //!
-//! What is checked is returned per image; what to do with it (warn, refuse) is the
-//! caller's, by [`Mode`].
+//! What is checked is returned per image; what it comes to ([`judge`]: refusals under
+//! `required`, warnings under `warn`, the pins of what was verified) is one rule for the CLI's
+//! gate and the manager's check. The manager's checker reads its policies and keys from one
+//! ConfigMap ([`Checker::in_cluster`]) and caches in memory.
 
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -20,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::oci::signature::Format;
 use crate::oci::{Reference, Registry};
-use crate::repo::{Home, Repositories};
-use crate::trust::{Mode, Policy, PublicKey};
+use crate::repo::{Home, RegistryPolicy, Repositories};
+use crate::trust::{Mode, Policy, PublicKey, TrustError};
 
 /// How long one image's check may take, its digest's lookup and its signatures' reading
 /// together.
@@ -42,6 +46,29 @@ pub struct Wanted {
     pub tag: Option<String>,
     /// Its digest, when the reference pins one.
     pub digest: Option<String>,
+}
+
+impl Wanted {
+    /// The image written `image`, as `reference` names it (the reference a pin gives, or the
+    /// image itself parsed).
+    pub fn of(image: &str, reference: &kudo_pkg::images::Reference) -> Wanted {
+        Wanted {
+            image: image.to_string(),
+            registry: reference.registry().to_string(),
+            repository: reference.repository().to_string(),
+            tag: reference.tag().map(str::to_string),
+            digest: reference.digest().map(str::to_string),
+        }
+    }
+}
+
+/// The images of `found` as the checker takes them.
+pub fn wanted(found: &kudo_pkg::images::Images) -> Vec<Wanted> {
+    found
+        .images
+        .iter()
+        .map(|i| Wanted::of(&i.image, &i.reference))
+        .collect()
 }
 
 /// What was found of one image.
@@ -102,6 +129,29 @@ struct Cached {
     format: String,
 }
 
+/// Where verifications are kept.
+enum Cache {
+    /// One file each, in this folder (the CLI's, `$XDG_CACHE_HOME/kudo/verified/`).
+    Dir(PathBuf),
+    /// In memory, for as long as the checker lives (the manager's).
+    Memory(Mutex<HashMap<String, Cached>>),
+}
+
+/// The policy the manager reads ([`Checker::in_cluster`]): `images:` as in
+/// `repositories.yaml`, its keys named by the ConfigMap's other keys.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterPolicy {
+    #[serde(default)]
+    images: Vec<RegistryPolicy>,
+    /// The registries are read over plain HTTP (a registry on loopback, for tests).
+    #[serde(rename = "plainHttp", default)]
+    plain_http: bool,
+}
+
+/// The key of a ConfigMap the manager reads its image policy from.
+pub const CLUSTER_POLICY_KEY: &str = "policy.yaml";
+
 /// Checks images by the configured `images:` policies, or by `keys` for every image when
 /// given (then `required`).
 pub struct Checker {
@@ -109,6 +159,10 @@ pub struct Checker {
     config: Repositories,
     keys: Vec<PathBuf>,
     plain_http: bool,
+    /// The keys' PEM texts by name, when they were given as text rather than files
+    /// ([`Checker::in_cluster`]).
+    key_texts: Option<HashMap<PathBuf, Vec<u8>>>,
+    cache: Cache,
 }
 
 impl Checker {
@@ -118,10 +172,49 @@ impl Checker {
         let home = Home::from_env()?;
         let config = Repositories::load(&home)?;
         Ok(Checker {
+            cache: Cache::Dir(home.cache.join("verified")),
             home,
             config,
             keys,
             plain_http,
+            key_texts: None,
+        })
+    }
+
+    /// The manager's checker: the policy in `data` (a ConfigMap's data, `source` naming it in
+    /// messages: `ConfigMap kudo-system/kudo-image-policy`): its [`CLUSTER_POLICY_KEY`] holds
+    /// `images:` entries as `repositories.yaml` does (and `plainHttp`), whose `keys` name
+    /// other keys of the same data, each a PEM public key. Verifications are cached in memory.
+    pub fn in_cluster(source: &str, data: &BTreeMap<String, String>) -> Result<Checker, String> {
+        let text = data.get(CLUSTER_POLICY_KEY).ok_or_else(|| {
+            format!("{source}: no key {CLUSTER_POLICY_KEY} (the image policy, `images:` entries)")
+        })?;
+        let policy: ClusterPolicy = serde_saphyr::from_str(text)
+            .map_err(|e| format!("{source}/{CLUSTER_POLICY_KEY}: {e}"))?;
+        let home = Home {
+            config: PathBuf::from(format!("{source}/{CLUSTER_POLICY_KEY}")),
+            cache: PathBuf::new(),
+        };
+        let key_texts = data
+            .iter()
+            .filter(|(k, _)| k.as_str() != CLUSTER_POLICY_KEY)
+            .map(|(k, v)| {
+                (
+                    PathBuf::from(format!("{source}/{k}")),
+                    v.clone().into_bytes(),
+                )
+            })
+            .collect();
+        Ok(Checker {
+            home,
+            config: Repositories {
+                images: policy.images,
+                ..Repositories::default()
+            },
+            keys: Vec::new(),
+            plain_http: policy.plain_http,
+            key_texts: Some(key_texts),
+            cache: Cache::Memory(Mutex::new(HashMap::new())),
         })
     }
 
@@ -144,20 +237,54 @@ impl Checker {
         self.config.image_policy(&self.home, &name)
     }
 
-    /// Checks every image of `wanted`, at most [`PARALLEL`] at once; in the same order.
+    /// Whether `wanted` is checked at all: its policy is not `none`.
+    pub fn checks(&self, wanted: &Wanted) -> bool {
+        self.policy(wanted).verify != Mode::None
+    }
+
+    /// Checks every image of `wanted`, at most [`PARALLEL`] at once; in the same order. Runs
+    /// its own runtime: for a caller outside one.
     pub fn check_all(&self, wanted: &[Wanted]) -> Result<Vec<Found>, crate::oci::OciError> {
-        let registry = Registry::new(self.plain_http)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| crate::oci::OciError::Internal(format!("a runtime: {e}")))?;
+        runtime.block_on(self.check_each(wanted))
+    }
+
+    /// [`Checker::check_all`], in the caller's runtime.
+    pub async fn check_each(&self, wanted: &[Wanted]) -> Result<Vec<Found>, crate::oci::OciError> {
+        let registry = Registry::new(self.plain_http)?;
         let registry = &registry;
-        Ok(runtime.block_on(
-            futures::stream::iter(wanted.iter().map(|w| self.check(registry, w)))
-                .buffered(PARALLEL)
-                .collect(),
-        ))
+        // The futures made first: a stream over a closure is not `Send` for every lifetime,
+        // which the manager's reconcile (a `Send` future) needs.
+        let checks: Vec<_> = wanted.iter().map(|w| self.check(registry, w)).collect();
+        Ok(futures::stream::iter(checks)
+            .buffered(PARALLEL)
+            .collect()
+            .await)
+    }
+
+    /// The keys of `policy`: read from their files, or from the texts given.
+    fn read_keys(&self, policy: &Policy) -> Result<Vec<PublicKey>, TrustError> {
+        let Some(texts) = &self.key_texts else {
+            return policy.read_keys();
+        };
+        if policy.keys.is_empty() {
+            return policy.read_keys();
+        }
+        policy
+            .keys
+            .iter()
+            .map(|k| match texts.get(k) {
+                Some(pem) => PublicKey::parse(k, pem.clone()),
+                None => Err(TrustError::Key {
+                    path: k.clone(),
+                    reason: format!("no such key beside {}", self.home.config.display()),
+                }),
+            })
+            .collect()
     }
 
     async fn check(&self, registry: &Registry, wanted: &Wanted) -> Found {
@@ -171,7 +298,7 @@ impl Checker {
         let keys = if policy.verify == Mode::None {
             None
         } else {
-            match policy.read_keys() {
+            match self.read_keys(&policy) {
                 Ok(k) => Some(k),
                 Err(e) => {
                     found.status = Status::Unverified {
@@ -234,8 +361,8 @@ impl Checker {
         let Some(keys) = keys else {
             return Ok(Status::NotChecked);
         };
-        let cache = self.cache_file(&digest, keys);
-        if let Some(c) = read_cache(&cache, &digest) {
+        let cache = cache_id(&digest, keys);
+        if let Some(c) = self.read_cache(&cache, &digest) {
             return Ok(Status::Verified {
                 key: c.key,
                 path: c.path,
@@ -246,9 +373,9 @@ impl Checker {
         let tried = || keys.iter().map(PublicKey::describe).collect();
         match registry.verify(&reference, &digest, keys).await {
             Ok(Ok((key, format))) => {
-                write_cache(
+                self.write_cache(
                     &cache,
-                    &Cached {
+                    Cached {
                         digest: digest.clone(),
                         key: key.fingerprint.clone(),
                         path: key.path.clone(),
@@ -267,25 +394,247 @@ impl Checker {
         }
     }
 
-    /// The cache file of `digest` verified by one of `keys`.
-    fn cache_file(&self, digest: &str, keys: &[PublicKey]) -> PathBuf {
-        let mut fps: Vec<&str> = keys.iter().map(|k| k.fingerprint.as_str()).collect();
-        fps.sort();
-        let id = kudo_pkg::repo::sha256_hex(format!("{digest}\n{}", fps.join("\n")).as_bytes());
-        self.home.cache.join("verified").join(format!("{id}.json"))
+    /// The cached verification `id` of `digest`.
+    fn read_cache(&self, id: &str, digest: &str) -> Option<Cached> {
+        let c = match &self.cache {
+            Cache::Dir(dir) => {
+                let text = std::fs::read(dir.join(format!("{id}.json"))).ok()?;
+                serde_json::from_slice::<Cached>(&text).ok()?
+            }
+            Cache::Memory(m) => {
+                let m = m.lock().unwrap_or_else(|e| e.into_inner());
+                let c = m.get(id)?;
+                Cached {
+                    digest: c.digest.clone(),
+                    key: c.key.clone(),
+                    path: c.path.clone(),
+                    format: c.format.clone(),
+                }
+            }
+        };
+        (c.digest == digest).then_some(c)
+    }
+
+    /// Keeps a verification; a cache that cannot be written only costs the next run a check.
+    fn write_cache(&self, id: &str, c: Cached) {
+        match &self.cache {
+            Cache::Dir(dir) => {
+                if let Ok(bytes) = serde_json::to_vec(&c) {
+                    let _ = crate::repo::write_atomic(&dir.join(format!("{id}.json")), &bytes);
+                }
+            }
+            Cache::Memory(m) => {
+                let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
+                // Bounded: one entry per image digest and key set; a manager checks few.
+                if m.len() >= MEMORY_CACHE {
+                    m.clear();
+                }
+                m.insert(id.to_string(), c);
+            }
+        }
     }
 }
 
-fn read_cache(file: &Path, digest: &str) -> Option<Cached> {
-    let text = std::fs::read(file).ok()?;
-    let c: Cached = serde_json::from_slice(&text).ok()?;
-    (c.digest == digest).then_some(c)
+/// How many verifications the manager keeps in memory before it starts again.
+const MEMORY_CACHE: usize = 4096;
+
+/// The cache's name of `digest` verified by one of `keys`.
+fn cache_id(digest: &str, keys: &[PublicKey]) -> String {
+    let mut fps: Vec<&str> = keys.iter().map(|k| k.fingerprint.as_str()).collect();
+    fps.sort();
+    kudo_pkg::repo::sha256_hex(format!("{digest}\n{}", fps.join("\n")).as_bytes())
 }
 
-/// Writes a verification to the cache; a cache that cannot be written only costs the next
-/// run a check.
-fn write_cache(file: &Path, c: &Cached) {
-    if let Ok(bytes) = serde_json::to_vec(c) {
-        let _ = crate::repo::write_atomic(file, &bytes);
+/// What the checked images of a change come to ([`judge`]).
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// Under `required`, each image not verified: [`unverified_line`].
+    pub refused: Vec<String>,
+    /// Under `warn`, each image not verified.
+    pub warnings: Vec<String>,
+    /// By image as written: the `kudo.dev/images` annotation's entries (`digest`, and for a
+    /// verified image `pinned`, `verified` (the key) and `format`).
+    pub pins: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What `found` (the checks of `wanted`, in order) comes to: one rule for the CLI's gate and
+/// the manager's check.
+pub fn judge(wanted: &[Wanted], found: &[Found]) -> Verdict {
+    let mut v = Verdict::default();
+    for (w, f) in wanted.iter().zip(found) {
+        let mut entry = serde_json::json!({"digest": f.digest});
+        match &f.status {
+            Status::NotChecked => continue,
+            Status::Verified { key, format, .. } => {
+                entry["pinned"] = serde_json::json!(f.pinned(w));
+                entry["verified"] = serde_json::json!(key);
+                entry["format"] = serde_json::json!(format);
+            }
+            Status::Unverified { why, keys } => {
+                let line = unverified_line(f, why, keys);
+                match f.policy.verify {
+                    Mode::Required => v.refused.push(line),
+                    _ => v.warnings.push(line),
+                }
+            }
+        }
+        v.pins.insert(f.image.clone(), entry);
+    }
+    v
+}
+
+/// `IMAGE (DIGEST): not signed by a trusted key: WHY`, the keys tried and the policy.
+pub fn unverified_line(f: &Found, why: &str, keys: &[String]) -> String {
+    format!(
+        "{}{}: not signed by a trusted key: {why}\n  keys tried: {}\n  policy: verify: {} ({})",
+        f.image,
+        f.digest
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        if keys.is_empty() {
+            "none".to_string()
+        } else {
+            keys.join(", ")
+        },
+        f.policy.verify.as_str(),
+        f.policy.from
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "ConfigMap kudo-system/kudo-image-policy";
+
+    fn wanted(image: &str) -> Wanted {
+        let r: kudo_pkg::images::Reference = image.parse().unwrap();
+        Wanted::of(image, &r)
+    }
+
+    fn data(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_manager_s_policy_is_read_from_a_configmap_whose_keys_hold_the_public_keys() {
+        let pem = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/signing/cosign.pub"
+        ))
+        .unwrap();
+        let policy = "plainHttp: true\nimages:\n- prefix: ghcr.io/acme\n  verify: required\n  keys: [acme.pub]\n- prefix: ghcr.io/acme/dev\n  verify: warn\n  keys: [gone.pub]\n";
+        let c = Checker::in_cluster(
+            SOURCE,
+            &data(&[("policy.yaml", policy), ("acme.pub", &pem)]),
+        )
+        .unwrap();
+        assert!(c.plain_http && c.is_active());
+        let prod = wanted("ghcr.io/acme/kafka:3");
+        assert!(c.checks(&prod));
+        assert!(!c.checks(&wanted("nginx:1.27")), "no prefix: none");
+        let p = c.policy(&prod);
+        assert_eq!(p.verify, Mode::Required);
+        assert_eq!(
+            p.from,
+            format!("images ghcr.io/acme in {SOURCE}/policy.yaml")
+        );
+        let keys = c.read_keys(&p).unwrap();
+        assert_eq!(keys[0].path, PathBuf::from(format!("{SOURCE}/acme.pub")));
+        // a key the policy names but the ConfigMap lacks: named
+        let dev = c.policy(&wanted("ghcr.io/acme/dev/kafka:3"));
+        let e = c.read_keys(&dev).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{SOURCE}/gone.pub")) && e.contains("no such key"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_configmap_without_a_readable_policy_is_refused_naming_it() {
+        let e = Checker::in_cluster(SOURCE, &data(&[])).err().unwrap();
+        assert!(e.contains("no key policy.yaml"), "{e}");
+        let e = Checker::in_cluster(SOURCE, &data(&[("policy.yaml", "images: 3\n")]))
+            .err()
+            .unwrap();
+        assert!(e.starts_with(&format!("{SOURCE}/policy.yaml: ")), "{e}");
+        let e = Checker::in_cluster(SOURCE, &data(&[("policy.yaml", "imagez: []\n")]))
+            .err()
+            .unwrap();
+        assert!(e.contains("imagez"), "{e}");
+    }
+
+    #[test]
+    fn the_verdict_refuses_under_required_warns_under_warn_and_pins_the_verified() {
+        let policy = |verify| Policy {
+            verify,
+            keys: vec![PathBuf::from("k.pub")],
+            from: "test".into(),
+        };
+        let d = format!("sha256:{}", "ab".repeat(32));
+        let w = [
+            wanted("a.io/x:1"),
+            wanted("a.io/y:1"),
+            wanted("a.io/z:1"),
+            wanted("a.io/n:1"),
+        ];
+        let found = [
+            Found {
+                image: "a.io/x:1".into(),
+                digest: Some(d.clone()),
+                policy: policy(Mode::Required),
+                status: Status::Verified {
+                    key: "sha256:k".into(),
+                    path: "k.pub".into(),
+                    format: "bundle".into(),
+                    cached: false,
+                },
+            },
+            Found {
+                image: "a.io/y:1".into(),
+                digest: Some(d.clone()),
+                policy: policy(Mode::Required),
+                status: Status::Unverified {
+                    why: "no signature".into(),
+                    keys: vec!["k.pub (sha256:k)".into()],
+                },
+            },
+            Found {
+                image: "a.io/z:1".into(),
+                digest: None,
+                policy: policy(Mode::Warn),
+                status: Status::Unverified {
+                    why: "the registry did not answer within 30 s".into(),
+                    keys: vec![],
+                },
+            },
+            Found {
+                image: "a.io/n:1".into(),
+                digest: None,
+                policy: Policy::default(),
+                status: Status::NotChecked,
+            },
+        ];
+        let v = judge(&w, &found);
+        assert_eq!(v.refused.len(), 1);
+        assert!(
+            v.refused[0].starts_with(&format!("a.io/y:1 ({d}): not signed by a trusted key: no signature\n  keys tried: k.pub (sha256:k)")),
+            "{}",
+            v.refused[0]
+        );
+        assert_eq!(v.warnings.len(), 1);
+        assert!(
+            v.warnings[0].contains("keys tried: none"),
+            "{}",
+            v.warnings[0]
+        );
+        assert_eq!(v.pins["a.io/x:1"]["pinned"], format!("a.io/x@{d}"));
+        assert_eq!(v.pins["a.io/x:1"]["verified"], "sha256:k");
+        assert!(v.pins["a.io/y:1"].get("pinned").is_none());
+        assert!(!v.pins.contains_key("a.io/n:1"), "not checked: no entry");
     }
 }

@@ -113,7 +113,8 @@ impl PublicKey {
         PublicKey::parse(path, pem_text)
     }
 
-    fn parse(path: &Path, pem_text: Vec<u8>) -> Result<PublicKey, TrustError> {
+    /// A PEM public key given as text, `path` naming where it came from.
+    pub fn parse(path: &Path, pem_text: Vec<u8>) -> Result<PublicKey, TrustError> {
         let bad = |reason: String| TrustError::Key {
             path: path.to_path_buf(),
             reason,

@@ -4,7 +4,7 @@
 use kudo_client::commands::ImageGate;
 use kudo_pkg::images::{self, DependencyTask, Images, ListOptions, Site, Tested, Walk};
 use kudo_pkg::render::Prepared;
-use kudo_source::image_trust::{Checker, Found, Status, Wanted};
+use kudo_source::image_trust::{Checker, Status, Wanted, judge, unverified_line, wanted};
 use kudo_source::trust::Mode;
 use serde_json::{Value, json};
 
@@ -349,7 +349,14 @@ impl ImageGate for Gate {
             all_values: false,
         };
         let found = images::list(&Prepared::new(pkg), values, &opts).map_err(|e| e.to_string())?;
-        let wanted = wanted(&found);
+        // Only what a policy checks is resolved: an image under `none` costs nothing.
+        let wanted: Vec<Wanted> = wanted(&found)
+            .into_iter()
+            .filter(|w| self.checker.checks(w))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(None);
+        }
         // Called inside the cluster commands' runtime: the checker runs its own, on a thread.
         let checked = std::thread::scope(|s| {
             s.spawn(|| self.checker.check_all(&wanted))
@@ -357,67 +364,16 @@ impl ImageGate for Gate {
                 .map_err(|_| "the image check stopped".to_string())
         })?
         .map_err(|e| e.to_string())?;
-        let mut refused = Vec::new();
-        let mut annotation = serde_json::Map::new();
-        for (w, f) in wanted.iter().zip(&checked) {
-            let mut entry = json!({"digest": f.digest});
-            match &f.status {
-                Status::NotChecked => continue,
-                Status::Verified { key, format, .. } => {
-                    entry["pinned"] = json!(f.pinned(w));
-                    entry["verified"] = json!(key);
-                    entry["format"] = json!(format);
-                }
-                Status::Unverified { why, keys } => {
-                    let line = unverified_line(f, why, keys);
-                    match f.policy.verify {
-                        Mode::Required => refused.push(line),
-                        _ => eprintln!("warning: {line}"),
-                    }
-                }
-            }
-            annotation.insert(f.image.clone(), entry);
+        let verdict = judge(&wanted, &checked);
+        for line in &verdict.warnings {
+            eprintln!("warning: {line}");
         }
-        if !refused.is_empty() {
-            return Err(refused.join("\n"));
+        if !verdict.refused.is_empty() {
+            return Err(verdict.refused.join("\n"));
         }
-        if annotation.is_empty() {
+        if verdict.pins.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Value::Object(annotation).to_string()))
+        Ok(Some(Value::Object(verdict.pins).to_string()))
     }
-}
-
-/// The images of `found` as the checker takes them.
-fn wanted(found: &Images) -> Vec<Wanted> {
-    found
-        .images
-        .iter()
-        .map(|i| Wanted {
-            image: i.image.clone(),
-            registry: i.reference.registry().to_string(),
-            repository: i.reference.repository().to_string(),
-            tag: i.reference.tag().map(str::to_string),
-            digest: i.reference.digest().map(str::to_string),
-        })
-        .collect()
-}
-
-/// `IMAGE (DIGEST): not signed by a trusted key: WHY`, the keys tried and the policy.
-fn unverified_line(f: &Found, why: &str, keys: &[String]) -> String {
-    format!(
-        "{}{}: not signed by a trusted key: {why}\n  keys tried: {}\n  policy: verify: {} ({})",
-        f.image,
-        f.digest
-            .as_deref()
-            .map(|d| format!(" ({d})"))
-            .unwrap_or_default(),
-        if keys.is_empty() {
-            "none".to_string()
-        } else {
-            keys.join(", ")
-        },
-        f.policy.verify.as_str(),
-        f.policy.from
-    )
 }

@@ -79,6 +79,11 @@ pub const REVISION_OF: &str = "kudo.dev/revision-of";
 /// reference ([`image_pins`]); the revision records the whole of it.
 pub const IMAGES: &str = "kudo.dev/images";
 
+/// The ConfigMap of kudo's namespace (`kudo-system`) that holds the manager's policy for the
+/// images plans run: `policy.yaml` (`images:` entries, as `repositories.yaml`'s) and the public
+/// keys it names, one per key.
+pub const IMAGE_POLICY: &str = "kudo-image-policy";
+
 /// The pinned images of an object's `kudo.dev/images` annotation ([`IMAGES`]): each image as
 /// the templates write it → the reference to render in its place. An annotation that does not
 /// read pins nothing.

@@ -147,6 +147,8 @@ pub struct Context {
     /// The key of the digests of secret values in `status.applied`
     /// ([`crate::DIGEST_KEY_ENV`]).
     pub(crate) digest_key: Vec<u8>,
+    /// The image policy of the manager's namespace ([`crate::images`]).
+    pub(crate) image_policy: crate::images::Policy,
 }
 
 /// By object (`apiVersion/kind/namespace/name`): its resourceVersion when a drift check found
@@ -219,7 +221,15 @@ impl Context {
             clock: now,
             gate: None,
             digest_key: digest_key(),
+            image_policy: crate::images::Policy::new(None),
         }
+    }
+
+    /// The same, checking the images plans run by the policy of namespace `home`
+    /// ([`kudo_crd::labels::IMAGE_POLICY`]).
+    pub fn with_image_policy(mut self, home: Option<String>) -> Context {
+        self.image_policy = crate::images::Policy::new(home);
+        self
     }
 
     /// The same, running only the Instances of the shards `gate` lets in (`--shards`).

@@ -73,6 +73,17 @@ pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Ac
     Action::requeue(again.delay)
 }
 
+/// What the manager knows of where it is installed.
+pub struct Installation {
+    /// The ServiceAccount it acts as for Instances that name none.
+    pub default_service_account: Option<String>,
+    /// The key of its digests of secret values ([`crate::load_digest_key`]).
+    pub digest_key: Vec<u8>,
+    /// Its namespace (`kudo-system`), where its image policy is read
+    /// ([`kudo_crd::labels::IMAGE_POLICY`]); `None`: none is.
+    pub home: Option<String>,
+}
+
 /// Runs the manager until `shutdown` completes: the OperatorVersion reflector and the Instance
 /// controller, acting for Instances that name no ServiceAccount as `default_service_account`
 /// ([`Context::with_default_service_account`]). With `shards` (the gate and the stream of
@@ -81,8 +92,7 @@ pub fn error_policy(inst: Arc<Instance>, error: &Error, ctx: Arc<Context>) -> Ac
 pub async fn run(
     client: Client,
     settings: Settings,
-    default_service_account: Option<String>,
-    digest_key: Vec<u8>,
+    installation: Installation,
     shards: Option<(Arc<Gate>, UnboundedReceiver<u32>)>,
     ctx_out: impl FnOnce(Arc<Context>),
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
@@ -121,9 +131,15 @@ pub async fn run(
                 }
             }
         });
+    let Installation {
+        default_service_account,
+        digest_key,
+        home,
+    } = installation;
     let mut ctx = Context::new(client, store, settings)
         .with_default_service_account(default_service_account.clone())
-        .with_digest_key(digest_key);
+        .with_digest_key(digest_key)
+        .with_image_policy(home);
     let mut taken = None;
     if let Some((gate, rx)) = shards {
         ctx = ctx.with_gate(gate);

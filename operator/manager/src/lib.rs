@@ -75,6 +75,7 @@ mod events;
 mod finalizer;
 mod forced_rollback;
 mod health;
+mod images;
 mod lease;
 mod memo;
 mod metrics;

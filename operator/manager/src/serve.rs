@@ -146,8 +146,11 @@ pub async fn serve(
     run(
         client,
         opts.settings,
-        opts.default_service_account.clone(),
-        digest_key,
+        crate::controller::Installation {
+            default_service_account: opts.default_service_account.clone(),
+            digest_key,
+            home: opts.home.clone(),
+        },
         gate,
         |c| {
             let _ = ctx.set(c);

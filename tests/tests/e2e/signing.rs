@@ -225,36 +225,8 @@ fn the_image_a_plan_runs_is_verified_before_it_is_written_and_applied_by_digest(
     };
     let work = tempfile::tempdir().unwrap();
     let home = work.path();
-    let fingerprint = generate_key(&s, home, home);
+    let (fingerprint, signed, unsigned) = two_images(&s, home, &registry);
     let public = home.join("cosign.pub");
-    let signed = pushed(
-        &s,
-        home,
-        &example("zookeeper-v1beta1"),
-        &registry.oci("kudo"),
-    );
-    let unsigned = pushed(
-        &s,
-        home,
-        &example("cassandra-v1beta2"),
-        &registry.oci("kudo"),
-    );
-    let signed_ref = signed["reference"].as_str().unwrap();
-    kudo_home(
-        &s,
-        home,
-        &["package", "sign", signed_ref, "--plain-http", "--key"],
-    )
-    .arg(home.join("cosign.key"))
-    .assert()
-    .success();
-    let image = |r: &Value| {
-        r["reference"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("oci://")
-            .to_string()
-    };
     let digest = signed["manifestDigest"].as_str().unwrap();
     let pinned = format!("{}/kudo/zookeeper@{digest}", registry.host());
     let pkg = runs_image(home, "0.1.0", &image(&signed));
@@ -390,4 +362,161 @@ fn the_image_a_plan_runs_is_verified_before_it_is_written_and_applied_by_digest(
         after["spec"]["operatorVersion"]["name"],
         inst["spec"]["operatorVersion"]["name"]
     );
+}
+
+/// Two kudo packages pushed to `registry` to serve as images: the first signed (cosign 3's
+/// format) by a key generated in `home`. The key's fingerprint and both pushes.
+fn two_images(s: &Scenario, home: &Path, registry: &TestRegistry) -> (String, Value, Value) {
+    let fingerprint = generate_key(s, home, home);
+    let signed = pushed(
+        s,
+        home,
+        &example("zookeeper-v1beta1"),
+        &registry.oci("kudo"),
+    );
+    let unsigned = pushed(
+        s,
+        home,
+        &example("cassandra-v1beta2"),
+        &registry.oci("kudo"),
+    );
+    let signed_ref = signed["reference"].as_str().unwrap();
+    kudo_home(
+        s,
+        home,
+        &["package", "sign", signed_ref, "--plain-http", "--key"],
+    )
+    .arg(home.join("cosign.key"))
+    .assert()
+    .success();
+    (fingerprint, signed, unsigned)
+}
+
+/// A push's reference as an image: `REGISTRY/PATH:TAG`.
+fn image(pushed: &Value) -> String {
+    pushed["reference"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("oci://")
+        .to_string()
+}
+
+/// The manager's own check (issue 50): with an image policy in `kudo-system`
+/// (`kudo-image-policy`, `required` for this registry) and no check on the client, the
+/// manager verifies the image a plan runs before its first step. A signed image is pinned by
+/// the manager to the digest it verified, applied so and recorded in the revision; an
+/// unsigned one fails the plan (FATAL_ERROR) before any object is applied, naming the image,
+/// its digest and the keys tried.
+#[test]
+fn the_manager_checks_the_images_of_a_plan_by_the_policy_of_kudo_system() {
+    let Some(s) = Scenario::start_with_workloads("image-policy", false) else {
+        return;
+    };
+    let Some(registry) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (fingerprint, signed, unsigned) = two_images(&s, home, &registry);
+    // The policy, for this registry only: the shared manager runs every scenario's Instances.
+    let policy = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kudo-image-policy", "namespace": "kudo-system"},
+        "data": {
+            "policy.yaml": format!(
+                "plainHttp: true\nimages:\n- prefix: {}/kudo\n  verify: required\n  keys: [cosign.pub]\n",
+                registry.host()
+            ),
+            "cosign.pub": std::fs::read_to_string(home.join("cosign.pub")).unwrap(),
+        },
+    });
+    let file = home.join("policy.json");
+    std::fs::write(&file, policy.to_string()).unwrap();
+    s.kubectl(&["apply", "-f"]).arg(&file).assert().success();
+    struct Removed<'a>(&'a Scenario);
+    impl Drop for Removed<'_> {
+        fn drop(&mut self) {
+            let _ = self
+                .0
+                .kubectl(&[
+                    "delete",
+                    "configmap",
+                    "-n",
+                    "kudo-system",
+                    "kudo-image-policy",
+                ])
+                .ok();
+        }
+    }
+    let _removed = Removed(&s);
+    // signed: verified and pinned by the manager
+    let digest = signed["manifestDigest"].as_str().unwrap();
+    let pinned = format!("{}/kudo/zookeeper@{digest}", registry.host());
+    let started = Instant::now();
+    kudo_home(
+        &s,
+        home,
+        &["install", "--instance", "good", "-n", &s.namespace],
+    )
+    .arg(runs_image(home, "0.1.0", &image(&signed)))
+    .assert()
+    .success();
+    s.wait_plan("good", "deploy");
+    say(&format!(
+        "e2e: the manager verified and pinned the plan's image; deploy COMPLETE {} ms after install",
+        started.elapsed().as_millis()
+    ));
+    let deployments = s.api("apps/v1", "Deployment", "deployments");
+    let d = s.get(&deployments, "good-app").expect("the Deployment");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        pinned.as_str(),
+        "{d}"
+    );
+    let inst = s.instance("good");
+    let recorded: Value = serde_json::from_str(
+        inst["metadata"]["annotations"]["kudo.dev/images"]
+            .as_str()
+            .expect("the manager wrote kudo.dev/images"),
+    )
+    .unwrap();
+    assert_eq!(
+        recorded[image(&signed).as_str()]["verified"],
+        fingerprint.as_str()
+    );
+    let history = s.json(&["history", "good", "-n", &s.namespace, "-o", "json"]);
+    assert_eq!(
+        history[0]["images"][image(&signed).as_str()]["pinned"],
+        pinned.as_str(),
+        "{history}"
+    );
+    // unsigned: the plan fails before any object is applied
+    kudo_home(
+        &s,
+        home,
+        &["install", "--instance", "bad", "-n", &s.namespace],
+    )
+    .arg(runs_image(home, "0.2.0", &image(&unsigned)))
+    .assert()
+    .success();
+    s.wait_step("bad", "deploy", "app", "FATAL_ERROR");
+    let bad = s.instance("bad");
+    let message = bad["status"]["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for part in [
+        format!(
+            "{} ({})",
+            image(&unsigned),
+            unsigned["manifestDigest"].as_str().unwrap()
+        ),
+        "keys tried: ConfigMap kudo-system/kudo-image-policy/cosign.pub".to_string(),
+        "nothing was applied".to_string(),
+    ] {
+        assert!(message.contains(&part), "{part}\n{message}");
+    }
+    assert!(s.get(&deployments, "bad-app").is_none(), "nothing applied");
+    say(&format!("e2e: the manager refused: {message}"));
 }

@@ -37,7 +37,7 @@ use kudo_pkg::dependency::{KudoOperatorTask, Lookup};
 use kudo_pkg::repo::{Entry, Index, Want, sha256_hex};
 use kudo_pkg::{Package, Provenance};
 
-pub use config::{Home, Repositories, Repository};
+pub use config::{Home, RegistryPolicy, Repositories, Repository};
 
 use crate::trust::{Checked, Mode, Policy, PublicKey};
 

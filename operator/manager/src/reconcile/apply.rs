@@ -8,9 +8,10 @@ use serde_json::Value;
 use super::SecretsError;
 use super::remediation;
 use super::revisions::{self, Began};
-use super::round::Round;
+use super::round::{self, Round};
 use crate::context::Compiled;
 use crate::error::Result;
+use crate::images::Checked;
 use crate::step::diagnostics;
 use kudo_crd::baseline;
 use kudo_crd::common::{ExecStatus, InstanceStatus};
@@ -112,6 +113,18 @@ pub(super) async fn reconcile(
             };
             let after = ctx.settings.resync;
             return round.not_ready("NoPlan", &why, after).await;
+        }
+    }
+    // Before the plan's first step, and before its revision records what runs: its images.
+    if let Some(active) = round.status.active_plan.clone()
+        && round::untouched_plan(&round.status, &active.name)
+    {
+        match crate::images::check(ctx, inst, &compiled.prepared, &values, &active.name).await {
+            Checked::Pass => {}
+            // The pinned Instance starts the plan (an annotation changes no generation: looked
+            // at again rather than waiting for a watch event).
+            Checked::Pinned => return Ok(Action::requeue(std::time::Duration::from_secs(1))),
+            Checked::Held(outcome) => round.held = Some(outcome),
         }
     }
     round.status.observed_generation = inst.metadata.generation;

@@ -40,6 +40,9 @@ pub struct Round<'a> {
     pub status: InstanceStatus,
     /// When this reconcile runs.
     pub now: String,
+    /// How the steps of an untouched plan end before they apply anything: the check of its
+    /// images refused them ([`crate::images`]).
+    pub held: Option<Outcome>,
 }
 
 impl<'a> Round<'a> {
@@ -53,6 +56,7 @@ impl<'a> Round<'a> {
             status: original.clone(),
             original,
             now: (ctx.clock)(),
+            held: None,
         }
     }
 
@@ -140,9 +144,12 @@ impl<'a> Round<'a> {
         // Before a plan applies anything: the rights its Pipe tasks take, and a rollback's
         // forced rollback of a StatefulSet.
         let refused = match status.plan_status.get(&active.name) {
-            Some(ps) if untouched(ps) => {
-                missing_rights(ctx, inst, pkg, &active.name, restoring).await
-            }
+            Some(ps) if untouched(ps) => match self.held.take() {
+                Some(held) => Some(held),
+                None => missing_rights(ctx, inst, pkg, &active.name, restoring)
+                    .await
+                    .map(Outcome::Fatal),
+            },
             _ => None,
         };
         while let Some(ps) = status.plan_status.get_mut(&active.name) {
@@ -223,8 +230,8 @@ impl<'a> Round<'a> {
     }
 }
 
-/// Runs the steps `names` (phase, step) of plan `plan` at once: each fails at once with
-/// `refused` when the plan lacks rights. Returns their outcomes, in order, and what they noted.
+/// Runs the steps `names` (phase, step) of plan `plan` at once: each ends at once as
+/// `refused` says when the plan lacks rights or its images were refused. Returns their outcomes, in order, and what they noted.
 #[allow(clippy::too_many_arguments)]
 async fn run_steps(
     ctx: &Context,
@@ -233,15 +240,15 @@ async fn run_steps(
     params: &Value,
     plan: &str,
     names: &[(String, String)],
-    refused: &Option<String>,
+    refused: &Option<Outcome>,
     restoring: bool,
 ) -> (Vec<Outcome>, Vec<String>) {
     let notes = Notes::default();
     let tenant = ctx.tenants.client_for(inst);
     let runs = names.iter().map(|(phase, step)| {
         let at = StepRef { plan, phase, step };
-        if let Some(why) = &refused {
-            return Either::Left(future::ready(Outcome::Fatal(why.clone())));
+        if let Some(held) = &refused {
+            return Either::Left(future::ready(held.clone()));
         }
         let tenant = match &tenant {
             Ok(t) => t,
@@ -337,6 +344,14 @@ fn record_outcomes(
         step.message = message;
     }
     (completed, retry)
+}
+
+/// Plan `plan` has not ended and no step of it has run yet.
+pub(super) fn untouched_plan(status: &InstanceStatus, plan: &str) -> bool {
+    status
+        .plan_status
+        .get(plan)
+        .is_some_and(|ps| untouched(ps) && !ExecStatus::of(&ps.status).is_terminal())
 }
 
 /// No step of the plan has run yet (a status kudo does not know is not a run).
