@@ -1046,9 +1046,90 @@ fn the_images_a_package_runs_are_verified_pinned_and_an_unsigned_one_refused() {
         "warn"
     );
 
-    // the registry gone: required refuses, naming why
+    // the registry gone: required refuses, naming why; warn says it and goes on
     drop(registry);
     let (code, v, err) = images(&["--image-key", key]);
     assert_eq!(code, 1, "{v}\n{err}");
     assert!(err.contains("its digest cannot be resolved"), "{err}");
+    let (code, v, err) = images(&["--verify-images"]);
+    assert_eq!(code, 0, "{v}\n{err}");
+    for image in [&signed_image, &unsigned_image] {
+        assert!(
+            err.contains(&format!(
+                "warning: {image}: not signed by a trusted key: its digest cannot be resolved"
+            )),
+            "{image}\n{err}"
+        );
+    }
+}
+
+/// A registry that accepts connections and never answers: each image's check is bounded
+/// (30 s), and then refused under `required`, a warning under `warn`. Both run at once.
+#[test]
+fn a_registry_that_never_answers_is_waited_for_a_bounded_time() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let host = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
+    // Accepts, holds every connection open, says nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let (_, a_pub, _) = key_pair(home, "a");
+    let key = a_pub.to_str().unwrap();
+    let image = format!("{host}/kudo/app:1");
+    let pkg = home.join("runs-one");
+    std::fs::create_dir_all(pkg.join("templates")).unwrap();
+    std::fs::write(
+        pkg.join("operator.yaml"),
+        "apiVersion: kudo.dev/v1beta1\nname: runs-one\noperatorVersion: 0.1.0\n\
+         kubernetesVersion: 1.20.0\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      \
+         resources: [app.yaml]\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      \
+         - name: main\n        strategy: serial\n        steps:\n          - name: app\n            \
+         tasks: [app]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("templates/app.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    \
+             - name: app\n      image: {image}\n"
+        ),
+    )
+    .unwrap();
+    let warn_home = home.join("warn");
+    let config = warn_home.join("kudo/repository/repositories.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "repoVersion: v1\ncontext: community\nrepositories: []\nimages:\n- prefix: {host}\n  \
+             verify: warn\n  keys: [{key}]\n"
+        ),
+    )
+    .unwrap();
+    let run = |home: &Path, extra: &[&str]| {
+        let out = kudo(home)
+            .args(["package", "images"])
+            .arg(&pkg)
+            .args(["--plain-http"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), stderr(&out))
+    };
+    let ((required, r_err), (warn, w_err)) = std::thread::scope(|s| {
+        let r = s.spawn(|| run(home, &["--image-key", key]));
+        let w = s.spawn(|| run(&warn_home, &["--verify-images"]));
+        (r.join().unwrap(), w.join().unwrap())
+    });
+    let said =
+        format!("{image}: not signed by a trusted key: the registry did not answer within 30 s");
+    assert_eq!(required, 1, "{r_err}");
+    assert!(r_err.contains(&format!("refused: {said}")), "{r_err}");
+    assert_eq!(warn, 0, "{w_err}");
+    assert!(w_err.contains(&format!("warning: {said}")), "{w_err}");
 }
