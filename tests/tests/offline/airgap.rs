@@ -502,8 +502,12 @@ fn a_damaged_archive_or_a_missing_image_is_refused_and_nothing_is_written_or_pus
     std::fs::write(&cut, &bytes[..at + 4]).unwrap();
     let (code, _, err) = relocate(home, &cut, &mirror.oci("m"));
     assert_eq!(code, 1, "{err}");
+    let layer = format!("sha256:{}", sha256(b"layer of app"));
     assert!(
-        err.contains("cut short or damaged at blobs/sha256/"),
+        err.contains(&format!(
+            "cut short or damaged at blobs/sha256/{}",
+            layer.trim_start_matches("sha256:")
+        )),
         "{err}"
     );
     assert!(err.contains("nothing was pushed"), "{err}");
@@ -588,4 +592,207 @@ fn a_damaged_archive_or_a_missing_image_is_refused_and_nothing_is_written_or_pus
         0,
         "no file, nothing staged"
     );
+}
+
+/// `image: REF` lines of a template whose REF is written out (no template action), but
+/// `busybox` ones: each REF rewritten to `host/REPOSITORY:TAG` (its repository path as the
+/// distribution spec reads it). `busybox` stays on docker.io: kudo's own Pipe `waiter` runs
+/// docker.io's busybox, and two registries' `library/busybox` cannot share a mirror.
+fn rewrite_images(file: &Path, host: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let out: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let Some((head, value)) = line.split_once("image: ") else {
+                return line.to_string();
+            };
+            let image = value.trim().trim_matches('"');
+            if image.contains("{{")
+                || image.starts_with("busybox")
+                || head.trim_start().starts_with('#')
+            {
+                return line.to_string();
+            }
+            let r: kudo_pkg::images::Reference = image.parse().unwrap();
+            format!(
+                "{head}image: \"{host}/{}:{}\"",
+                r.repository(),
+                r.tag().unwrap_or("latest")
+            )
+        })
+        .collect();
+    std::fs::write(file, out.join("\n") + "\n").unwrap();
+}
+
+/// The images `kudo package images --all-values` lists for `pkg`, as the distribution spec
+/// reads them (`docker.io/library/busybox:latest`).
+fn images_of(home: &Path, pkg: &Path) -> Vec<String> {
+    let out = kudo(home)
+        .args(["package", "images"])
+        .arg(pkg)
+        .args(["--all-values", "-o", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    v["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["reference"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The real flink-demo (the corpus of KUDO's operators), whose KudoOperator tasks install
+/// kafka, zookeeper and flink by name: copies of the four, their images rewritten to the
+/// source registry, pushed there; bundled from `oci://SOURCE/kudo/flink-demo` (the children
+/// found as its siblings, as `kudo install` finds them), relocated after the source is gone.
+/// The images that stay on docker.io (kudo's Pipe waiter, `busybox`) are served by the source
+/// registry through an HTTP proxy (`HTTP_PROXY`), as a proxy cache would serve them. The
+/// mirror then holds the four packages under their tags and every image by digest.
+#[test]
+fn flink_demo_is_bundled_with_its_three_children_and_relocated() {
+    let Some(shared) = kudo_testkit::shared() else {
+        return;
+    };
+    let Some(source) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let Some(mirror) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let src = source.host().to_string();
+    let corpus = shared.join("corpus/kudo-operators-full");
+    let mut packages = Vec::new();
+    for name in ["kafka", "zookeeper", "flink", "flink-demo"] {
+        let dir = home.join("operators").join(name);
+        kudo_testkit::copy_dir(&corpus.join(name), &dir);
+        for t in std::fs::read_dir(dir.join("templates")).unwrap() {
+            rewrite_images(&t.unwrap().path(), &src);
+        }
+        packages.push(dir);
+    }
+    // flink-demo asks for kafka 1.3.1 and zookeeper 0.3.1; the corpus has 1.3.2 and 0.3.3
+    let op = packages[3].join("operator.yaml");
+    let text = std::fs::read_to_string(&op)
+        .unwrap()
+        .replace(
+            "operatorVersion: 1.3.1\n      appVersion: 2.5.0",
+            "operatorVersion: 1.3.2\n      appVersion: 2.5.1",
+        )
+        .replace(
+            "operatorVersion: 0.3.1\n      appVersion: 3.4.14",
+            "operatorVersion: 0.3.3\n      appVersion: 3.6.2",
+        );
+    std::fs::write(&op, text).unwrap();
+    // a fake image for each one listed, at the source (docker.io's through the proxy)
+    let mut pushed = std::collections::BTreeMap::new();
+    for pkg in &packages {
+        for reference in images_of(home, pkg) {
+            let r: kudo_pkg::images::Reference = reference.parse().unwrap();
+            let tag = r.tag().unwrap_or("latest").to_string();
+            let digest = push_image(&src, r.repository(), &tag, &reference);
+            pushed.insert(reference, digest);
+        }
+        kudo(home)
+            .args(["package", "push"])
+            .arg(pkg)
+            .arg(source.oci("kudo"))
+            .arg("--plain-http")
+            .assert()
+            .success();
+    }
+    let archive = home.join("flink-demo.tar");
+    let proxy = format!("http://{src}");
+    let (code, v, err) = bundle(
+        home,
+        &[
+            &source.oci("kudo/flink-demo:0.1.6"),
+            "-o",
+            archive.to_str().unwrap(),
+        ],
+        &[
+            ("HTTP_PROXY", &proxy),
+            ("http_proxy", &proxy),
+            ("NO_PROXY", "127.0.0.1"),
+            ("no_proxy", "127.0.0.1"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let map = &v["relocation"];
+    let names: Vec<&str> = map["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["kafka", "zookeeper", "flink", "flink-demo"],
+        "dependencies first"
+    );
+    let bundled: std::collections::BTreeMap<String, String> = map["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let whole = format!(
+                "{}/{}:{}",
+                i["registry"].as_str().unwrap(),
+                i["repository"].as_str().unwrap(),
+                i["tag"].as_str().unwrap()
+            );
+            (whole, i["digest"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(bundled, pushed, "every image listed, at the digest pushed");
+    eprintln!(
+        "flink-demo bundle: {} bytes, {} blobs, {} packages, {} images: {}",
+        v["archiveBytes"],
+        v["blobs"],
+        names.len(),
+        bundled.len(),
+        bundled.keys().cloned().collect::<Vec<_>>().join(", ")
+    );
+
+    drop(source);
+    let (code, v, err) = relocate(home, &archive, &mirror.oci("air"));
+    assert_eq!(code, 0, "{err}");
+    for image in map["images"].as_array().unwrap() {
+        let repository = format!("air/{}", image["relocated"].as_str().unwrap());
+        let digest = image["digest"].as_str().unwrap();
+        let body = manifest(mirror.host(), &repository, digest);
+        assert_eq!(format!("sha256:{}", sha256(&body)), digest, "{image}");
+    }
+    for p in map["packages"].as_array().unwrap() {
+        let tag = p["tag"].as_str().unwrap();
+        let body = manifest(
+            mirror.host(),
+            &format!("air/{}", p["relocated"].as_str().unwrap()),
+            tag,
+        );
+        assert_eq!(
+            format!("sha256:{}", sha256(&body)),
+            p["digest"].as_str().unwrap(),
+            "{p}"
+        );
+    }
+    assert_eq!(mirror_map(mirror.host(), "air"), *map);
+    // the mirror serves flink-demo to the resolver, its children found beside it
+    kudo(home)
+        .args([
+            "package",
+            "images",
+            &mirror.oci("air/flink-demo:0.1.6"),
+            "--plain-http",
+            "-o",
+            "json",
+        ])
+        .assert()
+        .success();
+    assert!(v["blobsPushed"].as_u64().unwrap() > 0);
 }
