@@ -1526,6 +1526,8 @@ mod tests {
             &["package", "sign", "oci://r/p/n:1"],
             &["package", "verify-signature", "oci://r/p/n:1", "--key", "k"],
             &["package", "generate-key"],
+            &["package", "bundle", "pkg", "-o", "b.tar"],
+            &["package", "relocate", "b.tar", "oci://r/p"],
             &["repo", "add", "name", "url"],
             &["repo", "list"],
             &["repo", "remove", "name"],
