@@ -656,7 +656,7 @@ pub fn allow(drop: &[String], force: bool) -> kudo_policy::preflight::Allow {
 }
 
 /// Parameter inputs shared by the commands that compute parameters.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ValueArgs {
     /// Set a parameter: a JSON pointer (leading / optional) = a YAML value typed by the schema,
     /// e.g. `-p topology/0/datacenterName=DC1`, `-p nodeCount=5`,
@@ -930,6 +930,32 @@ pub enum PackageCommand {
     /// carries no signature and is refused (exit 2).
     #[command(after_help = crate::examples::VERIFY_SIGNATURE)]
     VerifySignature(VerifySignatureArgs),
+    /// Copy packages, their dependencies, every image they run and all their signatures into
+    /// one archive, for a registry that cannot reach the Internet.
+    ///
+    /// PACKAGE is any form `kudo install` takes (a folder, a .tgz, an http(s):// URL, an
+    /// oci:// reference, a name in a repository), resolved as install resolves it; its
+    /// KudoOperator dependencies come along, each once. The images are those `kudo package
+    /// images --all-values` lists for each package, copied by digest (an image index with every
+    /// manifest it lists), with their blobs. Signatures: cosign's .sig tag and every referrer
+    /// (Sigstore bundles) of each image and registry package; none found is said, not an
+    /// error. FILE is an OCI image layout in a tar archive (oci-layout, index.json,
+    /// blobs/sha256/...) holding a relocation map that says where each goes in a mirror;
+    /// written whole or not at all. `kudo package relocate` pushes it to a mirror.
+    #[command(after_help = crate::examples::BUNDLE)]
+    Bundle(BundleArgs),
+    /// Push an archive `kudo package bundle` wrote to a mirror registry.
+    ///
+    /// The archive is read whole and checked first (every blob against its digest, every
+    /// manifest's references): a damaged archive is refused and nothing is pushed. Then each
+    /// image goes to oci://MIRROR/PREFIX/REPOSITORY (its repository path without its
+    /// registry: docker.io/library/zookeeper goes to PREFIX/library/zookeeper) by digest and
+    /// under its tag, each package to PREFIX/NAME under its tag (as `kudo package push` tags
+    /// it), each signature beside what it signs, and the relocation map to
+    /// PREFIX/kudo-relocation:latest. Blobs the mirror has are not pushed again.
+    #[command(after_help = crate::examples::RELOCATE)]
+    Relocate(RelocateArgs),
+
     /// Make a key pair for signing: cosign.key (encrypted, mode 0600) and cosign.pub.
     ///
     /// The same files as `cosign generate-key-pair` (ECDSA P-256, the private key in cosign's
@@ -938,6 +964,43 @@ pub enum PackageCommand {
     /// file is never replaced.
     #[command(after_help = crate::examples::GENERATE_KEY)]
     GenerateKey(GenerateKeyArgs),
+}
+
+/// `kudo package bundle`.
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// The packages: directories, .tgz files, http(s):// URLs, oci:// references or operator
+    /// names in a repository.
+    #[arg(value_name = "PACKAGE", required = true)]
+    pub packages: Vec<PathBuf>,
+    /// The archive to write (an OCI image layout in a tar file).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print the summary as data instead of text (-o names the archive).
+    #[arg(long = "output-format", value_enum, value_name = "FORMAT")]
+    pub output_format: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
+}
+
+/// `kudo package relocate`.
+#[derive(Debug, Args)]
+pub struct RelocateArgs {
+    /// The archive `kudo package bundle` wrote.
+    #[arg(value_name = "FILE")]
+    pub archive: PathBuf,
+    /// The mirror: oci://REGISTRY/PREFIX (no tag).
+    #[arg(value_name = "oci://MIRROR/PREFIX")]
+    pub mirror: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Print what was pushed as data instead of text.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<DataFormat>,
+    #[command(flatten)]
+    pub namespace: NoNamespace,
 }
 
 /// `kudo package sign`.
@@ -1463,6 +1526,8 @@ mod tests {
             &["package", "sign", "oci://r/p/n:1"],
             &["package", "verify-signature", "oci://r/p/n:1", "--key", "k"],
             &["package", "generate-key"],
+            &["package", "bundle", "pkg", "-o", "b.tar"],
+            &["package", "relocate", "b.tar", "oci://r/p"],
             &["repo", "add", "name", "url"],
             &["repo", "list"],
             &["repo", "remove", "name"],

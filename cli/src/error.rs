@@ -82,6 +82,9 @@ pub enum Error {
     /// An OCI registry refused or failed.
     #[error(transparent)]
     Oci(#[from] OciError),
+    /// `package bundle` or `relocate`: an image, an archive, a mirror.
+    #[error(transparent)]
+    Airgap(#[from] kudo_source::oci::airgap::AirgapError),
     /// A signing key, or a signature.
     #[error(transparent)]
     Trust(#[from] kudo_source::trust::TrustError),

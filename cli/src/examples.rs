@@ -407,6 +407,28 @@ Examples:
     --key cosign.pub
 ";
 
+pub const BUNDLE: &str = "\
+Examples:
+  # A package with its dependencies, images and signatures, from a registry on this machine
+  kudo package bundle examples/zookeeper-v1beta1 -o zookeeper-bundle.tar --plain-http
+
+  # Several packages, one from a registry; the summary as JSON
+  kudo package bundle oci://localhost:5000/kudo/kafka:2.5.1_1.3.2 examples/cassandra-v1beta2 \\
+    -o operators.tar --plain-http --output-format json
+
+  # Then carry operators.tar across the air gap and `kudo package relocate` it
+";
+
+pub const RELOCATE: &str = "\
+Examples:
+  # Everything the archive holds, below oci://localhost:5000/mirror; the map is at
+  # oci://localhost:5000/mirror/kudo-relocation:latest
+  kudo package relocate operators.tar oci://localhost:5000/mirror --plain-http
+
+  # To a registry you logged in to (`kudo registry login`), the result as JSON
+  kudo package relocate operators.tar oci://registry.internal/kudo -o json
+";
+
 pub const GENERATE_KEY: &str = "\
 Examples:
   # cosign.key and cosign.pub in the current folder; the password is asked twice
@@ -462,6 +484,8 @@ mod tests {
             super::SIGN,
             super::VERIFY_SIGNATURE,
             super::GENERATE_KEY,
+            super::BUNDLE,
+            super::RELOCATE,
             super::REGISTRY_TRUST,
             super::REPO,
             super::REPO_ADD,

@@ -11,6 +11,10 @@
 //! - [`Registry`], the client, with each registry's credentials ([`credentials`]) and
 //!   `--plain-http`; [`Registry::push`], [`Registry::tags`], [`Registry::pull`],
 //!   [`Registry::login`].
+//! - Air-gapped installs: [`airgap::Bundler`] copies packages, their images and their
+//!   signatures into one OCI image layout archive ([`layout`]), [`Registry::relocate`] pushes
+//!   it to a mirror with its relocation map, read back by [`Registry::read_relocation`]
+//!   ([`relocation`]).
 //! - [`OciError`], what went wrong, naming the reference and the registry's answer (never a
 //!   password).
 //!
@@ -18,11 +22,14 @@
 //! certificate store; `KUDO_REGISTRY_CA_FILE` names a PEM file of further roots (a registry
 //! with a private CA).
 
+pub mod airgap;
 mod artifact;
 pub mod bundle;
 pub mod credentials;
 mod error;
+pub mod layout;
 mod reference;
+pub mod relocation;
 pub mod signature;
 mod tag;
 

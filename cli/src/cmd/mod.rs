@@ -2,6 +2,7 @@
 //! and prints their results; the logic they call lives there. What stops a command is a
 //! [`crate::error::Error`], which decides the exit code.
 
+mod airgap;
 mod author;
 mod changes;
 pub mod cluster;
@@ -77,6 +78,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Package(PackageCommand::Sign(a)) => sign::sign(a),
         Command::Package(PackageCommand::VerifySignature(a)) => sign::verify_signature(a),
         Command::Package(PackageCommand::GenerateKey(a)) => sign::generate_key(a),
+        Command::Package(PackageCommand::Bundle(a)) => airgap::bundle(a),
+        Command::Package(PackageCommand::Relocate(a)) => airgap::relocate(a),
         Command::Registry(RegistryCommand::Trust(a)) => sign::registry_trust(a),
         Command::Registry(RegistryCommand::Login(a)) => registry::login(a),
         Command::Registry(RegistryCommand::Logout(a)) => registry::logout(a),

@@ -250,6 +250,34 @@ pub fn rewrite(object: &mut Value, to: &BTreeMap<String, String>) -> Vec<ImageUs
     replaced
 }
 
+/// Where an image goes in a mirror: `MIRROR_PREFIX/REPOSITORY`, its repository path as the
+/// OCI distribution spec reads it (the registry dropped, Docker Hub's `library/` kept), below
+/// the mirror's prefix (`oci://` and slashes around it are dropped; an empty prefix gives the
+/// repository alone, as the relocation map records it). No tag, no digest: the caller adds
+/// the one it copied. The one rule `kudo package bundle` and `relocate` follow (two images
+/// of different registries with the same repository path cannot share a mirror: the bundle
+/// refuses them), and the one an install from a mirror reads back.
+///
+/// | image as written | mirror prefix | relocated |
+/// |---|---|---|
+/// | `zookeeper:3.6.2` | `mirror.local:5000/kudo` | `mirror.local:5000/kudo/library/zookeeper` |
+/// | `127.0.0.1:5000/acme/app@sha256:...` | `oci://mirror/` | `mirror/acme/app` |
+/// | `quay.io/prometheus/node-exporter:v0.18.1` | (empty) | `prometheus/node-exporter` |
+///
+/// ```
+/// use kudo_pkg::images::{self, Reference};
+/// let r: Reference = "zookeeper:3.6.2".parse().unwrap();
+/// assert_eq!(images::relocated(&r, "mirror.local:5000/kudo"), "mirror.local:5000/kudo/library/zookeeper");
+/// ```
+pub fn relocated(reference: &Reference, mirror_prefix: &str) -> String {
+    let prefix = mirror_prefix.trim_start_matches("oci://").trim_matches('/');
+    if prefix.is_empty() {
+        reference.repository().to_string()
+    } else {
+        format!("{prefix}/{}", reference.repository())
+    }
+}
+
 /// One value of one parameter's domain, set on top of the given values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setting {
@@ -856,6 +884,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The relocation rule: the repository path below the prefix, whatever the registry.
+    #[test]
+    fn an_image_is_relocated_to_its_repository_path_below_the_prefix() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("zookeeper:3.6.2", "m:5000/p", "m:5000/p/library/zookeeper"),
+            ("docker.io/library/zookeeper", "", "library/zookeeper"),
+            ("127.0.0.1:5000/acme/app:1", "oci://m/p/", "m/p/acme/app"),
+            (
+                "127.0.0.1:5000/acme/app@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                "m",
+                "m/acme/app",
+            ),
+            (
+                "quay.io/prometheus/node-exporter:v0.18.1",
+                "/",
+                "prometheus/node-exporter",
+            ),
+            (
+                "mesosphere/kafka:2.5.1-1.3.1",
+                "m/p",
+                "m/p/mesosphere/kafka",
+            ),
+        ];
+        for (image, prefix, want) in cases {
+            let r: Reference = image.parse().unwrap();
+            assert_eq!(
+                relocated(&r, prefix),
+                *want,
+                "image {image}, prefix {prefix}"
+            );
+        }
+    }
 
     fn container(name: &str, image: &str) -> Value {
         json!({"name": name, "image": image})

@@ -13,7 +13,7 @@
 //! | [`render`] | a plan's templates (Handlebars, or KUDO's Go templates with sprig) as objects | [`render::render_plan`], [`render::render_task`], [`render::Prepared`] (templates parsed once, for repeated renders), [`render::stream`] |
 //! | [`step`] | what a plan step does: its tasks, each resolved for the parameters (shared by the renderer and the manager) | [`step::tasks`], [`package::TaskKind`] |
 //! | [`pipe`], [`dependency`] | KUDO's Pipe and KudoOperator tasks | [`pipe::PipeTask`], [`dependency::resolve`] |
-//! | [`images`] | the container images a package's plans run, for given values (or each value of every finite domain), where each is used, and rewriting them in an object | [`images::list`], [`images::uses`], [`images::rewrite`] |
+//! | [`images`] | the container images a package's plans run, for given values (or each value of every finite domain), where each is used, and rewriting them in an object, and where each goes in a mirror | [`images::list`], [`images::uses`], [`images::rewrite`], [`images::relocated`] |
 //! | [`repo`] | KUDO's repository `index.yaml`: its order, and the entry a name and a version (or a semver range) ask for | [`repo::Index`], [`repo::Want`], [`repo::file_name`] |
 //! | [`preflight`] | the package side of the upgrade preflight: the CRDs a package's plans apply; one package against another, offline | [`preflight::crds`], [`preflight::against`] |
 //! | [`verify`] | `package verify` | [`verify::verify`] |

@@ -126,7 +126,7 @@ fn needs_registry(args: &[String]) -> bool {
         (args[1].as_str(), args.get(2).map(String::as_str)),
         (
             "package",
-            Some("push" | "pull" | "sign" | "verify-signature")
+            Some("push" | "pull" | "sign" | "verify-signature" | "bundle" | "relocate")
         ) | ("registry", Some("login"))
     )
 }

@@ -7,6 +7,7 @@
 //! no suite reads a path relative to another directory. No suite sets environment variables
 //! (each sets them on the commands it runs).
 
+mod airgap;
 mod author;
 mod cli;
 mod cluster;

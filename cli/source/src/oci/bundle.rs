@@ -377,7 +377,7 @@ impl Registry {
 
     /// Adds `entry` to the referrers tag schema's index of `digest` (the tag `sha256-HEX` in
     /// `reference`'s repository), made when there is none.
-    async fn add_to_fallback(
+    pub(super) async fn add_to_fallback(
         &self,
         reference: &Reference,
         digest: &str,
