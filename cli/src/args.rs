@@ -634,6 +634,8 @@ pub struct UpgradeArgs {
     pub remediation: RemediationArgs,
     #[command(flatten)]
     pub images: ImageArgs,
+    #[command(flatten)]
+    pub mirror: MirrorArgs,
 }
 
 impl UpgradeArgs {
@@ -806,6 +808,18 @@ pub struct ImageArgs {
     /// Talk plain HTTP (no TLS) to the images' registries (a registry on localhost).
     #[arg(long)]
     pub image_plain_http: bool,
+}
+
+/// `--mirror`: an air-gapped install (`docs/air-gap.md`).
+#[derive(Debug, Args, Default, Clone)]
+pub struct MirrorArgs {
+    /// Install from this mirror (`oci://REGISTRY/PREFIX`), where `kudo package relocate`
+    /// pushed a bundle: a package named by name comes from its copy there (its dependencies
+    /// beside it), and every image the templates write runs from its copy, by digest, as the
+    /// mirror's relocation map says; an image the map lacks refuses the change. Default: the
+    /// `mirror:` of kudo's configuration. `--plain-http` applies to it.
+    #[arg(long, value_name = "oci://REGISTRY/PREFIX")]
+    pub mirror: Option<String>,
 }
 
 /// Output formats of data.
@@ -1669,6 +1683,8 @@ pub struct InstallArgs {
     pub output: Option<DataFormat>,
     #[command(flatten)]
     pub images: ImageArgs,
+    #[command(flatten)]
+    pub mirror: MirrorArgs,
 }
 
 /// The Instance a command works on: `NAME`, as kubectl and Helm name what they work on, or

@@ -318,6 +318,8 @@ fn verify(found: &Images, a: &ImagesArgs) -> Result<Outcome, Error> {
 /// signed refuses the change; under `warn` it is said on stderr; verified images are pinned.
 pub struct Gate {
     checker: Checker,
+    /// An install from a mirror: every image runs from its copy there.
+    mirror: Option<super::mirror::MirrorPins>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -327,11 +329,16 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// The gate `a` asks for: `None` when no key is given and no `images:` policy is
-    /// configured (nothing is checked, nothing resolved).
-    pub fn of(a: &ImageArgs) -> Result<Option<Gate>, Error> {
+    /// The gate `a` asks for: `None` when no key is given, no `images:` policy is
+    /// configured and no `mirror` is installed from (nothing is checked, nothing resolved).
+    /// With `mirror`, each image is checked (and pinned) at its copy there, and one the mirror
+    /// lacks refuses the change.
+    pub fn of(
+        a: &ImageArgs,
+        mirror: Option<super::mirror::MirrorPins>,
+    ) -> Result<Option<Gate>, Error> {
         let checker = Checker::new(a.image_key.clone(), a.image_plain_http)?;
-        Ok(checker.is_active().then_some(Gate { checker }))
+        Ok((checker.is_active() || mirror.is_some()).then_some(Gate { checker, mirror }))
     }
 }
 
@@ -349,13 +356,34 @@ impl ImageGate for Gate {
             all_values: false,
         };
         let found = images::list(&Prepared::new(pkg), values, &opts).map_err(|e| e.to_string())?;
+        // From a mirror: each image at its copy there, by digest.
+        let mut all = wanted(&found);
+        let mut pins = serde_json::Map::new();
+        if let Some(m) = &self.mirror {
+            let missing: Vec<&str> = all
+                .iter()
+                .filter(|w| !m.pins.contains_key(&w.image))
+                .map(|w| w.image.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "the mirror {} holds no copy of {}: its relocation map does not list it \
+                     (bundle the package again, `kudo package bundle`, and relocate it)",
+                    m.prefix,
+                    missing.join(", ")
+                ));
+            }
+            for w in &mut all {
+                if let Some(r) = m.pins.get(&w.image).and_then(|p| p.parse().ok()) {
+                    *w = Wanted::of(&w.image, &r);
+                }
+            }
+            pins = m.annotation();
+        }
         // Only what a policy checks is resolved: an image under `none` costs nothing.
-        let wanted: Vec<Wanted> = wanted(&found)
-            .into_iter()
-            .filter(|w| self.checker.checks(w))
-            .collect();
+        let wanted: Vec<Wanted> = all.into_iter().filter(|w| self.checker.checks(w)).collect();
         if wanted.is_empty() {
-            return Ok(None);
+            return Ok((!pins.is_empty()).then(|| Value::Object(pins).to_string()));
         }
         // Called inside the cluster commands' runtime: the checker runs its own, on a thread.
         let checked = std::thread::scope(|s| {
@@ -371,9 +399,22 @@ impl ImageGate for Gate {
         if !verdict.refused.is_empty() {
             return Err(verdict.refused.join("\n"));
         }
-        if verdict.pins.is_empty() {
+        // What was verified, beside the mirror's pins (the same copy, by the same digest).
+        for (image, entry) in verdict.pins {
+            match (pins.get_mut(&image), entry) {
+                (Some(Value::Object(mirrored)), Value::Object(checked)) => {
+                    for (k, v) in checked {
+                        mirrored.entry(k).or_insert(v);
+                    }
+                }
+                (_, entry) => {
+                    pins.insert(image, entry);
+                }
+            }
+        }
+        if pins.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Value::Object(verdict.pins).to_string()))
+        Ok(Some(Value::Object(pins).to_string()))
     }
 }

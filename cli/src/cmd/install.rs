@@ -8,7 +8,13 @@ use crate::progress::Progress;
 use kudo_client::commands::{self, Inputs, install, wait};
 
 pub fn run(a: InstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
-    let loaded = super::load_with(&a.package, &a.source)?;
+    // From a mirror (`--mirror`, or the configuration's): the package named is its copy there.
+    let mirror = super::mirror::Mirror::of(a.mirror.mirror.as_deref(), a.source.plain_http)?;
+    let package = match &mirror {
+        Some(m) => m.package(&a.package, &a.source.lookup)?,
+        None => a.package.clone(),
+    };
+    let loaded = super::load_with(&package, &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
     let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
@@ -22,7 +28,7 @@ pub fn run(a: InstallArgs, mut progress: Progress) -> Result<Outcome, Error> {
     if let Err(e) = install::check(&pkg, &inputs) {
         return Err(Error::from(e).in_command("install").with_sources(sources));
     }
-    let gate = super::images::Gate::of(&a.images)?;
+    let gate = super::images::Gate::of(&a.images, mirror.as_ref().map(|m| m.pins()))?;
     let req = install::Request {
         package: &pkg,
         dependencies: Some(&deps),

@@ -16,6 +16,7 @@ pub mod install;
 mod instance_file;
 mod list;
 pub(crate) mod migrate;
+mod mirror;
 mod package;
 mod params;
 mod patch;

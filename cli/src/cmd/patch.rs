@@ -14,7 +14,9 @@ pub fn run(a: PatchArgs, progress: Progress) -> Result<Outcome, Error> {
         .to_string();
     // clap parsed them (`args::Numbered`); one of the two is empty.
     let edits = if a.adds.is_empty() { a.removes } else { a.adds };
-    let gate = super::images::Gate::of(&a.images)?;
+    // An install from a mirror (the configuration's `mirror:`) stays on it.
+    let mirror = super::mirror::Mirror::of(None, a.images.image_plain_http)?;
+    let gate = super::images::Gate::of(&a.images, mirror.as_ref().map(|m| m.pins()))?;
     let req = update::Request {
         instance: &name,
         inputs: Inputs {

@@ -17,7 +17,9 @@ pub fn run(a: UpdateArgs, progress: Progress) -> Result<Outcome, Error> {
         return Err(Error::parameters(diags));
     }
     let remediation = a.remediation.remediation();
-    let gate = super::images::Gate::of(&a.images)?;
+    // An install from a mirror (the configuration's `mirror:`) stays on it.
+    let mirror = super::mirror::Mirror::of(None, a.images.image_plain_http)?;
+    let gate = super::images::Gate::of(&a.images, mirror.as_ref().map(|m| m.pins()))?;
     let req = update::Request {
         instance: &name,
         inputs: Inputs {

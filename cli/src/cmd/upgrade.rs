@@ -10,13 +10,19 @@ use kudo_client::commands::{Inputs, upgrade, wait};
 
 pub fn run(a: UpgradeArgs, mut progress: Progress) -> Result<Outcome, Error> {
     let name = a.instance.clone().unwrap_or_default();
-    let loaded = super::load_with(&a.new_package.clone().unwrap_or_default(), &a.source)?;
+    let mirror = super::mirror::Mirror::of(a.mirror.mirror.as_deref(), a.source.plain_http)?;
+    let package = a.new_package.clone().unwrap_or_default();
+    let package = match &mirror {
+        Some(m) => m.package(&package, &a.source.lookup)?,
+        None => package,
+    };
+    let loaded = super::load_with(&package, &a.source)?;
     let deps = loaded.dependencies()?;
     let pkg = loaded.package;
     let (docs, sources) = super::value_inputs(pkg.schema(), &a.values)?;
     let remediation = a.remediation.remediation();
     let allow = a.allow();
-    let gate = super::images::Gate::of(&a.images)?;
+    let gate = super::images::Gate::of(&a.images, mirror.as_ref().map(|m| m.pins()))?;
     let req = upgrade::Request {
         instance: &name,
         package: &pkg,

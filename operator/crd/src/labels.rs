@@ -75,8 +75,10 @@ pub const REVISION_OF: &str = "kudo.dev/revision-of";
 /// Annotation on an Instance: the container images `kudo install|update|upgrade` checked, as
 /// JSON: `{"IMAGE": {"digest": "sha256:...", "pinned": "REGISTRY/REPO@sha256:...",
 /// "verified": "sha256:KEY" (a key's fingerprint, when a signature was verified), "format":
-/// "bundle|legacy"}}`. What the manager renders has each IMAGE replaced by its `pinned`
-/// reference ([`image_pins`]); the revision records the whole of it.
+/// "bundle|legacy"}, "mirror": "REGISTRY/PREFIX" (an install from a mirror: `pinned` is the
+/// image relocated there)}`. What the manager renders has each IMAGE replaced by its `pinned`
+/// reference ([`image_pins`]); the revision records the whole of it; a KudoOperator task's
+/// child Instance gets its parent's.
 pub const IMAGES: &str = "kudo.dev/images";
 
 /// The ConfigMap of kudo's namespace (`kudo-system`) that holds the manager's policy for the
@@ -99,23 +101,31 @@ pub fn image_pins(
     map.into_iter()
         .filter_map(|(image, v)| {
             let pinned = v.get("pinned")?.as_str()?;
-            same_image_by_digest(&image, pinned).then(|| (image, pinned.to_string()))
+            let mirror = v.get("mirror").and_then(serde_json::Value::as_str);
+            same_image_by_digest(&image, pinned, mirror).then(|| (image, pinned.to_string()))
         })
         .collect()
 }
 
-/// Whether `pinned` is `image`'s own repository at a sha256 digest: a pin can only fix which
-/// content of that image runs, never put another image in its place (whoever writes the
+/// Whether `pinned` is `image`'s own repository at a sha256 digest, or with `mirror`
+/// (`REGISTRY/PREFIX`, an air-gapped install's: `docs/air-gap.md`) its relocated repository
+/// there ([`kudo_pkg::images::relocated`]): a pin can only fix which content of that image
+/// runs, or from which mirror, never put another image in its place (whoever writes the
 /// annotation could otherwise swap an image the package's templates hard-code).
-fn same_image_by_digest(image: &str, pinned: &str) -> bool {
+fn same_image_by_digest(image: &str, pinned: &str, mirror: Option<&str>) -> bool {
     use kudo_pkg::images::Reference;
     let (Ok(image), Ok(pinned)) = (image.parse::<Reference>(), pinned.parse::<Reference>()) else {
         return false;
     };
     let sha256 = pinned.digest().and_then(|d| d.strip_prefix("sha256:"));
-    image.registry() == pinned.registry()
-        && image.repository() == pinned.repository()
-        && sha256.is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    let by_digest =
+        sha256.is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let same = image.registry() == pinned.registry() && image.repository() == pinned.repository();
+    let relocated = mirror.is_some_and(|m| {
+        kudo_pkg::images::relocated(&image, m)
+            == format!("{}/{}", pinned.registry(), pinned.repository())
+    });
+    by_digest && (same || relocated)
 }
 /// Annotation of a revision: how its plan ended (`IN_PROGRESS`, `COMPLETE`, `FATAL_ERROR`,
 /// `ERROR`), which its immutable `data` cannot hold.
@@ -191,6 +201,20 @@ mod tests {
             pins["nginx:1.27"],
             format!("docker.io/library/nginx@sha256:{d}")
         );
+        // an air-gapped install's: the image's repository below the mirror it names, by digest
+        let m = std::collections::BTreeMap::from([(
+            IMAGES.to_string(),
+            serde_json::json!({
+                "zookeeper:3.6.2": {"pinned": format!("mirror.local:5000/kudo/library/zookeeper@sha256:{d}"), "mirror": "mirror.local:5000/kudo"},
+                // another repository than the relocated one: not a pin
+                "redis:7": {"pinned": format!("mirror.local:5000/kudo/evil@sha256:{d}"), "mirror": "mirror.local:5000/kudo"},
+                "nginx:1.27": {"pinned": "mirror.local:5000/kudo/library/nginx:1.27", "mirror": "mirror.local:5000/kudo"},
+            })
+            .to_string(),
+        )]);
+        let pins = image_pins(Some(&m));
+        assert_eq!(pins.len(), 1, "{pins:?}");
+        assert!(pins["zookeeper:3.6.2"].starts_with("mirror.local:5000/kudo/library/zookeeper@"));
         let bad = std::collections::BTreeMap::from([(IMAGES.to_string(), "[1".to_string())]);
         assert!(image_pins(Some(&bad)).is_empty());
         assert!(image_pins(None).is_empty());

@@ -5,7 +5,9 @@
 //! The policy is the ConfigMap [`POLICY_CONFIGMAP`] of the manager's namespace
 //! (`kudo-system`), in the words of the CLI's `images:` policy
 //! ([`kudo_source::image_trust::Checker::in_cluster`]); without it nothing is checked or
-//! resolved. It is read at most every [`POLICY_TTL`], and only when a plan is about to start.
+//! resolved. It is read (one GET) each time a plan is about to start, so a policy written
+//! holds for every plan that starts after it; its checker, and the verifications it cached,
+//! are kept while the ConfigMap's resourceVersion is the same.
 //!
 //! Before an untouched plan's first step, each image the plan renders whose policy is not
 //! `none` is checked at the digest it will run: a pinned image (`kudo.dev/images`,
@@ -21,7 +23,6 @@
 //! in memory by digest and keys, so a fleet of Instances of one image costs one check.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
@@ -39,20 +40,19 @@ use crate::step::Outcome;
 
 /// The ConfigMap of the manager's namespace that holds its image policy.
 pub const POLICY_CONFIGMAP: &str = labels::IMAGE_POLICY;
-/// How long a policy read is used before it is read again.
-pub const POLICY_TTL: Duration = Duration::from_secs(10);
 
-/// The image policy of the manager's namespace, read when needed and kept for [`POLICY_TTL`].
+/// The image policy of the manager's namespace, read when a plan is about to start.
 pub(crate) struct Policy {
     /// The manager's namespace; `None`: no policy is ever read.
     home: Option<String>,
-    last: tokio::sync::Mutex<Last>,
+    last: std::sync::Mutex<Last>,
 }
 
 /// The last read of the policy.
 #[derive(Default)]
 struct Last {
-    at: Option<Instant>,
+    /// Whether it was read once.
+    read: bool,
     /// The ConfigMap's resourceVersion: the checker (and its cache) is kept while it holds.
     version: Option<String>,
     /// `None`: no ConfigMap; `Err`: it cannot be used, and why.
@@ -64,7 +64,7 @@ impl Policy {
     pub(crate) fn new(home: Option<String>) -> Policy {
         Policy {
             home,
-            last: tokio::sync::Mutex::default(),
+            last: std::sync::Mutex::default(),
         }
     }
 
@@ -74,16 +74,15 @@ impl Policy {
         let Some(ns) = &self.home else {
             return Ok(None);
         };
-        let mut last = self.last.lock().await;
-        if last.at.is_some_and(|at| at.elapsed() < POLICY_TTL) {
-            return last.checker.clone().transpose();
-        }
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
         let source = format!("ConfigMap {ns}/{POLICY_CONFIGMAP}");
-        match api.get_opt(POLICY_CONFIGMAP).await {
+        // Read before the lock: plans that start at once read at once.
+        let got = api.get_opt(POLICY_CONFIGMAP).await;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        match got {
             Ok(None) => {
                 *last = Last {
-                    at: Some(Instant::now()),
+                    read: true,
                     ..Last::default()
                 };
             }
@@ -94,9 +93,9 @@ impl Policy {
                     last.checker = Some(Checker::in_cluster(&source, &data).map(Arc::new));
                     last.version = version;
                 }
-                last.at = Some(Instant::now());
+                last.read = true;
             }
-            Err(e) if last.at.is_some() => {
+            Err(e) if last.read => {
                 tracing::warn!(error = %e, "cannot read the image policy: the last one read holds");
             }
             Err(e) => return Err(format!("cannot read {source}: {e}")),

@@ -364,6 +364,25 @@ fn the_image_a_plan_runs_is_verified_before_it_is_written_and_applied_by_digest(
     );
 }
 
+/// Waits until Instance `name`'s deploy plan is COMPLETE, says how long that took since
+/// `started` (`what` happened), and checks that its Deployment `NAME-app` runs `image`.
+fn deployed_with(s: &Scenario, name: &str, started: Instant, what: &str, image: &str) -> Value {
+    s.wait_plan(name, "deploy");
+    say(&format!(
+        "e2e: {what}; deploy COMPLETE {} ms after install",
+        started.elapsed().as_millis()
+    ));
+    let deployments = s.api("apps/v1", "Deployment", "deployments");
+    let d = s
+        .get(&deployments, &format!("{name}-app"))
+        .expect("the Deployment");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"], image,
+        "{d}"
+    );
+    d
+}
+
 /// Two kudo packages pushed to `registry` to serve as images: the first signed (cosign 3's
 /// format) by a key generated in `home`. The key's fingerprint and both pushes.
 fn two_images(s: &Scenario, home: &Path, registry: &TestRegistry) -> (String, Value, Value) {
@@ -462,18 +481,14 @@ fn the_manager_checks_the_images_of_a_plan_by_the_policy_of_kudo_system() {
     .arg(runs_image(home, "0.1.0", &image(&signed)))
     .assert()
     .success();
-    s.wait_plan("good", "deploy");
-    say(&format!(
-        "e2e: the manager verified and pinned the plan's image; deploy COMPLETE {} ms after install",
-        started.elapsed().as_millis()
-    ));
-    let deployments = s.api("apps/v1", "Deployment", "deployments");
-    let d = s.get(&deployments, "good-app").expect("the Deployment");
-    assert_eq!(
-        d["spec"]["template"]["spec"]["containers"][0]["image"],
-        pinned.as_str(),
-        "{d}"
+    deployed_with(
+        &s,
+        "good",
+        started,
+        "the manager verified and pinned the plan's image",
+        &pinned,
     );
+    let deployments = s.api("apps/v1", "Deployment", "deployments");
     let inst = s.instance("good");
     let recorded: Value = serde_json::from_str(
         inst["metadata"]["annotations"]["kudo.dev/images"]
@@ -519,4 +534,123 @@ fn the_manager_checks_the_images_of_a_plan_by_the_policy_of_kudo_system() {
     }
     assert!(s.get(&deployments, "bad-app").is_none(), "nothing applied");
     say(&format!("e2e: the manager refused: {message}"));
+}
+
+/// An air-gapped install (issue 50, item 4): a package and the image it runs, bundled from one
+/// registry, which is then stopped, relocated to another, and installed by name with
+/// `--mirror`. The Deployment runs the image from the mirror by digest and names the source
+/// registry nowhere; a package running an image the mirror lacks is refused, naming it, and
+/// nothing is written.
+#[test]
+fn a_bundle_relocated_to_a_mirror_installs_with_the_source_registry_gone() {
+    let Some(s) = Scenario::start_with_workloads("air-gap", false) else {
+        return;
+    };
+    let Some(source) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let Some(mirror) = TestRegistry::start(RegistryOptions::default()) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path();
+    let app_image = pushed(&s, home, &example("zookeeper-v1beta1"), &source.oci("kudo"));
+    let pkg = pushed(
+        &s,
+        home,
+        &runs_image(home, "0.1.0", &image(&app_image)),
+        &source.oci("kudo"),
+    );
+    let archive = home.join("air.tar");
+    kudo_home(&s, home, &["package", "bundle"])
+        .arg(pkg["reference"].as_str().unwrap())
+        .arg("-o")
+        .arg(&archive)
+        .arg("--plain-http")
+        .assert()
+        .success();
+    let source_host = source.host().to_string();
+    drop(source);
+    let prefix = mirror.oci("air");
+    kudo_home(&s, home, &["package", "relocate"])
+        .arg(&archive)
+        .args([prefix.as_str(), "--plain-http"])
+        .assert()
+        .success();
+    let started = Instant::now();
+    kudo_home(
+        &s,
+        home,
+        &[
+            "install",
+            "runs-image",
+            "--instance",
+            "app",
+            "-n",
+            &s.namespace,
+            "--mirror",
+            &prefix,
+            "--plain-http",
+        ],
+    )
+    .assert()
+    .success();
+    let digest = app_image["manifestDigest"].as_str().unwrap();
+    let d = deployed_with(
+        &s,
+        "app",
+        started,
+        "installed from the mirror",
+        &format!("{}/air/kudo/zookeeper@{digest}", mirror.host()),
+    );
+    assert!(!d.to_string().contains(&source_host), "{d}");
+    // The package came from the mirror (its defaults still name the image as written).
+    let ov = s
+        .get(
+            &s.api("kudo.dev/v1beta1", "OperatorVersion", "operatorversions"),
+            "runs-image-0.1.0",
+        )
+        .expect("the OperatorVersion");
+    let from = ov["metadata"]["annotations"]["kudo.dev/package-source"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        from.starts_with(&format!("oci://{}/air/", mirror.host())),
+        "{from}"
+    );
+    // an image the mirror lacks: refused, naming it; nothing written
+    let other = home.join("other");
+    let lacking = runs_image(&other, "0.2.0", &format!("{source_host}/kudo/missing:1"));
+    let out = kudo_home(
+        &s,
+        home,
+        &[
+            "install",
+            "--instance",
+            "other",
+            "-n",
+            &s.namespace,
+            "--mirror",
+            &prefix,
+            "--plain-http",
+        ],
+    )
+    .arg(&lacking)
+    .assert()
+    .code(1)
+    .get_output()
+    .stderr
+    .clone();
+    let stderr = text(&out);
+    assert!(
+        stderr.contains(&format!("holds no copy of {source_host}/kudo/missing:1")),
+        "{stderr}"
+    );
+    assert!(
+        s.runtime
+            .block_on(s.instances("v1beta2").get_opt("other"))
+            .unwrap()
+            .is_none(),
+        "nothing written"
+    );
 }

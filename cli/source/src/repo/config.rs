@@ -161,6 +161,10 @@ pub struct Repositories {
     /// (the same shape as `registries`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<RegistryPolicy>,
+    /// kudo's: the mirror `kudo install|upgrade` install from (`oci://REGISTRY/PREFIX`, what
+    /// `kudo package relocate` pushed there; `--mirror` for one command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<String>,
 }
 
 fn repo_version() -> String {
@@ -181,6 +185,7 @@ impl Default for Repositories {
             }],
             registries: Vec::new(),
             images: Vec::new(),
+            mirror: None,
         }
     }
 }

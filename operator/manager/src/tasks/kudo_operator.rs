@@ -9,6 +9,7 @@
 //! admission like any Instance: its parameters are checked against its own schema. It names its
 //! parent's ServiceAccount (`spec.serviceAccountName`): a child acts with its parent's rights.
 
+use kube::ResourceExt;
 use kudo_pkg::dependency::KudoOperatorTask;
 use kudo_pkg::package::Task;
 use kudo_pkg::render::Use;
@@ -83,6 +84,10 @@ pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
     // The child acts with its parent's rights, no more.
     if let Some(sa) = &run.tenant.service_account {
         child["spec"]["serviceAccountName"] = json!(sa.name);
+    }
+    // It runs the images its parent's were pinned to (verified, or relocated to a mirror).
+    if let Some(images) = run.inst.annotations().get(kudo_crd::labels::IMAGES) {
+        child["metadata"]["annotations"] = json!({kudo_crd::labels::IMAGES: images});
     }
     let stored = run.apply(child).await?;
     Outcome::of_health(health(&stored), &format!("Instance {name}")).done()

@@ -63,7 +63,9 @@ pub async fn run(run: StepRun<'_>, task: &Task) -> Result<(), Outcome> {
         ])
     };
     let name = parts("pipepod");
-    let pod = check(pipe::pipe_pod(pod.clone(), &name))?;
+    let mut pod = check(pipe::pipe_pod(pod.clone(), &name))?;
+    // The waiter kudo adds runs pinned too (by digest, or from a mirror).
+    kudo_pkg::images::rewrite(&mut pod, &opts.images);
     let stored = run.apply(pod).await?;
     // The Pod goes when the step ends, COMPLETE or FATAL: a failed Pipe leaves nothing behind.
     let copied = copy(run, task, &spec, &stored, &name, &parts).await;
