@@ -534,6 +534,39 @@ fn the_manager_checks_the_images_of_a_plan_by_the_policy_of_kudo_system() {
     }
     assert!(s.get(&deployments, "bad-app").is_none(), "nothing applied");
     say(&format!("e2e: the manager refused: {message}"));
+    // A policy that cannot be read holds the plan's first step in ERROR, retried; once it
+    // reads, the step is checked again and refused: never let through unchecked.
+    let mut broken = policy.clone();
+    broken["data"]["policy.yaml"] = Value::from("images: 3\n");
+    std::fs::write(&file, broken.to_string()).unwrap();
+    s.kubectl(&["apply", "-f"]).arg(&file).assert().success();
+    kudo_home(
+        &s,
+        home,
+        &["install", "--instance", "held", "-n", &s.namespace],
+    )
+    .arg(runs_image(home, "0.3.0", &image(&unsigned)))
+    .assert()
+    .success();
+    s.wait_step("held", "deploy", "app", "ERROR");
+    let step = |name: &str| {
+        s.instance(name)["status"]["planStatus"]["deploy"]["phases"][0]["steps"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let held = step("held");
+    assert!(
+        held.contains("cannot be checked") && held.contains("policy.yaml"),
+        "{held}"
+    );
+    std::fs::write(&file, policy.to_string()).unwrap();
+    s.kubectl(&["apply", "-f"]).arg(&file).assert().success();
+    s.wait_step("held", "deploy", "app", "FATAL_ERROR");
+    assert!(
+        step("held").contains("keys tried: ConfigMap kudo-system/kudo-image-policy/cosign.pub")
+    );
+    assert!(s.get(&deployments, "held-app").is_none(), "nothing applied");
 }
 
 /// An air-gapped install (issue 50, item 4): a package and the image it runs, bundled from one

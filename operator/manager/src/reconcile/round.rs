@@ -143,13 +143,14 @@ impl<'a> Round<'a> {
         let restoring = kudo_crd::revision::restoring(inst);
         // Before a plan applies anything: the rights its Pipe tasks take, and a rollback's
         // forced rollback of a StatefulSet.
-        let refused = match status.plan_status.get(&active.name) {
-            Some(ps) if untouched(ps) => match self.held.take() {
-                Some(held) => Some(held),
-                None => missing_rights(ctx, inst, pkg, &active.name, restoring)
+        let refused = match (self.held.take(), status.plan_status.get(&active.name)) {
+            // The check of its images held it ([`untouched_plan`]).
+            (Some(held), _) => Some(held),
+            (None, Some(ps)) if untouched(ps) => {
+                missing_rights(ctx, inst, pkg, &active.name, restoring)
                     .await
-                    .map(Outcome::Fatal),
-            },
+                    .map(Outcome::Fatal)
+            }
             _ => None,
         };
         while let Some(ps) = status.plan_status.get_mut(&active.name) {
@@ -346,12 +347,23 @@ fn record_outcomes(
     (completed, retry)
 }
 
-/// Plan `plan` has not ended and no step of it has run yet.
+/// Plan `plan` has not ended and no step of it has completed or is under way (steps retried
+/// after an ERROR included): its images are checked before each try ([`crate::images`]).
 pub(super) fn untouched_plan(status: &InstanceStatus, plan: &str) -> bool {
-    status
-        .plan_status
-        .get(plan)
-        .is_some_and(|ps| untouched(ps) && !ExecStatus::of(&ps.status).is_terminal())
+    status.plan_status.get(plan).is_some_and(|ps| {
+        !ExecStatus::of(&ps.status).is_terminal()
+            && ps.phases.iter().flat_map(|p| &p.steps).all(|s| {
+                // ERROR: a first step retried, which may be the check's own retry (the policy
+                // or a registry unreadable): checked again, never let through unchecked.
+                matches!(
+                    ExecStatus::of(&s.status),
+                    ExecStatus::Pending
+                        | ExecStatus::NeverRun
+                        | ExecStatus::Unknown(_)
+                        | ExecStatus::Error
+                )
+            })
+    })
 }
 
 /// No step of the plan has run yet (a status kudo does not know is not a run).
