@@ -966,7 +966,9 @@ pub enum PackageCommand {
     /// registry: docker.io/library/zookeeper goes to PREFIX/library/zookeeper) by digest and
     /// under its tag, each package to PREFIX/NAME under its tag (as `kudo package push` tags
     /// it), each signature beside what it signs, and the relocation map to
-    /// PREFIX/kudo-relocation:latest. Blobs the mirror has are not pushed again.
+    /// PREFIX/kudo-relocation:latest. Blobs the mirror has are not pushed again. `kudo install
+    /// NAME --mirror oci://MIRROR/PREFIX` then installs from there, every image pinned to its
+    /// copy by digest.
     #[command(after_help = crate::examples::RELOCATE)]
     Relocate(RelocateArgs),
 
