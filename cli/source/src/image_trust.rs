@@ -64,10 +64,24 @@ impl Wanted {
 
 /// The images of `found` as the checker takes them.
 pub fn wanted(found: &kudo_pkg::images::Images) -> Vec<Wanted> {
+    wanted_at(found, &BTreeMap::new())
+}
+
+/// The images of `found` as the checker takes them, each at its pin when `pins` (as written →
+/// reference: `kudo.dev/images`'s, or a mirror's copies) gives one that parses: what will run.
+pub fn wanted_at(found: &kudo_pkg::images::Images, pins: &BTreeMap<String, String>) -> Vec<Wanted> {
     found
         .images
         .iter()
-        .map(|i| Wanted::of(&i.image, &i.reference))
+        .map(|i| {
+            match pins
+                .get(&i.image)
+                .and_then(|p| p.parse::<kudo_pkg::images::Reference>().ok())
+            {
+                Some(pinned) => Wanted::of(&i.image, &pinned),
+                None => Wanted::of(&i.image, &i.reference),
+            }
+        })
         .collect()
 }
 

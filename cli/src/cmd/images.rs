@@ -4,7 +4,9 @@
 use kudo_client::commands::ImageGate;
 use kudo_pkg::images::{self, DependencyTask, Images, ListOptions, Site, Tested, Walk};
 use kudo_pkg::render::Prepared;
-use kudo_source::image_trust::{Checker, Status, Wanted, judge, unverified_line, wanted};
+use kudo_source::image_trust::{
+    Checker, Status, Wanted, judge, unverified_line, wanted, wanted_at,
+};
 use kudo_source::trust::Mode;
 use serde_json::{Value, json};
 
@@ -357,13 +359,13 @@ impl ImageGate for Gate {
         };
         let found = images::list(&Prepared::new(pkg), values, &opts).map_err(|e| e.to_string())?;
         // From a mirror: each image at its copy there, by digest.
-        let mut all = wanted(&found);
         let mut pins = serde_json::Map::new();
-        if let Some(m) = &self.mirror {
-            let missing: Vec<&str> = all
+        let all = if let Some(m) = &self.mirror {
+            let missing: Vec<&str> = found
+                .images
                 .iter()
-                .filter(|w| !m.pins.contains_key(&w.image))
-                .map(|w| w.image.as_str())
+                .filter(|i| !m.pins.contains_key(&i.image))
+                .map(|i| i.image.as_str())
                 .collect();
             if !missing.is_empty() {
                 return Err(format!(
@@ -373,13 +375,11 @@ impl ImageGate for Gate {
                     missing.join(", ")
                 ));
             }
-            for w in &mut all {
-                if let Some(r) = m.pins.get(&w.image).and_then(|p| p.parse().ok()) {
-                    *w = Wanted::of(&w.image, &r);
-                }
-            }
             pins = m.annotation();
-        }
+            wanted_at(&found, &m.pins)
+        } else {
+            wanted(&found)
+        };
         // Only what a policy checks is resolved: an image under `none` costs nothing.
         let wanted: Vec<Wanted> = all.into_iter().filter(|w| self.checker.checks(w)).collect();
         if wanted.is_empty() {

@@ -61,18 +61,13 @@ impl Mirror {
         if package.exists() || text.contains("://") || text.contains('/') {
             return Ok(package.to_path_buf());
         }
-        let accepts = |wanted: &Option<String>, have: Option<&str>| match (wanted, have) {
-            (None, _) => true,
-            (Some(w), Some(h)) => version_accepts(w, h),
-            (Some(_), None) => false,
-        };
+        let want = lookup.want()?;
         let best = self
             .map
             .packages
             .iter()
             .filter(|p| p.name == text)
-            .filter(|p| accepts(&lookup.operator_version, Some(&p.operator_version)))
-            .filter(|p| accepts(&lookup.app_version, p.app_version.as_deref()))
+            .filter(|p| want.accepts_versions(&p.operator_version, p.app_version.as_deref()))
             .max_by(|a, b| {
                 let v = |p: &kudo_source::oci::relocation::PackageEntry| {
                     semver::Version::parse(&p.operator_version).ok()
@@ -91,7 +86,7 @@ impl Mirror {
                 Err(Error::Usage(format!(
                     "{text}: the mirror {} holds no such package{} (its relocation map lists: {})",
                     self.prefix,
-                    if lookup.operator_version.is_some() || lookup.app_version.is_some() {
+                    if !want.is_any() {
                         " in the versions asked"
                     } else {
                         ""
@@ -121,25 +116,6 @@ impl Mirror {
     }
 }
 
-/// Whether version `have` satisfies `wanted` (a version, or a semver range as the
-/// repository lookups take it).
-fn version_accepts(wanted: &str, have: &str) -> bool {
-    if wanted == have {
-        return true;
-    }
-    // A version is that version; anything else a range.
-    if semver::Version::parse(wanted).is_ok() {
-        return false;
-    }
-    match (
-        semver::VersionReq::parse(wanted),
-        semver::Version::parse(have),
-    ) {
-        (Ok(req), Ok(v)) => req.matches(&v),
-        _ => false,
-    }
-}
-
 /// The images of a mirror: as written → `REGISTRY/PREFIX/RELOCATED@DIGEST`.
 #[derive(Debug, Clone)]
 pub struct MirrorPins {
@@ -165,18 +141,5 @@ impl MirrorPins {
                 )
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_version_or_a_range_picks_a_copy() {
-        assert!(version_accepts("1.3.1", "1.3.1"));
-        assert!(version_accepts("^1.3", "1.3.2"));
-        assert!(!version_accepts("^1.4", "1.3.2"));
-        assert!(!version_accepts("1.3.1", "1.3.2"));
     }
 }

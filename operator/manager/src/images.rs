@@ -30,9 +30,9 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::events::EventType;
 use kudo_crd::labels;
 use kudo_crd::v1beta2::Instance;
-use kudo_pkg::images::{self, ListOptions, Reference};
+use kudo_pkg::images::{self, ListOptions};
 use kudo_pkg::render::Prepared;
-use kudo_source::image_trust::{Checker, Wanted, judge, wanted};
+use kudo_source::image_trust::{Checker, Wanted, judge, wanted_at};
 use serde_json::{Value, json};
 
 use crate::context::{Context, key};
@@ -143,16 +143,11 @@ pub(crate) async fn check(
         return Checked::Pass;
     };
     let pins = labels::image_pins(inst.metadata.annotations.as_ref());
-    let wanted: Vec<Wanted> = wanted(&found)
+    let wanted: Vec<Wanted> = wanted_at(&found, &pins)
         .into_iter()
         .zip(&found.images)
         .filter(|(_, i)| i.sites.iter().any(|s| s.plan == plan))
-        .map(
-            |(w, i)| match pins.get(&i.image).and_then(|p| p.parse::<Reference>().ok()) {
-                Some(pinned) => Wanted::of(&i.image, &pinned),
-                None => w,
-            },
-        )
+        .map(|(w, _)| w)
         .filter(|w| checker.checks(w))
         .collect();
     if wanted.is_empty() {
