@@ -151,9 +151,23 @@ pub struct Context {
     pub(crate) image_policy: crate::images::Policy,
 }
 
-/// By object (`apiVersion/kind/namespace/name`): its resourceVersion when a drift check found
-/// it holding what kudo applied, and the digest of what kudo applies ([`crate::drift`]).
-pub(crate) type Clean = HashMap<String, (String, u64)>;
+/// By object (`apiVersion/kind/namespace/name`): what kudo last saw of it holding what kudo
+/// applies ([`crate::drift`]).
+pub(crate) type Clean = HashMap<String, Known>;
+
+/// An object seen holding what kudo applies: by a drift check's dry run, or by the apply of a
+/// plan's step (what the API server answered is what kudo applied).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Known {
+    /// Its resourceVersion then.
+    pub version: String,
+    /// The digest of what kudo applies and of the rules drift ignores by
+    /// ([`crate::drift::digest`]).
+    pub digest: u64,
+    /// When the request that saw it was sent: a list of resourceVersions sent before it tells
+    /// nothing newer ([`crate::drift`]).
+    pub at: Instant,
+}
 
 /// How long a plan waits the same way before it is looked at less often
 /// ([`Context::wait_delay`]).
@@ -396,6 +410,18 @@ impl Context {
     pub(crate) fn set_drift_clean(&self, inst: &Instance, clean: Clean) {
         if let Ok(mut m) = self.drift_clean.lock() {
             m.insert(key(inst), clean);
+        }
+    }
+
+    /// Adds to what is known of `inst`'s objects the ones its plan just applied, each with
+    /// what the API server stored: its first drift check then sends no dry run for them
+    /// ([`crate::drift`]). Nothing is kept when drift is never checked (`--drift-interval 0`).
+    pub(crate) fn drift_seed(&self, inst: &Instance, applied: Vec<(String, Known)>) {
+        if applied.is_empty() || self.settings.drift_interval.is_zero() {
+            return;
+        }
+        if let Ok(mut m) = self.drift_clean.lock() {
+            m.entry(key(inst)).or_default().extend(applied);
         }
     }
 

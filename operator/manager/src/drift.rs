@@ -1,7 +1,9 @@
-//! Drift of the objects kudo applied for an Instance ([`check`]): once its active plan is
-//! COMPLETE, at least every [`Settings::drift_interval`](crate::Settings::drift_interval),
-//! each object its plans applied ([`kudo_crd::drift::applied_objects`]) is sent as a
-//! server-side apply **dry run** as the Instance's tenant ([`Objects::dry_run`]) and compared
+//! Drift of the objects kudo applied for an Instance ([`check`], [`judge`]): once its active
+//! plan is COMPLETE, at least every [`Settings::drift_interval`](crate::Settings::drift_interval),
+//! each object its plans applied ([`kudo_crd::drift::applied_objects`]) that may have changed
+//! since kudo last saw it holding what kudo applies (its resourceVersion in a shared list,
+//! [`Objects::live_versions`]; a step's apply counts as seeing it, [`seen_applied`]) is sent as
+//! a server-side apply **dry run** as the Instance's tenant ([`Objects::dry_run`]) and compared
 //! with the live object ([`kudo_crd::drift::Drifted::of`]). Then, by `spec.drift.mode`:
 //!
 //! - `warn` (the default): the condition `Drifted` True (reason `Drifted`) naming each object
@@ -14,7 +16,7 @@
 //!   runs;
 //! - `ignore`: nothing checked, and a `Drifted` condition left from before removed.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kube::ResourceExt;
 use kube::api::Api;
@@ -22,7 +24,7 @@ use kube::runtime::events::EventType;
 use serde_json::Value;
 
 use crate::bounded;
-use crate::context::{Compiled, Context, key};
+use crate::context::{Context, Known, key};
 use crate::error::Result;
 use crate::objects::{Failure, Notes};
 use crate::status::{set_condition, write_status};
@@ -30,56 +32,66 @@ use crate::step::diagnostics;
 use kudo_crd::common::{DriftMode, ExecStatus, InstanceStatus};
 use kudo_crd::drift::{self, Drifted};
 use kudo_crd::v1beta2::Instance;
+use kudo_pkg::render::Prepared;
 
 /// The condition drift sets.
 pub const DRIFTED: &str = "Drifted";
 
-/// Checks the drift of `inst` when it is due (see the module docs), its `status` (as the
-/// round leaves it, already written) updated and written again when the check changes it.
-/// When to look again: `None` while a plan runs (the plan's own pace decides), else before
-/// the next check is due.
+/// Checks the drift of `inst` when it is due ([`judge`]), and writes its `status` (as the round
+/// left it, already written) when the check changed it.
 pub(crate) async fn check(
     ctx: &Context,
     api: &Api<Instance>,
     inst: &Instance,
     status: &mut InstanceStatus,
-    compiled: &Compiled,
+    prepared: &Prepared<'_>,
     params: &Value,
     now: &str,
 ) -> Result<Option<Duration>> {
-    let Some(active) = status.active_plan.as_ref() else {
-        return Ok(None);
-    };
+    let was = status.clone();
+    let next = judge(ctx, inst, status, prepared, params, now).await;
+    let rv = write_status(ctx, api, inst, &was, status, now).await?;
+    ctx.wrote(inst, rv);
+    Ok(next)
+}
+
+/// Checks the drift of `inst` when it is due (see the module docs) and says it in `status`
+/// (its `Drifted` condition), which the caller writes: a plan that just ended COMPLETE says it
+/// in the same write. When to look again: `None` while a plan runs (the plan's own pace
+/// decides), else before the next check is due.
+pub(crate) async fn judge(
+    ctx: &Context,
+    inst: &Instance,
+    status: &mut InstanceStatus,
+    prepared: &Prepared<'_>,
+    params: &Value,
+    now: &str,
+) -> Option<Duration> {
+    let active = status.active_plan.as_ref()?;
     let complete = status
         .plan_status
         .get(&active.name)
         .is_some_and(|ps| *ExecStatus::of(&ps.status) == ExecStatus::Complete);
-    if !complete {
-        return Ok(None);
-    }
     // `--drift-interval 0`: never checked.
-    if ctx.settings.drift_interval.is_zero() {
-        return Ok(None);
+    if !complete || ctx.settings.drift_interval.is_zero() {
+        return None;
     }
     let interval = crate::context::drift_period(ctx.settings.drift_interval);
     let mode = drift::mode(inst.spec.drift.as_ref());
-    let was = status.clone();
     if mode == DriftMode::Ignore {
         status.conditions.retain(|c| c.type_ != DRIFTED);
-        let rv = write_status(ctx, api, inst, &was, status, now).await?;
-        ctx.wrote(inst, rv);
-        return Ok(Some(interval));
+        return Some(interval);
     }
     if let Some(due) = ctx.drift_due(inst) {
-        return Ok(Some(due));
+        return Some(due);
     }
     ctx.drift_checked(inst);
-    let found = match look(ctx, inst, status, compiled, params).await {
+    let found = match look(ctx, inst, status, prepared, params).await {
         Ok(f) => f,
         Err(why) => {
             // Not a failure of the Instance: said in the log, tried again at the next check.
             tracing::warn!(instance = %key(inst), why = %bounded::cut(&why, bounded::STATUS_MESSAGE), "drift not checked");
-            return Ok(Some(interval));
+            return Some(interval);
         }
     };
     let ns = inst.namespace().unwrap_or_default();
@@ -149,9 +161,7 @@ pub(crate) async fn check(
             set_condition(status, inst, DRIFTED, "True", "Drifted", &text, now);
         }
     }
-    let rv = write_status(ctx, api, inst, &was, status, now).await?;
-    ctx.wrote(inst, rv);
-    Ok(Some(interval))
+    Some(interval)
 }
 
 /// ` (not compared: ...)`, or nothing.
@@ -184,12 +194,12 @@ async fn look(
     ctx: &Context,
     inst: &Instance,
     status: &InstanceStatus,
-    compiled: &Compiled,
+    prepared: &Prepared<'_>,
     params: &Value,
 ) -> std::result::Result<Found, String> {
     let tenant = ctx.tenants.client_for(inst).map_err(|e| e.to_string())?;
-    let objects = drift::applied_objects(&compiled.prepared, inst, status, params)
-        .map_err(|d| diagnostics(&d))?;
+    let objects =
+        drift::applied_objects(prepared, inst, status, params).map_err(|d| diagnostics(&d))?;
     let rules = inst.spec.drift_ignores().to_vec();
     let mut found = Found {
         checked: 0,
@@ -213,7 +223,7 @@ async fn look(
             .live_versions(&tenant, &o.object, inst, max_age)
             .await
         {
-            Ok(Some(versions)) => versions.get(name).cloned(),
+            Ok(Some((listed, versions))) => Some((listed, versions.get(name).cloned())),
             Ok(None) => None,
             // The API server did not answer the list: checked at the next check, not one by
             // one now.
@@ -224,15 +234,20 @@ async fn look(
                 continue;
             }
         };
-        if let Some(rv) = live
-            && was_clean.get(&at) == Some(&(rv.clone(), digest))
+        // Unchanged: the list shows the resourceVersion kudo saw it holding what it applies,
+        // or the list was sent before kudo saw that and cannot show anything newer (the next
+        // check's will: a list is at most a quarter of the interval old).
+        if let Some((listed, version)) = &live
+            && let Some(known) = was_clean.get(&at).filter(|k| k.digest == digest)
+            && (*listed < known.at || version.as_ref() == Some(&known.version))
         {
             found.checked += 1;
             unchanged += 1;
-            clean.insert(at, (rv, digest));
+            clean.insert(at, known.clone());
             continue;
         }
         ctx.metrics.drift_dry_run();
+        let sent = Instant::now();
         match ctx.objects.dry_run(&tenant, o.object.clone(), inst).await {
             Ok((live, planned)) => {
                 found.checked += 1;
@@ -247,7 +262,15 @@ async fn look(
                             .and_then(|l| l.pointer("/metadata/resourceVersion"))
                             .and_then(Value::as_str);
                         if let Some(rv) = rv {
-                            clean.insert(at, (rv.to_string(), digest));
+                            let version = rv.to_string();
+                            clean.insert(
+                                at,
+                                Known {
+                                    version,
+                                    digest,
+                                    at: sent,
+                                },
+                            );
                         }
                     }
                 }
@@ -260,6 +283,25 @@ async fn look(
     ctx.metrics.drift_unchanged(unchanged);
     ctx.set_drift_clean(inst, clean);
     Ok(found)
+}
+
+/// What a plan's apply of `obj` (labelled, as the step applies it and [`look`] renders it),
+/// sent at `sent`, tells drift: the API server `stored` it, so at that resourceVersion it holds
+/// what kudo applies, and the first check needs no dry run for it. `None` when the answer has
+/// no resourceVersion.
+pub(crate) fn seen_applied(
+    obj: &Value,
+    inst: &Instance,
+    stored: &Value,
+    sent: Instant,
+) -> Option<(String, Known)> {
+    let version = stored.pointer("/metadata/resourceVersion")?.as_str()?;
+    let known = Known {
+        version: version.to_string(),
+        digest: digest(obj, inst.spec.drift_ignores()),
+        at: sent,
+    };
+    Some((object_key(obj, inst), known))
 }
 
 /// Where an object lives: `apiVersion/kind/namespace/name` (its namespace: the Instance's
@@ -304,8 +346,16 @@ async fn correct(ctx: &Context, inst: &Instance, found: &Found) -> (Vec<Drifted>
     let notes = Notes::default();
     let (mut fixed, mut failed) = (Vec::new(), Vec::new());
     for (d, obj) in found.drifted.iter().zip(&found.applied) {
+        let sent = Instant::now();
         match ctx.objects.apply(&tenant, obj.clone(), inst, &notes).await {
-            Ok(_) => fixed.push(d.clone()),
+            Ok(stored) => {
+                // Corrected: holds what kudo applies, as the next check will trust.
+                ctx.drift_seed(
+                    inst,
+                    seen_applied(obj, inst, &stored, sent).into_iter().collect(),
+                );
+                fixed.push(d.clone());
+            }
             Err(f) => failed.push(format!("{}: {}", d.title(""), failure_message(&f))),
         }
     }

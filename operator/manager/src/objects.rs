@@ -247,8 +247,8 @@ impl Objects {
 
     /// The resourceVersions of the objects of `obj`'s kind that kudo applied in `obj`'s
     /// namespace (label [`labels::MANAGED_BY`]), by name, listed as `tenant` with metadata
-    /// only: one request for every Instance there whose drift is checked within `max_age`
-    /// (drift, `crate::drift`). `Ok(None)` when that identity may not list the kind (or it is
+    /// only, and when that list was sent: one request for every Instance there whose drift is
+    /// checked within `max_age` (drift, `crate::drift`). `Ok(None)` when that identity may not list the kind (or it is
     /// not served): its objects are then checked one by one. `Err` when the API server did not
     /// answer the list (restarting, overloaded): nothing is kept, the check waits for the next
     /// one rather than dry-running every object one by one (after an API server restart at
@@ -259,7 +259,7 @@ impl Objects {
         obj: &Value,
         inst: &Instance,
         max_age: std::time::Duration,
-    ) -> Result<Option<Versions>, String> {
+    ) -> Result<Option<(std::time::Instant, Versions)>, String> {
         let Ok((ar, namespaced)) = self.resource(obj).await else {
             return Ok(None);
         };
@@ -278,9 +278,10 @@ impl Objects {
         if let Some((at, versions)) = listed.as_ref()
             && at.elapsed() < max_age
         {
-            return Ok(versions.clone());
+            return Ok(versions.clone().map(|v| (*at, v)));
         }
         let api = Self::api(tenant, &ar, namespaced, scope);
+        let sent = std::time::Instant::now();
         let versions = match list_versions(&api).await {
             Ok(found) => Some(Arc::new(found)),
             // Refused (RBAC) or not listable: its objects are checked one by one until the
@@ -295,8 +296,8 @@ impl Objects {
                 return Err(format!("the list of {} failed: {e}", ar.kind));
             }
         };
-        *listed = Some((std::time::Instant::now(), versions.clone()));
-        Ok(versions)
+        *listed = Some((sent, versions.clone()));
+        Ok(versions.map(|v| (sent, v)))
     }
 
     /// [`Objects::apply`], or with `dry_run` [`Objects::dry_run`].

@@ -148,7 +148,14 @@ pub struct StepRun<'a> {
     /// The run restores a revision ([`kudo_crd::revision::restoring`]): a StatefulSet that
     /// waits gets its forced rollback ([`crate::forced_rollback`]).
     pub restoring: bool,
+    /// What the step applied, as the API server stored it, for drift's first check
+    /// ([`crate::drift::seen_applied`]).
+    pub applied: &'a Applied,
 }
+
+/// The objects a round's steps applied: each one's key and what kudo saw of it
+/// ([`crate::context::Context::drift_seed`]).
+pub type Applied = std::sync::Mutex<Vec<(String, crate::context::Known)>>;
 
 impl StepRun<'_> {
     /// How the step's templates are rendered.
@@ -160,9 +167,17 @@ impl StepRun<'_> {
     /// step's identity; what the API server stored.
     pub async fn apply(&self, obj: Value) -> Result<Value, Failure> {
         let obj = self.at.labelled(obj, self.inst, self.prepared.package());
-        self.objects
-            .apply(self.tenant, obj, self.inst, self.notes)
-            .await
+        let sent = std::time::Instant::now();
+        let stored = self
+            .objects
+            .apply(self.tenant, obj.clone(), self.inst, self.notes)
+            .await?;
+        if let Some(seen) = crate::drift::seen_applied(&obj, self.inst, &stored, sent)
+            && let Ok(mut applied) = self.applied.lock()
+        {
+            applied.push(seen);
+        }
+        Ok(stored)
     }
 
     /// What masks the Instance's `writeOnly` values in a message (container logs, say).

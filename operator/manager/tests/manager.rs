@@ -47,6 +47,11 @@ struct Cluster {
     applied: HashMap<String, Value>,
     /// By name: fields another manager changed since (pointer, value), seen by a GET.
     changed: HashMap<String, Vec<(String, Value)>>,
+    /// Objects applied get a resourceVersion (one counter, as etcd's revision), and the
+    /// ConfigMaps and Deployments of `ns` can be listed (drift's lists of resourceVersions).
+    listed: bool,
+    /// The last resourceVersion given ([`Cluster::listed`]).
+    revision: u64,
 }
 
 struct Fake {
@@ -162,6 +167,29 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
             json!({"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": cluster.events}),
         ),
         ("GET", p) if p.ends_with("/log") => (200, json!(cluster.log)),
+        // Drift's lists: what was applied of that kind, as metadata.
+        ("GET", p)
+            if cluster.listed
+                && (p == "/api/v1/namespaces/ns/configmaps"
+                    || p == "/apis/apps/v1/namespaces/ns/deployments") =>
+        {
+            let kind = if p.ends_with("configmaps") {
+                "ConfigMap"
+            } else {
+                "Deployment"
+            };
+            let items: Vec<Value> = cluster
+                .applied
+                .values()
+                .filter(|o| o["kind"] == kind)
+                .map(|o| json!({"metadata": o["metadata"]}))
+                .collect();
+            (
+                200,
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": {}, "items": items}),
+            )
+        }
         // What a workload owns: nothing in this cluster.
         ("GET", p) if p.ends_with("/replicasets") || p.ends_with("/pods") => (
             200,
@@ -217,6 +245,10 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
                     let mut obj = body.clone();
                     obj["metadata"]["generation"] = json!(1);
                     obj["metadata"]["uid"] = json!(format!("uid-{name}"));
+                    if cluster.listed {
+                        cluster.revision += 1;
+                        obj["metadata"]["resourceVersion"] = json!(cluster.revision.to_string());
+                    }
                     if let Some(st) = cluster.statuses.get(&name) {
                         obj["status"] = st.clone();
                     }
@@ -2019,6 +2051,125 @@ async fn drift_is_reported_under_warn_corrected_under_correct_and_ignored_by_a_r
     );
     let st = fake.stored().status.unwrap_or_default();
     assert!(!st.conditions.iter().any(|c| c.type_ == "Drifted"));
+}
+
+/// Issue 49: what a plan's steps applied is known to hold what kudo applied (the API server's
+/// answer): drift's first check after a deploy dry-runs nothing, even when the shared list of
+/// resourceVersions was sent before the apply; an object changed since (a list sent later
+/// shows another resourceVersion, or none) is dry-run, and only it.
+#[tokio::test]
+async fn drift_trusts_what_a_plan_just_applied_and_dry_runs_only_what_changed_since() {
+    let dry_runs = |seen: &[Seen]| -> Vec<String> {
+        seen.iter()
+            .filter(|s| s.method == "PATCH" && s.query.contains("dryRun"))
+            .map(|s| s.path.clone())
+            .collect()
+    };
+    let healthy = json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3});
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.cluster.lock().unwrap().listed = true;
+    fake.object_status("demo-app", healthy.clone());
+    fake.object_status("other-app", healthy);
+    // Lists shared for a quarter of the interval (a minute: longer than this test).
+    let settings = Settings {
+        drift_interval: Duration::from_secs(60),
+        ..SETTINGS
+    };
+    let ctx = tenant_context(client, settings);
+
+    // The deploy runs to COMPLETE, then drift's first check: the lists are sent after the
+    // applies and show what they answered.
+    reconcile_in(&ctx, inst).await;
+    let seen = fake.take();
+    assert!(
+        seen.iter()
+            .any(|s| s.method == "GET" && s.path == "/api/v1/namespaces/ns/configmaps"),
+        "{seen:?}"
+    );
+    assert_eq!(dry_runs(&seen), Vec::<String>::new());
+    let (value, reason, message) = drifted(&fake);
+    assert_eq!(
+        (value.as_str(), reason.as_str()),
+        ("False", "NoDrift"),
+        "{message}"
+    );
+    assert!(message.starts_with("the 2 object(s)"), "{message}");
+    // Said in the write that says COMPLETE, and nothing written after it.
+    let writes: Vec<&Value> = seen
+        .iter()
+        .filter(|s| s.method == "PATCH" && s.path.ends_with("/status"))
+        .map(|s| &s.body["status"])
+        .collect();
+    let complete = writes
+        .iter()
+        .position(|st| st["planStatus"]["deploy"]["status"] == "COMPLETE")
+        .expect("COMPLETE written");
+    assert_eq!(complete, writes.len() - 1, "{writes:?}");
+    let drifted_in = |st: &Value| {
+        st["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "Drifted"))
+    };
+    assert!(drifted_in(writes[complete]), "{:?}", writes[complete]);
+
+    // Another Instance deployed next: the lists its check reads were sent before its applies
+    // (shared, not sent again) and do not hold its objects; nothing newer can be known from
+    // them, so what it applied is trusted until the next list.
+    let mut other = instance(json!({"replicas": 3})).finalized();
+    other.metadata.name = Some("other".into());
+    other.metadata.uid = Some("other-uid".into());
+    reconcile_in(&ctx, other).await;
+    let seen = fake.take();
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.method == "GET" && s.path.ends_with("/configmaps")),
+        "the list is shared: {seen:?}"
+    );
+    assert_eq!(dry_runs(&seen), Vec::<String>::new());
+}
+
+/// Issue 49: an object changed after kudo applied it (a list sent later shows another
+/// resourceVersion, or no object) is dry-run at the next check, and only it.
+#[tokio::test]
+async fn drift_dry_runs_an_applied_object_a_later_list_shows_changed() {
+    let healthy = json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3});
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.cluster.lock().unwrap().listed = true;
+    fake.object_status("demo-app", healthy);
+    // Checked every 30 ms against lists at most 10 ms old.
+    let settings = Settings {
+        drift_interval: Duration::from_millis(40),
+        ..SETTINGS
+    };
+    let ctx = tenant_context(client, settings);
+    reconcile_in(&ctx, inst).await;
+    fake.take();
+    // Someone deletes the ConfigMap.
+    fake.cluster.lock().unwrap().applied.remove("demo-config");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    reconcile_in(&ctx, fake.stored()).await;
+    let seen = fake.take();
+    let dry: Vec<&str> = seen
+        .iter()
+        .filter(|s| s.method == "PATCH" && s.query.contains("dryRun"))
+        .map(|s| s.path.as_str())
+        .collect();
+    assert_eq!(
+        dry,
+        ["/api/v1/namespaces/ns/configmaps/demo-config"],
+        "{seen:?}"
+    );
+    assert_eq!(
+        drifted(&fake),
+        (
+            "True".into(),
+            "Drifted".into(),
+            "ConfigMap demo-config: deleted".into()
+        )
+    );
 }
 
 /// An Instance at generation 2 whose `replicas` changed since its deploy, with `spec.window`

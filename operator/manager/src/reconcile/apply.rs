@@ -135,7 +135,8 @@ pub(super) async fn reconcile(
     let action = round.advance(&compiled.prepared, &values).await?;
     // Once the plan is COMPLETE: the drift of what it applied (crate::drift).
     let (api, status, now) = (&round.api, &mut round.status, round.now.as_str());
-    let next = crate::drift::check(ctx, api, inst, status, compiled, &values, now).await?;
+    let prepared = &compiled.prepared;
+    let next = crate::drift::check(ctx, api, inst, status, prepared, &values, now).await?;
     let next = match held {
         None => next,
         // Looked at again a second after the window opens, and as often as the plan in

@@ -197,6 +197,9 @@ impl<'a> Round<'a> {
                 finished(ctx, inst, &active.name, &after, &message).await;
                 // The revision says so before the status does.
                 super::revisions::settle(ctx, inst, status).await;
+                // Drift's first check (COMPLETE only) said in the same write: what the plan
+                // just applied needs no dry run (crate::drift::seen_applied).
+                crate::drift::judge(ctx, inst, status, prepared, params, now).await;
             }
             ready_from_plan(status, inst, &active.name, now);
             let rv = write_status(ctx, api, inst, &written, status, now).await?;
@@ -245,6 +248,7 @@ async fn run_steps(
     restoring: bool,
 ) -> (Vec<Outcome>, Vec<String>) {
     let notes = Notes::default();
+    let applied = crate::step::Applied::default();
     let tenant = ctx.tenants.client_for(inst);
     let runs = names.iter().map(|(phase, step)| {
         let at = StepRef { plan, phase, step };
@@ -268,9 +272,11 @@ async fn run_steps(
             notes: &notes,
             pipe_max_restarts: ctx.settings.pipe_max_restarts,
             restoring,
+            applied: &applied,
         }))
     });
     let outcomes = future::join_all(runs).await;
+    ctx.drift_seed(inst, applied.into_inner().unwrap_or_default());
     (outcomes, notes.into_inner().unwrap_or_default())
 }
 
