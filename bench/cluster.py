@@ -39,6 +39,9 @@ pointing at them, then measures:
    time, while all exist: p50, p99, max), and with `--drift-interval 60s` the API server's
    requests for those kinds over a minute of steady state.
 
+   The API server's requests during the deploy (`apiserver_request_total`, every client's)
+   are counted by verb and resource, per Instance.
+
    With `faults` too (`BENCH_PARTS=scale,faults`), then: the API server, etcd and the
    controllers stopped and started again under those Instances (the manager's RSS peak, plans
    started again, its requests in the second minute after), and every Instance given at once a
@@ -66,6 +69,15 @@ pointing at them, then measures:
    ReplicaSets, Deployments and Events, and the bytes of its Pod and Event lists (every
    client's: the fake kubelets list Pods too). A look lists ReplicaSets once and Pods once
    as metadata, so full Pod lists are LIST pods less LIST replicasets.
+
+10. (`BENCH_PARTS=floor`, issue 49 item 6, run alone: it stops the manager) the floor of
+   `scale`'s deploy time: N_SCALE Instances created raw the same way, then the requests the
+   manager sends for each deploy (its finalizer, the image policy's GET, a ControllerRevision
+   and its outcome, the three objects, the status, two Events: copied from the first
+   Instance's real deploy)
+   sent by FLOOR_CLIENTS (32) clients at once with no manager running. The time from the last
+   create until every write is answered is what this API server admits; `scale`'s time from
+   the last write until every deploy is COMPLETE is the manager's, for the same writes.
 
 `KUDO_BENCH_BIN=target/debug` uses other binaries than the release build (not built then).
 Ports (to run beside another control plane): `BENCH_API_PORT` (26443),
@@ -107,6 +119,8 @@ ROLLOUT_DEADLINE_S = 45
 N_DRIFT = int(os.environ.get("N_DRIFT", "1000"))
 N_SCALE = int(os.environ.get("N_SCALE", "10000"))
 N_DEPLOY = int(os.environ.get("N_DEPLOY", "1000"))
+# How many clients send the floor's writes at once (BENCH_PARTS=floor).
+FLOOR_CLIENTS = int(os.environ.get("FLOOR_CLIENTS", "32"))
 N_ADMISSION = int(os.environ.get("N_ADMISSION", "10000"))
 ADMISSION_ROUNDS = int(os.environ.get("ADMISSION_ROUNDS", "8"))
 # Sequential writes per configuration (over all rounds), and writes of the 16 writers per round.
@@ -141,13 +155,17 @@ class Cluster:
         self.ctx = ssl.create_default_context(cafile=ca)
 
     def request(self, method, path, body=None, content_type="application/json"):
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         req = urllib.request.Request(self.server + path, data=data, method=method)
         req.add_header("Authorization", f"Bearer {self.token}")
         if data is not None:
             req.add_header("Content-Type", content_type)
-        with urllib.request.urlopen(req, context=self.ctx, timeout=300) as r:
-            return json.loads(r.read() or b"null")
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=300) as r:
+                return json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            e.msg = f"{e.msg}: {method} {path}: {e.read()[:600].decode(errors='replace')}"
+            raise
 
     def apply(self, path, obj):
         return self.request(
@@ -409,8 +427,9 @@ def rollout_halt(cluster, manager):
     }
 
 
-def api_requests(cluster, resources):
-    """apiserver_request_total of `resources`, summed by (verb, resource, dry_run)."""
+def api_requests(cluster, resources, subresource=False):
+    """apiserver_request_total of `resources`, summed by (verb, resource, dry_run), or by
+    (verb, resource/subresource, dry_run) with `subresource`."""
     req = urllib.request.Request(cluster.server + "/metrics")
     req.add_header("Authorization", f"Bearer {cluster.token}")
     with urllib.request.urlopen(req, context=cluster.ctx, timeout=60) as r:
@@ -424,9 +443,27 @@ def api_requests(cluster, resources):
         labels = {k: v.strip('"') for k, v in labels.items()}
         if labels.get("resource") not in resources:
             continue
-        key = (labels.get("verb"), labels["resource"], labels.get("dry_run", ""))
+        resource = labels["resource"]
+        if subresource and labels.get("subresource"):
+            resource += "/" + labels["subresource"]
+        key = (labels.get("verb"), resource, labels.get("dry_run", ""))
         out[key] = out.get(key, 0) + float(value)
     return out
+
+
+# What a deploy writes and reads: kudo's kinds, the objects of bench/fixtures/three, and what
+# kube-controller-manager makes of a Service.
+DEPLOY_KINDS = {"instances", "configmaps", "secrets", "services", "events", "controllerrevisions",
+                "endpoints", "endpointslices", "leases", "operatorversions"}
+
+
+def requests_between(before, after, per):
+    """The requests counted between two `api_requests` readings, by 'VERB resource[ dryRun]',
+    and the same per Instance (`per` of them)."""
+    delta = {f"{v} {r}{' dryRun' if d else ''}": round(after[k] - before.get(k, 0))
+             for k in after for (v, r, d) in [k] if after[k] - before.get(k, 0) > 0}
+    return {"by_verb": dict(sorted(delta.items())), "total": sum(delta.values()),
+            "per_instance": round(sum(delta.values()) / per, 2)}
 
 
 def manager_counter(name):
@@ -529,6 +566,7 @@ def scale(cluster, manager):
     cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     names = [f"s{i:05}" for i in range(N_SCALE)]
     kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    deploy_before = api_requests(cluster, DEPLOY_KINDS, subresource=True)
     path, written_s = create_raw(cluster, ns, names)
     t_last = time.perf_counter()
     deadline = time.time() + 3600
@@ -540,6 +578,8 @@ def scale(cluster, manager):
         # Each look lists every Instance: sparingly, or the API server spends its time on it.
         time.sleep(15)
     complete_after_last_write_s = time.perf_counter() - t_last
+    deploy = requests_between(deploy_before, api_requests(cluster, DEPLOY_KINDS, subresource=True),
+                              N_SCALE - 1)
     time.sleep(30)
     rss_settled = rss_now_mib(manager.pid)
     # A parameter change on one Instance at a time: until its plan starts (the run of the new
@@ -569,6 +609,7 @@ def scale(cluster, manager):
         "writes_s": round(written_s, 1),
         "writes_per_s": round((N_SCALE - 1) / written_s, 1),
         "last_write_to_all_complete_s": round(complete_after_last_write_s, 1),
+        "deploy_requests": deploy,
         "manager_rss_settled_mib": round(rss_settled, 1),
         "manager_peak_rss_mib": round(peak_rss_mib(manager.pid), 1),
         "change_to_plan_start_p50_s": round(pct(latencies, 50), 3),
@@ -577,6 +618,124 @@ def scale(cluster, manager):
         "drift_interval_s": DRIFT_INTERVAL_S,
         "drift_requests_in_window": quiet["by_verb"],
         "drift_requests_per_s": quiet["per_s"],
+    }
+
+
+def floor(cluster, manager):
+    """The API server's own rate for a deploy's writes (issue 49, 6: the deploy of `scale` is
+    measured against it). The manager deploys the first Instance of `bench/fixtures/three` and
+    is stopped; what that deploy wrote (its status, ControllerRevision, Events and the three
+    objects) is the sample. Then N_SCALE - 1 Instances are created raw as `scale` creates them,
+    and for each, by FLOOR_CLIENTS clients at once, the requests the manager sends for a
+    deploy, in its order, as its field manager: the finalizer (a JSON patch through both
+    webhooks), the GET of the image policy (none: 404), the ControllerRevision, an Event, the
+    three objects (server-side apply), the revision's outcome (a merge patch), the status
+    COMPLETE (server-side apply), an Event. The time from the last create until every request
+    is answered is the floor."""
+    ns = "bench-floor"
+    pkg = ROOT / "bench" / "fixtures" / "three"
+    cluster.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    names = [f"s{i:05}" for i in range(N_SCALE)]
+    kudo(cluster, "install", pkg, "--instance", names[0], "-n", ns, "--wait")
+    time.sleep(5)
+    manager.terminate()
+    manager.wait(timeout=60)
+    first = names[0]
+    path = f"/apis/kudo.dev/v1beta2/namespaces/{ns}/instances"
+    seed = cluster.request("GET", f"{path}/{first}")
+    uid = seed["metadata"]["uid"]
+
+    def clean(obj):
+        meta = obj["metadata"]
+        for k in ("resourceVersion", "uid", "creationTimestamp", "managedFields", "generation",
+                  "selfLink"):
+            meta.pop(k, None)
+        obj.pop("status", None)
+        return obj
+
+    done_status = seed["status"]
+    objects = []
+    for kind, api in (("ConfigMap", "/api/v1"), ("Secret", "/api/v1"), ("Service", "/api/v1")):
+        plural = kind.lower() + "s"
+        for o in cluster.request("GET", f"{api}/namespaces/{ns}/{plural}")["items"]:
+            if o["metadata"].get("labels", {}).get("app.kubernetes.io/managed-by") == "kudo":
+                o = clean(o)
+                o.update({"apiVersion": "v1", "kind": kind})
+                if kind == "Service":
+                    o["spec"] = {k: v for k, v in o["spec"].items()
+                                 if k not in ("clusterIP", "clusterIPs", "ipFamilies",
+                                              "ipFamilyPolicy", "internalTrafficPolicy",
+                                              "sessionAffinity", "type")}
+                objects.append((f"{api}/namespaces/{ns}/{plural}", o))
+    revisions = [clean(r) for r in cluster.request(
+        "GET", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions")["items"]]
+    events = [clean(e) for e in cluster.request(
+        "GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]][:2]
+    assert len(objects) == 3 and revisions and len(events) == 2, (objects, revisions, events)
+    revision = revisions[0]
+    outcome = {"metadata": {"annotations": revision["metadata"].get("annotations", {})}}
+
+    def like(sample, n, new_uid):
+        return json.loads(json.dumps(sample).replace(first, n).replace(uid, new_uid))
+
+    created = {}
+
+    def create(n):
+        created[n] = cluster.request("POST", path, {
+            "apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+            "metadata": {"name": n, "namespace": ns, "labels": {"kudo.dev/operator": "bench-three"}},
+            "spec": {"operatorVersion": seed["spec"]["operatorVersion"], "parameters": {}}})
+
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(create, names[1:]))
+    written_s = time.perf_counter() - t
+    before = api_requests(cluster, DEPLOY_KINDS, subresource=True)
+
+    def status(n, st):
+        cluster.request("PATCH", f"{path}/{n}/status?fieldManager=kudo-manager&force=true",
+                        {"apiVersion": "kudo.dev/v1beta2", "kind": "Instance",
+                         "metadata": {"name": n, "namespace": ns}, "status": st},
+                        "application/apply-patch+yaml")
+
+    def deploy(n):
+        inst_uid = created[n]["metadata"]["uid"]
+        cluster.request("PATCH", f"{path}/{n}", [
+            {"op": "test", "path": "/metadata/resourceVersion",
+             "value": created[n]["metadata"]["resourceVersion"]},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["kudo.dev/cleanup"]}],
+            "application/json-patch+json")
+        try:
+            cluster.request("GET", "/api/v1/namespaces/kudo-system/configmaps/kudo-image-policy")
+        except urllib.error.HTTPError as e:
+            if e.code != 404:
+                raise
+        rev = like(revision, n, inst_uid)
+        cluster.request("POST", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", rev)
+        cluster.request("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                        like(events[0], n, inst_uid))
+        for api, o in objects:
+            o = like(o, n, inst_uid)
+            cluster.request("PATCH", f"{api}/{o['metadata']['name']}?fieldManager=kudo-manager"
+                            "&force=true", o, "application/apply-patch+yaml")
+        cluster.request("PATCH", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions/"
+                        f"{rev['metadata']['name']}", outcome, "application/merge-patch+json")
+        status(n, like(done_status, n, inst_uid))
+        cluster.request("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                        like(events[1], n, inst_uid))
+
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(FLOOR_CLIENTS) as pool:
+        list(pool.map(deploy, names[1:]))
+    floor_s = time.perf_counter() - t
+    return {
+        "instances": N_SCALE,
+        "clients": FLOOR_CLIENTS,
+        "writes_s": round(written_s, 1),
+        "writes_per_s": round((N_SCALE - 1) / written_s, 1),
+        "every_deploy_written_after_the_last_create_s": round(floor_s, 1),
+        "requests": requests_between(before, api_requests(cluster, DEPLOY_KINDS, subresource=True),
+                                     N_SCALE - 1),
     }
 
 
@@ -1220,6 +1379,10 @@ def main():
             if "faults" in PARTS:
                 results["faults"] = faults(cluster, manager, env, state)
                 print(json.dumps(results["faults"]), flush=True)
+        if "floor" in PARTS:
+            # Run alone: it stops the manager.
+            results["floor"] = floor(cluster, manager)
+            print(json.dumps(results["floor"]), flush=True)
         if "drift" in PARTS:
             results["drift_requests"] = drift_requests(cluster, pkg)
             print(json.dumps(results["drift_requests"]), flush=True)

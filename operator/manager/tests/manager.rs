@@ -1645,9 +1645,9 @@ async fn objects_are_applied_as_the_instance_service_account_and_status_as_the_m
     assert_eq!(
         acting(&seen),
         [
-            // The run's revision: the manager's own bookkeeping, with its own identity.
-            "GET /apis/apps/v1/namespaces/ns/controllerrevisions as manager".to_string(),
-            "POST /apis/apps/v1/namespaces/ns/controllerrevisions as manager".into(),
+            // The run's revision: the manager's own bookkeeping, with its own identity. The
+            // first run's is number 1 without a list (issue 49).
+            "POST /apis/apps/v1/namespaces/ns/controllerrevisions as manager".to_string(),
             "GET /api/v1 as manager".into(),
             format!("PATCH /api/v1/namespaces/ns/configmaps/demo-config as {tenant}"),
             "PATCH /apis/kudo.dev/v1beta2/namespaces/ns/instances/demo/status as manager".into(),
@@ -2051,6 +2051,83 @@ async fn drift_is_reported_under_warn_corrected_under_correct_and_ignored_by_a_r
     );
     let st = fake.stored().status.unwrap_or_default();
     assert!(!st.conditions.iter().any(|c| c.type_ == "Drifted"));
+}
+
+/// Issue 49: a run's revision is numbered from the status, without a list of the namespace's
+/// ControllerRevisions (which reads them all from etcd); a number already taken (here by a
+/// revision an Instance of the same name left) is a conflict, and then the revisions are
+/// listed and the next free number taken. The run after it is numbered from the status again,
+/// and listed only to prune past `spec.historyLimit`.
+#[tokio::test]
+async fn a_revision_is_numbered_from_the_status_and_listed_only_on_a_conflict() {
+    let inst = instance(json!({})).finalized();
+    let revision_requests = |seen: &[Seen]| -> Vec<String> {
+        seen.iter()
+            .filter(|s| s.path.contains("/controllerrevisions") && s.method != "PATCH")
+            .map(|s| format!("{} {}", s.method, s.path.rsplit('/').next().unwrap_or("")))
+            .collect()
+    };
+    // A first run: revision 1, nothing listed.
+    let (fake, _, seen) = reconcile(inst.clone(), true).await;
+    assert_eq!(
+        revision_requests(&seen),
+        ["POST controllerrevisions"],
+        "{seen:?}"
+    );
+    assert_eq!(fake.revisions()[0]["metadata"]["name"], "demo.r1");
+    let mut left = fake.revisions()[0].clone();
+    left["data"]["planUid"] = json!("deploy-g7");
+
+    // demo.r1 left by another Instance named demo: taken, so listed, and number 2.
+    let (fake, _, seen) = reconcile_with(inst.clone(), true, |fake| {
+        fake.cluster.lock().unwrap().revisions.push(left);
+    })
+    .await;
+    assert_eq!(
+        revision_requests(&seen),
+        [
+            "POST controllerrevisions",
+            "GET controllerrevisions",
+            "POST controllerrevisions"
+        ],
+        "{seen:?}"
+    );
+    let names: Vec<Value> = fake
+        .revisions()
+        .iter()
+        .map(|r| r["metadata"]["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("demo.r1"), json!("demo.r2")]);
+
+    // A change: its run follows the revision the status names (2), unlisted (that revision
+    // is read by name: the values it ran with, to know what changed).
+    let done = fake.stored();
+    let mut changed = done.clone();
+    changed.spec.parameters = Some(json!({"replicas": 4}));
+    changed.spec.history_limit = Some(2);
+    changed.metadata.generation = Some(2);
+    let revisions = fake.revisions();
+    let (fake, _, seen) = reconcile_with(changed, true, |fake| {
+        fake.cluster.lock().unwrap().revisions = revisions;
+    })
+    .await;
+    assert_eq!(
+        revision_requests(&seen),
+        // Past spec.historyLimit (2): listed, and the oldest deleted.
+        [
+            "GET demo.r2",
+            "POST controllerrevisions",
+            "GET controllerrevisions",
+            "DELETE demo.r1"
+        ],
+        "{seen:?}"
+    );
+    let names: Vec<Value> = fake
+        .revisions()
+        .iter()
+        .map(|r| r["metadata"]["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("demo.r2"), json!("demo.r3")]);
 }
 
 /// Issue 49: what a plan's steps applied is known to hold what kudo applied (the API server's

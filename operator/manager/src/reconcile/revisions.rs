@@ -185,13 +185,22 @@ async fn record(
         .applied
         .as_ref()
         .and_then(|a| a.parameters.clone());
-    let mut revisions = list(api, inst).await?;
-    if let Some(r) = revision::of_run(&revisions, &active.uid) {
-        return Ok((
-            r.number,
-            applied.is_some() && r.record.applied_values() == applied,
-        ));
-    }
+    // The revisions are listed only when the status cannot say what comes next: a LIST by
+    // label reads every ControllerRevision of the namespace from etcd, so one per new
+    // Instance made a deploy of N Instances in a namespace cost N² reads (issue 49).
+    let mut revisions = match unlisted_next(round) {
+        Some(_) => Vec::new(),
+        None => {
+            let revisions = list(api, inst).await?;
+            if let Some(r) = revision::of_run(&revisions, &active.uid) {
+                return Ok((
+                    r.number,
+                    applied.is_some() && r.record.applied_values() == applied,
+                ));
+            }
+            revisions
+        }
+    };
     let generation = inst.metadata.generation;
     let rollback_of = revision::rollback_of(
         inst.metadata.annotations.as_ref(),
@@ -248,13 +257,15 @@ async fn record(
             .get(labels::IMAGES)
             .and_then(|t| serde_json::from_str(t).ok()),
     };
-    let mut number = revision::next_number(&revisions);
+    let mut number = unlisted_next(round).unwrap_or_else(|| revision::next_number(&revisions));
     let mut attempts = 0;
     loop {
         let cr = revision::object(inst, number, &record);
         match api.create(&PostParams::default(), &cr).await {
             Ok(_) => break,
-            // Taken meanwhile (another manager's last write before it lost the lease): the next.
+            // Taken: by this run before its status was written (found in the list), by another
+            // manager's last write before it lost the lease, or past what the status knew: the
+            // next free one.
             Err(kube::Error::Api(e)) if e.code == 409 && attempts < 3 => {
                 attempts += 1;
                 revisions = list(api, inst).await?;
@@ -272,8 +283,30 @@ async fn record(
     ctx.metrics.revision_recorded();
     tracing::info!(instance = %key(inst), revision = number, plan = %active.name, run = %active.uid, "revision recorded");
     revisions.push(revision::read(&revision::object(inst, number, &record)).expect("just written"));
-    prune(round, api, &revisions, number).await;
+    // Unlisted, the revisions are at most 1..=number: none to prune within the limit.
+    let limit = inst.spec.history_limit.unwrap_or(DEFAULT_HISTORY_LIMIT);
+    if attempts > 0 || unlisted_next(round).is_none() || number > i64::from(limit) {
+        if attempts == 0 && unlisted_next(round).is_some() {
+            revisions = list(api, inst).await?;
+        }
+        prune(round, api, &revisions, number).await;
+    }
     Ok((number, applied.is_some()))
+}
+
+/// The number of the active run's revision when the status read at the start of this
+/// reconcile says it without a list: 1 for an Instance's first run (it had no run before), the
+/// last run's number + 1 when that run recorded one. A number taken after all (a revision
+/// written before a status write that failed, or left by an Instance of the same name) is a
+/// conflict on create, and the revisions are listed then.
+fn unlisted_next(round: &Round<'_>) -> Option<i64> {
+    match &round.original.active_plan {
+        None => Some(1),
+        Some(last) if last.uid != round.status.active_plan.as_ref()?.uid => {
+            last.revision.map(|n| n + 1)
+        }
+        Some(_) => None,
+    }
 }
 
 /// The effective values (secret values as keyed digests) the manager last acted on: the copy
