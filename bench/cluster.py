@@ -602,6 +602,19 @@ def scale(cluster, manager):
     # than an interval, so wait out one), then a minute of the API server's counters.
     time.sleep(DRIFT_INTERVAL_S)
     quiet = quiet_requests(cluster, DRIFT_INTERVAL_S, {"configmaps", "secrets", "services"})
+    # Drift found: another writer changes one Instance's ConfigMap (a `kubectl edit`), and the
+    # time until that Instance's Drifted condition says so.
+    n = names[N_SCALE // 3]
+    t = time.perf_counter()
+    cluster.request("PATCH", f"/api/v1/namespaces/{ns}/configmaps/{n}-config",
+                    {"data": {"setting": "edited"}}, "application/merge-patch+json")
+    detected_s = None
+    while time.perf_counter() - t < 3 * DRIFT_INTERVAL_S:
+        conditions = cluster.request("GET", f"{path}/{n}").get("status", {}).get("conditions", [])
+        if any(c["type"] == "Drifted" and c["status"] == "True" for c in conditions):
+            detected_s = time.perf_counter() - t
+            break
+        time.sleep(0.5)
     return {
         "instances": N_SCALE,
         "objects": 3 * N_SCALE,
@@ -618,6 +631,7 @@ def scale(cluster, manager):
         "drift_interval_s": DRIFT_INTERVAL_S,
         "drift_requests_in_window": quiet["by_verb"],
         "drift_requests_per_s": quiet["per_s"],
+        "drift_detected_after_an_edit_s": None if detected_s is None else round(detected_s, 1),
     }
 
 
@@ -662,10 +676,9 @@ def floor(cluster, manager):
                 o = clean(o)
                 o.update({"apiVersion": "v1", "kind": kind})
                 if kind == "Service":
+                    # Headless, as the fixture's (clusterIP None): the rest as the template says.
                     o["spec"] = {k: v for k, v in o["spec"].items()
-                                 if k not in ("clusterIP", "clusterIPs", "ipFamilies",
-                                              "ipFamilyPolicy", "internalTrafficPolicy",
-                                              "sessionAffinity", "type")}
+                                 if k in ("clusterIP", "selector", "ports")}
                 objects.append((f"{api}/namespaces/{ns}/{plural}", o))
     revisions = [clean(r) for r in cluster.request(
         "GET", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions")["items"]]
@@ -1099,6 +1112,7 @@ def faults(cluster, manager, env, state):
     warns = log_lines(log)
     clear_peak(manager.pid)
     names = [f"s{i:05}" for i in range(N_SCALE)]
+    before = api_requests(cluster, DEPLOY_KINDS, subresource=True)
     t = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(32) as pool:
         list(pool.map(lambda n: cluster.request(
@@ -1114,6 +1128,8 @@ def faults(cluster, manager, env, state):
             break
         time.sleep(15)
     all_failed_s = time.perf_counter() - t_last
+    failing = requests_between(before, api_requests(cluster, DEPLOY_KINDS, subresource=True),
+                               N_SCALE)
     time.sleep(30)
     quiet = quiet_requests(cluster, 60)
     out["all_failing"] = {
@@ -1121,6 +1137,7 @@ def faults(cluster, manager, env, state):
         "all_fatal": failed == N_SCALE,
         "failed": failed,
         "last_patch_to_all_fatal_s": round(all_failed_s, 1),
+        "requests_until_all_fatal": failing,
         "largest_status_bytes": largest,
         "manager_rss_peak_mib": round(peak_rss_mib(manager.pid), 1),
         "manager_rss_after_mib": round(rss_now_mib(manager.pid), 1),

@@ -2130,6 +2130,23 @@ async fn a_revision_is_numbered_from_the_status_and_listed_only_on_a_conflict() 
     assert_eq!(names, [json!("demo.r2"), json!("demo.r3")]);
 }
 
+/// A fake cluster whose objects have resourceVersions and can be listed, the Deployments
+/// `ready` healthy, a manager checking drift every `drift_interval`, and the Instance to deploy.
+fn listed_deploy(drift_interval: Duration, ready: &[&str]) -> (Fake, Arc<Context>, Instance) {
+    let healthy = json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3});
+    let inst = instance(json!({"replicas": 3})).finalized();
+    let (fake, client) = Fake::start(&inst);
+    fake.cluster.lock().unwrap().listed = true;
+    for name in ready {
+        fake.object_status(name, healthy.clone());
+    }
+    let settings = Settings {
+        drift_interval,
+        ..SETTINGS
+    };
+    (fake, tenant_context(client, settings), inst)
+}
+
 /// Issue 49: what a plan's steps applied is known to hold what kudo applied (the API server's
 /// answer): drift's first check after a deploy dry-runs nothing, even when the shared list of
 /// resourceVersions was sent before the apply; an object changed since (a list sent later
@@ -2142,18 +2159,8 @@ async fn drift_trusts_what_a_plan_just_applied_and_dry_runs_only_what_changed_si
             .map(|s| s.path.clone())
             .collect()
     };
-    let healthy = json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3});
-    let inst = instance(json!({"replicas": 3})).finalized();
-    let (fake, client) = Fake::start(&inst);
-    fake.cluster.lock().unwrap().listed = true;
-    fake.object_status("demo-app", healthy.clone());
-    fake.object_status("other-app", healthy);
     // Lists shared for a quarter of the interval (a minute: longer than this test).
-    let settings = Settings {
-        drift_interval: Duration::from_secs(60),
-        ..SETTINGS
-    };
-    let ctx = tenant_context(client, settings);
+    let (fake, ctx, inst) = listed_deploy(Duration::from_secs(60), &["demo-app", "other-app"]);
 
     // The deploy runs to COMPLETE, then drift's first check: the lists are sent after the
     // applies and show what they answered.
@@ -2211,17 +2218,8 @@ async fn drift_trusts_what_a_plan_just_applied_and_dry_runs_only_what_changed_si
 /// resourceVersion, or no object) is dry-run at the next check, and only it.
 #[tokio::test]
 async fn drift_dry_runs_an_applied_object_a_later_list_shows_changed() {
-    let healthy = json!({"observedGeneration": 1, "updatedReplicas": 3, "availableReplicas": 3});
-    let inst = instance(json!({"replicas": 3})).finalized();
-    let (fake, client) = Fake::start(&inst);
-    fake.cluster.lock().unwrap().listed = true;
-    fake.object_status("demo-app", healthy);
     // Checked every 30 ms against lists at most 10 ms old.
-    let settings = Settings {
-        drift_interval: Duration::from_millis(40),
-        ..SETTINGS
-    };
-    let ctx = tenant_context(client, settings);
+    let (fake, ctx, inst) = listed_deploy(Duration::from_millis(40), &["demo-app"]);
     reconcile_in(&ctx, inst).await;
     fake.take();
     // Someone deletes the ConfigMap.
