@@ -139,6 +139,15 @@ pub async fn serve(
                 if let Ok(mut l) = lost_in.lock() {
                     *l = Some(e);
                 }
+                // The reconciles under way are waited for, but not past the time the Lease
+                // may expire and another replica take their Instances: then the process ends,
+                // as client-go's leader election ends it, and the new holder takes up what a
+                // step left from the status, as after a SIGKILL.
+                tokio::spawn(async {
+                    tokio::time::sleep(lease::LOST_GRACE).await;
+                    tracing::error!(grace = ?lease::LOST_GRACE, "reconciles still running when the Lease may expire: exiting");
+                    std::process::exit(1);
+                });
             }
         }
     };
