@@ -173,7 +173,11 @@ fn answer(cluster: &mut Cluster, method: &str, path: &str, body: &Value) -> (u16
                 && (p == "/api/v1/namespaces/ns/configmaps"
                     || p == "/apis/apps/v1/namespaces/ns/deployments") =>
         {
-            let kind = if p.ends_with("configmaps") {
+            let plural = p.rsplit('/').next().unwrap_or("");
+            if let Some((code, reason)) = cluster.errors.get(plural) {
+                return (*code, status_error(*code, reason, "refused by the test"));
+            }
+            let kind = if plural == "configmaps" {
                 "ConfigMap"
             } else {
                 "Deployment"
@@ -2245,6 +2249,39 @@ async fn drift_dry_runs_an_applied_object_a_later_list_shows_changed() {
             "ConfigMap demo-config: deleted".into()
         )
     );
+}
+
+/// Issue 49: a list of resourceVersions the API server does not answer (restarting) leaves its
+/// objects unchecked until the next check, which compares them with what was known before:
+/// forgotten, each would be dry-run then.
+#[tokio::test]
+async fn a_failed_list_keeps_what_drift_knew_of_its_objects() {
+    let dry_runs = |seen: &[Seen]| -> usize {
+        seen.iter()
+            .filter(|s| s.method == "PATCH" && s.query.contains("dryRun"))
+            .count()
+    };
+    let (fake, ctx, inst) = listed_deploy(Duration::from_millis(40), &["demo-app"]);
+    reconcile_in(&ctx, inst).await;
+    assert_eq!(dry_runs(&fake.take()), 0);
+    // The ConfigMaps cannot be listed for one check: not compared, and no dry run.
+    fake.refuse("configmaps", 500, "InternalError");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    reconcile_in(&ctx, fake.stored()).await;
+    assert_eq!(dry_runs(&fake.take()), 0);
+    let (value, _, message) = drifted(&fake);
+    assert!(
+        message.contains("not compared: ConfigMap demo-config"),
+        "{value}: {message}"
+    );
+    // Listed again, unchanged: still no dry run.
+    fake.cluster.lock().unwrap().errors.clear();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    reconcile_in(&ctx, fake.stored()).await;
+    let seen = fake.take();
+    assert_eq!(dry_runs(&seen), 0, "{seen:?}");
+    let (value, reason, _) = drifted(&fake);
+    assert_eq!((value.as_str(), reason.as_str()), ("False", "NoDrift"));
 }
 
 /// An Instance at generation 2 whose `replicas` changed since its deploy, with `spec.window`
