@@ -327,6 +327,14 @@ impl Fake {
             .record
     }
 
+    /// The names of the revisions the fake cluster holds, in the order taken.
+    fn revision_names(&self) -> Vec<String> {
+        self.revisions()
+            .iter()
+            .map(|r| r["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+
     /// The Instance as the fake cluster holds it now (its status as last written).
     fn stored(&self) -> Instance {
         serde_json::from_value(self.cluster.lock().unwrap().instance.clone()).unwrap()
@@ -2096,12 +2104,7 @@ async fn a_revision_is_numbered_from_the_status_and_listed_only_on_a_conflict() 
         ],
         "{seen:?}"
     );
-    let names: Vec<Value> = fake
-        .revisions()
-        .iter()
-        .map(|r| r["metadata"]["name"].clone())
-        .collect();
-    assert_eq!(names, [json!("demo.r1"), json!("demo.r2")]);
+    assert_eq!(fake.revision_names(), ["demo.r1", "demo.r2"]);
 
     // A change: its run follows the revision the status names (2), unlisted (that revision
     // is read by name: the values it ran with, to know what changed).
@@ -2126,12 +2129,7 @@ async fn a_revision_is_numbered_from_the_status_and_listed_only_on_a_conflict() 
         ],
         "{seen:?}"
     );
-    let names: Vec<Value> = fake
-        .revisions()
-        .iter()
-        .map(|r| r["metadata"]["name"].clone())
-        .collect();
-    assert_eq!(names, [json!("demo.r2"), json!("demo.r3")]);
+    assert_eq!(fake.revision_names(), ["demo.r2", "demo.r3"]);
 }
 
 /// A fake cluster whose objects have resourceVersions and can be listed, the Deployments
