@@ -47,8 +47,8 @@ pub(crate) const SHARD: Timing = Timing {
 };
 
 /// How long the reconciles under way may go on once a Lease is given up: a Lease not renewed
-/// is given up about 2 s before it expires ([`Timing::renew_deadline`]), so they end, or the process
-/// does, before another replica may hold it (`serve`).
+/// is given up about 2 s before it expires ([`Timing::renew_deadline`]), so they end, or the
+/// process does, before another replica may hold it (`serve`).
 pub(crate) const LOST_GRACE: Duration = Duration::from_secs(1);
 
 /// Time between two tries of a failing renewal.

@@ -248,8 +248,8 @@ impl Objects {
     /// The resourceVersions of the objects of `obj`'s kind that kudo applied in `obj`'s
     /// namespace (label [`labels::MANAGED_BY`]), by name, listed as `tenant` with metadata
     /// only, and when that list was sent: one request for every Instance there whose drift is
-    /// checked within `max_age` (drift, `crate::drift`). `Ok(None)` when that identity may not list the kind (or it is
-    /// not served): its objects are then checked one by one. `Err` when the API server did not
+    /// checked within `max_age` (drift, `crate::drift`). `Ok(None)` when that identity may
+    /// not list the kind (or it is not served): its objects are then checked one by one. `Err` when the API server did not
     /// answer the list (restarting, overloaded): nothing is kept, the check waits for the next
     /// one rather than dry-running every object one by one (after an API server restart at
     /// 10,000 Instances that fallback sent 166 requests/s).
