@@ -2,7 +2,7 @@
 //! plan is COMPLETE, at least every [`Settings::drift_interval`](crate::Settings::drift_interval),
 //! each object its plans applied ([`kudo_crd::drift::applied_objects`]) that may have changed
 //! since kudo last saw it holding what kudo applies (its resourceVersion in a shared list,
-//! [`Objects::live_versions`]; a step's apply counts as seeing it, [`seen_applied`]) is sent as
+//! [`Objects::live_versions`]; a step's apply counts as seeing it, [`applying`]) is sent as
 //! a server-side apply **dry run** as the Instance's tenant ([`Objects::dry_run`]) and compared
 //! with the live object ([`kudo_crd::drift::Drifted::of`]). Then, by `spec.drift.mode`:
 //!
@@ -294,23 +294,37 @@ async fn look(
     Ok(found)
 }
 
-/// What a plan's apply of `obj` (labelled, as the step applies it and [`look`] renders it),
-/// sent at `sent`, tells drift: the API server `stored` it, so at that resourceVersion it holds
-/// what kudo applies, and the first check needs no dry run for it. `None` when the answer has
-/// no resourceVersion.
-pub(crate) fn seen_applied(
-    obj: &Value,
-    inst: &Instance,
-    stored: &Value,
-    sent: Instant,
-) -> Option<(String, Known)> {
-    let version = stored.pointer("/metadata/resourceVersion")?.as_str()?;
-    let known = Known {
-        version: version.to_string(),
+/// What a plan's apply of `obj` (labelled, as the step applies it and [`look`] renders it)
+/// will tell drift: where it lives and the digest of what kudo applies, taken before the apply
+/// consumes it ([`Applying::stored`]).
+pub(crate) fn applying(obj: &Value, inst: &Instance) -> Applying {
+    Applying {
+        key: object_key(obj, inst),
         digest: digest(obj, inst.spec.drift_ignores()),
-        at: sent,
-    };
-    Some((object_key(obj, inst), known))
+        sent: Instant::now(),
+    }
+}
+
+/// An apply under way, for drift ([`applying`]).
+pub(crate) struct Applying {
+    key: String,
+    digest: u64,
+    sent: Instant,
+}
+
+impl Applying {
+    /// The API server `stored` the object: at that resourceVersion it holds what kudo applies,
+    /// and the first check needs no dry run for it. `None` when the answer has no
+    /// resourceVersion.
+    pub(crate) fn stored(self, stored: &Value) -> Option<(String, Known)> {
+        let version = stored.pointer("/metadata/resourceVersion")?.as_str()?;
+        let known = Known {
+            version: version.to_string(),
+            digest: self.digest,
+            at: self.sent,
+        };
+        Some((self.key, known))
+    }
 }
 
 /// Where an object lives: `apiVersion/kind/namespace/name` (its namespace: the Instance's
@@ -355,14 +369,11 @@ async fn correct(ctx: &Context, inst: &Instance, found: &Found) -> (Vec<Drifted>
     let notes = Notes::default();
     let (mut fixed, mut failed) = (Vec::new(), Vec::new());
     for (d, obj) in found.drifted.iter().zip(&found.applied) {
-        let sent = Instant::now();
+        let seen = applying(obj, inst);
         match ctx.objects.apply(&tenant, obj.clone(), inst, &notes).await {
             Ok(stored) => {
                 // Corrected: holds what kudo applies, as the next check will trust.
-                ctx.drift_seed(
-                    inst,
-                    seen_applied(obj, inst, &stored, sent).into_iter().collect(),
-                );
+                ctx.drift_seed(inst, seen.stored(&stored).into_iter().collect());
                 fixed.push(d.clone());
             }
             Err(f) => failed.push(format!("{}: {}", d.title(""), failure_message(&f))),

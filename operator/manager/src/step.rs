@@ -149,7 +149,7 @@ pub struct StepRun<'a> {
     /// waits gets its forced rollback ([`crate::forced_rollback`]).
     pub restoring: bool,
     /// What the step applied, as the API server stored it, for drift's first check
-    /// ([`crate::drift::seen_applied`]).
+    /// ([`crate::drift::applying`]).
     pub applied: &'a Applied,
 }
 
@@ -167,12 +167,12 @@ impl StepRun<'_> {
     /// step's identity; what the API server stored.
     pub async fn apply(&self, obj: Value) -> Result<Value, Failure> {
         let obj = self.at.labelled(obj, self.inst, self.prepared.package());
-        let sent = std::time::Instant::now();
+        let seen = crate::drift::applying(&obj, self.inst);
         let stored = self
             .objects
-            .apply(self.tenant, obj.clone(), self.inst, self.notes)
+            .apply(self.tenant, obj, self.inst, self.notes)
             .await?;
-        if let Some(seen) = crate::drift::seen_applied(&obj, self.inst, &stored, sent)
+        if let Some(seen) = seen.stored(&stored)
             && let Ok(mut applied) = self.applied.lock()
         {
             applied.push(seen);

@@ -188,7 +188,10 @@ async fn record(
     // The revisions are listed only when the status cannot say what comes next: a LIST by
     // label reads every ControllerRevision of the namespace from etcd, so one per new
     // Instance made a deploy of N Instances in a namespace cost N² reads (issue 49).
-    let mut revisions = match unlisted_next(round) {
+    let unlisted = unlisted_next(round);
+    // Whether `revisions` holds what the API server lists (else only what is written here).
+    let mut listed = unlisted.is_none();
+    let mut revisions = match unlisted {
         Some(_) => Vec::new(),
         None => {
             let revisions = list(api, inst).await?;
@@ -257,7 +260,7 @@ async fn record(
             .get(labels::IMAGES)
             .and_then(|t| serde_json::from_str(t).ok()),
     };
-    let mut number = unlisted_next(round).unwrap_or_else(|| revision::next_number(&revisions));
+    let mut number = unlisted.unwrap_or_else(|| revision::next_number(&revisions));
     let mut attempts = 0;
     loop {
         let cr = revision::object(inst, number, &record);
@@ -269,6 +272,7 @@ async fn record(
             Err(kube::Error::Api(e)) if e.code == 409 && attempts < 3 => {
                 attempts += 1;
                 revisions = list(api, inst).await?;
+                listed = true;
                 if let Some(r) = revision::of_run(&revisions, &active.uid) {
                     return Ok((
                         r.number,
@@ -285,10 +289,11 @@ async fn record(
     revisions.push(revision::read(&revision::object(inst, number, &record)).expect("just written"));
     // Unlisted, the revisions are at most 1..=number: none to prune within the limit.
     let limit = inst.spec.history_limit.unwrap_or(DEFAULT_HISTORY_LIMIT);
-    if attempts > 0 || unlisted_next(round).is_none() || number > i64::from(limit) {
-        if attempts == 0 && unlisted_next(round).is_some() {
-            revisions = list(api, inst).await?;
-        }
+    if !listed && number > i64::from(limit) {
+        revisions = list(api, inst).await?;
+        listed = true;
+    }
+    if listed {
         prune(round, api, &revisions, number).await;
     }
     Ok((number, applied.is_some()))

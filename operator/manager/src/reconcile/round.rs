@@ -198,7 +198,7 @@ impl<'a> Round<'a> {
                 // The revision says so before the status does.
                 super::revisions::settle(ctx, inst, status).await;
                 // Drift's first check (COMPLETE only) said in the same write: what the plan
-                // just applied needs no dry run (crate::drift::seen_applied).
+                // just applied needs no dry run (crate::drift::applying).
                 crate::drift::judge(ctx, inst, status, prepared, params, now).await;
             }
             ready_from_plan(status, inst, &active.name, now);
